@@ -1,0 +1,51 @@
+/* Results: the same structure from every engine and from real runs, so that
+ * writers, validate and calibrate never care where numbers came from.
+ * 'producer' always says which model or measurement made them. */
+#ifndef CS_RESULT_H
+#define CS_RESULT_H
+
+#include <glib.h>
+#include "models/cs_coll.h"
+
+#define CS_OOP 0   /* out-of-place */
+#define CS_INP 1   /* in-place */
+
+typedef struct {
+    guint64 size;          /* bytes, nccl-tests's "size" column */
+    guint64 count;         /* elements, nccl-tests's "count" column */
+    cs_dtype_t dtype;
+    cs_redop_t redop;
+    int root;              /* -1 when the collective has none */
+    double time_us[2];     /* out-of-place, in-place; < 0 = missing */
+    double algbw[2];       /* GB/s */
+    double busbw[2];       /* GB/s */
+    long wrong[2];         /* -1 = not checked ("N/A") */
+    /* what NCCL chose (model: predicted; real: as reported or unknown) */
+    char algo[16];         /* "" when unknown */
+    char proto[16];
+    int nchannels;         /* 0 when unknown */
+    char transport[64];
+    double nccl_est_us;    /* NCCL's own cost-model estimate, < 0 when none */
+} cs_result_row_t;
+
+typedef struct {
+    char *producer;        /* "model:analytic", "model:flow", "measured:nccl-tests", "measured:collsim-real" */
+    char *source;          /* scenario/topology description or log file name */
+    cs_coll_t coll;
+    int nranks, nnodes;
+    double avg_busbw;      /* nccl-tests's "# Avg bus bandwidth" (over out-of-place and in-place rows) */
+    GArray *rows;          /* cs_result_row_t */
+    GPtrArray *notes;      /* lines printed as "# ..." in the header (warnings, assumptions) */
+} cs_result_t;
+
+cs_result_t *cs_result_new(const char *producer, const char *source, cs_coll_t coll, int nranks, int nnodes);
+void cs_result_free(cs_result_t *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_result_t, cs_result_free)
+void cs_result_add_note(cs_result_t *r, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Fills algbw/busbw of a row from its time with nccl-tests's formulas. */
+void cs_result_row_fill_bw(const cs_result_t *r, cs_result_row_t *row);
+/* Recomputes avg_busbw as nccl-tests does: mean busbw over all rows and
+ * both placements present. */
+void cs_result_finish(cs_result_t *r);
+
+#endif
