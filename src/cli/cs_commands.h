@@ -1,0 +1,15 @@
+/* The collsim subcommands. Each parses its own options (one GOptionContext
+ * per command) and returns the process exit status: 0 success, 1 a run
+ * that failed (e.g. a real collective), 2 bad input (one line on stderr). */
+#ifndef CS_COMMANDS_H
+#define CS_COMMANDS_H
+
+int cs_cmd_run(int argc, char **argv);       /* cmd_run.c: predict a scenario */
+int cs_cmd_topo(int argc, char **argv);      /* cmd_topo.c: topo check|show|dot */
+int cs_cmd_validate(int argc, char **argv);  /* cmd_validate.c: compare with an nccl-tests log */
+
+/* Prints err->message (or "collsim: <fallback>") on one line to stderr and
+ * returns 2. */
+int cs_cli_fail(GError *err);
+
+#endif

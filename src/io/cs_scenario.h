@@ -1,0 +1,78 @@
+/* A scenario: everything one run needs, from an INI file (GKeyFile), from
+ * command-line flags, or both (flags override the file). Documented in
+ * docs/collsim-scenario.5; every flag has a key and the reverse. */
+#ifndef CS_SCENARIO_H
+#define CS_SCENARIO_H
+
+#include <glib.h>
+#include "models/cs_coll.h"
+#include "models/cs_topo.h"
+#include "models/cs_nccl_env.h"
+
+/* How to obtain the topology: a file (our XML or an NCCL dump) or a preset,
+ * plus builder parameters. Unset fields are 0/NULL. */
+typedef struct {
+    char *file;            /* [topology] file */
+    char *preset;          /* [topology] preset */
+    char *gpu;             /* --gpu MODEL (pcie preset) */
+    int gpus;              /* --gpus N: first N GPUs of each node (0 = all) */
+    int sockets;           /* --sockets S (pcie preset) */
+    int p2p;               /* --p2p on|off: 1/0, -1 unset */
+    int nodes;             /* --nodes N (0 = the preset's own, 1) */
+    char *nic;             /* --nic KIND */
+    int nics_per_node;     /* 0 = preset default */
+    char *fabric;          /* rail | fat-tree */
+    double oversubscription; /* 0 = 1 */
+    char *origin;          /* "FILE:LINE" of the topology key, for messages */
+} cs_topo_spec_t;
+
+typedef struct {
+    char *path;            /* scenario file, NULL when from flags only */
+    char *name;            /* [scenario] name */
+    cs_topo_spec_t topo;
+    cs_coll_t coll;
+    cs_dtype_t dtype;
+    cs_redop_t redop;
+    int root;
+    guint64 minbytes, maxbytes, stepbytes;
+    double stepfactor;     /* 0 = use stepbytes */
+    int iters, warmup, check, agg_iters;
+    char *model;           /* "analytic" (default) */
+    char *calibration;     /* parameter file */
+    guint64 seed;
+    char *json_out, *csv_out;
+    cs_nccl_env_t *env;    /* [nccl] section */
+} cs_scenario_t;
+
+/* Defaults as nccl-tests: -b 32M -e 32M -i 1M -f 1 -n 20 -w 1 -c 1, float,
+ * sum, root 0, allreduce, model analytic, seed 1. */
+void cs_scenario_init(cs_scenario_t *s);
+void cs_scenario_clear(cs_scenario_t *s);
+
+/* Reads an INI scenario into s (over whatever s holds). Errors are
+ * "FILE:LINE: what is wrong; what was expected". Unknown groups or keys are
+ * errors too (a typo must not silently fall back to a default). */
+gboolean cs_scenario_load(cs_scenario_t *s, const char *path, GError **err);
+/* Checks the whole scenario for consistency (sizes, topology source). */
+gboolean cs_scenario_validate(const cs_scenario_t *s, GError **err);
+/* The list of sizes swept, as nccl-tests does it. */
+guint64 *cs_scenario_sizes(const cs_scenario_t *s, int *n_p);
+/* Builds the topology the spec describes (file or preset + builders,
+ * then --gpus). */
+cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err);
+/* Writes the scenario back as INI (round trip; used by tests and --dump). */
+char *cs_scenario_to_ini(const cs_scenario_t *s);
+
+
+/* Command-line side: the topology flags (--topo PRESET|FILE, --gpu, --gpus,
+ * --sockets, --p2p, --nodes, --nic, --nics-per-node, --fabric,
+ * --oversubscription) as a GOptionGroup writing into 'spec', shared by
+ * `collsim run`, `collsim topo` and `collsim validate`. Values are checked
+ * when the group is parsed (errors "collsim: --flag: ..."). */
+GOptionGroup *cs_topo_spec_option_group(cs_topo_spec_t *spec);
+/* Overlays the flags given on the command line (non-zero fields of 'flags')
+ * onto 'spec' (loaded from a scenario). */
+void cs_topo_spec_merge(cs_topo_spec_t *spec, const cs_topo_spec_t *flags);
+void cs_topo_spec_clear(cs_topo_spec_t *spec);
+
+#endif

@@ -1,0 +1,103 @@
+/* What NCCL would decide for a communicator over a topology with a given
+ * environment: transports per peer pair, the ring/tree graph search (channel
+ * count, bwIntra, bwInter, path types), and per collective call the
+ * algorithm, protocol, channels and threads chosen by NCCL's cost model
+ * (tuning.cc / enqueue.cc, v2.28.9; facts in reference nccl-model.md §1).
+ *
+ * These are NCCL's decisions, not a time prediction: the engines price them
+ * against the hardware. nccl_time_us is NCCL's own estimate, kept for
+ * explanation and comparison. */
+#ifndef CS_DECIDE_H
+#define CS_DECIDE_H
+
+#include "models/cs_topo.h"
+#include "models/cs_paths.h"
+#include "models/cs_coll.h"
+#include "models/cs_nccl_env.h"
+
+typedef enum {
+    CS_XPORT_P2P_NVL = 0,  /* P2P over NVLink (or NVSwitch) */
+    CS_XPORT_P2P_PCI,      /* P2P over PCIe */
+    CS_XPORT_SHM,          /* through host memory */
+    CS_XPORT_NET_IB,       /* NET over IB verbs (IB or RoCE NIC) */
+    CS_XPORT_NET_SOCKET,   /* NET over TCP sockets */
+    CS_XPORT_COUNT
+} cs_transport_t;
+
+const char *cs_transport_name(cs_transport_t x); /* "P2P/NVL", "P2P/PCI", "SHM", "NET/IB", "NET/Socket" */
+
+typedef struct {
+    cs_transport_t transport;
+    gboolean gdr;              /* NET: GPUDirect RDMA used (else host-staged) */
+    gboolean p2p_read;         /* P2P read mode (NVLink sm80+) */
+    cs_path_type_t path;       /* NCCL path type between the peers (NET across nodes) */
+    double nccl_bw;            /* GB/s NCCL attributes to the path */
+} cs_link_choice_t;
+
+typedef struct {
+    /* communicator shape */
+    int nranks, nnodes, ppn;   /* ppn = min over nodes */
+    int cc;                    /* min SM arch over GPUs (sm*10: 70, 80, 90, 100) */
+    gboolean mixed_cc;
+    cs_cpu_vendor_t cpu_vendor;
+    gboolean nvswitch;         /* GPUs reach each other through NVSwitch */
+
+    /* intra-node choices (node 0 shown; decisions take the min over nodes) */
+    cs_transport_t intra_transport;  /* between ring neighbours in a node */
+    cs_path_type_t type_intra;       /* worst path type along the intra ring */
+    /* inter-node */
+    cs_transport_t inter_transport;  /* NET/IB or NET/Socket */
+    gboolean gdr;                    /* GDR used by the network transport */
+    cs_path_type_t type_inter;       /* GPU-to-NIC path type (NCCL's typeInter) */
+    int nics_used;                   /* NICs per node the rings use */
+    double nic_bw;                   /* bytes/s of one used NIC port (socket: interface speed) */
+    char *net_device;                /* "mlx5_0" / interface chosen for sockets */
+
+    /* graph search results (search.cc), before ncclTopoPostset */
+    int ring_nch, tree_nch, nvls_nch;
+    double bw_intra, bw_inter;       /* GB/s per channel, NCCL's units */
+    gboolean nvls_supported, nvls_tree_supported, collnet_supported;
+
+    int comm_nch;                    /* after postset doubling and MIN/MAX_NCHANNELS */
+    int *ring_order;                 /* nranks entries: channel 0 ring, rank at each position */
+
+    /* per-pair choice for neighbours in ring order (intra) */
+    cs_link_choice_t intra, inter;
+} cs_comm_info_t;
+
+typedef struct cs_comm cs_comm_t;
+
+/* Analyses the communicator made of every GPU of the topology (ranks in
+ * rank order). Errors: settings that NCCL would refuse (unknown algorithm
+ * forced with no fallback, ...), no usable network between nodes. */
+cs_comm_t *cs_comm_new(const cs_topo_t *t, const cs_nccl_env_t *env, GError **err);
+void cs_comm_free(cs_comm_t *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_comm_t, cs_comm_free)
+const cs_comm_info_t *cs_comm_info(const cs_comm_t *c);
+const cs_topo_t *cs_comm_topo(const cs_comm_t *c);
+const cs_nccl_settings_t *cs_comm_settings(const cs_comm_t *c);
+/* Transport NCCL would use between two ranks. */
+void cs_comm_pair(const cs_comm_t *c, int rank_a, int rank_b, cs_link_choice_t *out);
+
+typedef struct {
+    cs_algo_t algo;
+    cs_proto_t proto;
+    int nchannels;             /* channels used for this call */
+    int nthreads;
+    double nccl_time_us;       /* NCCL's cost-model estimate for the winner */
+    double nccl_bw;            /* GB/s NCCL's model gives the winner (algo bw) */
+    double nccl_lat_us;        /* its latency term */
+    guint64 chunk_bytes;       /* chunk size the kernel moves per step */
+    double table_us[CS_ALGO_COUNT][CS_PROTO_COUNT]; /* the whole cost table, -1 = not allowed */
+} cs_decision_t;
+
+/* Decision for one call of 'coll' moving nBytes (NCCL's nBytes: count *
+ * typesize, times nranks for AllGather/ReduceScatter). FALSE with an error
+ * when no algorithm/protocol is allowed (e.g. NCCL_ALGO=nvls on PCIe). */
+gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
+                        guint64 nbytes, cs_decision_t *d_p, GError **err);
+
+/* A short human summary ("P2P/NVL intra, NET/IB GDR inter (8 NICs)"). */
+char *cs_comm_transport_summary(const cs_comm_t *c);
+
+#endif

@@ -1,0 +1,49 @@
+/* Catalogue of hardware parts: GPU models and NIC kinds, with the vendor
+ * figures (source cited at each table entry in cs_hw.c). Pure data. */
+#ifndef CS_HW_H
+#define CS_HW_H
+
+#include <glib.h>
+
+typedef struct {
+    const char *name;        /* catalogue key: "h100-sxm", "rtx4090", ... */
+    const char *marketing;   /* "NVIDIA H100 80GB HBM3" */
+    int sm;                  /* compute capability * 10: 70, 80, 86, 89, 90, 100, 120 */
+    int nvlink_gen;          /* 0 = none, 2 = V100, 3 = A100, 4 = H100, 5 = B200 */
+    int nvlinks;             /* links per GPU (SXM) or on the bridge (PCIe cards) */
+    double nvlink_bw;        /* physical bytes/s per link per direction */
+    gboolean gdr;            /* GPUDirect RDMA supported */
+    gboolean p2p;            /* PCIe peer-to-peer supported by the driver (consumer cards: no) */
+    double mem_bw;           /* HBM/GDDR bandwidth, bytes/s */
+    int pcie_gen;            /* host interface */
+    int pcie_width;
+    gboolean consumer;       /* GeForce class */
+} cs_gpu_model_t;
+
+const cs_gpu_model_t *cs_gpu_model_find(const char *name); /* case-insensitive; NULL if unknown */
+const cs_gpu_model_t *cs_gpu_model_by_pci(unsigned vendor, unsigned device); /* NCCL dumps; NULL if unknown */
+const cs_gpu_model_t *cs_gpu_model_by_sm(int sm);           /* a representative model */
+/* Comma-separated list of known names, for error messages. */
+const char *cs_gpu_model_names(void);
+
+typedef enum { CS_NIC_IB = 0, CS_NIC_ROCE, CS_NIC_ETH } cs_nic_kind_t;
+
+typedef struct {
+    const char *name;        /* "ib-ndr", "roce-400g", "eth-1g", ... */
+    cs_nic_kind_t kind;
+    double bw;               /* bytes/s per port per direction (data rate after line coding) */
+    double lat;              /* one-way port-to-port latency through one switch, seconds */
+    int pcie_gen, pcie_width;/* typical host interface of such a NIC */
+    gboolean rdma;           /* IB or RoCE */
+} cs_nic_type_t;
+
+const cs_nic_type_t *cs_nic_type_find(const char *name);
+const char *cs_nic_type_names(void);
+const char *cs_nic_kind_name(cs_nic_kind_t k);   /* "ib", "roce", "ethernet" */
+gboolean cs_nic_kind_parse(const char *s, cs_nic_kind_t *k_p);
+
+/* Physical PCIe bandwidth per direction (bytes/s) after 8b/10b or 128b/130b
+ * coding: gen 1..6, width 1..32. */
+double cs_pcie_bw(int gen, int width);
+
+#endif

@@ -1,0 +1,72 @@
+/* The NCCL_* variables a run sees: from the scenario's [nccl] section, then
+ * the calling environment (as real NCCL would read it), then --env (wins).
+ * Parsed into typed settings with NCCL's defaults (v2.28.9, reference §4). */
+#ifndef CS_NCCL_ENV_H
+#define CS_NCCL_ENV_H
+
+#include <glib.h>
+#include "models/cs_coll.h"
+
+typedef struct cs_nccl_env cs_nccl_env_t;
+
+cs_nccl_env_t *cs_nccl_env_new(void);
+void cs_nccl_env_free(cs_nccl_env_t *e);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_nccl_env_t, cs_nccl_env_free)
+
+/* Sets NAME=VALUE; 'origin' is "file:line", "environment" or "--env" and is
+ * used in messages. Later calls override earlier ones. */
+void cs_nccl_env_set(cs_nccl_env_t *e, const char *name, const char *value, const char *origin);
+/* Adds every NCCL_* variable of the process environment. */
+void cs_nccl_env_import_environ(cs_nccl_env_t *e);
+/* Raw access; NULL when unset. */
+const char *cs_nccl_env_get(const cs_nccl_env_t *e, const char *name);
+const char *cs_nccl_env_origin(const cs_nccl_env_t *e, const char *name);
+/* Names in the order first set. */
+GPtrArray *cs_nccl_env_names(const cs_nccl_env_t *e);
+
+/* Warnings for names NCCL does not read: returns one line per problem
+ * ("NCCL_TIMEOUT (environment): NCCL does not read this variable; the
+ * timeout is PyTorch's init_process_group(timeout=...)"). Never fails. */
+GPtrArray *cs_nccl_env_warnings(const cs_nccl_env_t *e);
+gboolean cs_nccl_env_is_known(const char *name);
+/* A hint for names that guides cite but NCCL does not read; NULL if none. */
+const char *cs_nccl_env_hint(const char *name);
+
+/* Typed view with NCCL's defaults. Values that do not parse are an error
+ * "ORIGIN: NCCL_X=VALUE: what is wrong; expected ...". */
+typedef struct {
+    /* enables per collective: algo_enabled[coll][algo], proto_enabled[coll][proto]
+     * from NCCL_ALGO / NCCL_PROTO (parseList syntax: "^LL128",
+     * "allreduce:tree,ring;broadcast:ring") */
+    gboolean algo_set, proto_set;
+    gboolean algo_enabled[CS_COLL_COUNT][CS_ALGO_COUNT];
+    gboolean proto_enabled[CS_COLL_COUNT][CS_PROTO_COUNT];
+    int min_nchannels, max_nchannels;   /* 0 / 64 by default; -1 = unset */
+    long buffsize, ll_buffsize, ll128_buffsize; /* -1 = default */
+    int nthreads, ll128_nthreads;       /* -1 = default */
+    int nvls_enable;                    /* 2 = auto */
+    int nvls_nchannels;                 /* -1 = auto */
+    int collnet_enable;                 /* 0 */
+    int pat_enable;                     /* 2 */
+    int ll128_c2c;                      /* 1 */
+    double net_overhead_us;             /* -1 = auto */
+    int p2p_level;                      /* cs_path_type_t, -1 = auto */
+    gboolean p2p_disable;
+    int shm_disable, nvb_disable, pxn_disable;
+    int net_gdr_level;                  /* cs_path_type_t, -1 = auto (PXB) */
+    int net_gdr_read;                   /* -2 auto */
+    int ib_disable;
+    char *net;                          /* NCCL_NET: "IB", "Socket" or NULL */
+    char *ib_hca;                       /* NCCL_IB_HCA raw */
+    char *socket_ifname;                /* NCCL_SOCKET_IFNAME raw */
+    int socket_nthreads, nsocks_perthread; /* -2 auto */
+    int ib_gid_index;                   /* -1 auto */
+    int ib_tc, ib_sl;
+    int cross_nic;                      /* 2 */
+    int algo_pat_unused;
+} cs_nccl_settings_t;
+
+gboolean cs_nccl_env_settings(const cs_nccl_env_t *e, cs_nccl_settings_t *s_p, GError **err);
+void cs_nccl_settings_clear(cs_nccl_settings_t *s);
+
+#endif

@@ -1,0 +1,41 @@
+/* Every tunable number of the hardware time models, in one table with
+ * built-in defaults (each with its source in cs_params.c) that a calibration
+ * file can override by name. Engines read values through cs_params_get();
+ * they hold no magic numbers of their own. */
+#ifndef CS_PARAMS_H
+#define CS_PARAMS_H
+
+#include <glib.h>
+
+/* X-macro: CS_PARAM(id, "name", default, "unit", "what it is")
+ * Names are dotted: <area>.<quantity>[.<qualifier>]. Sources of the default
+ * values are comments at the definitions in cs_params.c. */
+#include "models/cs_params_list.h"
+
+typedef enum {
+#define CS_PARAM(id, name, def, unit, doc) CS_P_##id,
+    CS_PARAM_LIST
+#undef CS_PARAM
+    CS_P_COUNT
+} cs_param_id_t;
+
+typedef struct {
+    double v[CS_P_COUNT];
+    gboolean calibrated[CS_P_COUNT];   /* overridden by a calibration file */
+    char *calibration_source;          /* file name, or NULL for built-in */
+} cs_params_t;
+
+void cs_params_init_defaults(cs_params_t *p);
+void cs_params_clear(cs_params_t *p);
+static inline double cs_params_get(const cs_params_t *p, cs_param_id_t id) { return p->v[id]; }
+const char *cs_param_name(cs_param_id_t id);
+const char *cs_param_unit(cs_param_id_t id);
+const char *cs_param_doc(cs_param_id_t id);
+gboolean cs_param_lookup(const char *name, cs_param_id_t *id_p);
+double cs_param_default(cs_param_id_t id);
+
+/* Loads "name = value" overrides from an INI file's [params] group
+ * (the format collsim calibrate writes). Errors: FILE:LINE. */
+gboolean cs_params_load(cs_params_t *p, const char *path, GError **err);
+
+#endif
