@@ -26,7 +26,8 @@ typedef struct {
 } cs_path_t;
 
 /* Intra-node path between two devices of the same node, chosen as NCCL's
- * ncclTopoSetPaths does: fewest hops, ties broken by higher bandwidth; GPUs
+ * ncclTopoSetPaths does: best (lowest) path type first, then higher
+ * bandwidth, then fewer hops; GPUs
  * are crossed only by NVLink-to-NVLink hops (NVB), and not at all when
  * nvb_disable. Returns FALSE (type DIS) if there is none. */
 gboolean cs_path_intra(const cs_topo_t *t, int src, int dst, gboolean nvb_disable, cs_path_t *p_p);

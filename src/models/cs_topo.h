@@ -44,10 +44,17 @@ typedef struct {
     int local;               /* index among the node's GPUs (or NICs, for NICs) */
     int rank;                /* GPU: global rank; others: -1 */
     gboolean gdr;            /* GPU or NIC: GPUDirect RDMA capable */
+    int p2p_force;           /* GPU: PCIe peer-to-peer as this node's driver
+                              * allows it: 0 = the model's gpu->p2p, 1 = on
+                              * (e.g. a patched GeForce driver), -1 = off.
+                              * Read it through cs_device_p2p(). */
 
     /* CPU */
     cs_cpu_vendor_t vendor;
     int socket;              /* CPU: socket number (NUMA id) */
+    int familyid, modelid;   /* CPU: x86 CPUID family/model as NCCL's XML
+                              * carries them (NCCL picks the Intel SYS bw
+                              * from them: BDW/SKL/SRP/ERP); 0 = unknown */
 
     /* NIC */
     cs_nic_kind_t nic_kind;
@@ -142,6 +149,10 @@ const char *cs_cpu_vendor_name(cs_cpu_vendor_t v);
 /* Convenience queries. */
 static inline const cs_device_t *cs_topo_rank_dev(const cs_topo_t *t, int rank)
 { return &t->devs[t->rank_dev[rank]]; }
+/* Whether the driver lets this GPU do PCIe peer-to-peer (p2p_force, else
+ * the model's default). */
+static inline gboolean cs_device_p2p(const cs_device_t *d)
+{ return d->p2p_force != 0 ? d->p2p_force > 0 : (d->gpu != NULL && d->gpu->p2p); }
 int cs_topo_node_gpus(const cs_topo_t *t, int node);   /* ranks on node */
 int cs_topo_node_nics(const cs_topo_t *t, int node, int *nic_devs, int max); /* NIC device indices, local order */
 int cs_topo_node_cpu_of(const cs_topo_t *t, int dev);  /* the CPU socket device a device hangs under, -1 */

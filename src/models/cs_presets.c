@@ -1,0 +1,113 @@
+/* Preset entry points: builds a node preset, restricts it to the first
+ * --gpus GPUs as nccl-tests -g does, and hands it to the cluster builder
+ * when more nodes, NICs or a fabric are asked for. */
+#include "config.h"
+
+#include <string.h>
+
+#include "models/cs_presets-int.h"
+#include "util/cs_error.h"
+
+void cs_build_opts_init(cs_build_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->p2p = -1;
+    o->nodes = 1;
+    o->oversubscription = 1.0;
+}
+
+gboolean cs_preset_exists(const char *name)
+{
+    return cs_node_preset_find(name) != NULL;
+}
+
+const char *cs_preset_names(void)
+{
+    static gsize once = 0;
+    static char *names;
+    if (g_once_init_enter(&once)) {
+        GString *s = g_string_new(NULL);
+        const cs_node_preset_t *p;
+        for (int i = 0; (p = cs_node_preset_at(i)) != NULL; i++)
+            g_string_append_printf(s, "%s%s", i ? ", " : "", p->name);
+        names = g_string_free(s, FALSE);
+        g_once_init_leave(&once, 1);
+    }
+    return names;
+}
+
+const char *cs_preset_doc(const char *name)
+{
+    const cs_node_preset_t *p = cs_node_preset_find(name);
+    return p != NULL ? p->doc : NULL;
+}
+
+static void set_source(cs_topo_t *t, const cs_node_preset_t *p, const cs_build_opts_t *o,
+                       int restricted, gboolean clustered)
+{
+    GString *s = g_string_new("preset:");
+    g_string_append(s, p->name);
+    if (p->nic == NULL) {   /* the pcie preset: its shape flags */
+        int sockets = o->sockets > 0 ? o->sockets : (t->ngpus > 4 ? 2 : 1);
+        g_string_append_printf(s, " --gpu %s --gpus %d --sockets %d",
+                               cs_topo_rank_dev(t, 0)->gpu->name, t->ngpus, sockets);
+        if (o->nic != NULL && !clustered)
+            g_string_append_printf(s, " --nic %s", o->nic);
+    } else if (restricted > 0) {
+        g_string_append_printf(s, " --gpus %d", restricted);
+    }
+    if (o->p2p >= 0)
+        g_string_append_printf(s, " --p2p %s", o->p2p ? "on" : "off");
+    g_free(t->source);
+    t->source = g_string_free(s, FALSE);
+}
+
+cs_topo_t *cs_preset_build(const char *name, const cs_build_opts_t *opts, GError **err)
+{
+    cs_build_opts_t dflt;
+    const cs_build_opts_t *o = opts;
+    if (o == NULL) {
+        cs_build_opts_init(&dflt);
+        o = &dflt;
+    }
+    const cs_node_preset_t *p = cs_node_preset_find(name);
+    if (p == NULL) {
+        cs_set_flag_error(err, "--topo", "unknown preset '%s'; expected one of %s",
+                          name != NULL ? name : "", cs_preset_names());
+        return NULL;
+    }
+    if (!cs_build_opts_check(o, err))
+        return NULL;
+
+    g_autoptr(cs_topo_t) node = p->build(o, err);
+    if (node == NULL || !cs_topo_finish(node, err))
+        return NULL;
+    int restricted = 0;
+    if (p->nic != NULL && o->gpus > 0) {
+        if (o->gpus > node->ngpus) {
+            cs_set_flag_error(err, "--gpus", "%d GPUs per node, but %s has %d; expected 1..%d",
+                              o->gpus, p->name, node->ngpus, node->ngpus);
+            return NULL;
+        }
+        if (o->gpus < node->ngpus) {
+            g_autofree char *desc = g_strdup_printf("%s, first %d of %d GPUs", node->description,
+                                                    o->gpus, node->ngpus);
+            cs_topo_t *r = cs_topo_restrict_gpus(node, o->gpus, err);
+            if (r == NULL)
+                return NULL;
+            cs_topo_free(node);
+            node = r;
+            g_free(node->description);
+            node->description = g_steal_pointer(&desc);
+            restricted = o->gpus;
+        }
+    }
+    /* one node as built needs no cluster pass (the pcie preset already
+     * put the asked NICs in) */
+    gboolean clustered = !(o->nodes == 1 && o->nics_per_node == 0 && o->fabric == NULL &&
+                           (o->nic == NULL || p->nic == NULL));
+    set_source(node, p, o, restricted, clustered);
+    if (!clustered)
+        return g_steal_pointer(&node);
+    return cs_cluster_build(node, o, err);
+}
