@@ -4,6 +4,8 @@
 #ifndef CS_COMMANDS_H
 #define CS_COMMANDS_H
 
+#include <glib.h>
+
 int cs_cmd_run(int argc, char **argv);       /* cmd_run.c: predict a scenario */
 int cs_cmd_topo(int argc, char **argv);      /* cmd_topo.c: topo check|show|dot */
 int cs_cmd_validate(int argc, char **argv);  /* cmd_validate.c: compare with an nccl-tests log */

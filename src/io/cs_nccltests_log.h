@@ -13,10 +13,29 @@ typedef struct {
     int nranks;
     char *nccl_version;
     char *command;
+    /* Per result: the number of its table in the file (1-based, counting
+     * tables that were skipped), and its first row's line. */
+    GArray *table_numbers;   /* int */
+    GArray *table_lines;     /* int */
+    int ntables;             /* tables found, skipped ones included */
+    GPtrArray *notes;        /* file-level remarks: skipped tables and why */
 } cs_nccltests_log_t;
+
+/* What the caller knows when the file does not say it. A caller 'coll'
+ * overrides what the file suggests, but must agree with the rows. */
+typedef struct {
+    gboolean has_coll;
+    cs_coll_t coll;
+    int nranks;              /* 0 = unknown; used only when the file does not say */
+} cs_nccltests_hint_t;
 
 cs_nccltests_log_t *cs_nccltests_log_load(const char *path, GError **err);
 cs_nccltests_log_t *cs_nccltests_log_parse(const char *buf, size_t len, const char *name, GError **err);
+/* The same with a hint (NULL = none). */
+cs_nccltests_log_t *cs_nccltests_log_load_hint(const char *path, const cs_nccltests_hint_t *hint,
+                                               GError **err);
+cs_nccltests_log_t *cs_nccltests_log_parse_hint(const char *buf, size_t len, const char *name,
+                                                const cs_nccltests_hint_t *hint, GError **err);
 void cs_nccltests_log_free(cs_nccltests_log_t *l);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_nccltests_log_t, cs_nccltests_log_free)
 

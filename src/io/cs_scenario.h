@@ -41,7 +41,10 @@ typedef struct {
     char *calibration;     /* parameter file */
     guint64 seed;
     char *json_out, *csv_out;
+    gboolean extra_columns; /* [output] extra-columns: algo, proto, nch, transport (default TRUE) */
     cs_nccl_env_t *env;    /* [nccl] section */
+    GHashTable *origins;   /* "group.key" -> where the value came from ("FILE:LINE: key"
+                            * or "collsim: -b"), for messages */
 } cs_scenario_t;
 
 /* Defaults as nccl-tests: -b 32M -e 32M -i 1M -f 1 -n 20 -w 1 -c 1, float,
@@ -73,6 +76,9 @@ GOptionGroup *cs_topo_spec_option_group(cs_topo_spec_t *spec);
 /* Overlays the flags given on the command line (non-zero fields of 'flags')
  * onto 'spec' (loaded from a scenario). */
 void cs_topo_spec_merge(cs_topo_spec_t *spec, const cs_topo_spec_t *flags);
+/* All fields unset (p2p = -1): use before handing a spec to the option
+ * group; a zeroed spec would mean --p2p off. */
+void cs_topo_spec_init(cs_topo_spec_t *spec);
 void cs_topo_spec_clear(cs_topo_spec_t *spec);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include "models/cs_result.h"
+#include "models/cs_topo.h"
 
 typedef struct {
     const char *command;     /* the nccl-tests-like command line shown in the header */
@@ -12,6 +13,7 @@ typedef struct {
     guint64 minbytes, maxbytes, stepbytes;
     double stepfactor;
     gboolean extra_columns;  /* algorithm, protocol, channels, transport after #wrong */
+    const cs_topo_t *topo;   /* optional: "# Using devices" lines, one per rank */
 } cs_table_opts_t;
 
 /* nccl-tests's table (util.cu writeResultHeader/…): header lines, columns

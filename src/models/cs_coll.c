@@ -106,11 +106,6 @@ gboolean cs_algo_parse(const char *s, cs_algo_t *a_p)
             return TRUE;
         }
     }
-    /* NCCL also accepts "CollNet" for CollNetDirect in parseList. */
-    if (loose_equal(s, "collnet")) {
-        *a_p = CS_ALGO_COLLNET_DIRECT;
-        return TRUE;
-    }
     return FALSE;
 }
 

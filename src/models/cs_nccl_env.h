@@ -37,7 +37,9 @@ const char *cs_nccl_env_hint(const char *name);
 typedef struct {
     /* enables per collective: algo_enabled[coll][algo], proto_enabled[coll][proto]
      * from NCCL_ALGO / NCCL_PROTO (parseList syntax: "^LL128",
-     * "allreduce:tree,ring;broadcast:ring") */
+     * "allreduce:tree,ring;broadcast:ring"). proto_enabled[][LL128] is 2
+     * when NCCL's default rule decides (tuning.cc: on only for NVLink-class
+     * paths); 1 means forced on, as "^LL" or "LL128" force it in NCCL. */
     gboolean algo_set, proto_set;
     gboolean algo_enabled[CS_COLL_COUNT][CS_ALGO_COUNT];
     gboolean proto_enabled[CS_COLL_COUNT][CS_PROTO_COUNT];
@@ -64,6 +66,11 @@ typedef struct {
     int ib_tc, ib_sl;
     int cross_nic;                      /* 2 */
     int algo_pat_unused;
+    /* Added by the decide area (additive): */
+    int min_ctas, max_ctas;             /* NCCL_MIN_CTAS / NCCL_MAX_CTAS: 1 / 64 */
+    long nvls_chunksize;                /* NCCL_NVLS_CHUNKSIZE: 131072 */
+    int net_disable_intra;              /* NCCL_NET_DISABLE_INTRA: 0 */
+    long thread_thresholds[2][CS_PROTO_COUNT]; /* NCCL_THREAD_THRESHOLDS for Tree, Ring; -2 = default */
 } cs_nccl_settings_t;
 
 gboolean cs_nccl_env_settings(const cs_nccl_env_t *e, cs_nccl_settings_t *s_p, GError **err);

@@ -214,12 +214,14 @@ static cs_topo_t *build_dgx1_v100(const cs_build_opts_t *o, GError **err)
  * NVIDIA DGX A100 System Architecture (WP-10083-001, 2020) and DGX A100 user
  * guide: 8 A100 SXM4, each with 12 NVLink3 links, 2 to each of 6 NVSwitches;
  * 2 AMD EPYC 7742; 4 PCIe Gen4 switch complexes, each with 2 GPUs and 2
- * ConnectX-6 HDR 200G compute NICs, 2 complexes per socket. A complex is
- * modelled as a host-side switch carrying the two NICs above the baseboard
- * switch carrying the two GPUs, so a GPU reaches its NICs through two
- * switches: PXB, as `nvidia-smi topo -m` on a DGX A100 shows for
- * GPU0-mlx5_0/mlx5_1. The storage NICs (mlx5_4, mlx5_5) are not modelled;
- * the compute NICs are numbered mlx5_0..7 here. */
+ * ConnectX-6 HDR 200G compute NICs, 2 complexes per socket. Each complex
+ * is a Broadcom PEX88096 (Gen4) that presents itself as a host-side switch
+ * above baseboard switches; `nvidia-smi topo -m` therefore shows PXB for
+ * GPU0-mlx5_0. It is one chip, though, and NCCL fuses such sub-switches into
+ * their parent (ncclTopoFlattenBcmSwitches, graph/topo.cc:204), so NCCL and
+ * the hardware both see one switch holding 2 GPUs and 2 NICs: PIX, with no
+ * x16 bottleneck between them. The storage NICs (mlx5_4, mlx5_5) are not
+ * modelled; the compute NICs are numbered mlx5_0..7 here. */
 static cs_topo_t *build_dgx_a100(const cs_build_opts_t *o, GError **err)
 {
     const cs_gpu_model_t *m = need_gpu("a100-sxm");
@@ -233,16 +235,13 @@ static cs_topo_t *build_dgx_a100(const cs_build_opts_t *o, GError **err)
         gpu[i] = cs_pb_gpu(t, m, i, p2p_force_of(o));
     for (int c = 0; c < 4; c++) {
         char name[32];
-        g_snprintf(name, sizeof name, "pcisw%d", 2 * c);
-        int host = cs_pb_plain(t, CS_DEV_PCISW, name);
-        g_snprintf(name, sizeof name, "pcisw%d", 2 * c + 1);
-        int base = cs_pb_plain(t, CS_DEV_PCISW, name);
-        cs_pb_pci(t, cpu[c / 2], host, 4, 16);
-        cs_pb_pci(t, host, base, 4, 16);
-        cs_pb_pci(t, base, gpu[2 * c], m->pcie_gen, m->pcie_width);
-        cs_pb_pci(t, base, gpu[2 * c + 1], m->pcie_gen, m->pcie_width);
-        cs_pb_pci(t, host, cs_pb_nic(t, nt, 2 * c), nt->pcie_gen, nt->pcie_width);
-        cs_pb_pci(t, host, cs_pb_nic(t, nt, 2 * c + 1), nt->pcie_gen, nt->pcie_width);
+        g_snprintf(name, sizeof name, "pcisw%d", c);
+        int sw = cs_pb_plain(t, CS_DEV_PCISW, name);
+        cs_pb_pci(t, cpu[c / 2], sw, 4, 16);
+        cs_pb_pci(t, sw, gpu[2 * c], m->pcie_gen, m->pcie_width);
+        cs_pb_pci(t, sw, gpu[2 * c + 1], m->pcie_gen, m->pcie_width);
+        cs_pb_pci(t, sw, cs_pb_nic(t, nt, 2 * c), nt->pcie_gen, nt->pcie_width);
+        cs_pb_pci(t, sw, cs_pb_nic(t, nt, 2 * c + 1), nt->pcie_gen, nt->pcie_width);
     }
     /* the 6 NVSwitch chips, 2 links from every GPU to each, as one device
      * (see NVSWITCH_PLANE below) */

@@ -195,16 +195,16 @@ static void test_dgx1(void)
 static void test_dgx_a100(void)
 {
     g_autoptr(cs_topo_t) t = build("dgx-a100", NULL);
-    /* 8 GPUs + 2 CPUs + 4x(host + baseboard switch) + 8 NICs + the NVSwitch
-     * plane (6 chips as one device) */
-    g_assert_cmpint(t->ndevs, ==, 27);
+    /* 8 GPUs + 2 CPUs + 4 fused PEX switches + 8 NICs + the NVSwitch plane
+     * (6 chips as one device) */
+    g_assert_cmpint(t->ndevs, ==, 23);
     g_assert_cmpint(count_devs(t, CS_DEV_NVSWITCH), ==, 1);
-    g_assert_cmpint(count_devs(t, CS_DEV_PCISW), ==, 8);
+    g_assert_cmpint(count_devs(t, CS_DEV_PCISW), ==, 4);
     g_assert_cmpint(count_devs(t, CS_DEV_NIC), ==, 8);
-    /* PCIe: 4 CPU-host + 4 host-base + 8 GPU + 8 NIC; NVLink 8 bundles */
-    g_assert_cmpint(count_links(t, CS_LINK_PCI), ==, 24);
+    /* PCIe: 4 CPU-switch + 8 GPU + 8 NIC; NVLink 8 bundles */
+    g_assert_cmpint(count_links(t, CS_LINK_PCI), ==, 20);
     g_assert_cmpint(count_links(t, CS_LINK_NVL), ==, 8);
-    g_assert_cmpint(t->nlinks, ==, 2 * (24 + 8 + 1));
+    g_assert_cmpint(t->nlinks, ==, 2 * (20 + 8 + 1));
     for (int g = 0; g < 8; g++) {
         char a[8];
         g_snprintf(a, sizeof a, "gpu%d", g);
@@ -213,12 +213,12 @@ static void test_dgx_a100(void)
         g_assert_cmpint(nvl_count(t, a, "nvs0"), ==, 12);
         g_assert_cmpfloat_with_epsilon(link_between(t, dev(t, a), dev(t, "nvs0"))->bw, 300e9, 1);
     }
-    /* GPU 0 and 1 on one baseboard switch, NICs 0 and 1 one level up */
+    /* GPUs 0 and 1 and NICs 0 and 1 on one (fused) switch */
     int base = pci_parent(t, dev(t, "gpu0"));
     g_assert_cmpint(pci_parent(t, dev(t, "gpu1")), ==, base);
-    int host = pci_parent(t, dev(t, "nic0"));
-    g_assert_cmpint(pci_parent(t, dev(t, "nic1")), ==, host);
-    g_assert_nonnull(link_between(t, base, host));
+    g_assert_cmpint(pci_parent(t, dev(t, "nic0")), ==, base);
+    g_assert_cmpint(pci_parent(t, dev(t, "nic1")), ==, base);
+    g_assert_cmpint(pci_parent(t, dev(t, "nic2")), !=, base);
     g_assert_cmpint(t->devs[dev(t, "cpu1")].vendor, ==, CS_CPU_AMD);
     g_assert_cmpint(t->devs[cs_topo_node_cpu_of(t, dev(t, "gpu5"))].socket, ==, 1);
     g_assert_cmpfloat_with_epsilon(t->devs[dev(t, "nic7")].nic_bw, 200e9 / 8, 1);

@@ -1,0 +1,569 @@
+/* collsim validate LOG: compare a prediction with an nccl-tests log.
+ *
+ * log -> tables (measured) ; topology + NCCL environment (as stated for
+ * the run: --env and the scenario's [nccl], never the calling shell's) ->
+ * NCCL's communicator -> the engine priced at the log's own sizes, types,
+ * reductions and roots (predicted) -> joined by size -> per-size errors and
+ * a summary. Every input problem is one line on stderr and exit 2, before
+ * anything is written. */
+#include "config.h"
+#include "cli/cs_commands.h"
+#include "io/cs_nccltests_log.h"
+#include "io/cs_scenario.h"
+#include "io/cs_validate.h"
+#include "io/cs_writers.h"
+#include "models/cs_decide.h"
+#include "models/cs_params.h"
+#include "sim/cs_engine.h"
+#include "util/cs_error.h"
+#include "util/cs_units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    char *scenario;
+    char *op;
+    int table;               /* 0 = every table */
+    GPtrArray *envs;         /* "NCCL_X=Y" */
+    char *json_out, *csv_out;
+    char *model;
+    char *calibration;
+    cs_topo_spec_t topo;
+    char *log;
+} validate_args_t;
+
+/* One compared table. */
+typedef struct {
+    const cs_result_t *measured;
+    int number, line;
+    cs_result_t *predicted;
+    cs_validation_t *v;
+} compared_t;
+
+static void compared_clear(gpointer p)
+{
+    compared_t *c = p;
+    cs_result_free(c->predicted);
+    cs_validation_free(c->v);
+}
+
+/* ---- options --------------------------------------------------------------- */
+
+static gboolean on_env(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    validate_args_t *a = data;
+    const char *eq = strchr(value, '=');
+    gboolean ok = eq != NULL && eq - value > 5 && g_str_has_prefix(value, "NCCL_");
+    for (const char *p = value; ok && p < eq; p++)
+        ok = g_ascii_isalnum(*p) || *p == '_';
+    if (!ok) {
+        cs_set_flag_error(err, option_name, "'%s' is not an NCCL variable setting; expected NCCL_NAME=VALUE",
+                          value);
+        return FALSE;
+    }
+    g_ptr_array_add(a->envs, g_strdup(value));
+    return TRUE;
+}
+
+static gboolean on_table(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    validate_args_t *a = data;
+    gint64 n;
+    if (!cs_parse_int(value, 1, 100000, &n)) {
+        cs_set_flag_error(err, option_name, "'%s' is not a table number; expected 1 for the first table", value);
+        return FALSE;
+    }
+    a->table = (int)n;
+    return TRUE;
+}
+
+static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **err)
+{
+    GOptionEntry entries[] = {
+        { "scenario", 's', 0, G_OPTION_ARG_FILENAME, &a->scenario,
+          "Scenario file giving the topology, [nccl] settings, model and calibration; flags override it", "FILE" },
+        { "op", 0, 0, G_OPTION_ARG_STRING, &a->op,
+          "The collective the log measures, when the log does not say (allreduce, allgather, ...)", "COLL" },
+        { "table", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_table,
+          "Compare only table N of the log (1 = the first; default: every table)", "N" },
+        { "env", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_env,
+          "An NCCL variable the measured run had (repeatable; wins over [nccl])", "NCCL_X=VALUE" },
+        { "model", 0, 0, G_OPTION_ARG_STRING, &a->model, "Engine that predicts (default: the scenario's, analytic)", "NAME" },
+        { "calibration", 0, 0, G_OPTION_ARG_FILENAME, &a->calibration, "Parameter file (collsim calibrate)", "FILE" },
+        { "json", 0, 0, G_OPTION_ARG_FILENAME, &a->json_out, "Also write the comparison as JSON", "FILE" },
+        { "csv", 0, 0, G_OPTION_ARG_FILENAME, &a->csv_out, "Also write the per-size comparison as CSV", "FILE" },
+        { NULL },
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("LOG - compare a prediction with an nccl-tests log");
+    GOptionGroup *main_group = g_option_group_new("validate", "collsim validate options", "Show the validate options",
+                                                  a, NULL);
+    g_option_group_add_entries(main_group, entries);
+    g_option_context_set_main_group(ctx, main_group);
+    g_option_context_add_group(ctx, cs_topo_spec_option_group(&a->topo));
+    g_option_context_set_summary(ctx,
+        "Reads an nccl-tests log (text table or -J JSON), predicts the same sweep (the log's\n"
+        "sizes, types, reductions and roots) over the given topology with the given NCCL\n"
+        "settings, and prints per size the measured and predicted time and bus bandwidth with\n"
+        "their errors, (predicted - measured) / measured, from the out-of-place columns; then\n"
+        "the median and worst error of bus bandwidth at sizes >= 1 MiB and of time at sizes\n"
+        "<= 64 KiB. The NCCL_* variables of the calling shell are not used: give the measured\n"
+        "run's with --env or [nccl].");
+    g_option_context_set_description(ctx,
+        "Examples:\n"
+        "  collsim validate run.log --topo dgx-h100 --nodes 2\n"
+        "  collsim validate run.log --topo dgx-h100 --nodes 2 --table 2 --env NCCL_ALGO=Ring\n"
+        "  collsim validate run.json --scenario cluster.ini --csv errors.csv\n"
+        "\nSee collsim(1).");
+    g_autoptr(GError) e = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
+        if (e->domain == CS_ERROR)
+            g_propagate_error(err, g_steal_pointer(&e));
+        else
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "collsim: validate: %s; expected the options of 'collsim validate --help'", e->message);
+        return FALSE;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            continue;
+        if (a->log != NULL) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "collsim: validate: unexpected argument '%s'; expected one nccl-tests log", argv[i]);
+            return FALSE;
+        }
+        a->log = g_strdup(argv[i]);
+    }
+    if (a->log == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "collsim: validate: no log given; expected 'collsim validate LOG --topo PRESET|FILE'");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- formatting ------------------------------------------------------------ */
+
+static void fmt_num(char *buf, size_t len, double v)
+{
+    if (isnan(v) || v < 0)
+        g_strlcpy(buf, "-", len);
+    else
+        g_snprintf(buf, len, "%.2f", v);
+}
+
+static void fmt_err(char *buf, size_t len, double e)
+{
+    if (isnan(e))
+        g_strlcpy(buf, "-", len);
+    else if (fabs(e) < 0.0005)
+        g_strlcpy(buf, "0.0%", len);   /* no "-0.0%" */
+    else
+        g_snprintf(buf, len, "%+.1f%%", e * 100);
+}
+
+static const char *placement_name(int p)
+{
+    return p == CS_OOP ? "out-of-place" : "in-place";
+}
+
+static void print_summary_line(FILE *f, const char *what, const cs_validate_stat_t *s, double target)
+{
+    if (s->n == 0) {
+        fprintf(f, "# summary %s: n=0 result=none (no sizes in this range)\n", what);
+        return;
+    }
+    char worst[32];
+    fmt_err(worst, sizeof worst, s->worst);
+    fprintf(f, "# summary %s: n=%d median=%.1f%% worst=%s at=%" G_GUINT64_FORMAT " target=%.0f%% result=%s\n",
+            what, s->n, s->median * 100, worst, s->worst_size, target * 100,
+            cs_validate_stat_pass(s, target) ? "pass" : "miss");
+}
+
+static void print_comparison(FILE *f, const char *log, const compared_t *c, const cs_topo_t *topo,
+                             const cs_nccl_env_t *env, const cs_params_t *params)
+{
+    const cs_result_t *m = c->measured;
+    const cs_validation_t *v = c->v;
+    const cs_result_row_t *r0 = &g_array_index(m->rows, cs_result_row_t, 0);
+    fprintf(f, "# collsim validate: %s, table %d (first row at line %d), against %s\n", log, c->number, c->line,
+            c->predicted->producer);
+    fprintf(f, "# measured: %s: %s, %s%s%s, %d ranks", m->producer, cs_coll_name(m->coll), cs_dtype_name(r0->dtype),
+            cs_coll_has_redop(m->coll) ? " " : "", cs_coll_has_redop(m->coll) ? cs_redop_name(r0->redop) : "",
+            m->nranks);
+    if (m->nnodes > 0)
+        fprintf(f, " on %d node%s", m->nnodes, m->nnodes == 1 ? "" : "s");
+    fprintf(f, ", %u sizes\n", m->rows->len);
+    for (guint i = 0; i < m->notes->len; i++)
+        fprintf(f, "# measured: %s\n", (const char *)g_ptr_array_index(m->notes, i));
+    fprintf(f, "# modelled: %s (%s parameters%s%s)\n", c->predicted->producer,
+            params->calibration_source ? "calibrated" : "built-in",
+            params->calibration_source ? " from " : "", params->calibration_source ? params->calibration_source : "");
+    fprintf(f, "# modelled: topology %s\n", topo->description != NULL ? topo->description : topo->source);
+    g_autoptr(GPtrArray) names = cs_nccl_env_names(env);
+    if (names->len == 0) {
+        fprintf(f, "# modelled: NCCL environment: none set (NCCL's defaults)\n");
+    } else {
+        fprintf(f, "# modelled: NCCL environment:");
+        for (guint i = 0; i < names->len; i++) {
+            const char *n = g_ptr_array_index(names, i);
+            fprintf(f, " %s=%s (%s)", n, cs_nccl_env_get(env, n), cs_nccl_env_origin(env, n));
+        }
+        fprintf(f, "\n");
+    }
+    g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(env);
+    for (guint i = 0; i < warnings->len; i++)
+        fprintf(f, "# modelled: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
+    for (guint i = 0; i < c->predicted->notes->len; i++)
+        fprintf(f, "# modelled: %s\n", (const char *)g_ptr_array_index(c->predicted->notes, i));
+    fprintf(f, "# compared: %s columns (the other placement is not used); error = (predicted - measured) / measured;\n"
+               "# compared: busbw error from the times (t_measured / t_predicted - 1: the same, without busbw's rounding)\n",
+            placement_name(v->placement));
+    if (v->unmatched > 0)
+        fprintf(f, "# compared: %d measured sizes have no prediction\n", v->unmatched);
+    fprintf(f, "#\n");
+    fprintf(f, "# %10s  %10s  %10s  %8s  %10s  %10s  %9s  %13s  %6s  %4s\n", "size", "measured", "predicted",
+            "time", "measured", "predicted", "busbw", "algo", "proto", "nch");
+    fprintf(f, "# %10s  %10s  %10s  %8s  %10s  %10s  %9s  %13s  %6s  %4s\n", "(B)", "(us)", "(us)", "error",
+            "(GB/s)", "(GB/s)", "error", "(predicted)", "", "");
+    for (guint i = 0; i < v->rows->len; i++) {
+        const cs_validate_row_t *r = &g_array_index(v->rows, cs_validate_row_t, i);
+        char mt[32], pt[32], te[32], mb[32], pb[32], be[32], nch[16];
+        fmt_num(mt, sizeof mt, r->meas_us);
+        fmt_num(pt, sizeof pt, r->pred_us);
+        fmt_err(te, sizeof te, r->time_err);
+        fmt_num(mb, sizeof mb, r->meas_busbw);
+        fmt_num(pb, sizeof pb, r->pred_busbw);
+        fmt_err(be, sizeof be, r->busbw_err);
+        if (r->nchannels > 0)
+            g_snprintf(nch, sizeof nch, "%d", r->nchannels);
+        else
+            g_strlcpy(nch, "-", sizeof nch);
+        fprintf(f, "  %10" G_GUINT64_FORMAT "  %10s  %10s  %8s  %10s  %10s  %9s  %13s  %6s  %4s\n", r->size, mt, pt,
+                te, mb, pb, be, r->algo[0] ? r->algo : "-", r->proto[0] ? r->proto : "-", nch);
+    }
+    fprintf(f, "#\n");
+    print_summary_line(f, "busbw >=1MiB", &v->busbw_large, CS_VALIDATE_BUSBW_TARGET);
+    print_summary_line(f, "time <=64KiB", &v->time_small, CS_VALIDATE_TIME_TARGET);
+}
+
+/* ---- JSON and CSV ------------------------------------------------------------ */
+
+static void json_num(GString *g, double v)
+{
+    if (isnan(v) || isinf(v))
+        g_string_append(g, "null");
+    else
+        g_string_append_printf(g, "%.6g", v);
+}
+
+static void json_str(GString *g, const char *s)
+{
+    g_string_append_c(g, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            g_string_append_printf(g, "\\%c", *p);
+        else if (*p < 0x20)
+            g_string_append_printf(g, "\\u%04x", *p);
+        else
+            g_string_append_c(g, (char)*p);
+    }
+    g_string_append_c(g, '"');
+}
+
+static void json_stat(GString *g, const char *name, const cs_validate_stat_t *s, double target)
+{
+    g_string_append_printf(g, "      \"%s\": {\"n\": %d, \"median_abs_error\": ", name, s->n);
+    json_num(g, s->median);
+    g_string_append(g, ", \"worst_error\": ");
+    json_num(g, s->worst);
+    g_string_append_printf(g, ", \"worst_size\": %" G_GUINT64_FORMAT ", \"target\": %.2f, \"result\": \"%s\"}",
+                           s->n ? s->worst_size : 0, target,
+                           s->n == 0 ? "none" : cs_validate_stat_pass(s, target) ? "pass" : "miss");
+}
+
+static char *comparison_json(const char *log, const GArray *cmp)
+{
+    GString *g = g_string_new("{\n  \"measured\": ");
+    json_str(g, log);
+    g_string_append(g, ",\n  \"error\": \"(predicted - measured) / measured\",\n  \"tables\": [\n");
+    for (guint t = 0; t < cmp->len; t++) {
+        const compared_t *c = &g_array_index(cmp, compared_t, t);
+        g_string_append_printf(g, "    {\"table\": %d, \"line\": %d, \"collective\": \"%s\", \"nranks\": %d, "
+                               "\"placement\": \"%s\", \"producer\": ", c->number, c->line,
+                               cs_coll_name(c->measured->coll), c->measured->nranks,
+                               placement_name(c->v->placement));
+        json_str(g, c->predicted->producer);
+        g_string_append(g, ",\n     \"rows\": [\n");
+        for (guint i = 0; i < c->v->rows->len; i++) {
+            const cs_validate_row_t *r = &g_array_index(c->v->rows, cs_validate_row_t, i);
+            g_string_append_printf(g, "       {\"size\": %" G_GUINT64_FORMAT ", \"measured_us\": ", r->size);
+            json_num(g, r->meas_us < 0 ? NAN : r->meas_us);
+            g_string_append(g, ", \"predicted_us\": ");
+            json_num(g, r->pred_us < 0 ? NAN : r->pred_us);
+            g_string_append(g, ", \"time_error\": ");
+            json_num(g, r->time_err);
+            g_string_append(g, ", \"measured_busbw\": ");
+            json_num(g, r->meas_busbw < 0 ? NAN : r->meas_busbw);
+            g_string_append(g, ", \"predicted_busbw\": ");
+            json_num(g, r->pred_busbw < 0 ? NAN : r->pred_busbw);
+            g_string_append(g, ", \"busbw_error\": ");
+            json_num(g, r->busbw_err);
+            g_string_append(g, ", \"algo\": ");
+            json_str(g, r->algo);
+            g_string_append(g, ", \"proto\": ");
+            json_str(g, r->proto);
+            g_string_append_printf(g, ", \"nchannels\": %d}%s\n", r->nchannels, i + 1 < c->v->rows->len ? "," : "");
+        }
+        g_string_append(g, "     ],\n     \"summary\": {\n");
+        json_stat(g, "busbw_at_least_1MiB", &c->v->busbw_large, CS_VALIDATE_BUSBW_TARGET);
+        g_string_append(g, ",\n");
+        json_stat(g, "time_at_most_64KiB", &c->v->time_small, CS_VALIDATE_TIME_TARGET);
+        g_string_append_printf(g, "\n     }}%s\n", t + 1 < cmp->len ? "," : "");
+    }
+    g_string_append(g, "  ]\n}\n");
+    return g_string_free(g, FALSE);
+}
+
+static void csv_num(GString *g, double v)
+{
+    g_string_append_c(g, ',');
+    if (!isnan(v) && !isinf(v))
+        g_string_append_printf(g, "%.6g", v);
+}
+
+static char *comparison_csv(const GArray *cmp)
+{
+    GString *g = g_string_new("table,size,measured_us,predicted_us,time_error,measured_busbw,predicted_busbw,"
+                              "busbw_error,algo,proto,nchannels\n");
+    for (guint t = 0; t < cmp->len; t++) {
+        const compared_t *c = &g_array_index(cmp, compared_t, t);
+        for (guint i = 0; i < c->v->rows->len; i++) {
+            const cs_validate_row_t *r = &g_array_index(c->v->rows, cs_validate_row_t, i);
+            g_string_append_printf(g, "%d,%" G_GUINT64_FORMAT, c->number, r->size);
+            csv_num(g, r->meas_us < 0 ? NAN : r->meas_us);
+            csv_num(g, r->pred_us < 0 ? NAN : r->pred_us);
+            csv_num(g, r->time_err);
+            csv_num(g, r->meas_busbw < 0 ? NAN : r->meas_busbw);
+            csv_num(g, r->pred_busbw < 0 ? NAN : r->pred_busbw);
+            csv_num(g, r->busbw_err);
+            g_string_append_printf(g, ",%s,%s,%d\n", r->algo, r->proto, r->nchannels);
+        }
+    }
+    return g_string_free(g, FALSE);
+}
+
+/* ---- the comparison ---------------------------------------------------------- */
+
+/* The prediction of one measured table: one engine sweep per (type,
+ * reduction, root) group of its rows (nccl-tests -d all / -o all / -r -1
+ * print several), over the same sizes. */
+static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *topo, const cs_comm_t *comm,
+                                  const cs_params_t *params, guint64 seed, const cs_result_t *m,
+                                  const char *where, GError **err)
+{
+    cs_result_t *out = NULL;
+    g_autofree gboolean *done = g_new0(gboolean, m->rows->len);
+    g_autofree guint64 *sizes = g_new(guint64, MAX(m->rows->len, 1));
+    for (guint i = 0; i < m->rows->len; i++) {
+        if (done[i])
+            continue;
+        const cs_result_row_t *g = &g_array_index(m->rows, cs_result_row_t, i);
+        int n = 0;
+        for (guint j = i; j < m->rows->len; j++) {
+            const cs_result_row_t *r = &g_array_index(m->rows, cs_result_row_t, j);
+            if (done[j] || r->dtype != g->dtype || r->redop != g->redop || r->root != g->root)
+                continue;
+            done[j] = TRUE;
+            sizes[n++] = r->size;
+        }
+        if (cs_coll_has_root(m->coll) && g->root >= topo->ngpus) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: root %d is not a rank of the topology; expected 0 to %d",
+                        where, g->root, topo->ngpus - 1);
+            cs_result_free(out);
+            return NULL;
+        }
+        cs_engine_job_t job = {
+            .topo = topo, .comm = comm, .params = params, .coll = m->coll, .dtype = g->dtype,
+            .redop = g->redop, .root = cs_coll_has_root(m->coll) ? MAX(g->root, 0) : -1, .seed = seed,
+        };
+        g_autoptr(cs_result_t) p = cs_engine_run_sweep(ops, &job, sizes, n, err);
+        if (p == NULL) {
+            g_prefix_error(err, "%s: ", where);
+            cs_result_free(out);
+            return NULL;
+        }
+        if (out == NULL) {
+            out = g_steal_pointer(&p);
+        } else {
+            g_array_append_vals(out->rows, p->rows->data, p->rows->len);
+        }
+    }
+    return out;
+}
+
+static int validate(validate_args_t *a, GError **err)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    cs_params_t params;
+    cs_params_init_defaults(&params);
+    g_autoptr(GArray) cmp = g_array_new(FALSE, TRUE, sizeof(compared_t));
+    g_array_set_clear_func(cmp, compared_clear);
+    g_autoptr(cs_nccltests_log_t) log = NULL;
+    g_autoptr(cs_topo_t) topo = NULL;
+    g_autoptr(cs_comm_t) comm = NULL;
+    int status = 2;
+
+    if (a->scenario != NULL && !cs_scenario_load(&s, a->scenario, err))
+        goto out;
+    cs_topo_spec_merge(&s.topo, &a->topo);
+    /* the measured run's settings only: not this shell's environment */
+    for (guint i = 0; i < a->envs->len; i++) {
+        const char *kv = g_ptr_array_index(a->envs, i);
+        const char *eq = strchr(kv, '=');
+        g_autofree char *name = g_strndup(kv, eq - kv);
+        cs_nccl_env_set(s.env, name, eq + 1, "--env");
+    }
+    if (a->model != NULL) {
+        g_free(s.model);
+        s.model = g_strdup(a->model);
+    }
+    if (a->calibration != NULL) {
+        g_free(s.calibration);
+        s.calibration = g_strdup(a->calibration);
+    }
+    const cs_engine_ops_t *ops = cs_engine_find(s.model != NULL ? s.model : "analytic");
+    if (ops == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --model: unknown model '%s'; expected one of %s",
+                    s.model, cs_engine_names());
+        goto out;
+    }
+    cs_nccltests_hint_t hint = { .has_coll = FALSE };
+    if (a->op != NULL && !cs_coll_parse(a->op, &hint.coll)) {
+        cs_set_flag_error(err, "--op", "unknown collective '%s'; expected broadcast, reduce, allgather, "
+                          "reducescatter or allreduce", a->op);
+        goto out;
+    }
+    hint.has_coll = a->op != NULL;
+    if (s.calibration != NULL && !cs_params_load(&params, s.calibration, err))
+        goto out;
+    topo = cs_topo_spec_build(&s.topo, err);
+    if (topo == NULL)
+        goto out;
+    hint.nranks = topo->ngpus;
+    log = cs_nccltests_log_load_hint(a->log, &hint, err);
+    if (log == NULL)
+        goto out;
+
+    /* which tables */
+    if (a->table > log->ntables) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: no table %d; expected 1 to %d (the log has %d)", a->log,
+                    a->table, log->ntables, log->ntables);
+        goto out;
+    }
+    for (guint i = 0; i < log->results->len; i++) {
+        int number = g_array_index(log->table_numbers, int, i);
+        if (a->table == 0 || a->table == number) {
+            compared_t c = { .measured = g_ptr_array_index(log->results, i), .number = number,
+                             .line = g_array_index(log->table_lines, int, i) };
+            g_array_append_val(cmp, c);
+        }
+    }
+    if (cmp->len == 0) {
+        /* the reason is in the notes: "FILE:LINE: table N skipped: ..." */
+        g_autofree char *key = g_strdup_printf(": table %d skipped", a->table);
+        const char *why = NULL;
+        for (guint i = 0; i < log->notes->len && why == NULL; i++)
+            if (a->table == 0 || strstr(g_ptr_array_index(log->notes, i), key) != NULL)
+                why = g_ptr_array_index(log->notes, i);
+        if (why != NULL)
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s", why);
+        else
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: no table to compare", a->log);
+        goto out;
+    }
+    for (guint i = 0; i < cmp->len; i++) {
+        compared_t *c = &g_array_index(cmp, compared_t, i);
+        const cs_result_t *m = c->measured;
+        if (m->nranks != topo->ngpus || (m->nnodes > 0 && m->nnodes != topo->nnodes)) {
+            char nodes[32] = "";
+            if (m->nnodes > 0)
+                g_snprintf(nodes, sizeof nodes, " on %d nodes", m->nnodes);
+            cs_set_error_at(err, a->log, c->line,
+                            "table %d was measured over %d ranks%s but the topology has %d GPUs on %d "
+                            "node%s; expected topology flags that match the run (--nodes, --gpus)",
+                            c->number, m->nranks, nodes, topo->ngpus, topo->nnodes, topo->nnodes == 1 ? "" : "s");
+            goto out;
+        }
+    }
+
+    comm = cs_comm_new(topo, s.env, err);
+    if (comm == NULL)
+        goto out;
+    for (guint i = 0; i < cmp->len; i++) {
+        compared_t *c = &g_array_index(cmp, compared_t, i);
+        g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);
+        c->predicted = predict_table(ops, topo, comm, &params, s.seed, c->measured, where, err);
+        if (c->predicted == NULL)
+            goto out;
+        c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
+        if (c->v == NULL)
+            goto out;
+    }
+
+    /* files first, atomically; then the report */
+    if (a->json_out != NULL) {
+        g_autofree char *j = comparison_json(a->log, cmp);
+        if (!cs_write_file_atomic(a->json_out, j, -1, err))
+            goto out;
+    }
+    if (a->csv_out != NULL) {
+        g_autofree char *c = comparison_csv(cmp);
+        if (!cs_write_file_atomic(a->csv_out, c, -1, err))
+            goto out;
+    }
+    for (guint i = 0; i < log->notes->len; i++)
+        printf("# log: %s\n", (const char *)g_ptr_array_index(log->notes, i));
+    for (guint i = 0; i < cmp->len; i++) {
+        if (i > 0 || log->notes->len > 0)
+            printf("\n");
+        print_comparison(stdout, a->log, &g_array_index(cmp, compared_t, i), topo, s.env, &params);
+    }
+    status = fflush(stdout) == 0 ? 0 : 1;
+    if (status != 0)
+        fprintf(stderr, "collsim: validate: cannot write to standard output\n");
+out:
+    g_array_set_size(cmp, 0);
+    cs_params_clear(&params);
+    cs_scenario_clear(&s);
+    return status;
+}
+
+int cs_cmd_validate(int argc, char **argv)
+{
+    validate_args_t a;
+    memset(&a, 0, sizeof a);
+    a.envs = g_ptr_array_new_with_free_func(g_free);
+    cs_topo_spec_init(&a.topo);
+    g_set_prgname("collsim validate");
+
+    g_autoptr(GError) err = NULL;
+    int status = 2;
+    if (parse_args(&a, argc, argv, &err)) {
+        status = validate(&a, &err);
+    }
+    if (status == 2)
+        cs_cli_fail(err);
+    g_ptr_array_unref(a.envs);
+    cs_topo_spec_clear(&a.topo);
+    g_free(a.scenario);
+    g_free(a.op);
+    g_free(a.json_out);
+    g_free(a.csv_out);
+    g_free(a.model);
+    g_free(a.calibration);
+    g_free(a.log);
+    return status;
+}

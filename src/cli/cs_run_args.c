@@ -1,0 +1,259 @@
+/* The command line of `collsim run` and `collsim real` (see cs_run_args.h).
+ * Moved out of cmd_run.c unchanged in behaviour: the messages and the order
+ * of the sources of each value are those `collsim run` always had. */
+#include "config.h"
+#include "cli/cs_run_args.h"
+#include "io/cs_scenario-int.h"
+#include "util/cs_error.h"
+#include "util/cs_units.h"
+
+#include <string.h>
+
+typedef struct {
+    const cs_scenario_key_t *key;
+    char *value;
+    char *option;             /* as typed: "-b" or "--minbytes" */
+} flag_value_t;
+
+static void flag_value_free(gpointer p)
+{
+    flag_value_t *f = p;
+    g_free(f->value);
+    g_free(f->option);
+    g_free(f);
+}
+
+void cs_run_args_init(cs_run_args_t *a)
+{
+    memset(a, 0, sizeof *a);
+    cs_scenario_init(&a->scratch);
+    a->flags = g_ptr_array_new_with_free_func(flag_value_free);
+    a->envs = g_ptr_array_new_with_free_func(g_free);
+    cs_topo_spec_init(&a->topo);
+    a->nthreads = 1;
+}
+
+void cs_run_args_clear(cs_run_args_t *a)
+{
+    cs_scenario_clear(&a->scratch);
+    g_ptr_array_unref(a->flags);
+    g_ptr_array_unref(a->envs);
+    cs_topo_spec_clear(&a->topo);
+    g_free(a->scenario);
+}
+
+/* ---- option callbacks ------------------------------------------------------ */
+
+static gboolean on_key_flag(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    cs_run_args_t *a = data;
+    const cs_scenario_key_t *k = cs_scenario_key_by_flag(option_name);
+    g_assert_nonnull(k);
+    /* the one switch: --no-extra-columns */
+    const char *v = value != NULL ? value : "false";
+    g_autoptr(GError) e = NULL;
+    if (!cs_scenario_set(&a->scratch, k->group, k->key, v, NULL, NULL, &e)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", option_name, e->message);
+        cs_scenario_error_one_line(*err);
+        return FALSE;
+    }
+    flag_value_t *f = g_new0(flag_value_t, 1);
+    f->key = k;
+    f->value = g_strdup(v);
+    f->option = g_strdup(option_name);
+    g_ptr_array_add(a->flags, f);
+    return TRUE;
+}
+
+static gboolean on_env(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    cs_run_args_t *a = data;
+    const char *eq = strchr(value, '=');
+    gboolean ok = eq != NULL && eq - value > 5 && g_str_has_prefix(value, "NCCL_");
+    for (const char *p = value; ok && p < eq; p++)
+        ok = g_ascii_isalnum(*p) || *p == '_';
+    if (!ok) {
+        cs_set_flag_error(err, option_name, "'%s' is not an NCCL variable setting; expected NCCL_NAME=VALUE", value);
+        cs_scenario_error_one_line(*err);
+        return FALSE;
+    }
+    g_ptr_array_add(a->envs, g_strdup(value));
+    return TRUE;
+}
+
+static gboolean on_threads(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    cs_run_args_t *a = data;
+    gint64 n;
+    if (!cs_parse_int(value, 1, 1024, &n)) {
+        cs_set_flag_error(err, option_name, "'%s' is not a thread count; expected a whole number from 1 to 1024", value);
+        cs_scenario_error_one_line(*err);
+        return FALSE;
+    }
+    a->nthreads = (int)n;
+    return TRUE;
+}
+
+static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
+{
+    g_autofree char *title = g_strdup_printf("collsim %s options", cmd->command);
+    g_autofree char *help = g_strdup_printf("Show the %s options", cmd->command);
+    GOptionGroup *g = g_option_group_new(cmd->command, title, help, a, NULL);
+    GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    GOptionEntry fixed[] = {
+        { "scenario", 's', 0, G_OPTION_ARG_FILENAME, &a->scenario, "Scenario file (INI, see collsim-scenario(5)); flags override it", "FILE" },
+        { "env", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_env, "Set an NCCL variable (repeatable; wins over the environment and [nccl])", "NCCL_X=VALUE" },
+        { "nthreads", 't', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_threads, "nccl-tests -t: threads per process; GPUs per node = threads x -g", "N" },
+        { "dump", 0, 0, G_OPTION_ARG_NONE, &a->dump, "Print the effective scenario as INI and exit", NULL },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(fixed); i++)
+        g_array_append_val(entries, fixed[i]);
+    for (const cs_scenario_key_t *k = cs_scenario_keys; k->key != NULL; k++) {
+        GOptionEntry e = { k->long_flag, k->short_flag, k->arg == NULL ? G_OPTION_FLAG_NO_ARG : 0,
+                           G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag, k->doc, k->arg };
+        g_array_append_val(entries, e);
+        if (k->alias != NULL) {
+            GOptionEntry al = { k->alias, 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
+                                k->doc, k->arg };
+            g_array_append_val(entries, al);
+        }
+    }
+    g_option_group_add_entries(g, (const GOptionEntry *)(void *)entries->data);
+    g_array_free(entries, TRUE);
+    return g;
+}
+
+gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int argc, char **argv, GError **err)
+{
+    g_autoptr(GOptionContext) ctx = g_option_context_new(cmd->parameter);
+    g_option_context_set_main_group(ctx, main_group(a, cmd));
+    if (cmd->extra != NULL) {
+        /* a group of its own, as the main group's user_data is 'a' */
+        g_autofree char *title = g_strdup_printf("collsim %s: its own options", cmd->command);
+        GOptionGroup *x = g_option_group_new("measure", title, "Show the measurement options", cmd->extra_data, NULL);
+        g_option_group_add_entries(x, cmd->extra);
+        g_option_context_add_group(ctx, x);
+    }
+    g_option_context_add_group(ctx, cs_topo_spec_option_group(&a->topo));
+    if (cmd->summary != NULL)
+        g_option_context_set_summary(ctx, cmd->summary);
+    if (cmd->description != NULL)
+        g_option_context_set_description(ctx, cmd->description);
+    g_autoptr(GError) e = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
+        if (e->domain == CS_ERROR)
+            g_propagate_error(err, g_steal_pointer(&e));
+        else
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s; expected the options of 'collsim %s --help'",
+                        cmd->command, e->message, cmd->command);
+        return FALSE;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (a->scenario == NULL && strcmp(argv[i], "--") != 0) {
+            a->scenario = g_strdup(argv[i]);
+        } else if (strcmp(argv[i], "--") != 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "collsim: %s: unexpected argument '%s'; expected at most one scenario file", cmd->command,
+                        argv[i]);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* ---- building the scenario ------------------------------------------------- */
+
+static void note_topo_flag_origins(cs_scenario_t *s, const cs_topo_spec_t *f)
+{
+    struct { const char *key; gboolean set; } set[] = {
+        { "gpu", f->gpu != NULL }, { "gpus", f->gpus > 0 }, { "sockets", f->sockets > 0 },
+        { "p2p", f->p2p != -1 }, { "nodes", f->nodes > 0 }, { "nic", f->nic != NULL },
+        { "nics-per-node", f->nics_per_node > 0 }, { "fabric", f->fabric != NULL },
+        { "oversubscription", f->oversubscription > 0 },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(set); i++)
+        if (set[i].set)
+            g_hash_table_replace(s->origins, g_strdup_printf("topology.%s", set[i].key),
+                                 g_strdup_printf("collsim: --%s", set[i].key));
+}
+
+gboolean cs_run_args_build(cs_run_args_t *a, cs_scenario_t *s, GError **err)
+{
+    if (a->scenario != NULL && !cs_scenario_load(s, a->scenario, err))
+        return FALSE;
+    for (guint i = 0; i < a->flags->len; i++) {
+        const flag_value_t *f = g_ptr_array_index(a->flags, i);
+        g_autofree char *origin = g_strdup_printf("collsim: %s", f->option);
+        if (!cs_scenario_set(s, f->key->group, f->key->key, f->value, origin, NULL, err)) {
+            g_prefix_error(err, "%s: ", origin);   /* (checked once already, when parsed) */
+            return FALSE;
+        }
+    }
+    /* As real NCCL: the process environment over the scenario's [nccl],
+     * and --env over both. */
+    cs_nccl_env_import_environ(s->env);
+    for (guint i = 0; i < a->envs->len; i++) {
+        const char *kv = g_ptr_array_index(a->envs, i);
+        const char *eq = strchr(kv, '=');
+        g_autofree char *name = g_strndup(kv, eq - kv);
+        cs_nccl_env_set(s->env, name, eq + 1, "--env");
+    }
+    /* nccl-tests runs threads x GPUs-per-thread ranks per process (-t, -g). */
+    if (a->nthreads > 1)
+        a->topo.gpus = a->nthreads * (a->topo.gpus > 0 ? a->topo.gpus : 1);
+    note_topo_flag_origins(s, &a->topo);
+    cs_topo_spec_merge(&s->topo, &a->topo);
+    return TRUE;
+}
+
+const char *cs_run_args_origin(const cs_scenario_t *s, const char *id, const char *fallback)
+{
+    const char *o = g_hash_table_lookup(s->origins, id);
+    return o != NULL ? o : fallback;
+}
+
+/* One process per GPU across nodes, as MPI jobs do, so that a user can run
+ * it and diff. */
+char *cs_run_args_nccl_tests_command(const cs_scenario_t *s, int nnodes, int ngpus, int ppn)
+{
+    GString *g = g_string_new(NULL);
+    g_autoptr(GPtrArray) names = cs_nccl_env_names(s->env);
+    if (nnodes > 1) {
+        g_string_append_printf(g, "mpirun -np %d -N %d", ngpus, ppn);
+        for (guint i = 0; i < names->len; i++) {
+            const char *n = g_ptr_array_index(names, i);
+            g_string_append_printf(g, " -x %s=%s", n, cs_nccl_env_get(s->env, n));
+        }
+        g_string_append_c(g, ' ');
+    } else {
+        for (guint i = 0; i < names->len; i++) {
+            const char *n = g_ptr_array_index(names, i);
+            g_string_append_printf(g, "%s=%s ", n, cs_nccl_env_get(s->env, n));
+        }
+    }
+    g_autofree char *b = cs_scenario_size_str(s->minbytes);
+    g_autofree char *e = cs_scenario_size_str(s->maxbytes);
+    g_string_append_printf(g, "%s -b %s -e %s", cs_coll_test_name(s->coll), b, e);
+    if (s->stepfactor > 1) {
+        g_string_append_printf(g, " -f %.0f", s->stepfactor);
+    } else {
+        g_autofree char *i = cs_scenario_size_str(s->stepbytes);
+        g_string_append_printf(g, " -i %s", i);
+    }
+    g_string_append_printf(g, " -g %d", nnodes > 1 ? 1 : ppn);
+    if (s->dtype != CS_DTYPE_FLOAT)
+        g_string_append_printf(g, " -d %s", cs_dtype_name(s->dtype));
+    if (cs_coll_has_redop(s->coll) && s->redop != CS_REDOP_SUM)
+        g_string_append_printf(g, " -o %s", cs_redop_name(s->redop));
+    if (cs_coll_has_root(s->coll) && s->root != 0)
+        g_string_append_printf(g, " -r %d", s->root);
+    if (s->iters != 20)
+        g_string_append_printf(g, " -n %d", s->iters);
+    if (s->warmup != 1)
+        g_string_append_printf(g, " -w %d", s->warmup);
+    if (s->agg_iters != 1)
+        g_string_append_printf(g, " -m %d", s->agg_iters);
+    if (s->check != 1)
+        g_string_append_printf(g, " -c %d", s->check);
+    return g_string_free(g, FALSE);
+}

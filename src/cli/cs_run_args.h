@@ -1,0 +1,47 @@
+/* The command line shared by `collsim run` and `collsim real`: a scenario
+ * file, its keys as flags (nccl-tests's -b -e -f ...), the topology flags,
+ * --env and -t; then the effective scenario built from them (file < flags,
+ * [nccl] < environment < --env). One parser, so both commands take the same
+ * scenario and flags and cannot drift apart. */
+#ifndef CS_RUN_ARGS_H
+#define CS_RUN_ARGS_H
+
+#include <glib.h>
+#include "io/cs_scenario.h"
+#include "models/cs_topo.h"
+
+typedef struct {
+    cs_scenario_t scratch;    /* flags are checked here as they are parsed */
+    GPtrArray *flags;         /* internal: flag values, command-line order */
+    GPtrArray *envs;          /* "NCCL_X=Y" from --env, in order */
+    cs_topo_spec_t topo;      /* topology flags */
+    char *scenario;
+    gboolean dump;
+    int nthreads;             /* nccl-tests -t */
+} cs_run_args_t;
+
+/* What differs between the commands that share the parser. */
+typedef struct {
+    const char *command;        /* "run": used in "collsim: run: ..." messages */
+    const char *parameter;      /* g_option_context_new's text */
+    const char *summary, *description;
+    const GOptionEntry *extra;  /* more main-group options (NULL-terminated), or NULL */
+    gpointer extra_data;        /* user_data of callbacks among 'extra' */
+} cs_run_args_cmd_t;
+
+void cs_run_args_init(cs_run_args_t *a);
+void cs_run_args_clear(cs_run_args_t *a);
+/* Parses argv (modified as g_option_context_parse does). Errors are one
+ * line ("collsim: -b: ..."), CS_ERROR_INPUT. */
+gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int argc, char **argv, GError **err);
+/* Loads the scenario file, applies the flags, the process's NCCL_*
+ * variables and --env, and merges the topology flags into s. */
+gboolean cs_run_args_build(cs_run_args_t *a, cs_scenario_t *s, GError **err);
+/* Where a scenario value came from ("FILE:LINE: key", "collsim: -b"),
+ * or 'fallback'. */
+const char *cs_run_args_origin(const cs_scenario_t *s, const char *id, const char *fallback);
+/* The nccl-tests command that measures the same thing: "[mpirun -np N -N
+ * PPN -x NCCL_X=Y ...] all_reduce_perf -b ... -g G". */
+char *cs_run_args_nccl_tests_command(const cs_scenario_t *s, int nnodes, int ngpus, int ppn);
+
+#endif

@@ -1,0 +1,108 @@
+/* collsim <command> [options]: dispatches to one subcommand, each with its
+ * own options. Only LC_CTYPE follows the user's locale (so GLib's help text
+ * may use UTF-8); numbers stay in the C locale, the same on every machine,
+ * as output must be byte-identical across runs. */
+#include "config.h"
+#include "cli/cs_commands.h"
+#include "cli/cs_cmd_doctor.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command_t;
+
+static const command_t commands[] = {
+    { "run", cs_cmd_run, "Predict a collective over a topology and print it as nccl-tests does" },
+    { "topo", cs_cmd_topo, "Check, show or draw a topology (a preset or a file)" },
+    { "validate", cs_cmd_validate, "Compare a prediction with an nccl-tests log" },
+    { "doctor", cs_cmd_doctor, "Inspect this machine and its NCCL_* settings: what NCCL will use, what will hurt" },
+};
+
+int cs_cli_fail(GError *err)
+{
+    g_autofree char *msg = g_strdup(err != NULL ? err->message : "collsim: failed (no reason given)");
+    /* one line, whatever the message holds */
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    if (g_str_has_prefix(msg, "collsim") || strchr(msg, ':') != NULL)
+        fprintf(stderr, "%s\n", msg);
+    else
+        fprintf(stderr, "collsim: %s\n", msg);
+    return 2;
+}
+
+static char *command_names(void)
+{
+    GString *g = g_string_new(NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
+        g_string_append_printf(g, "%s%s", i == 0 ? "" : ", ", commands[i].name);
+    return g_string_free(g, FALSE);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: collsim <command> [options]\n\n"
+               "Predicts how fast NCCL collectives run on a GPU cluster; every number says which\n"
+               "model or measurement made it.\n\nCommands:\n");
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nOptions:\n"
+               "  -h, --help     Show this help ('collsim <command> --help' for a command's options)\n"
+               "  -V, --version  Show the version\n\n"
+               "See collsim(1) and collsim-scenario(5).\n");
+}
+
+static const command_t *find_command(const char *name)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    setlocale(LC_CTYPE, "");
+    g_set_prgname("collsim");
+    g_autofree char *names = command_names();
+    if (argc < 2) {
+        fprintf(stderr, "collsim: no command given; expected one of %s (collsim --help lists them)\n", names);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || (strcmp(cmd, "help") == 0 && argc == 2)) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("collsim %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        /* collsim help run == collsim run --help */
+        const command_t *c = find_command(argv[2]);
+        if (c == NULL) {
+            fprintf(stderr, "collsim: help: unknown command '%s'; expected one of %s\n", argv[2], names);
+            return 2;
+        }
+        char *args[] = { (char *)c->name, (char *)"--help", NULL };
+        return c->run(2, args);
+    }
+    if (cmd[0] == '-') {
+        fprintf(stderr, "collsim: unknown option '%s'; expected a command first (%s), --help or --version\n",
+                cmd, names);
+        return 2;
+    }
+    const command_t *c = find_command(cmd);
+    if (c == NULL) {
+        fprintf(stderr, "collsim: unknown command '%s'; expected one of %s\n", cmd, names);
+        return 2;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,58 @@
+/* Scenario internals shared by cs_scenario.c, cs_topo_spec.c, cmd_run.c and
+ * the fuzz target. One table lists every scenario key with its flag, so the
+ * INI reader and the command line cannot drift apart. */
+#ifndef CS_SCENARIO_INT_H
+#define CS_SCENARIO_INT_H
+
+#include "io/cs_scenario.h"
+
+typedef struct {
+    const char *group;      /* "collective" */
+    const char *key;        /* "minbytes" */
+    char short_flag;        /* 'b', or 0 */
+    const char *long_flag;  /* "minbytes" (flag --minbytes) */
+    const char *alias;      /* nccl-tests's long name when it differs ("warmup_iters"), or NULL */
+    const char *arg;        /* "SIZE"; NULL for flags without a value */
+    const char *doc;
+} cs_scenario_key_t;
+
+/* Keys of [scenario], [collective] and [output] (the [topology] keys are the
+ * option group's; [nccl] takes any NCCL_* name). NULL-terminated. */
+extern const cs_scenario_key_t cs_scenario_keys[];
+/* Keys of [topology], NULL-terminated; "file" and "preset" share --topo. */
+extern const cs_scenario_key_t cs_topo_spec_keys[];
+
+const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key);
+/* By what the user typed: "-b", "--minbytes" or "--warmup_iters". */
+const cs_scenario_key_t *cs_scenario_key_by_flag(const char *option_name);
+
+/* Parses and stores one value. Errors carry only "what; expected" (no
+ * prefix): the caller prefixes "FILE:LINE: key: " or "collsim: -b: ".
+ * 'origin' (the same prefix without the trailing ": ") is remembered for
+ * later cross-field messages. 'base_dir' resolves relative input paths
+ * (the scenario file's directory), NULL for the command line. */
+gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, const char *value,
+                         const char *origin, const char *base_dir, GError **err);
+gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *value,
+                          const char *base_dir, GError **err);
+/* "--topo X": a preset name if one exists, otherwise a file. */
+gboolean cs_topo_spec_set_topo(cs_topo_spec_t *spec, const char *value, GError **err);
+
+/* cs_scenario_load from memory; 'name' is used in messages and to resolve
+ * relative paths. */
+gboolean cs_scenario_load_mem(cs_scenario_t *s, const char *buf, gsize len, const char *name,
+                              GError **err);
+
+/* Messages quote user text, which may hold escaped newlines or other
+ * control characters: rewrites them as \n, \t, \xHH so a message stays
+ * one line. */
+void cs_scenario_error_one_line(GError *err);
+
+/* A size as nccl-tests flags write it: "32M" when exact, else bytes. */
+char *cs_scenario_size_str(guint64 bytes);
+
+/* Most sizes one sweep may have (nccl-tests has no limit; a typo like -i 1
+ * with -e 1G would otherwise ask for a billion calls). */
+#define CS_SCENARIO_MAX_SIZES 10000
+
+#endif

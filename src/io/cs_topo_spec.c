@@ -1,0 +1,351 @@
+/* How a command obtains its topology: --topo PRESET|FILE and the builder
+ * options, from a scenario's [topology] group or from flags (one option
+ * group shared by run, topo and validate), and the build itself. */
+#include "config.h"
+#include "io/cs_scenario-int.h"
+#include "io/cs_topo_xml.h"
+#include "models/cs_hw.h"
+#include "models/cs_presets.h"
+#include "util/cs_error.h"
+#include "util/cs_units.h"
+
+#include <string.h>
+
+const cs_scenario_key_t cs_topo_spec_keys[] = {
+    { "topology", "file", 0, "topo", NULL, "PRESET|FILE", "Topology file (collsim XML or an NCCL_TOPO_DUMP_FILE)" },
+    { "topology", "preset", 0, "topo", NULL, "PRESET|FILE", "Built-in system (collsim topo list)" },
+    { "topology", "gpu", 0, "gpu", NULL, "MODEL", "GPU model of the pcie preset" },
+    { "topology", "gpus", 'g', "gpus", "ngpus", "N", "Use the first N GPUs of each node (as nccl-tests -g)" },
+    { "topology", "sockets", 0, "sockets", NULL, "1|2", "CPU sockets of the pcie preset" },
+    { "topology", "p2p", 0, "p2p", NULL, "on|off", "PCIe peer-to-peer between GPUs of the pcie preset" },
+    { "topology", "nodes", 0, "nodes", NULL, "N", "Number of nodes (a preset's node, or the file's, replicated)" },
+    { "topology", "nic", 0, "nic", NULL, "KIND", "NIC type of every node (e.g. ib-ndr, roce-400g, eth-1g)" },
+    { "topology", "nics-per-node", 0, "nics-per-node", NULL, "N", "NICs per node" },
+    { "topology", "fabric", 0, "fabric", NULL, "rail|fat-tree", "How nodes' NICs are switched" },
+    { "topology", "oversubscription", 0, "oversubscription", NULL, "RATIO", "Leaf down/up bandwidth ratio, e.g. 2 or 2:1 (default: 1)" },
+    { NULL, NULL, 0, NULL, NULL, NULL, NULL }
+};
+
+#define MAX_NODES 100000
+#define MAX_GPUS_PER_NODE 1024
+#define MAX_NICS_PER_NODE 64
+
+static void set_input_error(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void set_input_error(GError **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(err, CS_ERROR, CS_ERROR_INPUT, msg);
+}
+
+void cs_topo_spec_init(cs_topo_spec_t *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->p2p = -1;
+}
+
+void cs_topo_spec_clear(cs_topo_spec_t *spec)
+{
+    g_free(spec->file);
+    g_free(spec->preset);
+    g_free(spec->gpu);
+    g_free(spec->nic);
+    g_free(spec->fabric);
+    g_free(spec->origin);
+    cs_topo_spec_init(spec);
+}
+
+static gboolean parse_int_range(const char *v, int min, int max, const char *what, int *out_p, GError **err)
+{
+    gint64 n;
+    if (!cs_parse_int(v, G_MININT64, G_MAXINT64, &n)) {
+        set_input_error(err, "'%s' is not a whole number; expected %s", v, what);
+        return FALSE;
+    }
+    if (n < min || n > max) {
+        set_input_error(err, "%s is out of range; expected %s", v, what);
+        return FALSE;
+    }
+    *out_p = (int)n;
+    return TRUE;
+}
+
+/* "2", "2.5" or "2:1" (the ratio as network vendors write it). */
+static gboolean parse_ratio(const char *v, double *out_p, GError **err)
+{
+    double r;
+    const char *colon = strchr(v, ':');
+    gboolean ok;
+    if (colon != NULL) {
+        g_autofree char *a = g_strndup(v, colon - v);
+        double num, den;
+        ok = cs_parse_double(a, &num) && cs_parse_double(colon + 1, &den) && den > 0;
+        r = ok ? num / den : 0;
+    } else {
+        ok = cs_parse_double(v, &r);
+    }
+    if (!ok) {
+        set_input_error(err, "'%s' is not a ratio; expected a number such as 2 or 2:1", v);
+        return FALSE;
+    }
+    if (!(r >= 1) || r > 1000) {
+        set_input_error(err, "oversubscription %s is out of range; expected from 1 (non-blocking) to 1000", v);
+        return FALSE;
+    }
+    *out_p = r;
+    return TRUE;
+}
+
+static void replace_str(char **dst, char *v)
+{
+    g_free(*dst);
+    *dst = v;
+}
+
+static char *resolve_path(const char *v, const char *base_dir)
+{
+    if (base_dir == NULL || g_path_is_absolute(v) || strcmp(base_dir, ".") == 0)
+        return g_strdup(v);
+    return g_build_filename(base_dir, v, NULL);
+}
+
+gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, const char *base_dir, GError **err)
+{
+    if (strcmp(key, "file") == 0) {
+        if (*v == '\0') {
+            set_input_error(err, "empty value; expected a topology file");
+            return FALSE;
+        }
+        replace_str(&spec->file, resolve_path(v, base_dir));
+    } else if (strcmp(key, "preset") == 0) {
+        if (!cs_preset_exists(v)) {
+            set_input_error(err, "unknown preset '%s'; expected one of %s", v, cs_preset_names());
+            return FALSE;
+        }
+        replace_str(&spec->preset, g_strdup(v));
+    } else if (strcmp(key, "gpu") == 0) {
+        if (cs_gpu_model_find(v) == NULL) {
+            set_input_error(err, "unknown GPU model '%s'; expected one of %s", v, cs_gpu_model_names());
+            return FALSE;
+        }
+        replace_str(&spec->gpu, g_strdup(v));
+    } else if (strcmp(key, "gpus") == 0) {
+        return parse_int_range(v, 1, MAX_GPUS_PER_NODE, "a number of GPUs per node of at least 1", &spec->gpus, err);
+    } else if (strcmp(key, "sockets") == 0) {
+        return parse_int_range(v, 1, 2, "1 or 2", &spec->sockets, err);
+    } else if (strcmp(key, "p2p") == 0) {
+        if (g_ascii_strcasecmp(v, "on") == 0 || g_ascii_strcasecmp(v, "yes") == 0 ||
+            g_ascii_strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0)
+            spec->p2p = 1;
+        else if (g_ascii_strcasecmp(v, "off") == 0 || g_ascii_strcasecmp(v, "no") == 0 ||
+                 g_ascii_strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0)
+            spec->p2p = 0;
+        else {
+            set_input_error(err, "'%s' is not on or off; expected on or off", v);
+            return FALSE;
+        }
+    } else if (strcmp(key, "nodes") == 0) {
+        return parse_int_range(v, 1, MAX_NODES, "a number of nodes from 1 to 100000", &spec->nodes, err);
+    } else if (strcmp(key, "nic") == 0) {
+        if (cs_nic_type_find(v) == NULL) {
+            set_input_error(err, "unknown NIC type '%s'; expected one of %s", v, cs_nic_type_names());
+            return FALSE;
+        }
+        replace_str(&spec->nic, g_strdup(v));
+    } else if (strcmp(key, "nics-per-node") == 0) {
+        return parse_int_range(v, 1, MAX_NICS_PER_NODE, "a number of NICs per node from 1 to 64",
+                               &spec->nics_per_node, err);
+    } else if (strcmp(key, "fabric") == 0) {
+        if (g_ascii_strcasecmp(v, "rail") == 0)
+            replace_str(&spec->fabric, g_strdup("rail"));
+        else if (g_ascii_strcasecmp(v, "fat-tree") == 0 || g_ascii_strcasecmp(v, "fattree") == 0)
+            replace_str(&spec->fabric, g_strdup("fat-tree"));
+        else {
+            set_input_error(err, "unknown fabric '%s'; expected rail or fat-tree", v);
+            return FALSE;
+        }
+    } else if (strcmp(key, "oversubscription") == 0) {
+        return parse_ratio(v, &spec->oversubscription, err);
+    } else {
+        g_assert_not_reached();
+    }
+    return TRUE;
+}
+
+gboolean cs_topo_spec_set_topo(cs_topo_spec_t *spec, const char *v, GError **err)
+{
+    if (v == NULL || *v == '\0') {
+        set_input_error(err, "empty value; expected a preset name or a topology file");
+        return FALSE;
+    }
+    /* A preset name wins over a file of the same name in the working
+     * directory; "./dgx-h100" names the file. */
+    if (cs_preset_exists(v)) {
+        replace_str(&spec->preset, g_strdup(v));
+        g_clear_pointer(&spec->file, g_free);
+    } else if (g_file_test(v, G_FILE_TEST_EXISTS) || strchr(v, '/') != NULL || strchr(v, '.') != NULL) {
+        replace_str(&spec->file, g_strdup(v));
+        g_clear_pointer(&spec->preset, g_free);
+    } else {
+        set_input_error(err, "unknown preset '%s' and no such file; expected one of %s, or a topology file",
+                        v, cs_preset_names());
+        return FALSE;
+    }
+    g_clear_pointer(&spec->origin, g_free);
+    return TRUE;
+}
+
+/* ---- command-line group -------------------------------------------------- */
+
+static gboolean on_topo_flag(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    cs_topo_spec_t *spec = data;
+    const cs_scenario_key_t *k = cs_scenario_key_by_flag(option_name);
+    g_autoptr(GError) e = NULL;
+    gboolean ok;
+    if (k == NULL || strcmp(k->group, "topology") != 0)
+        g_assert_not_reached();
+    if (strcmp(k->long_flag, "topo") == 0)
+        ok = cs_topo_spec_set_topo(spec, value, &e);
+    else
+        ok = cs_topo_spec_set(spec, k->key, value, NULL, &e);
+    if (!ok) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", option_name, e->message);
+        cs_scenario_error_one_line(*err);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+GOptionGroup *cs_topo_spec_option_group(cs_topo_spec_t *spec)
+{
+    GOptionGroup *g = g_option_group_new("topology", "Topology options (also [topology] in a scenario):",
+                                         "Show the topology options", spec, NULL);
+    GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    for (const cs_scenario_key_t *k = cs_topo_spec_keys; k->key != NULL; k++) {
+        if (strcmp(k->key, "preset") == 0)
+            continue;     /* shares --topo with "file" */
+        GOptionEntry e = { k->long_flag, k->short_flag, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_topo_flag,
+                           k->doc, k->arg };
+        g_array_append_val(entries, e);
+        if (k->alias != NULL) {
+            GOptionEntry a = { k->alias, 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_CALLBACK, (gpointer)on_topo_flag,
+                               k->doc, k->arg };
+            g_array_append_val(entries, a);
+        }
+    }
+    /* GLib copies the entries (their strings are static). */
+    g_option_group_add_entries(g, (const GOptionEntry *)(void *)entries->data);
+    g_array_free(entries, TRUE);
+    return g;
+}
+
+void cs_topo_spec_merge(cs_topo_spec_t *spec, const cs_topo_spec_t *flags)
+{
+    if (flags->file != NULL || flags->preset != NULL) {
+        replace_str(&spec->file, g_strdup(flags->file));
+        replace_str(&spec->preset, g_strdup(flags->preset));
+        replace_str(&spec->origin, g_strdup(flags->origin));
+    }
+    if (flags->gpu != NULL)
+        replace_str(&spec->gpu, g_strdup(flags->gpu));
+    if (flags->gpus > 0)
+        spec->gpus = flags->gpus;
+    if (flags->sockets > 0)
+        spec->sockets = flags->sockets;
+    if (flags->p2p != -1)
+        spec->p2p = flags->p2p;
+    if (flags->nodes > 0)
+        spec->nodes = flags->nodes;
+    if (flags->nic != NULL)
+        replace_str(&spec->nic, g_strdup(flags->nic));
+    if (flags->nics_per_node > 0)
+        spec->nics_per_node = flags->nics_per_node;
+    if (flags->fabric != NULL)
+        replace_str(&spec->fabric, g_strdup(flags->fabric));
+    if (flags->oversubscription > 0)
+        spec->oversubscription = flags->oversubscription;
+}
+
+/* ---- build ----------------------------------------------------------------- */
+
+static void spec_to_opts(const cs_topo_spec_t *spec, cs_build_opts_t *o)
+{
+    cs_build_opts_init(o);
+    if (spec->gpu != NULL)
+        o->gpu = spec->gpu;
+    if (spec->gpus > 0)
+        o->gpus = spec->gpus;
+    if (spec->sockets > 0)
+        o->sockets = spec->sockets;
+    if (spec->p2p != -1)
+        o->p2p = spec->p2p;
+    if (spec->nodes > 0)
+        o->nodes = spec->nodes;
+    if (spec->nic != NULL)
+        o->nic = spec->nic;
+    if (spec->nics_per_node > 0)
+        o->nics_per_node = spec->nics_per_node;
+    if (spec->fabric != NULL)
+        o->fabric = spec->fabric;
+    if (spec->oversubscription > 0)
+        o->oversubscription = spec->oversubscription;
+}
+
+cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err)
+{
+    if (spec->file == NULL && spec->preset == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "collsim: no topology given; expected --topo PRESET|FILE or [topology] preset or file");
+        return NULL;
+    }
+    cs_build_opts_t o;
+    spec_to_opts(spec, &o);
+    g_autoptr(cs_topo_t) t = NULL;
+    if (spec->preset != NULL) {
+        t = cs_preset_build(spec->preset, &o, err);
+        if (t == NULL)
+            return NULL;
+    } else {
+        t = cs_topo_xml_load(spec->file, err);
+        if (t == NULL)
+            return NULL;
+        if (spec->nodes > 1) {
+            if (t->nnodes > 1) {
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                            "collsim: --nodes: %s already describes %d nodes; expected a one-node file to replicate",
+                            spec->file, t->nnodes);
+                return NULL;
+            }
+            cs_topo_t *c = cs_cluster_build(t, &o, err);
+            if (c == NULL)
+                return NULL;
+            cs_topo_free(t);
+            t = c;
+        }
+    }
+    if (spec->gpus > 0) {
+        int fewest = G_MAXINT, most = 0;
+        for (int n = 0; n < t->nnodes; n++) {
+            int g = cs_topo_node_gpus(t, n);
+            fewest = MIN(fewest, g);
+            most = MAX(most, g);
+        }
+        if (spec->gpus > fewest) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "collsim: --gpus: %d GPUs per node requested; expected at most %d, the GPUs of each node of %s",
+                        spec->gpus, fewest, spec->preset != NULL ? spec->preset : spec->file);
+            return NULL;
+        }
+        if (most > spec->gpus) {
+            cs_topo_t *r = cs_topo_restrict_gpus(t, spec->gpus, err);
+            if (r == NULL)
+                return NULL;
+            cs_topo_free(t);
+            t = r;
+        }
+    }
+    return g_steal_pointer(&t);
+}

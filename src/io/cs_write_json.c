@@ -1,0 +1,160 @@
+/* Results as JSON: every field of every row, keys in a fixed order, numbers
+ * in the shortest form that reads back to the same double, and null for
+ * what is missing (a placement not run, an unchecked #wrong, an unknown
+ * algorithm). Also the atomic file write both file writers use. */
+#include "config.h"
+#include "io/cs_writers.h"
+#include "io/cs_writers-int.h"
+#include "util/cs_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void json_str(GString *g, const char *s)
+{
+    if (s == NULL) {
+        g_string_append(g, "null");
+        return;
+    }
+    g_string_append_c(g, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': g_string_append(g, "\\\""); break;
+        case '\\': g_string_append(g, "\\\\"); break;
+        case '\n': g_string_append(g, "\\n"); break;
+        case '\r': g_string_append(g, "\\r"); break;
+        case '\t': g_string_append(g, "\\t"); break;
+        default:
+            if (*p < 0x20)
+                g_string_append_printf(g, "\\u%04x", *p);
+            else
+                g_string_append_c(g, (char)*p);
+        }
+    }
+    g_string_append_c(g, '"');
+}
+
+void cs_write_append_number(GString *g, double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    for (int prec = 1; prec <= 17; prec++) {
+        char fmt[8];
+        snprintf(fmt, sizeof fmt, "%%.%dg", prec);
+        g_ascii_formatd(buf, sizeof buf, fmt, v);
+        if (g_ascii_strtod(buf, NULL) == v)
+            break;
+    }
+    g_string_append(g, buf);
+}
+
+static void json_num(GString *g, double v)
+{
+    if (isfinite(v))
+        cs_write_append_number(g, v);
+    else
+        g_string_append(g, "null");
+}
+
+/* A value < 0 means "none" in result rows. */
+static void json_num_or_null(GString *g, double v)
+{
+    if (v < 0)
+        g_string_append(g, "null");
+    else
+        json_num(g, v);
+}
+
+static void json_placement(GString *g, const cs_result_row_t *row, int p)
+{
+    if (row->time_us[p] < 0) {
+        g_string_append(g, "null");
+        return;
+    }
+    g_string_append(g, "{\"time_us\": ");
+    json_num(g, row->time_us[p]);
+    g_string_append(g, ", \"algbw\": ");
+    json_num_or_null(g, row->algbw[p]);
+    g_string_append(g, ", \"busbw\": ");
+    json_num_or_null(g, row->busbw[p]);
+    g_string_append(g, ", \"wrong\": ");
+    if (row->wrong[p] >= 0)
+        g_string_append_printf(g, "%ld", row->wrong[p]);
+    else
+        g_string_append(g, "null");
+    g_string_append_c(g, '}');
+}
+
+char *cs_write_json(const cs_result_t *r)
+{
+    GString *g = g_string_new("{\n");
+    g_string_append(g, "  \"producer\": ");
+    json_str(g, r->producer);
+    g_string_append(g, ",\n  \"source\": ");
+    json_str(g, r->source);
+    g_string_append(g, ",\n  \"collective\": ");
+    json_str(g, cs_coll_name(r->coll));
+    g_string_append(g, ",\n  \"test\": ");
+    json_str(g, cs_coll_test_name(r->coll));
+    g_string_append_printf(g, ",\n  \"nranks\": %d,\n  \"nnodes\": %d,\n  \"avg_busbw\": ", r->nranks, r->nnodes);
+    json_num(g, r->avg_busbw);
+    g_string_append(g, ",\n  \"notes\": [");
+    for (guint i = 0; i < r->notes->len; i++) {
+        g_string_append(g, i ? ", " : "");
+        json_str(g, g_ptr_array_index(r->notes, i));
+    }
+    g_string_append(g, "],\n  \"rows\": [");
+    for (guint i = 0; i < r->rows->len; i++) {
+        const cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, i);
+        g_string_append(g, i ? ",\n    " : "\n    ");
+        g_string_append_printf(g, "{\"size\": %" G_GUINT64_FORMAT ", \"count\": %" G_GUINT64_FORMAT ", \"type\": ",
+                               row->size, row->count);
+        json_str(g, cs_dtype_name(row->dtype));
+        g_string_append(g, ", \"redop\": ");
+        json_str(g, cs_coll_has_redop(r->coll) ? cs_redop_name(row->redop) : "none");
+        g_string_append_printf(g, ", \"root\": %d, \"out_of_place\": ", row->root);
+        json_placement(g, row, CS_OOP);
+        g_string_append(g, ", \"in_place\": ");
+        json_placement(g, row, CS_INP);
+        g_string_append(g, ", \"algo\": ");
+        json_str(g, row->algo[0] ? row->algo : NULL);
+        g_string_append(g, ", \"proto\": ");
+        json_str(g, row->proto[0] ? row->proto : NULL);
+        g_string_append(g, ", \"nchannels\": ");
+        if (row->nchannels > 0)
+            g_string_append_printf(g, "%d", row->nchannels);
+        else
+            g_string_append(g, "null");
+        g_string_append(g, ", \"transport\": ");
+        json_str(g, row->transport[0] ? row->transport : NULL);
+        g_string_append(g, ", \"nccl_est_us\": ");
+        json_num_or_null(g, row->nccl_est_us);
+        g_string_append_c(g, '}');
+    }
+    g_string_append(g, r->rows->len ? "\n  ]\n}\n" : "]\n}\n");
+    return g_string_free(g, FALSE);
+}
+
+gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err)
+{
+    g_autoptr(GError) ferr = NULL;
+    if (len < 0)
+        len = (gssize)strlen(data);
+    /* GLib writes a temporary file next to 'path' and renames it. */
+    if (!g_file_set_contents_full(path, data, len, G_FILE_SET_CONTENTS_CONSISTENT, 0666, &ferr)) {
+        /* GLib's message names its temporary file; keep only the reason. */
+        const char *reason = strrchr(ferr->message, ':');
+        reason = reason != NULL ? reason + 1 : ferr->message;
+        while (*reason == ' ')
+            reason++;
+        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the file (%s); expected a writable path", path, reason);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean cs_write_json_file(const char *path, const cs_result_t *r, GError **err)
+{
+    g_autofree char *data = cs_write_json(r);
+    return cs_write_file_atomic(path, data, -1, err);
+}

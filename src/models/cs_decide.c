@@ -1,0 +1,774 @@
+/* The communicator of every GPU of a topology as NCCL v2.28.9 would set it
+ * up (init.cc initTransportsRank): transports between peers, NCCL nodes
+ * (hosts, split where GPUs can only talk through the network), the ring /
+ * tree / NVLS graph searches per distinct node shape, the AllGather3
+ * agreement (min channels and bandwidth, max path types), ncclTopoPostset's
+ * channel count, and the tuning tables (cs_decide_tune.c). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "models/cs_decide_int.h"
+#include "util/cs_error.h"
+#include "util/cs_units.h"
+
+static const char *const transport_names[CS_XPORT_COUNT] = {
+    "P2P/NVL", "P2P/PCI", "SHM", "NET/IB", "NET/Socket"
+};
+
+const char *cs_transport_name(cs_transport_t x)
+{
+    return (unsigned)x < CS_XPORT_COUNT ? transport_names[x] : "?";
+}
+
+/* ---- host shapes ------------------------------------------------------- */
+
+/* Devices of every node in index order, built in one pass. */
+typedef struct {
+    int *off;       /* node -> first entry */
+    int *devs;
+    int *pos;       /* device -> position within its node, -1 */
+} node_devs_t;
+
+static void node_devs_build(const cs_topo_t *t, node_devs_t *nd)
+{
+    nd->off = g_new0(int, t->nnodes + 2);
+    nd->devs = g_new0(int, MAX(t->ndevs, 1));
+    nd->pos = g_new(int, MAX(t->ndevs, 1));
+    for (int i = 0; i < t->ndevs; i++)
+        if (t->devs[i].node >= 0 && t->devs[i].node < t->nnodes)
+            nd->off[t->devs[i].node + 1]++;
+    for (int n = 0; n < t->nnodes; n++)
+        nd->off[n + 1] += nd->off[n];
+    g_autofree int *fill = g_memdup2(nd->off, sizeof(int) * (t->nnodes + 1));
+    for (int i = 0; i < t->ndevs; i++) {
+        int n = t->devs[i].node;
+        nd->pos[i] = -1;
+        if (n >= 0 && n < t->nnodes) {
+            nd->pos[i] = fill[n] - nd->off[n];
+            nd->devs[fill[n]++] = i;
+        }
+    }
+}
+
+static void node_devs_clear(node_devs_t *nd)
+{
+    g_free(nd->off);
+    g_free(nd->devs);
+    g_free(nd->pos);
+}
+
+/* Bytes that are equal for two hosts exactly when NCCL would see the same
+ * system on both: devices in order with their properties, and the links
+ * between them (binary, so that 1000 hosts hash in a few milliseconds). */
+static void sig_int(GByteArray *b, gint64 v)
+{
+    g_byte_array_append(b, (const guint8 *)&v, sizeof v);
+}
+
+static void sig_double(GByteArray *b, double v)
+{
+    g_byte_array_append(b, (const guint8 *)&v, sizeof v);
+}
+
+static GBytes *host_signature(const cs_topo_t *t, const node_devs_t *nd, int host)
+{
+    GByteArray *b = g_byte_array_new();
+    for (int i = nd->off[host]; i < nd->off[host + 1]; i++) {
+        const cs_device_t *d = &t->devs[nd->devs[i]];
+        sig_int(b, d->kind);
+        sig_int(b, (gint64)(gintptr)d->gpu);
+        sig_int(b, d->local);
+        sig_int(b, d->gdr);
+        sig_int(b, d->p2p_force);
+        sig_int(b, d->vendor);
+        sig_int(b, d->socket);
+        sig_int(b, d->nic_kind);
+        sig_double(b, d->nic_bw);
+        sig_int(b, d->nic_ports);
+        if (d->ifname != NULL)
+            g_byte_array_append(b, (const guint8 *)d->ifname, strlen(d->ifname));
+        sig_int(b, -1);
+        for (int k = t->adj_off[nd->devs[i]]; k < t->adj_off[nd->devs[i] + 1]; k++) {
+            const cs_link_t *l = &t->links[t->adj[k]];
+            sig_int(b, t->devs[l->dst].node == host ? nd->pos[l->dst] : -1);
+            sig_int(b, l->kind);
+            sig_double(b, l->nccl_bw);
+            sig_double(b, l->bw);
+            sig_int(b, l->count);
+        }
+        sig_int(b, -2);
+    }
+    return g_byte_array_free_to_bytes(b);
+}
+
+/* g_bytes_hash goes byte by byte; signatures are long, so hash words. */
+static guint sig_hash(gconstpointer key)
+{
+    gsize n;
+    const guint8 *p = g_bytes_get_data((GBytes *)key, &n);
+    guint64 h = 0x9e3779b97f4a7c15u ^ n;
+    gsize i = 0;
+    for (; i + 8 <= n; i += 8) {
+        guint64 w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3u;
+    return (guint)(h ^ (h >> 32));
+}
+
+/* Per host shape: its network devices, the GPU pair matrix and the NCCL
+ * nodes (domains) it splits into. */
+typedef struct {
+    int host;                 /* representative */
+    int ngpus;
+    int *gpu_devs;            /* representative's GPU devices, local order */
+    cs_netsel_t net;
+    cs_link_choice_t *pairs;  /* [a*G+b] */
+    int ndom;
+    int *dom_of;              /* local GPU -> domain */
+    int *dom_shape;           /* domain -> index into comm->shapes */
+} host_shape_t;
+
+static void host_shape_free(gpointer p)
+{
+    host_shape_t *h = p;
+    g_free(h->gpu_devs);
+    cs_netsel_clear(&h->net);
+    g_free(h->pairs);
+    g_free(h->dom_of);
+    g_free(h->dom_shape);
+    g_free(h);
+}
+
+/* NCCL's bandwidth of an intra path with the NVSwitches merged (topo.cc
+ * connects every GPU to one NVS node with the sum of its NVLinks). */
+static double merged_path_bw(const cs_topo_t *t, const cs_path_t *p)
+{
+    if (p->nhops == 0)
+        return p->nccl_bw;
+    double bw = INFINITY;
+    for (int i = 0; i < p->nhops; i++) {
+        const cs_link_t *l = &t->links[p->links[i]];
+        const cs_device_t *a = &t->devs[l->src], *b = &t->devs[l->dst];
+        double v = l->nccl_bw;
+        if (a->kind == CS_DEV_NVSWITCH && b->kind == CS_DEV_NVSWITCH)
+            continue;
+        if ((a->kind == CS_DEV_GPU && b->kind == CS_DEV_NVSWITCH) ||
+            (a->kind == CS_DEV_NVSWITCH && b->kind == CS_DEV_GPU)) {
+            int gpu = a->kind == CS_DEV_GPU ? l->src : l->dst;
+            gboolean up = a->kind == CS_DEV_GPU;
+            v = 0;
+            for (int k = t->adj_off[gpu]; k < t->adj_off[gpu + 1]; k++) {
+                const cs_link_t *x = &t->links[t->adj[k]];
+                if (x->kind == CS_LINK_NVL && t->devs[x->dst].kind == CS_DEV_NVSWITCH)
+                    v += up ? x->nccl_bw : t->links[x->reverse].nccl_bw;
+            }
+        }
+        bw = MIN(bw, v);
+    }
+    return bw;
+}
+
+/* Best bandwidth a GPU reaches a network device with, through PXB or
+ * closer (paths.cc ncclTopoCheckNet). */
+static double gpu_net_speed(const cs_topo_t *t, const cs_nccl_settings_t *s, int gpu,
+                            const cs_netsel_t *net)
+{
+    double best = 0;
+    for (int n = 0; n < net->n; n++) {
+        if (net->devs[n].dev < 0)
+            continue;
+        cs_path_t p;
+        cs_path_intra(t, gpu, net->devs[n].dev, s->nvb_disable, &p);
+        if (p.type <= CS_PATH_PXB)
+            best = MAX(best, MIN(p.nccl_bw, net->devs[n].speed));
+    }
+    return best;
+}
+
+/* Transport between two GPUs of one host (p2p.cc p2pCanConnect, shm.cc
+ * shmCanConnect, paths.cc ncclTopoCheckNet). */
+static void pair_choice(const cs_topo_t *t, const cs_nccl_settings_t *s, int da, int db,
+                        int host_gpus, const cs_netsel_t *net, cs_link_choice_t *out)
+{
+    cs_path_t p;
+    gboolean p2p = cs_sys_p2p(t, s, da, db, host_gpus, &p);
+    double speed;
+    memset(out, 0, sizeof *out);
+    out->path = p.type;
+    if (p2p) {
+        speed = merged_path_bw(t, &p);
+    } else {
+        int cpu = cs_topo_node_cpu_of(t, db);
+        cs_path_t p1, p2;
+        cs_path_intra(t, da, cpu, s->nvb_disable, &p1);
+        cs_path_intra(t, cpu, db, s->nvb_disable, &p2);
+        speed = MIN(merged_path_bw(t, &p1), merged_path_bw(t, &p2));
+        out->path = MAX(p1.type, p2.type);
+    }
+    out->nccl_bw = speed;
+    gboolean use_net = FALSE;
+    if (!s->net_disable_intra && net->kind != CS_NET_NONE) {
+        double s1 = gpu_net_speed(t, s, da, net), s2 = gpu_net_speed(t, s, db, net);
+        use_net = s1 > speed && s2 > speed;
+    }
+    if (p2p && !use_net) {
+        out->transport = p.type <= CS_PATH_NVB ? CS_XPORT_P2P_NVL : CS_XPORT_P2P_PCI;
+        out->p2p_read = p.type == CS_PATH_NVL && t->devs[da].gpu->sm == 80 &&
+                        t->devs[db].gpu->sm == 80;
+    } else if (!s->shm_disable && !use_net) {
+        out->transport = CS_XPORT_SHM;
+    } else {
+        out->transport = net->kind == CS_NET_IB ? CS_XPORT_NET_IB : CS_XPORT_NET_SOCKET;
+        out->path = CS_PATH_NET;
+    }
+}
+
+static gboolean is_net(cs_transport_t x)
+{
+    return x == CS_XPORT_NET_IB || x == CS_XPORT_NET_SOCKET;
+}
+
+/* ---- per NCCL node shape: the searches ------------------------------------ */
+
+static void shape_free(gpointer p)
+{
+    cs_shape_t *sh = p;
+    cs_graph_clear(&sh->ring);
+    cs_graph_clear(&sh->tree);
+    cs_graph_clear(&sh->nvls);
+    cs_sys_free(sh->sys);
+    g_free(sh->pairs);
+    g_free(sh);
+}
+
+static gboolean nvls_possible(const cs_comm_t *c, const cs_sys_t *sys)
+{
+    /* nvls.cc ncclNvlsInit: NCCL_NVLS_ENABLE, at least 2 GPUs, and
+     * multicast support (CUDA reports it for sm90+ GPUs on NVSwitch). */
+    return c->s.nvls_enable != 0 && sys->ngpus >= 2 && sys->nvs && sys->cc_min >= 90;
+}
+
+static void shape_search(cs_comm_t *c, cs_shape_t *sh)
+{
+    int G = sh->sys->ngpus;
+    cs_graph_init(&sh->ring, 0, CS_PATTERN_RING, 1, CS_MAXCHANNELS / 2, G);
+    cs_graph_compute(sh->sys, &sh->ring);
+    cs_graph_init(&sh->tree, 1, CS_PATTERN_BALANCED_TREE, sh->ring.nch, sh->ring.nch, G);
+    cs_graph_compute(sh->sys, &sh->tree);
+    cs_graph_init(&sh->nvls, 3, CS_PATTERN_NVLS, 1, CS_MAXCHANNELS, G);
+    if (nvls_possible(c, sh->sys))
+        cs_graph_compute(sh->sys, &sh->nvls);
+}
+
+/* ---- the communicator ---------------------------------------------------- */
+
+static const cs_graph_t *algo_graph(const cs_shape_t *sh, int a)
+{
+    switch (a) {
+    case CS_ALGO_TREE:
+    case CS_ALGO_PAT:
+        return &sh->tree;   /* init.cc: graphs[PAT] = treeGraph */
+    case CS_ALGO_RING:
+        return &sh->ring;
+    case CS_ALGO_NVLS:
+    case CS_ALGO_NVLS_TREE:
+        return &sh->nvls;
+    default:
+        return NULL;        /* CollNet graphs are not searched (collnet off) */
+    }
+}
+
+/* init.cc AllGather3: every rank takes the min channel count and
+ * bandwidth and the max path types over all ranks. */
+static void agree_graphs(cs_comm_t *c)
+{
+    for (int a = 0; a < CS_ALGO_COUNT; a++) {
+        c->graph_nch[a] = G_MAXINT;
+        c->graph_bw_intra[a] = c->graph_bw_inter[a] = INFINITY;
+        c->graph_lat_inter[a] = INFINITY;
+        c->graph_type_intra[a] = c->graph_type_inter[a] = 0;
+    }
+    c->max_tree_pattern = 0;
+    for (int n = 0; n < c->nnodes; n++) {
+        const cs_shape_t *sh = g_ptr_array_index(c->shapes, c->nodes[n].shape);
+        for (int a = 0; a < CS_ALGO_COUNT; a++) {
+            const cs_graph_t *g = algo_graph(sh, a);
+            int nch = g ? g->nch : 0;
+            c->graph_nch[a] = MIN(c->graph_nch[a], nch);
+            c->graph_bw_intra[a] = MIN(c->graph_bw_intra[a], g ? g->bw_intra : 0);
+            c->graph_bw_inter[a] = MIN(c->graph_bw_inter[a], g ? g->bw_inter : 0);
+            c->graph_lat_inter[a] = MIN(c->graph_lat_inter[a], g ? g->lat_inter : 0);
+            c->graph_type_intra[a] = MAX(c->graph_type_intra[a], g ? g->type_intra : 0);
+            c->graph_type_inter[a] = MAX(c->graph_type_inter[a], g ? g->type_inter : 0);
+            c->graph_same[a] = n == 0 ? (g ? g->same_channels : 0)
+                                      : MIN(c->graph_same[a], g ? g->same_channels : 0);
+        }
+        c->max_tree_pattern = MAX(c->max_tree_pattern, sh->tree.pattern);
+    }
+    /* init.cc: comm nChannels = min(tree, ring); both graphs take it. */
+    c->nch = MIN(c->graph_nch[CS_ALGO_TREE], c->graph_nch[CS_ALGO_RING]);
+    c->graph_nch[CS_ALGO_TREE] = c->graph_nch[CS_ALGO_RING] = c->graph_nch[CS_ALGO_PAT] = c->nch;
+}
+
+/* connect.cc ncclTopoPostset: the channel count the kernels get. */
+static int postset_channels(const cs_comm_t *c)
+{
+    int nch = MIN(CS_MAXCHANNELS, c->nch * 2);
+    if (c->info.cc >= 90 && c->nnodes > 1 && c->graph_bw_intra[CS_ALGO_RING] > 45.0 && nch < 16)
+        nch *= 2;
+    nch = MIN(MIN(c->s.max_nchannels, nch), c->s.max_ctas);
+    nch = MAX(nch, MAX(c->s.min_nchannels, c->s.min_ctas));
+    return nch;
+}
+
+static gboolean build_nodes(cs_comm_t *c, GError **err)
+{
+    const cs_topo_t *t = c->t;
+    node_devs_t nd;
+    node_devs_build(t, &nd);
+    g_autoptr(GHashTable) sig = g_hash_table_new_full(sig_hash, g_bytes_equal,
+                                                      (GDestroyNotify)g_bytes_unref, NULL);
+    GPtrArray *hosts = g_ptr_array_new_with_free_func(host_shape_free);
+    g_autofree int *host_of = g_new(int, MAX(t->nnodes, 1));
+    int hosts_with_gpus = 0;
+    for (int h = 0; h < t->nnodes; h++)
+        if (cs_topo_node_gpus(t, h) > 0)
+            hosts_with_gpus++;
+    gboolean ok = TRUE;
+
+    for (int h = 0; h < t->nnodes && ok; h++) {
+        host_of[h] = -1;
+        int G = cs_topo_node_gpus(t, h);
+        if (G == 0)
+            continue;
+        GBytes *s = host_signature(t, &nd, h);
+        gpointer v = g_hash_table_lookup(sig, s);
+        if (v != NULL) {
+            host_of[h] = GPOINTER_TO_INT(v) - 1;
+            g_bytes_unref(s);
+            continue;
+        }
+        host_shape_t *hs = g_new0(host_shape_t, 1);
+        hs->host = h;
+        hs->ngpus = G;
+        hs->gpu_devs = g_new(int, G);
+        for (int i = 0; i < G; i++)
+            hs->gpu_devs[i] = t->rank_dev[t->node_first_rank[h] + i];
+        if (!cs_netsel_host(t, h, &c->s, hosts_with_gpus > 1, &hs->net, err)) {
+            host_shape_free(hs);
+            g_bytes_unref(s);
+            ok = FALSE;
+            break;
+        }
+        hs->pairs = g_new0(cs_link_choice_t, G * G);
+        for (int a = 0; a < G; a++)
+            for (int b = 0; b < G; b++)
+                if (a != b)
+                    pair_choice(t, &c->s, hs->gpu_devs[a], hs->gpu_devs[b], G, &hs->net,
+                                &hs->pairs[a * G + b]);
+        /* paths.cc ncclTopoTrimSystem: GPUs joined by P2P or SHM form one
+         * NCCL node; the others are reached through the network. */
+        hs->dom_of = g_new(int, G);
+        for (int g = 0; g < G; g++) {
+            hs->dom_of[g] = g;
+            for (int p = 0; p < g; p++)
+                if (!is_net(hs->pairs[g * G + p].transport))
+                    hs->dom_of[g] = MIN(hs->dom_of[g], hs->dom_of[p]);
+        }
+        /* renumber domains 0..ndom-1 in order of first GPU */
+        g_autofree int *map = g_new(int, G);
+        for (int g = 0; g < G; g++)
+            map[g] = -1;
+        for (int g = 0; g < G; g++) {
+            int d = hs->dom_of[g];
+            if (map[d] < 0)
+                map[d] = hs->ndom++;
+            hs->dom_of[g] = map[d];
+        }
+        if (hs->net.kind == CS_NET_NONE && hs->ndom > 1) {
+            cs_set_error_at(err, NULL, 0, "node %d: its GPUs can reach each other neither by "
+                            "P2P nor by SHM, and there is no network device; expected "
+                            "NCCL_SHM_DISABLE=0 or NCCL_P2P_LEVEL allowing P2P", h);
+            host_shape_free(hs);
+            g_bytes_unref(s);
+            ok = FALSE;
+            break;
+        }
+        hs->dom_shape = g_new0(int, hs->ndom);
+        g_ptr_array_add(hosts, hs);
+        host_of[h] = (int)hosts->len - 1;
+        g_hash_table_insert(sig, s, GINT_TO_POINTER(hosts->len));
+    }
+    node_devs_clear(&nd);
+    if (!ok) {
+        g_ptr_array_free(hosts, TRUE);
+        return FALSE;
+    }
+
+    /* NCCL nodes, in rank order */
+    c->nnodes = 0;
+    for (int h = 0; h < t->nnodes; h++)
+        if (host_of[h] >= 0)
+            c->nnodes += ((host_shape_t *)g_ptr_array_index(hosts, host_of[h]))->ndom;
+    gboolean inter = c->nnodes > 1;
+    if (inter) {
+        for (guint i = 0; i < hosts->len; i++) {
+            host_shape_t *hs = g_ptr_array_index(hosts, i);
+            gboolean only_lo = hs->net.n > 0;
+            for (int n = 0; n < hs->net.n; n++)
+                if (hs->net.devs[n].dev >= 0)
+                    only_lo = FALSE;
+            if (hs->net.kind == CS_NET_NONE || (only_lo && hosts_with_gpus > 1)) {
+                cs_set_error_at(err, NULL, 0, "node %d has no network interface other than "
+                                "loopback; NCCL cannot reach the other nodes; expected a NIC "
+                                "(check NCCL_SOCKET_IFNAME / NCCL_IB_HCA)", hs->host);
+                g_ptr_array_free(hosts, TRUE);
+                return FALSE;
+            }
+        }
+    }
+    /* systems and searches per (host shape, domain) */
+    for (guint i = 0; i < hosts->len; i++) {
+        host_shape_t *hs = g_ptr_array_index(hosts, i);
+        for (int d = 0; d < hs->ndom; d++) {
+            int G = 0;
+            g_autofree int *devs = g_new(int, hs->ngpus);
+            g_autofree int *loc = g_new(int, hs->ngpus);
+            for (int g = 0; g < hs->ngpus; g++)
+                if (hs->dom_of[g] == d) {
+                    loc[G] = g;
+                    devs[G++] = hs->gpu_devs[g];
+                }
+            cs_shape_t *sh = g_new0(cs_shape_t, 1);
+            cs_netsel_t nets = hs->net;
+            if (!inter)
+                nets.n = 0;
+            sh->net = hs->net;
+            sh->sys = cs_sys_new(t, &c->s, devs, G, hs->ngpus, &nets, inter);
+            sh->pairs = g_new0(cs_link_choice_t, G * G);
+            for (int a = 0; a < G; a++)
+                for (int b = 0; b < G; b++)
+                    if (a != b)
+                        sh->pairs[a * G + b] = hs->pairs[loc[a] * hs->ngpus + loc[b]];
+            shape_search(c, sh);
+            g_ptr_array_add(c->shapes, sh);
+            hs->dom_shape[d] = (int)c->shapes->len - 1;
+        }
+    }
+    c->nodes = g_new0(cs_nnode_t, MAX(c->nnodes, 1));
+    c->rank_node = g_new(int, MAX(t->ngpus, 1));
+    c->rank_local = g_new(int, MAX(t->ngpus, 1));
+    int k = 0;
+    for (int h = 0; h < t->nnodes; h++) {
+        if (host_of[h] < 0)
+            continue;
+        host_shape_t *hs = g_ptr_array_index(hosts, host_of[h]);
+        for (int d = 0; d < hs->ndom; d++) {
+            cs_nnode_t *nn = &c->nodes[k];
+            nn->host = h;
+            nn->shape = hs->dom_shape[d];
+            nn->ranks = g_new(int, hs->ngpus);
+            for (int g = 0; g < hs->ngpus; g++)
+                if (hs->dom_of[g] == d) {
+                    int r = t->node_first_rank[h] + g;
+                    c->rank_node[r] = k;
+                    c->rank_local[r] = nn->ngpus;
+                    nn->ranks[nn->ngpus++] = r;
+                }
+            k++;
+        }
+    }
+    c->hosts = hosts;
+    c->host_of = g_steal_pointer(&host_of);
+    return TRUE;
+}
+
+static cs_shape_t *node_shape(const cs_comm_t *c, int n)
+{
+    return g_ptr_array_index(c->shapes, c->nodes[n].shape);
+}
+
+/* NET choice for a rank talking to another NCCL node: its preferred NIC
+ * for channel 0 (topo.cc ncclTopoGetLocalNet). */
+static void inter_choice(const cs_comm_t *c, int rank, cs_link_choice_t *out)
+{
+    const cs_shape_t *sh = node_shape(c, c->rank_node[rank]);
+    const cs_sys_t *sys = sh->sys;
+    int g = c->rank_local[rank];
+    memset(out, 0, sizeof *out);
+    out->transport = sh->net.kind == CS_NET_IB ? CS_XPORT_NET_IB : CS_XPORT_NET_SOCKET;
+    out->path = CS_PATH_NET;
+    int n = sys->nnets > 0 ? cs_sys_local_net(sys, g, 0) : -1;
+    if (n >= 0) {
+        const cs_spath_t *p = &sys->g2n[g * sys->nnets + n];
+        out->gdr = sys->gdr[g * sys->nnets + n];
+        out->nccl_bw = p->bw;
+    }
+}
+
+void cs_comm_pair(const cs_comm_t *c, int rank_a, int rank_b, cs_link_choice_t *out)
+{
+    g_return_if_fail(c != NULL && out != NULL);
+    memset(out, 0, sizeof *out);
+    int n = c->info.nranks;
+    if (rank_a < 0 || rank_a >= n || rank_b < 0 || rank_b >= n)
+        return;
+    if (rank_a == rank_b) {
+        out->transport = CS_XPORT_P2P_NVL;
+        out->path = CS_PATH_LOC;
+        out->nccl_bw = CS_LOC_BW;
+        return;
+    }
+    int na = c->rank_node[rank_a], nb = c->rank_node[rank_b];
+    if (na == nb) {
+        const cs_shape_t *sh = node_shape(c, na);
+        int G = sh->sys->ngpus;
+        *out = sh->pairs[c->rank_local[rank_a] * G + c->rank_local[rank_b]];
+        return;
+    }
+    int ha = c->nodes[na].host, hb = c->nodes[nb].host;
+    if (ha == hb) {
+        /* one host split into NCCL nodes: the host's pair choice (NET) */
+        const host_shape_t *hs = g_ptr_array_index(c->hosts, c->host_of[ha]);
+        int first = c->t->node_first_rank[ha];
+        *out = hs->pairs[(rank_a - first) * hs->ngpus + (rank_b - first)];
+        return;
+    }
+    inter_choice(c, rank_a, out);
+}
+
+static void fill_ring_order(cs_comm_t *c)
+{
+    cs_comm_info_t *in = &c->info;
+    in->ring_order = g_new0(int, MAX(in->nranks, 1));
+    int k = 0;
+    for (int n = 0; n < c->nnodes; n++) {
+        const cs_shape_t *sh = node_shape(c, n);
+        int G = sh->sys->ngpus;
+        /* connect.cc ncclTopoPostset: with crossNic 2 odd nodes swap
+         * channels c and c^1 so that rings alternate rails. */
+        int ch = sh->ring.cross_nic == 2 && c->nch % 2 == 0 && c->nch >= 2 && n % 2 == 1 ? 1 : 0;
+        for (int i = 0; i < G; i++)
+            in->ring_order[k++] = c->nodes[n].ranks[sh->ring.intra[ch * G + i]];
+    }
+}
+
+static void fill_info(cs_comm_t *c)
+{
+    const cs_topo_t *t = c->t;
+    cs_comm_info_t *in = &c->info;
+    in->nranks = t->ngpus;
+    in->nnodes = c->nnodes;
+    in->ppn = G_MAXINT;
+    c->max_local_ranks = 0;
+    for (int n = 0; n < c->nnodes; n++) {
+        in->ppn = MIN(in->ppn, c->nodes[n].ngpus);
+        c->max_local_ranks = MAX(c->max_local_ranks, c->nodes[n].ngpus);
+    }
+    c->local_ranks = c->nodes[0].ngpus;
+    in->cc = G_MAXINT;
+    c->cc_max = 0;
+    for (int r = 0; r < t->ngpus; r++) {
+        int sm = cs_topo_rank_dev(t, r)->gpu->sm;
+        in->cc = MIN(in->cc, sm);
+        c->cc_max = MAX(c->cc_max, sm);
+    }
+    in->mixed_cc = in->cc != c->cc_max;
+    /* init.cc: the comm's CPU vendor, "mixed" when nodes differ */
+    c->vendor = node_shape(c, 0)->sys->vendor;
+    c->vendor_mixed = FALSE;
+    for (int n = 1; n < c->nnodes; n++)
+        if (node_shape(c, n)->sys->vendor != c->vendor)
+            c->vendor_mixed = TRUE;
+    c->cpu_amd_or_mixed = c->vendor == CS_CPU_AMD || c->vendor_mixed;
+    in->cpu_vendor = c->vendor;
+    const cs_shape_t *sh0 = node_shape(c, 0);
+    in->nvswitch = sh0->sys->nvs;
+
+    in->ring_nch = c->graph_nch[CS_ALGO_RING];
+    in->tree_nch = c->graph_nch[CS_ALGO_TREE];
+    in->nvls_nch = c->graph_nch[CS_ALGO_NVLS];
+    in->bw_intra = c->graph_bw_intra[CS_ALGO_RING];
+    in->bw_inter = c->graph_bw_inter[CS_ALGO_RING];
+    in->type_intra = c->graph_type_intra[CS_ALGO_RING];
+    in->type_inter = c->graph_type_inter[CS_ALGO_RING];
+    in->nvls_supported = c->nvls_support;
+    in->nvls_tree_supported = c->nvls_support && c->nnodes > 1;
+    in->collnet_supported = FALSE;
+    in->comm_nch = postset_channels(c);
+    fill_ring_order(c);
+
+    /* intra: the worst transport between ring neighbours of node 0 */
+    int G0 = c->nodes[0].ngpus;
+    in->intra_transport = CS_XPORT_P2P_NVL;
+    in->intra.transport = CS_XPORT_P2P_NVL;
+    in->intra.path = CS_PATH_LOC;
+    in->intra.nccl_bw = CS_LOC_BW;
+    for (int i = 0; i < G0 && G0 > 1; i++) {
+        if (i + 1 == G0 && c->nnodes > 1)
+            break;
+        int a = in->ring_order[i], b = in->ring_order[(i + 1) % G0];
+        cs_link_choice_t ch;
+        cs_comm_pair(c, a, b, &ch);
+        if (i == 0 || ch.transport > in->intra.transport ||
+            (ch.transport == in->intra.transport && ch.nccl_bw < in->intra.nccl_bw))
+            in->intra = ch;
+    }
+    in->intra_transport = in->intra.transport;
+
+    /* inter: the ring's exit from node 0 */
+    in->inter_transport = sh0->net.kind == CS_NET_SOCKET ? CS_XPORT_NET_SOCKET : CS_XPORT_NET_IB;
+    in->type_inter = c->graph_type_inter[CS_ALGO_RING];
+    if (c->nnodes > 1) {
+        int last = in->ring_order[G0 - 1];
+        inter_choice(c, last, &in->inter);
+        in->inter_transport = in->inter.transport;
+        in->gdr = in->inter.gdr;
+        /* NICs the ring channels of node 0 use */
+        const cs_sys_t *sys = sh0->sys;
+        g_autofree gboolean *seen = g_new0(gboolean, MAX(sys->nnets, 1));
+        int first_net = -1;
+        for (int ch = 0; ch < sh0->ring.nch && ch < c->nch; ch++)
+            for (int k = 0; k < 2; k++) {
+                int n = sh0->ring.inter[ch * 2 + k];
+                if (n >= 0 && n < sys->nnets && !seen[n]) {
+                    seen[n] = TRUE;
+                    in->nics_used++;
+                    if (first_net < 0)
+                        first_net = n;
+                }
+            }
+        if (first_net >= 0) {
+            in->nic_bw = sys->nets[first_net].bytes_per_s;
+            in->net_device = g_strdup(sys->nets[first_net].name);
+        }
+    }
+}
+
+cs_comm_t *cs_comm_new(const cs_topo_t *t, const cs_nccl_env_t *env, GError **err)
+{
+    g_return_val_if_fail(t != NULL && t->finished, NULL);
+    if (t->ngpus < 1) {
+        cs_set_error_at(err, NULL, 0, "the topology has no GPU; expected at least one");
+        return NULL;
+    }
+    cs_comm_t *c = g_new0(cs_comm_t, 1);
+    c->t = t;
+    c->shapes = g_ptr_array_new_with_free_func(shape_free);
+    g_autoptr(cs_nccl_env_t) empty = env == NULL ? cs_nccl_env_new() : NULL;
+    const cs_nccl_env_t *e = env != NULL ? env : empty;
+    if (!cs_nccl_env_settings(e, &c->s, err)) {
+        cs_comm_free(c);
+        return NULL;
+    }
+    c->algo_env = g_strdup(cs_nccl_env_get(e, "NCCL_ALGO"));
+    c->algo_origin = g_strdup(cs_nccl_env_origin(e, "NCCL_ALGO"));
+    c->proto_env = g_strdup(cs_nccl_env_get(e, "NCCL_PROTO"));
+    c->proto_origin = g_strdup(cs_nccl_env_origin(e, "NCCL_PROTO"));
+    if (!build_nodes(c, err)) {
+        cs_comm_free(c);
+        return NULL;
+    }
+    agree_graphs(c);
+
+    /* NVLS (nvls.cc ncclNvlsInit; init.cc drops it when a node's NVLS
+     * search found nothing) */
+    c->nvls_support = c->graph_nch[CS_ALGO_NVLS] > 0;
+    for (int n = 0; n < c->nnodes; n++)
+        if (!nvls_possible(c, node_shape(c, n)->sys))
+            c->nvls_support = FALSE;
+    c->nvls_heads = c->graph_nch[CS_ALGO_NVLS];
+    fill_info(c);
+    if (c->nvls_support) {
+        int hosts = 0;
+        for (int h = 0; h < t->nnodes; h++)
+            hosts += c->host_of[h] >= 0;
+        int ch = c->info.cc >= 100 ? (hosts > 1 ? 32 : 24) : 16;
+        if (c->s.nvls_nchannels > 0)
+            ch = c->s.nvls_nchannels;
+        c->nvls_channels = MAX(c->s.min_ctas, MIN(c->s.max_ctas, ch));
+    }
+    /* tuning.cc ncclPatEnable: one GPU per node, host-memory network */
+    if (c->info.cc < 60)
+        c->pat_support = FALSE;
+    else if (c->s.pat_enable != 2)
+        c->pat_support = c->s.pat_enable != 0;
+    else
+        c->pat_support = c->nnodes == c->info.nranks;
+    cs_comm_tune(c);
+    return c;
+}
+
+void cs_comm_free(cs_comm_t *c)
+{
+    if (c == NULL)
+        return;
+    for (int n = 0; n < c->nnodes && c->nodes != NULL; n++)
+        g_free(c->nodes[n].ranks);
+    g_free(c->nodes);
+    g_free(c->rank_node);
+    g_free(c->rank_local);
+    g_ptr_array_free(c->shapes, TRUE);     /* before the hosts: shapes borrow their NICs */
+    if (c->hosts != NULL)
+        g_ptr_array_free(c->hosts, TRUE);
+    g_free(c->host_of);
+    g_free(c->info.ring_order);
+    g_free(c->info.net_device);
+    g_free(c->algo_env);
+    g_free(c->algo_origin);
+    g_free(c->proto_env);
+    g_free(c->proto_origin);
+    cs_nccl_settings_clear(&c->s);
+    g_free(c);
+}
+
+const cs_comm_info_t *cs_comm_info(const cs_comm_t *c)
+{
+    return &c->info;
+}
+
+const cs_topo_t *cs_comm_topo(const cs_comm_t *c)
+{
+    return c->t;
+}
+
+const cs_nccl_settings_t *cs_comm_settings(const cs_comm_t *c)
+{
+    return &c->s;
+}
+
+char *cs_comm_transport_summary(const cs_comm_t *c)
+{
+    const cs_comm_info_t *in = &c->info;
+    GString *s = g_string_new(NULL);
+    if (in->nranks == 1) {
+        g_string_free(s, TRUE);
+        return g_strdup("one rank (no transport)");
+    }
+    if (c->nodes[0].ngpus > 1)
+        g_string_append_printf(s, "%s%s intra", cs_transport_name(in->intra_transport),
+                               in->intra.p2p_read ? " (read)" : "");
+    if (in->nnodes > 1) {
+        gboolean same_host = TRUE;
+        for (int n = 1; n < c->nnodes; n++)
+            if (c->nodes[n].host != c->nodes[0].host)
+                same_host = FALSE;
+        g_autofree char *bw = cs_format_bandwidth(in->nic_bw);
+        g_string_append_printf(s, "%s%s%s %s (%d %s: %s%s, %s)", s->len ? ", " : "",
+                               cs_transport_name(in->inter_transport),
+                               in->inter_transport == CS_XPORT_NET_IB ? (in->gdr ? " GDR" : " no GDR") : "",
+                               same_host ? "between the host's GPU groups" : "inter",
+                               in->nics_used,
+                               in->inter_transport == CS_XPORT_NET_IB ? (in->nics_used == 1 ? "NIC" : "NICs")
+                                                                      : (in->nics_used == 1 ? "interface" : "interfaces"),
+                               in->net_device ? in->net_device : "?", in->nics_used > 1 ? ",..." : "",
+                               bw);
+    }
+    return g_string_free(s, FALSE);
+}

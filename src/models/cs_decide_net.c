@@ -1,0 +1,242 @@
+/* Which network NCCL uses on a host and its devices (NCCL v2.28.9):
+ * plugin/net.cc tries the IB transport first, then Socket; net_ib.cc keeps
+ * the active ports of RDMA NICs that NCCL_IB_HCA selects; misc/socket.cc
+ * picks IP interfaces from NCCL_SOCKET_IFNAME or its automatic order. */
+#include "config.h"
+
+#include <string.h>
+
+#include "models/cs_decide_int.h"
+#include "util/cs_error.h"
+
+#define MAX_IFS 16          /* net_socket.cc MAX_IFS */
+
+/* Socket speed when /sys/class/net/IF/speed cannot be read, as for "lo"
+ * (net_socket.cc ncclNetSocketGetSpeed: 10000 Mb/s). */
+#define SOCKET_DEFAULT_MBPS 10000.0
+
+typedef struct {
+    char prefix[64];
+    int port;               /* -1 = any */
+} if_pattern_t;
+
+/* misc/utils.cc parseStringList: "a,b:1,c" -> prefixes with optional
+ * ":port". Returns the number of patterns. */
+static int parse_if_list(const char *str, if_pattern_t *list, int max)
+{
+    int n = 0;
+    g_auto(GStrv) items = g_strsplit(str, ",", -1);
+    for (int i = 0; items[i] != NULL && n < max; i++) {
+        const char *it = items[i];
+        const char *colon = strchr(it, ':');
+        gsize len = colon != NULL ? (gsize)(colon - it) : strlen(it);
+        if (len == 0)
+            continue;
+        g_strlcpy(list[n].prefix, it, MIN(len + 1, sizeof list[n].prefix));
+        list[n].port = colon != NULL ? atoi(colon + 1) : -1;
+        n++;
+    }
+    return n;
+}
+
+/* misc/utils.cc matchIfList: prefix match (exact with '='), ports match
+ * when either side is -1; an empty list matches everything. */
+static gboolean match_if_list(const char *name, int port, const if_pattern_t *list, int n,
+                              gboolean exact)
+{
+    if (n == 0)
+        return TRUE;
+    for (int i = 0; i < n; i++) {
+        gboolean name_ok = exact ? strcmp(name, list[i].prefix) == 0
+                                 : strncmp(name, list[i].prefix, strlen(list[i].prefix)) == 0;
+        gboolean port_ok = port == -1 || list[i].port == -1 || port == list[i].port;
+        if (name_ok && port_ok)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* A user list as NCCL_IB_HCA and NCCL_SOCKET_IFNAME take it: '^' excludes,
+ * '=' asks for exact names. */
+typedef struct {
+    gboolean not, exact;
+    int n;
+    if_pattern_t pat[32];
+} if_filter_t;
+
+static void if_filter_parse(const char *str, if_filter_t *f)
+{
+    memset(f, 0, sizeof *f);
+    if (str == NULL)
+        return;
+    if (str[0] == '^') {
+        f->not = TRUE;
+        str++;
+    }
+    if (str[0] == '=') {
+        f->exact = TRUE;
+        str++;
+    }
+    f->n = parse_if_list(str, f->pat, G_N_ELEMENTS(f->pat));
+}
+
+static gboolean if_filter_match(const if_filter_t *f, const char *name, int port)
+{
+    return match_if_list(name, port, f->pat, f->n, f->exact) != f->not;
+}
+
+static gboolean nic_is_rdma(const cs_device_t *d)
+{
+    return d->nic_kind == CS_NIC_IB || d->nic_kind == CS_NIC_ROCE;
+}
+
+void cs_netsel_clear(cs_netsel_t *sel)
+{
+    for (int i = 0; i < sel->n; i++)
+        g_free(sel->devs[i].name);
+    g_clear_pointer(&sel->devs, g_free);
+    sel->n = 0;
+    sel->kind = CS_NET_NONE;
+}
+
+static void add_dev(GArray *a, int dev, const char *name, double bytes_per_s, gboolean gdr)
+{
+    cs_netdev_t d = { dev, g_strdup(name), bytes_per_s / 1e9, bytes_per_s, gdr };
+    g_array_append_val(a, d);
+}
+
+/* The IB transport's devices: active ports of IB and RoCE NICs that
+ * NCCL_IB_HCA keeps (net_ib.cc ncclIbInitDevices). Ports of one NIC are
+ * merged into one device with the summed speed (NCCL_IB_MERGE_NICS=1). */
+static void ib_devices(const cs_topo_t *t, const int *nics, int nnics, const cs_nccl_settings_t *s,
+                       GArray *out)
+{
+    if_filter_t f;
+    if_filter_parse(s->ib_hca, &f);
+    for (int i = 0; i < nnics; i++) {
+        const cs_device_t *d = &t->devs[nics[i]];
+        if (!nic_is_rdma(d))
+            continue;
+        g_autofree char *fallback = g_strdup_printf("mlx5_%d", d->local);
+        const char *name = d->ifname != NULL ? d->ifname : fallback;
+        int ports = MAX(d->nic_ports, 1), kept = 0;
+        for (int p = 1; p <= ports; p++)
+            if (if_filter_match(&f, name, p))
+                kept++;
+        if (kept > 0)
+            add_dev(out, nics[i], name, d->nic_bw * kept, d->gdr);
+    }
+}
+
+/* The IP interface of a NIC: an Ethernet NIC's own name; IB NICs carry
+ * IPoIB interfaces "ib<k>"; a RoCE NIC named like its RDMA device gets
+ * "eth<local index>". Real names vary; these are the modelling choice
+ * documented in docs/model-decisions.md. */
+static char *netdev_name(const cs_device_t *d, int ib_index)
+{
+    if (d->nic_kind == CS_NIC_IB)
+        return g_strdup_printf("ib%d", ib_index);
+    if (d->ifname != NULL && !(d->nic_kind == CS_NIC_ROCE && g_str_has_prefix(d->ifname, "mlx")))
+        return g_strdup(d->ifname);
+    return g_strdup_printf("eth%d", d->local);
+}
+
+/* misc/socket.cc ncclFindInterfaces: NCCL_SOCKET_IFNAME if longer than one
+ * character, else "ib" interfaces, else anything but docker/lo/virbr, else
+ * docker, else lo. At most MAX_IFS. */
+static void socket_devices(const cs_topo_t *t, const int *nics, int nnics,
+                           const cs_nccl_settings_t *s, GArray *out)
+{
+    int n = nnics + 1, nib = 0;
+    g_autofree char **names = g_new0(char *, n);
+    g_autofree double *speed = g_new0(double, n);
+    g_autofree int *devs = g_new0(int, n);
+    for (int i = 0; i < nnics; i++) {
+        const cs_device_t *d = &t->devs[nics[i]];
+        names[i] = netdev_name(d, d->nic_kind == CS_NIC_IB ? nib++ : -1);
+        speed[i] = d->nic_bw;
+        devs[i] = nics[i];
+    }
+    names[nnics] = g_strdup("lo");
+    speed[nnics] = SOCKET_DEFAULT_MBPS * 1e6 / 8;
+    devs[nnics] = -1;
+
+    static const char *const automatic[] = { "ib", "^docker,lo,virbr", "docker", "lo", "virbr" };
+    gboolean user = s->socket_ifname != NULL && strlen(s->socket_ifname) > 1;
+    for (gsize k = 0; k < (user ? 1 : G_N_ELEMENTS(automatic)) && out->len == 0; k++) {
+        if_filter_t f;
+        if_filter_parse(user ? s->socket_ifname : automatic[k], &f);
+        for (int i = 0; i < n && out->len < MAX_IFS; i++)
+            if (if_filter_match(&f, names[i], -1))
+                add_dev(out, devs[i], names[i], speed[i], FALSE);
+    }
+    for (int i = 0; i < n; i++)
+        g_free(names[i]);
+}
+
+gboolean cs_netsel_host(const cs_topo_t *t, int host, const cs_nccl_settings_t *s,
+                        gboolean need_net, cs_netsel_t *sel_p, GError **err)
+{
+    int nnics = cs_topo_node_nics(t, host, NULL, 0);
+    g_autofree int *nics = g_new0(int, MAX(nnics, 1));
+    cs_topo_node_nics(t, host, nics, nnics);
+    GArray *devs = g_array_new(FALSE, TRUE, sizeof(cs_netdev_t));
+    cs_netsel_t sel = { CS_NET_NONE, 0, NULL };
+
+    gboolean want_ib = s->net == NULL || strcmp(s->net, "IB") == 0;
+    gboolean want_socket = s->net == NULL || strcmp(s->net, "Socket") == 0;
+    if (want_ib && !s->ib_disable)
+        ib_devices(t, nics, nnics, s, devs);
+    if (devs->len > 0) {
+        sel.kind = CS_NET_IB;
+    } else if (want_ib && !want_socket) {
+        g_array_free(devs, TRUE);
+        if (s->ib_disable)
+            cs_set_error_at(err, NULL, 0, "NCCL_NET=IB with NCCL_IB_DISABLE=1: NCCL finds no "
+                            "network and fails to initialise; expected NCCL_NET unset or Socket");
+        else
+            cs_set_error_at(err, NULL, 0, "NCCL_NET=IB: node %d has no RDMA NIC%s%s%s; NCCL "
+                            "fails to initialise; expected an IB or RoCE NIC, or NCCL_NET=Socket",
+                            host, s->ib_hca ? " that NCCL_IB_HCA=" : "",
+                            s->ib_hca ? s->ib_hca : "", s->ib_hca ? " selects" : "");
+        return FALSE;
+    } else {
+        socket_devices(t, nics, nnics, s, devs);
+        sel.kind = devs->len > 0 ? CS_NET_SOCKET : CS_NET_NONE;
+    }
+    /* The bootstrap reads NCCL_SOCKET_IFNAME too (bootstrap.cc): a list that
+     * matches nothing stops NCCL whatever the data transport is. */
+    if (s->socket_ifname != NULL && strlen(s->socket_ifname) > 1) {
+        GArray *probe = devs;
+        if (sel.kind != CS_NET_SOCKET) {
+            probe = g_array_new(FALSE, TRUE, sizeof(cs_netdev_t));
+            socket_devices(t, nics, nnics, s, probe);
+        }
+        gboolean none = probe->len == 0;
+        if (probe != devs) {
+            for (guint i = 0; i < probe->len; i++)
+                g_free(g_array_index(probe, cs_netdev_t, i).name);
+            g_array_free(probe, TRUE);
+        }
+        if (none) {
+            for (guint i = 0; i < devs->len; i++)
+                g_free(g_array_index(devs, cs_netdev_t, i).name);
+            g_array_free(devs, TRUE);
+            cs_set_error_at(err, NULL, 0, "NCCL_SOCKET_IFNAME=%s matches no interface of node "
+                            "%d; NCCL's bootstrap fails; expected a prefix of an interface name",
+                            s->socket_ifname, host);
+            return FALSE;
+        }
+    }
+    if (need_net && sel.kind == CS_NET_NONE) {
+        g_array_free(devs, TRUE);
+        cs_set_error_at(err, NULL, 0, "node %d has no usable network device; NCCL cannot reach "
+                        "its other nodes; expected a NIC (or NCCL_NET/NCCL_IB_HCA that keep one)",
+                        host);
+        return FALSE;
+    }
+    sel.n = (int)devs->len;
+    sel.devs = (cs_netdev_t *)(void *)g_array_free(devs, sel.n == 0);
+    *sel_p = sel;
+    return TRUE;
+}

@@ -1,0 +1,243 @@
+/* The parameters of the hardware time models, one CS_PARAM line each:
+ * CS_PARAM(id, "name", default, "unit", "what it is"). Included by
+ * cs_params.h, which expands the list into the parameter enum; cs_params.c
+ * expands it into the tables of names, defaults, units and docs.
+ *
+ * Units are the ones a calibration file uses: "us" (microseconds), "GB/s"
+ * (1e9 bytes per second), "fraction" (0 < v <= 1), "stages" (>= 0).
+ * Every default carries its source in the comment above it: a vendor
+ * document, the NCCL source (v2.28.9), or "fitted to ../shared/data/real
+ * FILES" (file names abbreviated with *; the method is in
+ * docs/model-analytic.md section 4). Fitted values serve every file and
+ * every machine alike; nothing in the models branches on a file or machine
+ * name. The formulas that use them are in docs/model-analytic.md.
+ *
+ * Architecture groups (suffixes): sm70 = Volta/Turing (sm < 80), sm80 =
+ * Ampere/Ada (80..89), sm90 = Hopper, sm100 = Blackwell (>= 100), as
+ * NCCL's tuning tables group them (tuning.cc: cc >= 100 -> 3, >= 90 -> 2,
+ * >= 80 -> 1, else 0). */
+#ifndef CS_PARAMS_LIST_H
+#define CS_PARAMS_LIST_H
+
+#define CS_PARAM_LIST                                                         \
+    /* ---- latency ------------------------------------------------------ */ \
+    /* Fitted to h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-*,              \
+     * h100x8-4nodes-ib-8xndr400-* and pciegpu5kpro-x8-2nodes-* (times <=     \
+     * 64 KiB, one process per GPU): least-squares-like joint fit of the      \
+     * median errors over the healthy files (docs/model-analytic.md section   \
+     * 4). */                                                                 \
+    CS_PARAM(LAT_LAUNCH, "lat.launch", 6.0, "us",                             \
+             "kernel launch plus completion of one collective call, one process per GPU") \
+    /* nccl-tests -g N launches the N kernels from one thread, one after      \
+     * the other. Fitted to the single-node -g files                          \
+     * a100x8-nvswitch-allreduce-1node-*, rtx5090x8-pcie5-2socket-*,          \
+     * rtx2080tix2-pcie-noP2P-shm-* and h200x8-nvswitch-nvls-forced-*         \
+     * (times <= 64 KiB). */                                                  \
+    CS_PARAM(LAT_LAUNCH_PER_GPU, "lat.launch.per_gpu", 2.0, "us",             \
+             "extra launch cost for each further GPU one process drives (single node: nccl-tests -g ppn)") \
+    /* Fitted to a100x8-nvswitch-allreduce-1node-* and                        \
+     * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* (LL times); NCCL's      \
+     * own estimate of the same step is hwLat[NVLINK][Ring][LL] = 0.6 us      \
+     * (tuning.cc). */                                                        \
+    CS_PARAM(LAT_HOP_NVLINK, "lat.hop.nvlink", 1.0, "us",                     \
+             "fixed cost of one step between two GPUs over NVLink (store, flag, poll), beyond the topology's link latency") \
+    /* p2pBandwidthLatencyTest in the header of rtx5090x8-pcie5-2socket-*     \
+     * measures a P2P write latency of 0.35-0.45 us; fitted to that file's    \
+     * LL times: 0.35. */                                                     \
+    CS_PARAM(LAT_HOP_PCIE, "lat.hop.pcie", 0.35, "us",                        \
+             "fixed cost of one step between two GPUs by PCIe peer-to-peer")  \
+    /* Fitted to rtx2080tix2-pcie-noP2P-shm-* (times <= 64 KiB of             \
+     * all-reduce, all-gather, broadcast, reduce). */                         \
+    CS_PARAM(LAT_HOP_SHM, "lat.hop.shm", 1.9, "us",                           \
+             "fixed cost of one step through host shared memory (write to host, poll, read back)") \
+    /* The proxy thread sees the GPU's flag, posts the RDMA write; the        \
+     * peer's proxy sees the completion and raises the receiver's flag.       \
+     * Fitted to h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-*,              \
+     * h100x8-4nodes-ib-8xndr400-* and pciegpu5kpro-x8-2nodes-* (times <=     \
+     * 64 KiB); NCCL's own estimate is hwLat[NET][Tree][LL] = 5 us            \
+     * (tuning.cc). */                                                        \
+    CS_PARAM(LAT_HOP_NET, "lat.hop.net", 6.3, "us",                           \
+             "fixed cost of one step over the network with RDMA (proxy progress, post, completion), beyond the fabric's wire and switch latency") \
+    /* One small TCP message through the kernel stacks of both hosts:         \
+     * typical 10-25 us half round trip on 10-100 GbE. Not fitted: no         \
+     * small-size socket data in ../shared/data/real. */                      \
+    CS_PARAM(LAT_HOP_SOCKET, "lat.hop.socket", 20.0, "us",                    \
+             "fixed cost of one step over NET/Socket (TCP stack on both hosts)") \
+    /* LL carries its flag inside every 16-byte line (device.h                \
+     * ncclLLFifoLine: data1, flag1, data2, flag2): no separate               \
+     * synchronisation. */                                                    \
+    CS_PARAM(LAT_SYNC_LL, "lat.sync.ll", 0.0, "us",                           \
+             "extra per-step synchronisation cost of the LL protocol")        \
+    /* A flag word per 128-byte line, written with warp-level ordering.       \
+     * Fitted to a100x8-nvswitch-allreduce-1node-*,                           \
+     * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* and                     \
+     * h100x8-4nodes-ib-8xndr400-* (LL128 sizes); NCCL's estimate             \
+     * hwLat[NVLINK][Ring] LL128 - LL is 1.3 us. */                           \
+    CS_PARAM(LAT_SYNC_LL128, "lat.sync.ll128", 2.3, "us",                     \
+             "extra per-step synchronisation cost of the LL128 protocol")     \
+    /* Data stores, a memory fence, then a flag store the peer polls.         \
+     * Fitted to rtx5090x8-pcie5-2socket-*, rtx2080tix2-pcie-noP2P-shm-*      \
+     * and h100x8-4nodes-ib-8xndr400-* (Simple sizes 1-64 MiB). */            \
+    CS_PARAM(LAT_SYNC_SIMPLE, "lat.sync.simple", 1.1, "us",                   \
+             "extra per-step synchronisation cost of the Simple protocol")    \
+    /* The system-scope fence before a step's flag waits for every store      \
+     * still in flight through the NVSwitch fabric (and with P2P read,        \
+     * sm80, the receiver's reads add a round trip). Fitted to                \
+     * a100x8-nvswitch-allreduce-1node-* and b200x8-1node-vs-4nodes32gpu-*    \
+     * (table 1, 1 node) (Simple ring times 16-256 MiB) against               \
+     * rtx5090x8-pcie5-2socket-* (PCIe). */                                   \
+    CS_PARAM(LAT_SYNC_SIMPLE_NVLINK, "lat.sync.simple.nvlink", 4.0, "us",     \
+             "extra per-step cost of the Simple protocol between GPUs over NVLink") \
+    /* Simple hands a whole slice to the proxy before it is posted, and       \
+     * with GPUDirect the receiver flushes (a 1-byte RDMA read) before        \
+     * using the data (NCCL adds its latencyInter again for Simple,           \
+     * tuning.cc). Fitted to h100x8-4nodes-ib-8xndr400-* and                  \
+     * h100x8-8nodes-ib-ndr400-* (table 2) (1-64 MiB times). */               \
+    CS_PARAM(LAT_NET_SIMPLE, "lat.net.simple", 8.0, "us",                     \
+             "extra per network step for the Simple protocol (slice handoff, GDR flush)") \
+    /* Fitted to h200x8-nvswitch-nvls-forced-* (1 KiB - 64 KiB, NVLS          \
+     * forced) and h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-*. */         \
+    CS_PARAM(LAT_NVLS, "lat.nvls", 2.2, "us",                                 \
+             "one NVLS reduce-and-multicast round through the NVSwitch")      \
+    /* ---- link and transport efficiencies ------------------------------ */ \
+    /* Large-message single-node rings: a100x8-2nodes-roce-16x100g-oci-*      \
+     * (RUN 3) 232 GB/s over 12 x 25 GB/s NVLink3 (0.77);                     \
+     * b200x8-1node-vs-4nodes32gpu-* (table 1, 1 node) 740 GB/s over 18 x     \
+     * 50 GB/s (0.82); the header of                                          \
+     * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* 368.76 GB/s with NVLS   \
+     * off over 18 x 25 GB/s (0.82). 0.78 is the joint fit with the           \
+     * mid-size files. */                                                     \
+    CS_PARAM(EFF_NVLINK, "eff.nvlink", 0.78, "fraction",                      \
+             "payload fraction of NVLink bandwidth a ring of channels achieves") \
+    /* Fitted to rtx5090x8-pcie5-2socket-* (45.7 GB/s ring busbw over PCIe    \
+     * Gen5 x16, 63 GB/s after 128b/130b coding) and                          \
+     * pciegpu5kpro-x8-2nodes-*. */                                           \
+    CS_PARAM(EFF_PCIE, "eff.pcie", 0.745, "fraction",                         \
+             "payload fraction of PCIe bandwidth achieved by GPU peer-to-peer stores") \
+    /* 256-byte TLP payloads with about 24 bytes of header, sequence number   \
+     * and CRC each (PCIe base specification framing): 256/280 = 0.91.        \
+     * GPUDirect ib_write_bw reaches line rate on Gen5 x16 (perftest table    \
+     * in h100x8-2nodes-roce-8x400g-cx7-*), consistent. */                    \
+    CS_PARAM(EFF_PCIE_DMA, "eff.pcie.dma", 0.91, "fraction",                  \
+             "payload fraction of PCIe bandwidth a NIC's DMA achieves (GPU-NIC and host-NIC paths)") \
+    /* Inter-socket links also carry coherence traffic; assumption in line    \
+     * with NCCL's INTEL_P2P_OVERHEAD (topo.h: bw x 5/6) plus protocol        \
+     * overhead. No file isolates it. */                                      \
+    CS_PARAM(EFF_SYS, "eff.sys", 0.6, "fraction",                             \
+             "payload fraction of an inter-socket link (UPI, xGMI)")          \
+    /* Same NVLink signalling as eff.nvlink (assumption; no file isolates     \
+     * it). */                                                                \
+    CS_PARAM(EFF_C2C, "eff.c2c", 0.8, "fraction",                             \
+             "payload fraction of an NVLink-C2C link")                        \
+    /* ib_write_bw reaches 391-392 Gb/s of 400 (perftest tables in            \
+     * h100x8-2nodes-roce-8x400g-cx7-* and perftest-ib-ndr400-*: 0.98);       \
+     * NCCL rings reach 391 GB/s busbw on 8 x 400G in                         \
+     * h100x8-8nodes-ib-ndr400-* (table 2); fitted with                       \
+     * h100x8-4nodes-ib-8xndr400-* (365). */                                  \
+    CS_PARAM(EFF_NET, "eff.net", 0.97, "fraction",                            \
+             "payload fraction of a NIC port's data rate with RDMA (IB, RoCE)") \
+    /* Fitted to rtx2080ti-16nodes1gpu-10gbe-socket-* (ring) (1.1 GB/s        \
+     * busbw on 10 GbE = 1.25 GB/s: 0.88). */                                 \
+    CS_PARAM(EFF_SOCKET, "eff.socket", 0.88, "fraction",                      \
+             "payload fraction of the interface speed NET/Socket achieves")   \
+    /* Assumption, not fitted (no socket data above 10 GbE in                 \
+     * ../shared/data/real): NCCL's socket transport moves every byte through \
+     * the GPU's proxy thread and the kernel TCP stack, one socket per        \
+     * connection by default (net_socket.cc: NCCL_SOCKET_NTHREADS and         \
+     * NCCL_NSOCKS_PERTHREAD auto = 1 outside AWS/GCP); a single TCP stream   \
+     * copied by one core is commonly measured at 20-30 Gb/s (iperf3 single   \
+     * stream on 100 GbE hosts). So fast interfaces (IPoIB, 100-400 GbE) do   \
+     * not reach their line rate over sockets. */                             \
+    CS_PARAM(BW_SOCKET_PROXY, "bw.socket.proxy", 3.0, "GB/s",                 \
+             "NET/Socket throughput one GPU's proxy reaches, per direction")  \
+    /* Fitted to rtx2080tix2-pcie-noP2P-shm-* (all-reduce 4.0 GB/s busbw,     \
+     * all-gather 3.2-3.8, through one Gen3 x16 switch uplink that carries    \
+     * both ring edges). */                                                   \
+    CS_PARAM(EFF_SHM, "eff.shm", 0.65, "fraction",                            \
+             "relative efficiency of staging through host memory (SHM) against P2P over the same links, GPUs sending and receiving at once") \
+    /* Fitted to rtx2080tix2-pcie-noP2P-shm-* (broadcast and reduce of 2      \
+     * ranks: 11.1 GB/s over the same uplink: the sender only writes host     \
+     * memory, the receiver only reads it). */                                \
+    CS_PARAM(EFF_SHM_ONEWAY, "eff.shm.oneway", 0.95, "fraction",              \
+             "as eff.shm when the sending GPU receives nothing and the receiving GPU sends nothing") \
+    /* Without GPUDirect the GPU's SMs store into and load from pinned host   \
+     * memory over PCIe (loads are latency-bound). Fitted to                  \
+     * rtx2080ti-16nodes1gpu-ib100g-* (ring) (no GDR on GeForce: about 5      \
+     * GB/s over EDR 100G and a Gen3 x16 GPU). */                             \
+    CS_PARAM(EFF_HOST_STAGED, "eff.net.host_staged", 0.34, "fraction",        \
+             "relative efficiency of the host-memory bounce used without GPUDirect RDMA") \
+    /* Fitted to h100x8-nvswitch-nvls-allreduce-1node-*,                      \
+     * h200x8-nvswitch-nvls-forced-* and                                      \
+     * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* (474-480 GB/s busbw;    \
+     * NVLS moves S(1+1/n) over each GPU's 450 GB/s of NVLink). */            \
+    CS_PARAM(EFF_NVLS_SM90, "eff.nvls.sm90", 0.67, "fraction",                \
+             "fraction of a Hopper GPU's NVLink bandwidth NVLS (NVSwitch multicast/reduction) achieves") \
+    /* Fitted to b200x8-1node-vs-4nodes32gpu-* (table 1, 1 node) (8-16 GiB,   \
+     * 839-846 GB/s busbw over 900 GB/s NVLink5). */                          \
+    CS_PARAM(EFF_NVLS_SM100, "eff.nvls.sm100", 0.58, "fraction",              \
+             "fraction of a Blackwell GPU's NVLink bandwidth NVLS achieves")  \
+    /* STREAM-like kernels reach 80-90% of HBM peak on data-centre GPUs       \
+     * (vendor tuning guides); assumption. It binds only on slow memory. */   \
+    CS_PARAM(EFF_MEM, "eff.mem", 0.8, "fraction",                             \
+             "fraction of GPU memory bandwidth a reduction or copy achieves") \
+    /* ---- protocols ---------------------------------------------------- */ \
+    /* device.h: an LL line is 16 bytes, 8 of data and 8 of flags. */         \
+    CS_PARAM(PROTO_EFF_LL, "proto.eff.ll", 0.5, "fraction",                   \
+             "payload fraction of the LL protocol on the wire")               \
+    /* device.h: NCCL_LL128_LINESIZE 128 bytes, NCCL_LL128_DATAELEMS 15 of    \
+     * NCCL_LL128_LINEELEMS 16 eight-byte elements carry data. */             \
+    CS_PARAM(PROTO_EFF_LL128, "proto.eff.ll128", 0.9375, "fraction",          \
+             "payload fraction of the LL128 protocol on the wire")            \
+    /* Simple sends raw data; its flags travel separately. */                 \
+    CS_PARAM(PROTO_EFF_SIMPLE, "proto.eff.simple", 1.0, "fraction",           \
+             "payload fraction of the Simple protocol on the wire")           \
+    /* ---- per-channel ceilings (one channel = one CTA on one SM) ------- */ \
+    /* One CTA's LL throughput is bound by its flag-polling loads. Fitted:    \
+     * sm80 to a100x8-nvswitch-allreduce-1node-*, sm90 to                     \
+     * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* and                     \
+     * h100x8-4nodes-ib-8xndr400-*, sm100 to b200x8-1node-vs-4nodes32gpu-*    \
+     * (table 1, 1 node) (LL sizes); sm70 assumed a little below sm80. */     \
+    CS_PARAM(CH_LL_SM70, "chan.ll.sm70", 2.5, "GB/s",                         \
+             "payload one channel moves with LL, Volta/Turing")               \
+    CS_PARAM(CH_LL_SM80, "chan.ll.sm80", 2.9, "GB/s",                         \
+             "payload one channel moves with LL, Ampere/Ada")                 \
+    CS_PARAM(CH_LL_SM90, "chan.ll.sm90", 8.0, "GB/s",                         \
+             "payload one channel moves with LL, Hopper")                     \
+    CS_PARAM(CH_LL_SM100, "chan.ll.sm100", 3.4, "GB/s",                       \
+             "payload one channel moves with LL, Blackwell")                  \
+    /* sm80 fitted to a100x8-nvswitch-allreduce-1node-* (4-16 MiB: 133 GB/s   \
+     * busbw over 24 channels); sm70 taken equal to sm80 as NCCL's table      \
+     * does; sm90 and sm100 are NCCL's perChMaxRingLL128Bws for one node      \
+     * (tuning.cc: 36.7, 73.4), consistent with                               \
+     * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* and                     \
+     * b200x8-1node-vs-4nodes32gpu-* (table 1, 1 node). */                    \
+    CS_PARAM(CH_LL128_SM70, "chan.ll128.sm70", 6.4, "GB/s",                   \
+             "payload one channel moves with LL128, Volta/Turing")            \
+    CS_PARAM(CH_LL128_SM80, "chan.ll128.sm80", 6.4, "GB/s",                   \
+             "payload one channel moves with LL128, Ampere/Ada")              \
+    CS_PARAM(CH_LL128_SM90, "chan.ll128.sm90", 36.7, "GB/s",                  \
+             "payload one channel moves with LL128, Hopper")                  \
+    CS_PARAM(CH_LL128_SM100, "chan.ll128.sm100", 73.4, "GB/s",                \
+             "payload one channel moves with LL128, Blackwell")               \
+    /* NCCL's perChMaxTreeBws for one node (tuning.cc: 26.5, 24, 38.7, 70)    \
+     * as one CTA's copy throughput; no file contradicts them (the fit        \
+     * leaves them unchanged). */                                             \
+    CS_PARAM(CH_SIMPLE_SM70, "chan.simple.sm70", 26.5, "GB/s",                \
+             "payload one channel moves with Simple, Volta/Turing")           \
+    CS_PARAM(CH_SIMPLE_SM80, "chan.simple.sm80", 24.0, "GB/s",                \
+             "payload one channel moves with Simple, Ampere/Ada")             \
+    CS_PARAM(CH_SIMPLE_SM90, "chan.simple.sm90", 38.7, "GB/s",                \
+             "payload one channel moves with Simple, Hopper")                 \
+    CS_PARAM(CH_SIMPLE_SM100, "chan.simple.sm100", 70.0, "GB/s",              \
+             "payload one channel moves with Simple, Blackwell")              \
+    /* ---- pipelines ---------------------------------------------------- */ \
+    /* Copy-in, multimem.ld_reduce + multimem.st, copy-out warps (NCCL        \
+     * device/all_reduce.h, NVLS roles). Fitted to                            \
+     * h100x8-nvswitch-nvls-allreduce-1node-*,                                \
+     * h200x8-nvswitch-nvls-forced-* and                                      \
+     * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* (1 MiB - 1 GiB          \
+     * times). */                                                             \
+    CS_PARAM(PIPE_NVLS_STAGES, "pipe.nvls.stages", 3.4, "stages",             \
+             "pipeline stages a step of chunks crosses inside one NVLS round") \
+
+#endif

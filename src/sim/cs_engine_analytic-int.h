@@ -1,0 +1,54 @@
+/* Private to the analytic engine and its tests: the hardware summary the
+ * engine derives once per job from the topology and NCCL's communicator
+ * choices, and the closed-form time of one call. Formulas:
+ * docs/model-analytic.md. */
+#ifndef CS_ENGINE_ANALYTIC_INT_H
+#define CS_ENGINE_ANALYTIC_INT_H
+
+#include "sim/cs_engine.h"
+
+/* The engine's ops table, registered in cs_engine.c. */
+extern const cs_engine_ops_t cs_engine_analytic;
+
+/* Everything the per-call formulas need, in SI units (bytes/s, seconds).
+ * Bandwidths are payload rates with link efficiencies applied but before
+ * the protocol's wire efficiency. */
+typedef struct {
+    int nranks, nnodes, ppn;
+    int arch;                 /* 0 sm70, 1 sm80, 2 sm90, 3 sm100 */
+    gboolean mnnvl;           /* nodes joined by NVLink: one NVLink domain */
+
+    cs_transport_t intra_xport;
+    double intra_bw;          /* busiest intra-node ring edge, all channels; 0 = none */
+    double chain_bw;          /* the same for the chain from the root (Broadcast, Reduce) */
+    double intra_lat;         /* topology latency of the slowest intra edge */
+
+    cs_transport_t inter_xport;
+    double nic_bw;            /* one used NIC: port x efficiency, GPU-NIC path bound */
+    int nics;                 /* NICs per node the channels spread over */
+    double fabric_factor;     /* <= 1: share left by an oversubscribed fabric */
+    double net_lat_near;      /* wire + switches between neighbouring nodes */
+    double net_lat_far;       /* ... between the first and the last node */
+
+    double nvls_bw;           /* per GPU, NVLS; 0 = no NVLink */
+    double mem_bw;            /* slowest GPU memory x eff.mem */
+
+    int tree_degsum;          /* max over nodes of its degree in tree 0 + tree 1 */
+    int tree_depth;           /* hops from a tree's root to its deepest leaf */
+} cs_analytic_hw_t;
+
+/* Derives the summary. 'comm' may be NULL (tests): per-pair transports then
+ * come from info->intra / info->inter. 'root' is the rank chains start from. */
+gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
+                             const cs_comm_t *comm, const cs_params_t *p, int root, GError **err);
+
+/* Time of one call, in seconds, out-of-place [CS_OOP] and in-place
+ * [CS_INP]. Errors: algorithms the engine does not model (CollNet). */
+gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
+                          const cs_engine_call_t *call, double time_s[2], GError **err);
+
+/* NCCL's double binary tree over 'nnodes' nodes (trees.cc ncclGetDtree):
+ * the largest degree a node has in both trees together, and the depth. */
+void cs_analytic_dtree_shape(int nnodes, int *degsum_p, int *depth_p);
+
+#endif

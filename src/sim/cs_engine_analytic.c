@@ -1,0 +1,740 @@
+/* The analytic engine: closed-form time of a collective from the hardware.
+ *
+ * NCCL's decisions (algorithm, protocol, channels, transports, ring order)
+ * come from cs_comm_decide and are taken as given; NCCL's own time estimate
+ * is not used. The time is built from the topology's link bandwidths and
+ * latencies, the protocols' wire efficiencies, per-channel (one SM)
+ * throughput ceilings, launch and per-step costs, NIC and fabric limits
+ * and GPU memory bandwidth, with every constant from cs_params. Once per
+ * job, open() reduces the topology to a small summary (cs_analytic_hw_t);
+ * predict() is then O(1) and allocates nothing. The formulas, term by
+ * term, are in docs/model-analytic.md. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/cs_engine_analytic-int.h"
+#include "models/cs_paths.h"
+#include "util/cs_error.h"
+
+#define US 1e-6     /* parameter files hold microseconds */
+#define GBPS 1e9    /* ... and GB/s */
+
+static double par(const cs_params_t *p, cs_param_id_t id)
+{
+    return cs_params_get(p, id);
+}
+
+static int arch_group(int cc)
+{
+    return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
+}
+
+/* Efficiency of one link kind for GPU-driven (SM) traffic. */
+static double link_eff(const cs_params_t *p, cs_link_kind_t k)
+{
+    switch (k) {
+    case CS_LINK_NVL: return par(p, CS_P_EFF_NVLINK);
+    case CS_LINK_C2C: return par(p, CS_P_EFF_C2C);
+    case CS_LINK_PCI: return par(p, CS_P_EFF_PCIE);
+    case CS_LINK_SYS: return par(p, CS_P_EFF_SYS);
+    case CS_LINK_NET: return par(p, CS_P_EFF_NET);
+    }
+    return 1.0;
+}
+
+/* ... and for a NIC's DMA (GPU-NIC and host-NIC paths). */
+static double dma_eff(const cs_params_t *p, cs_link_kind_t k)
+{
+    return k == CS_LINK_PCI ? par(p, CS_P_EFF_PCIE_DMA) : link_eff(p, k);
+}
+
+/* Payload rate of a path for NIC DMA: its slowest link after efficiency. */
+static double path_dma_bw(const cs_topo_t *t, const cs_params_t *p, const cs_path_t *path)
+{
+    double bw = INFINITY;
+    for (int h = 0; h < path->nhops; h++) {
+        const cs_link_t *l = &t->links[path->links[h]];
+        bw = MIN(bw, l->bw * dma_eff(p, l->kind));
+    }
+    return bw;
+}
+
+/* ---- NCCL's double binary tree (trees.cc, v2.28.9) ---------------------
+ * Tree 0 is a binary tree on ranks 0..n-1 rooted at 0; a rank's parent is
+ * found from its lowest set bit b: (r ^ b) | (b << 1), or r ^ b when that is
+ * out of range. Tree 1 mirrors tree 0 (r -> n-1-r) when n is even and
+ * shifts it by one rank when n is odd. */
+static int btree_parent(int n, int r)
+{
+    if (r == 0)
+        return -1;
+    int bit = r & -r;
+    int up = (r ^ bit) | (bit << 1);
+    return up >= n ? (r ^ bit) : up;
+}
+
+static int dtree_parent(int n, int tree, int r)
+{
+    if (tree == 0)
+        return btree_parent(n, r);
+    if (n % 2 == 1) {
+        int u = btree_parent(n, (r - 1 + n) % n);
+        return u < 0 ? -1 : (u + 1) % n;
+    }
+    int u = btree_parent(n, n - 1 - r);
+    return u < 0 ? -1 : n - 1 - u;
+}
+
+void cs_analytic_dtree_shape(int nnodes, int *degsum_p, int *depth_p)
+{
+    int degsum = 0, depth = 0;
+    if (nnodes > 1) {
+        g_autofree int *deg = g_new0(int, nnodes);
+        for (int tree = 0; tree < 2; tree++)
+            for (int r = 0; r < nnodes; r++) {
+                int u = dtree_parent(nnodes, tree, r);
+                if (u < 0)
+                    continue;
+                deg[r]++;
+                deg[u]++;
+                int d = 1;
+                for (int a = u; dtree_parent(nnodes, tree, a) >= 0; a = dtree_parent(nnodes, tree, a))
+                    d++;
+                depth = MAX(depth, d);
+            }
+        for (int r = 0; r < nnodes; r++)
+            degsum = MAX(degsum, deg[r]);
+    }
+    *degsum_p = degsum;
+    *depth_p = depth;
+}
+
+/* ---- the summary -------------------------------------------------------- */
+
+static cs_transport_t pair_transport(const cs_comm_t *comm, const cs_comm_info_t *info, int a, int b,
+                                     gboolean same_node)
+{
+    if (comm != NULL) {
+        cs_link_choice_t ch;
+        cs_comm_pair(comm, a, b, &ch);
+        return ch.transport;
+    }
+    return same_node ? info->intra.transport : info->inter.transport;
+}
+
+/* Sum of a GPU's NVLink bandwidth out of it (dir 0) or into it (dir 1). */
+static double gpu_nvlink_bw(const cs_topo_t *t, int dev, int dir)
+{
+    double bw = 0;
+    for (int k = t->adj_off[dev]; k < t->adj_off[dev + 1]; k++) {
+        const cs_link_t *l = &t->links[t->adj[k]];
+        if (l->kind == CS_LINK_NVL)
+            bw += dir == 0 ? l->bw : t->links[l->reverse].bw;
+    }
+    return bw;
+}
+
+/* Order of the per-step cost of intra-node transports. */
+static int k_max_xport(cs_transport_t x)
+{
+    return x == CS_XPORT_P2P_NVL ? 0 : x == CS_XPORT_P2P_PCI ? 1 : x == CS_XPORT_SHM ? 2 : 3;
+}
+
+/* One ring edge inside a node (or inside an NVLink domain), as the links it
+ * loads. A switched NVLink edge is accounted at the GPUs' NVLink ports:
+ * an NVSwitch fabric spreads a GPU's traffic over all its links. */
+typedef struct {
+    int a, b;                 /* ranks */
+    cs_transport_t xport;
+    gboolean switched;        /* NVLink through NVSwitch(es) */
+    int nlinks;
+    int links[2 * CS_PATH_MAX_HOPS];
+    double lat;
+} ring_edge_t;
+
+static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean nvb_disable,
+                          ring_edge_t *e, GError **err)
+{
+    int da = t->rank_dev[e->a], db = t->rank_dev[e->b];
+    e->nlinks = 0;
+    e->lat = 0;
+    e->switched = FALSE;
+    if (e->xport == CS_XPORT_SHM) {
+        /* Through the host: GPU a up to its CPU socket, then down to b. */
+        int cpu = cs_topo_node_cpu_of(t, da);
+        cs_path_t up, down;
+        if (cpu < 0 || !cs_path_intra(t, da, cpu, nvb_disable, &up) ||
+            !cs_path_intra(t, cpu, db, nvb_disable, &down)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY,
+                        "%s -> %s: no path through host memory for SHM", t->devs[da].name, t->devs[db].name);
+            return FALSE;
+        }
+        memcpy(e->links, up.links, sizeof(int) * up.nhops);
+        memcpy(e->links + up.nhops, down.links, sizeof(int) * down.nhops);
+        e->nlinks = up.nhops + down.nhops;
+        e->lat = up.lat + down.lat;
+        return TRUE;
+    }
+    if (t->devs[da].node != t->devs[db].node) {
+        /* An NVLink domain spanning nodes (NVL72-like): a switched fabric,
+         * accounted at the GPUs' NVLink ports like an NVSwitch. */
+        e->switched = TRUE;
+        return TRUE;
+    }
+    const cs_path_t *path = cs_path_cache_gpu(cache, e->a, e->b);
+    if (path == NULL || path->type == CS_PATH_DIS || path->nhops == 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no path between ring neighbours",
+                    t->devs[da].name, t->devs[db].name);
+        return FALSE;
+    }
+    e->lat = path->lat;
+    if (e->xport == CS_XPORT_P2P_NVL) {
+        int first_dst = t->links[path->links[0]].dst;
+        if (t->devs[first_dst].kind == CS_DEV_NVSWITCH) {
+            e->switched = TRUE;
+            return TRUE;
+        }
+    }
+    memcpy(e->links, path->links, sizeof(int) * path->nhops);
+    e->nlinks = path->nhops;
+    return TRUE;
+}
+
+/* Rate of the slowest of 'nedges' edges that all carry the same traffic:
+ * every directed link on an edge's path carries one unit per edge crossing
+ * it, and the busiest link decides each edge's share. An SHM edge runs at
+ * eff.shm when its GPUs also move data the other way (a ring), else at
+ * eff.shm.oneway. Also returns the slowest edge's topology latency. */
+static double edges_bw(const cs_topo_t *t, const cs_params_t *p, const ring_edge_t *edges, int nedges,
+                       int nranks, double port_share, double *lat_p)
+{
+    g_autofree double *load = g_new0(double, MAX(1, t->nlinks));
+    g_autofree double *port_out = g_new0(double, nranks);
+    g_autofree double *port_in = g_new0(double, nranks);
+    for (int k = 0; k < nedges; k++) {
+        const ring_edge_t *e = &edges[k];
+        port_out[e->a] += 1;
+        port_in[e->b] += 1;
+        for (int h = 0; h < e->nlinks; h++)
+            load[e->links[h]] += 1;
+    }
+    double bw = INFINITY, lat = 0;
+    for (int k = 0; k < nedges; k++) {
+        const ring_edge_t *e = &edges[k];
+        double ebw = INFINITY;
+        if (e->switched) {
+            double out = gpu_nvlink_bw(t, t->rank_dev[e->a], 0) / (port_out[e->a] * port_share);
+            double in = gpu_nvlink_bw(t, t->rank_dev[e->b], 1) / (port_in[e->b] * port_share);
+            ebw = MIN(out, in) * par(p, CS_P_EFF_NVLINK);
+        }
+        for (int h = 0; h < e->nlinks; h++) {
+            const cs_link_t *l = &t->links[e->links[h]];
+            ebw = MIN(ebw, l->bw * link_eff(p, l->kind) / load[e->links[h]]);
+        }
+        if (e->xport == CS_XPORT_SHM) {
+            gboolean oneway = port_in[e->a] == 0 && port_out[e->b] == 0;
+            ebw *= par(p, oneway ? CS_P_EFF_SHM_ONEWAY : CS_P_EFF_SHM);
+        }
+        bw = MIN(bw, ebw);
+        lat = MAX(lat, e->lat);
+    }
+    *lat_p = lat;
+    return bw;
+}
+
+/* Intra-node ring and chain: the edges of channel 0's ring whose ends share
+ * a node (or an NVLink domain), routed on the topology. All channels
+ * follow the same ring. The chain (Broadcast, Reduce) is the ring without
+ * the edge into the root. */
+static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
+                           cs_path_cache_t *cache, gboolean nvb_disable, const cs_comm_t *comm,
+                           const cs_params_t *p, int root, GError **err)
+{
+    int n = info->nranks;
+    g_autofree ring_edge_t *edges = g_new0(ring_edge_t, MAX(1, n));
+    g_autofree ring_edge_t *chain = g_new0(ring_edge_t, MAX(1, n));
+    int nedges = 0, nchain = 0;
+    gboolean any_cross_nvl = FALSE, any_cross_net = FALSE;
+
+    hw->intra_bw = hw->chain_bw = 0;
+    hw->intra_lat = 0;
+    for (int i = 0; i < n && n > 1; i++) {
+        int a = info->ring_order[i], b = info->ring_order[(i + 1) % n];
+        gboolean same = cs_topo_rank_dev(t, a)->node == cs_topo_rank_dev(t, b)->node;
+        cs_transport_t x = pair_transport(comm, info, a, b, same);
+        if (x == CS_XPORT_NET_IB || x == CS_XPORT_NET_SOCKET) {
+            /* Between nodes, or a loopback through a NIC inside one: priced
+             * by the network terms. */
+            any_cross_net = TRUE;
+            continue;
+        }
+        if (!same)
+            any_cross_nvl = TRUE;
+        ring_edge_t *e = &edges[nedges];
+        e->a = a;
+        e->b = b;
+        e->xport = x;
+        if (!edge_path(t, cache, nvb_disable, e, err))
+            return FALSE;
+        if (k_max_xport(e->xport) > k_max_xport(hw->intra_xport) || nedges == 0)
+            hw->intra_xport = e->xport;   /* the costliest kind decides the hop cost */
+        nedges++;
+        if (b != root)
+            chain[nchain++] = *e;
+    }
+    hw->mnnvl = any_cross_nvl && !any_cross_net;
+    /* Across nodes each channel's ring enters a node at one GPU and leaves
+     * at another, and NCCL spreads the channels over the NICs and so over
+     * the GPUs: on average a GPU's NVLink port carries (ppn-1)/ppn of a
+     * ring edge each way (its share of the network edges rides PCIe). */
+    double share = 1.0;
+    if (any_cross_net && info->ppn > 1)
+        share = (info->ppn - 1) / (double)info->ppn;
+    if (nedges > 0) {
+        double lat;
+        hw->intra_bw = edges_bw(t, p, edges, nedges, n, share, &hw->intra_lat);
+        hw->chain_bw = nchain > 0 ? edges_bw(t, p, chain, nchain, n, share, &lat) : hw->intra_bw;
+    }
+    return TRUE;
+}
+
+/* Wire latency between two NICs: the cables' latency plus the fabric's
+ * per-switch latency for every switch crossed (cs_cluster.c leaves the
+ * switch time to the engines). 0 when there is no route. */
+static double net_path_lat(const cs_topo_t *t, int nic_a, int nic_b)
+{
+    cs_path_t np;
+    if (nic_a < 0 || nic_b < 0 || !cs_path_net(t, nic_a, nic_b, 0, &np))
+        return 0;
+    double lat = np.lat;
+    for (int h = 0; h < np.nhops; h++)
+        if (t->devs[t->links[np.links[h]].dst].kind == CS_DEV_SWITCH)
+            lat += t->fabric.switch_lat;
+    return lat;
+}
+
+static int cmp_double_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Network: the NICs the channels use, each bounded by its port and by the
+ * path between it and the nearest GPU (or host memory without GPUDirect);
+ * the slowest node decides. */
+static gboolean net_summary(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
+                            cs_path_cache_t *cache, gboolean nvb_disable, const cs_params_t *p, GError **err)
+{
+    hw->inter_xport = info->inter_transport;
+    hw->nics = MAX(1, info->nics_used);
+    gboolean socket = info->inter_transport == CS_XPORT_NET_SOCKET;
+    double port = info->nic_bw * (socket ? par(p, CS_P_EFF_SOCKET) : par(p, CS_P_EFF_NET));
+    gboolean staged = socket || !info->gdr;
+
+    int maxnics = MAX(1, t->ndevs);
+    g_autofree int *nic_devs = g_new0(int, maxnics);
+    g_autofree double *nic_rate = g_new0(double, maxnics);
+
+    double node_min = INFINITY;
+    int first_nic[2] = { -1, -1 }, last_nic = -1;
+    for (int node = 0; node < t->nnodes; node++) {
+        int nn = cs_topo_node_nics(t, node, nic_devs, maxnics);
+        if (nn == 0) {
+            if (socket)
+                continue;   /* sockets may ride an interface the topology leaves out */
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "node %d has no NIC for the network transport", node);
+            return FALSE;
+        }
+        if (node < 2)
+            first_nic[node] = nic_devs[0];
+        if (node == t->nnodes - 1)
+            last_nic = nic_devs[0];
+        int r0 = t->node_first_rank[node], r1 = t->node_first_rank[node + 1];
+        for (int k = 0; k < nn; k++) {
+            double best = 0;
+            for (int r = r0; r < r1; r++) {
+                double bw;
+                if (staged) {
+                    int gdev = t->rank_dev[r];
+                    int cpu = cs_topo_node_cpu_of(t, gdev);
+                    cs_path_t up, down;
+                    if (cpu < 0 || !cs_path_intra(t, gdev, cpu, nvb_disable, &up) ||
+                        !cs_path_intra(t, cpu, nic_devs[k], nvb_disable, &down))
+                        continue;
+                    bw = MIN(path_dma_bw(t, p, &up), path_dma_bw(t, p, &down)) * par(p, CS_P_EFF_HOST_STAGED);
+                } else {
+                    const cs_path_t *gp = cs_path_cache_nic(cache, r, k);
+                    if (gp == NULL || gp->type == CS_PATH_DIS)
+                        continue;
+                    bw = path_dma_bw(t, p, gp);
+                }
+                best = MAX(best, bw);
+            }
+            nic_rate[k] = MIN(port, best);
+        }
+        qsort(nic_rate, nn, sizeof(double), cmp_double_desc);
+        double sum = 0;
+        int use = MIN(nn, hw->nics);
+        for (int k = 0; k < use; k++)
+            sum += nic_rate[k];
+        node_min = MIN(node_min, sum / hw->nics);
+    }
+    if (!isfinite(node_min))
+        node_min = port;   /* no NIC in the topology (sockets): the interface speed */
+    if (socket) {
+        /* The node's proxies copy everything through TCP: at most ppn
+         * proxies' worth, spread over the interfaces used. */
+        double proxies = par(p, CS_P_BW_SOCKET_PROXY) * 1e9 * MAX(1, info->ppn);
+        node_min = MIN(node_min, proxies / hw->nics);
+    }
+    hw->nic_bw = node_min;
+    if (!(hw->nic_bw > 0)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY,
+                    "no GPU reaches a NIC: the network transport has no bandwidth");
+        return FALSE;
+    }
+
+    /* An oversubscribed fabric: a leaf's uplinks carry nodes_per_leaf
+     * nodes' worth of NIC bandwidth / oversubscription, and a ring or tree
+     * crossing leaves puts about one node's traffic on them each way. */
+    hw->fabric_factor = 1.0;
+    const cs_fabric_t *f = &t->fabric;
+    if (f->oversubscription > 1 && f->nodes_per_leaf > 0 && t->nnodes > f->nodes_per_leaf)
+        hw->fabric_factor = MIN(1.0, f->nodes_per_leaf / f->oversubscription);
+
+    hw->net_lat_near = net_path_lat(t, first_nic[0], first_nic[1]);
+    hw->net_lat_far = net_path_lat(t, first_nic[0], last_nic);
+    hw->net_lat_far = MAX(hw->net_lat_far, hw->net_lat_near);
+    return TRUE;
+}
+
+gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
+                             const cs_comm_t *comm, const cs_params_t *p, int root, GError **err)
+{
+    cs_analytic_hw_t h;
+    memset(&h, 0, sizeof h);
+    h.nranks = info->nranks;
+    h.nnodes = info->nnodes;
+    h.ppn = info->ppn;
+    h.arch = arch_group(info->cc);
+    h.intra_xport = info->intra_transport;
+
+    gboolean nvb_disable = comm != NULL ? cs_comm_settings(comm)->nvb_disable > 0 : FALSE;
+    g_autoptr(cs_path_cache_t) cache = cs_path_cache_new(t, nvb_disable);
+    if (!intra_ring(&h, t, info, cache, nvb_disable, comm, p, root, err))
+        return FALSE;
+    if (h.nnodes > 1 && !h.mnnvl && !net_summary(&h, t, info, cache, nvb_disable, p, err))
+        return FALSE;
+
+    /* NVLS and memory: the slowest GPU. */
+    double nvl = INFINITY, mem = INFINITY;
+    for (int r = 0; r < t->ngpus; r++) {
+        int d = t->rank_dev[r];
+        nvl = MIN(nvl, MIN(gpu_nvlink_bw(t, d, 0), gpu_nvlink_bw(t, d, 1)));
+        const cs_gpu_model_t *g = t->devs[d].gpu;
+        if (g != NULL && g->mem_bw > 0)
+            mem = MIN(mem, g->mem_bw);
+    }
+    double nvls_eff = h.arch >= 3 ? par(p, CS_P_EFF_NVLS_SM100) : par(p, CS_P_EFF_NVLS_SM90);
+    h.nvls_bw = (h.arch >= 2 && isfinite(nvl)) ? nvl * nvls_eff : 0;
+    h.mem_bw = (isfinite(mem) ? mem : 1e12) * par(p, CS_P_EFF_MEM);
+
+    cs_analytic_dtree_shape(h.mnnvl ? 1 : h.nnodes, &h.tree_degsum, &h.tree_depth);
+    *hw = h;
+    return TRUE;
+}
+
+/* ---- per-call formulas -------------------------------------------------- */
+
+static double proto_eff(const cs_params_t *p, cs_proto_t pr)
+{
+    return pr == CS_PROTO_LL ? par(p, CS_P_PROTO_EFF_LL)
+         : pr == CS_PROTO_LL128 ? par(p, CS_P_PROTO_EFF_LL128) : par(p, CS_P_PROTO_EFF_SIMPLE);
+}
+
+static double proto_sync(const cs_params_t *p, cs_proto_t pr)
+{
+    return (pr == CS_PROTO_LL ? par(p, CS_P_LAT_SYNC_LL)
+          : pr == CS_PROTO_LL128 ? par(p, CS_P_LAT_SYNC_LL128) : par(p, CS_P_LAT_SYNC_SIMPLE)) * US;
+}
+
+/* Payload one channel (one CTA on one SM) moves with a protocol. NCCL
+ * gives small calls fewer threads (enqueue.cc: nt halves while nBytes <
+ * nc * nt * threshold); a CTA's throughput is bound by the bytes its
+ * threads keep in flight, so it scales with the threads up to the full
+ * block: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640 (device.h),
+ * NCCL_SIMPLE_MAX_NTHREADS 512 (device.h). */
+static double channel_bw(const cs_params_t *p, int arch, cs_proto_t pr, int nthreads)
+{
+    static const cs_param_id_t ids[CS_PROTO_COUNT][4] = {
+        { CS_P_CH_LL_SM70, CS_P_CH_LL_SM80, CS_P_CH_LL_SM90, CS_P_CH_LL_SM100 },
+        { CS_P_CH_LL128_SM70, CS_P_CH_LL128_SM80, CS_P_CH_LL128_SM90, CS_P_CH_LL128_SM100 },
+        { CS_P_CH_SIMPLE_SM70, CS_P_CH_SIMPLE_SM80, CS_P_CH_SIMPLE_SM90, CS_P_CH_SIMPLE_SM100 },
+    };
+    static const int full[CS_PROTO_COUNT] = { 512, 640, 512 };
+    double scale = nthreads > 0 ? MIN(1.0, (double)nthreads / full[pr]) : 1.0;
+    return par(p, ids[pr][arch]) * GBPS * scale;
+}
+
+/* Fixed cost of one step between GPUs of a node (the protocol's per-step
+ * synchronisation tau is added by each algorithm); Simple over NVLink
+ * pays its system-scope fence on top. */
+static double intra_hop(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_proto_t pr)
+{
+    cs_param_id_t id = hw->intra_xport == CS_XPORT_P2P_NVL ? CS_P_LAT_HOP_NVLINK
+                     : hw->intra_xport == CS_XPORT_P2P_PCI ? CS_P_LAT_HOP_PCIE
+                     : hw->intra_xport == CS_XPORT_SHM ? CS_P_LAT_HOP_SHM
+                     : hw->intra_xport == CS_XPORT_NET_SOCKET ? CS_P_LAT_HOP_SOCKET : CS_P_LAT_HOP_NET;
+    double h = hw->intra_lat + par(p, id) * US;
+    if (pr == CS_PROTO_SIMPLE && hw->intra_xport == CS_XPORT_P2P_NVL)
+        h += par(p, CS_P_LAT_SYNC_SIMPLE_NVLINK) * US;
+    return h;
+}
+
+static double net_hop(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_proto_t pr, gboolean far)
+{
+    double fixed = hw->inter_xport == CS_XPORT_NET_SOCKET ? par(p, CS_P_LAT_HOP_SOCKET) : par(p, CS_P_LAT_HOP_NET);
+    double h = (far ? hw->net_lat_far : hw->net_lat_near) + fixed * US;
+    if (pr == CS_PROTO_SIMPLE)
+        h += par(p, CS_P_LAT_NET_SIMPLE) * US;
+    return h;
+}
+
+/* One node's network payload rate with nch channels: each channel uses one
+ * NIC, so nch channels over 'nics' NICs load the busiest NIC with
+ * ceil(nch/nics) of them. */
+static double net_bw(const cs_analytic_hw_t *hw, int nch)
+{
+    int per_nic = (nch + hw->nics - 1) / hw->nics;
+    double nics_eff = (double)nch / per_nic;
+    return hw->nic_bw * nics_eff * hw->fabric_factor;
+}
+
+typedef struct {
+    double S;          /* NCCL's nBytes */
+    int n, N, ppn;     /* ranks, nodes (1 inside an NVLink domain), ranks per node */
+    int nch;
+    cs_proto_t pr;
+    double peff;       /* protocol wire efficiency */
+    double tau;        /* protocol's synchronisation per step */
+    double b_sm;       /* all channels' SM ceiling */
+    double chunk;      /* NCCL's chunk: most bytes a lane moves per step */
+    double launch;
+} call_ctx_t;
+
+/* Time for one lane (a channel) to move D bytes in k steps through a
+ * d-stage pipeline at rate b when every step also waits 'tau' for its
+ * synchronisation: the last stage starts d-1 steps after the first. */
+static double lane_time(double D, double k, double d, double b, double tau)
+{
+    k = MAX(k, 1);
+    return (k + d - 1) * (D / k / b + tau);
+}
+
+static double nsteps(double D, double chunk)
+{
+    return MAX(1, ceil(D / chunk));
+}
+
+/* Pipeline fill of a chain or tree with Simple: each stage forwards a
+ * whole chunk, so the last stage starts d-1 chunks' worth of one lane's
+ * time after the first (a lane moves at most one chunk per step). */
+static double fill(const call_ctx_t *c, double d, double b)
+{
+    /* LL and LL128 forward every line as soon as its flag is seen, so
+     * their pipelines fill at line granularity: nothing to add beyond the
+     * hops' latency. */
+    if (d <= 1 || c->pr != CS_PROTO_SIMPLE)
+        return 0;
+    double per_lane = MIN(c->chunk, c->S / c->nch);
+    return (d - 1) * per_lane / (b / c->nch);
+}
+
+/* Rate of the links a ring (or a chain) crosses, as payload. */
+static double ring_link_bw(const cs_analytic_hw_t *hw, const call_ctx_t *c, gboolean chain)
+{
+    double b = INFINITY;
+    if (c->ppn > 1 || hw->mnnvl)
+        b = MIN(b, chain ? hw->chain_bw : hw->intra_bw);
+    if (c->N > 1)
+        b = MIN(b, net_bw(hw, c->nch));
+    return b * c->peff;
+}
+
+/* Ring: every rank sends from the first step and the links stay busy, so
+ * the time is the steps' latency plus the volume at the ring's rate. A
+ * chain (Broadcast, Reduce) adds the fill of its n-1 stage pipeline. */
+static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, const call_ctx_t *c)
+{
+    int n = c->n, N = c->N;
+    gboolean chain = coll == CS_COLL_BROADCAST || coll == CS_COLL_REDUCE;
+    gboolean reduces = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCESCATTER || coll == CS_COLL_REDUCE;
+    double vol, hops, inter;
+    if (chain) {
+        vol = c->S;
+        hops = n - 1;
+        inter = N - 1;
+    } else {
+        /* A chunk's n-1 hops per phase cross every node boundary of the
+         * ring when nodes hold several ranks, all but one when they hold
+         * one. */
+        double phases = coll == CS_COLL_ALLREDUCE ? 2 : 1;
+        double per_phase = N > 1 ? MIN(n - 1, c->ppn > 1 ? N : N - 1) : 0;
+        vol = phases * (n - 1) / (double)n * c->S;
+        hops = phases * (n - 1);
+        inter = phases * per_phase;
+    }
+    double b = MIN(ring_link_bw(hw, c, chain), c->b_sm);
+    b = MIN(b, hw->mem_bw / (reduces ? 3.0 : 2.0));
+    double lat = (hops - inter) * intra_hop(hw, p, c->pr) + inter * net_hop(hw, p, c->pr, FALSE) + hops * c->tau;
+    return c->launch + lat + vol / b + (chain ? fill(c, n - 1, b) : 0);
+}
+
+/* Tree AllReduce: a chain through each node's GPUs and NCCL's double
+ * binary tree across nodes, reduce going up while broadcast comes down.
+ * Each tree carries half the data; a node sends S/2 on each edge it has in
+ * either tree, each direction. */
+static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, const call_ctx_t *c)
+{
+    int chain_hops = c->ppn - 1;
+    int depth = c->N > 1 ? hw->tree_depth : 0;
+    double hops = 2.0 * (chain_hops + depth);
+    double lat = 2 * (chain_hops * intra_hop(hw, p, c->pr) + depth * net_hop(hw, p, c->pr, TRUE)) + hops * c->tau;
+    /* Seconds per byte of S on the busiest resource. */
+    double spb = MAX(2 / c->b_sm, 6 / hw->mem_bw);
+    if (chain_hops > 0)
+        spb = MAX(spb, MIN(chain_hops, 2) / (hw->intra_bw * c->peff));
+    if (c->N > 1)
+        spb = MAX(spb, hw->tree_degsum / 2.0 / (net_bw(hw, c->nch) * c->peff));
+    return c->launch + lat + c->S * spb + fill(c, hops, 1 / spb);
+}
+
+/* NVLS inside a node: each GPU reads its slice reduced by the NVSwitch
+ * (multimem.ld_reduce) and multicasts the result (multimem.st), so per
+ * GPU and direction S(1+1/ppn) cross its NVLinks for AllReduce. A channel
+ * moves one chunk per head (ppn chunks) per step, and a step cannot start
+ * before every peer has signalled the previous one, so each step pays the
+ * Simple synchronisation; steps flow through pipe.nvls.stages stages.
+ * Across nodes (NVLSTree) each slice also goes through the node tree. */
+static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, cs_algo_t a,
+                     const call_ctx_t *c)
+{
+    int m = c->ppn;
+    double v = coll == CS_COLL_ALLREDUCE ? 1 + 1.0 / m : (m - 1) / (double)m;
+    double spb = MAX(v / hw->nvls_bw, v / c->b_sm);
+    double lat = par(p, CS_P_LAT_NVLS) * US;
+    double stages = par(p, CS_P_PIPE_NVLS_STAGES);
+    if (a == CS_ALGO_NVLS_TREE && c->N > 1) {
+        spb = MAX(spb, hw->tree_degsum / 2.0 / (net_bw(hw, c->nch) * c->peff));
+        lat += 2 * hw->tree_depth * net_hop(hw, p, c->pr, TRUE);
+        stages += 2 * hw->tree_depth;   /* up and down the node tree */
+    }
+    double D = c->S / c->nch;
+    return c->launch + lat + lane_time(D, nsteps(D, m * c->chunk), MAX(1, stages), 1 / spb / c->nch, c->tau);
+}
+
+/* PAT (AllGather/ReduceScatter, one rank per node): log2(n) aggregated
+ * network steps, ring volume. */
+static double t_pat(const cs_analytic_hw_t *hw, const cs_params_t *p, const call_ctx_t *c)
+{
+    double hops = ceil(log2((double)c->n));
+    double vol = (c->n - 1) / (double)c->n * c->S;
+    double b = MIN(ring_link_bw(hw, c, FALSE), c->b_sm);
+    return c->launch + hops * (net_hop(hw, p, c->pr, TRUE) + c->tau) + vol / b;
+}
+
+gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
+                          const cs_engine_call_t *call, double time_s[2], GError **err)
+{
+    const cs_decision_t *d = call->decision;
+    call_ctx_t c;
+    c.S = (double)call->nccl_bytes;
+    c.n = hw->nranks;
+    c.N = hw->mnnvl ? 1 : hw->nnodes;
+    c.ppn = hw->mnnvl ? hw->nranks : hw->ppn;
+    c.nch = MAX(1, d->nchannels);
+    c.pr = d->proto;
+    c.peff = proto_eff(p, d->proto);
+    c.tau = proto_sync(p, d->proto);
+    c.b_sm = c.nch * channel_bw(p, hw->arch, d->proto, d->nthreads);
+    c.chunk = d->chunk_bytes > 0 ? (double)d->chunk_bytes : c.S / c.nch;
+    /* The nccl-tests command collsim prints: one process driving every GPU
+     * of a single node (-g ppn), one process per GPU across nodes. */
+    int gpus_per_proc = hw->nnodes == 1 ? hw->ppn : 1;
+    c.launch = (par(p, CS_P_LAT_LAUNCH) + (gpus_per_proc - 1) * par(p, CS_P_LAT_LAUNCH_PER_GPU)) * US;
+
+    double t;
+    if (c.n <= 1) {
+        /* One rank: NCCL copies the buffer when out-of-place. */
+        time_s[CS_OOP] = c.launch + 2 * c.S / hw->mem_bw;
+        time_s[CS_INP] = c.launch;
+        return TRUE;
+    }
+    switch (d->algo) {
+    case CS_ALGO_RING:
+        t = t_ring(hw, p, coll, &c);
+        break;
+    case CS_ALGO_TREE:
+        t = coll == CS_COLL_ALLREDUCE ? t_tree(hw, p, &c) : t_ring(hw, p, coll, &c);
+        break;
+    case CS_ALGO_NVLS:
+    case CS_ALGO_NVLS_TREE:
+        if (!(hw->nvls_bw > 0) || (d->algo == CS_ALGO_NVLS && c.N > 1)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                        "%s on this topology is not modelled by the analytic engine (%s); "
+                        "exclude it with NCCL_ALGO or NCCL_NVLS_ENABLE=0",
+                        cs_algo_name(d->algo), hw->nvls_bw > 0 ? "NVLS across nodes needs SHARP"
+                                                              : "no NVLink to multicast over");
+            return FALSE;
+        }
+        t = t_nvls(hw, p, coll, d->algo, &c);
+        break;
+    case CS_ALGO_PAT:
+        t = t_pat(hw, p, &c);
+        break;
+    default:
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                    "%s (in-network reduction with SHARP) is not modelled by the analytic engine; "
+                    "exclude it with NCCL_COLLNET_ENABLE=0 or NCCL_ALGO", cs_algo_name(d->algo));
+        return FALSE;
+    }
+    time_s[CS_OOP] = t;
+    time_s[CS_INP] = t;
+    return TRUE;
+}
+
+/* ---- engine ops --------------------------------------------------------- */
+
+static gboolean analytic_open(const cs_engine_job_t *job, void **state_p, GError **err)
+{
+    cs_analytic_hw_t *hw = g_new0(cs_analytic_hw_t, 1);
+    if (!cs_analytic_hw_init(hw, job->topo, cs_comm_info(job->comm), job->comm, job->params,
+                             cs_coll_has_root(job->coll) ? job->root : 0, err)) {
+        g_free(hw);
+        return FALSE;
+    }
+    *state_p = hw;
+    return TRUE;
+}
+
+static gboolean analytic_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
+                                 double time_s[2], GError **err)
+{
+    return cs_analytic_time(state, job->params, job->coll, call, time_s, err);
+}
+
+static void analytic_close(void *state)
+{
+    g_free(state);
+}
+
+const cs_engine_ops_t cs_engine_analytic = {
+    .name = "analytic",
+    .description = "closed-form time from link bandwidths and latencies, protocol efficiencies, "
+                   "per-channel limits and launch/step costs",
+    .open = analytic_open,
+    .predict = analytic_predict,
+    .close = analytic_close,
+};

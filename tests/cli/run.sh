@@ -1,0 +1,148 @@
+#!/bin/sh
+# collsim run end to end: the table's frame and arithmetic, flags over a
+# scenario, the NCCL variable order, JSON/CSV, determinism, and every
+# example scenario. Values are checked against nccl-tests's formulas
+# (algbw = size/time, busbw = algbw * 2(n-1)/n for all-reduce), not against
+# collsim's own output.
+set -u
+: "${COLLSIM:?}" "${top_srcdir:?}"
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+fail=0
+ok() { echo "ok $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+# data rows: lines that do not start with '#'
+rows() { grep -v '^#' "$1" | grep -c .; }
+
+# ---- the command ------------------------------------------------------------
+[ "$("$COLLSIM" --version)" = "collsim 0.1.0" ] && ok version || bad version
+"$COLLSIM" --help >help.txt && grep -q '^  run ' help.txt && grep -q '^  topo ' help.txt &&
+    grep -q '^  validate ' help.txt && ok help || bad help
+"$COLLSIM" run --help >rhelp.txt && grep -q -- '--minbytes' rhelp.txt && grep -q -- '--topo' rhelp.txt \
+    && ok run-help || bad run-help
+
+# ---- one DGX H100 sweep -----------------------------------------------------
+if "$COLLSIM" run --topo dgx-h100 -b 8 -e 128M -f 2 >a.txt 2>a.err; then ok run-exit; else bad run-exit; fi
+[ -s a.err ] && bad "run-stderr ($(cat a.err))" || ok run-stderr
+head -1 a.txt | grep -q '^# collsim 0.1.0 prediction (model: analytic) — not a measurement$' && ok first-line || bad first-line
+sed -n 2p a.txt | grep -q '^# Collective test starting: all_reduce_perf$' && ok test-name || bad test-name
+grep -q '^# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 0 graph: 0 unalign: 0$' a.txt \
+    && ok nthread-line || bad nthread-line
+[ "$(grep -c '^#  Rank ' a.txt)" -eq 8 ] && ok ranks || bad ranks
+grep -q '^# nccl-tests command: all_reduce_perf -b 8 -e 128M -f 2 -g 8$' a.txt && ok nccl-tests-command || bad nccl-tests-command
+grep -q '^# transports: P2P/NVL' a.txt && ok transports || bad transports
+[ "$(rows a.txt)" -eq 25 ] && ok row-count || bad row-count
+grep -q '^# Out of bounds values : N/A$' a.txt && ok oob || bad oob
+grep -q '^# Avg bus bandwidth    : [0-9.e+]* $' a.txt && ok avg || bad avg
+[ "$(tail -1 a.txt)" = "#" ] && ok last-line || bad last-line
+# every row: sizes 8..128M doubling, count = size/4, float sum -1, N/A, and
+# nccl-tests's bandwidth arithmetic within the printed precision
+grep -v '^#' a.txt | awk -v want=8 '
+    { if ($1 != want || $2 != $1 / 4 || $3 != "float" || $4 != "sum" || $5 != -1) { print "row: " $0; bad = 1 }
+      for (p = 0; p < 2; p++) {
+          t = $(6 + 4 * p); a = $(7 + 4 * p); b = $(8 + 4 * p); w = $(9 + 4 * p)
+          if (w != "N/A" || t <= 0) { print "placement: " $0; bad = 1 }
+          alg = $1 / t / 1e3
+          if (alg - a > 0.006 + alg * 1e-3 || a - alg > 0.006 + alg * 1e-3) { print "algbw: " $0; bad = 1 }
+          if (b - a * 1.75 > 0.02 + b * 1e-3 || a * 1.75 - b > 0.02 + b * 1e-3) { print "busbw: " $0; bad = 1 }
+      }
+      if (NF < 17) { print "extra columns: " $0; bad = 1 }
+      want *= 2 }
+    END { exit bad }' && ok row-arithmetic || bad row-arithmetic
+# the average is over both placements of every row (nccl-tests)
+avg=$(awk '/^# Avg bus bandwidth/ { print $6 }' a.txt)
+grep -v '^#' a.txt | awk -v avg="$avg" '{ s += $8 + $12; n += 2 }
+    END { m = s / n; d = m - avg; if (d < 0) d = -d; exit !(d <= 0.01 + 1e-3 * avg) }' \
+    && ok avg-value || bad "avg-value ($avg)"
+
+# ---- determinism -------------------------------------------------------------
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 128M -f 2 >b.txt 2>/dev/null
+cmp -s a.txt b.txt && ok deterministic || bad deterministic
+
+# ---- columns, collectives, shapes ----------------------------------------------
+"$COLLSIM" run --topo dgx-h100 -b 1M -e 1M --no-extra-columns >c.txt &&
+    grep -q '^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong $' c.txt &&
+    [ "$(grep -v '^#' c.txt | awk '{ print NF }')" -eq 13 ] && ok no-extra-columns || bad no-extra-columns
+"$COLLSIM" run --topo dgx-h100 -b 1M -e 1M >c2.txt &&
+    grep -q '#wrong      algo   proto   nch  transport$' c2.txt && ok extra-header || bad extra-header
+
+"$COLLSIM" run --topo dgx-h100 --op allgather -b 1M -e 1M >g.txt &&
+    grep -v '^#' g.txt | awk '{ exit !($1 == 1048576 && $2 == 32768 && $4 == "none" && $5 == -1) }' &&
+    grep -q 'starting: all_gather_perf$' g.txt && ok allgather-row || bad allgather-row
+"$COLLSIM" run --topo dgx-h100 --op broadcast -r 3 -d half -b 64K -e 64K >r.txt &&
+    grep -v '^#' r.txt | awk '{ exit !($2 == 32768 && $3 == "half" && $4 == "none" && $5 == 3) }' &&
+    grep -q 'broadcast_perf -b 64K -e 64K -i 1M -g 8 -d half -r 3$' r.txt && ok broadcast-row || bad broadcast-row
+
+"$COLLSIM" run --topo dgx-h100 -g 4 -b 1M -e 1M >g4.txt && [ "$(grep -c '^#  Rank ' g4.txt)" -eq 4 ] &&
+    grep -q 'nGpus 4 ' g4.txt && ok gpus-4 || bad gpus-4
+"$COLLSIM" run --topo dgx-h100 -t 2 -g 2 -b 1M -e 1M >t.txt && [ "$(grep -c '^#  Rank ' t.txt)" -eq 4 ] \
+    && ok threads-times-gpus || bad threads-times-gpus
+"$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1M -e 1M >n2.txt && [ "$(grep -c '^#  Rank ' n2.txt)" -eq 16 ] &&
+    grep -q '^# nThread 1 nGpus 1 ' n2.txt &&
+    grep -q '^#  Rank 15 Group  0 Pid      - on      node1 device  7 \[----:--:--\] ' n2.txt &&
+    grep -q '^# nccl-tests command: mpirun -np 16 -N 8 all_reduce_perf -b 1M -e 1M -i 1M -g 1$' n2.txt \
+    && ok two-nodes || bad two-nodes
+"$COLLSIM" run --topo dgx-h100 --nodes 16 -b 1M -e 1M >n16.txt && [ "$(grep -c '^#  Rank ' n16.txt)" -eq 8 ] &&
+    grep -q '^# \.\.\. 120 more ranks$' n16.txt && ok many-ranks || bad many-ranks
+
+# ---- scenario, flags and the NCCL variable order ---------------------------------
+cat >s.ini <<EOF
+[scenario]
+name = order test
+[topology]
+preset = dgx-h100
+[collective]
+minbytes = 1K
+maxbytes = 1M
+stepfactor = 4
+[nccl]
+NCCL_ALGO = Tree
+NCCL_PROTO = LL
+NCCL_MAX_NCHANNELS = 4
+EOF
+NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=8 "$COLLSIM" run s.ini -e 4K --env NCCL_MAX_NCHANNELS=2 --dump >d.ini
+grep -q '^maxbytes=4K$' d.ini && grep -q '^minbytes=1K$' d.ini && ok flag-over-file || bad flag-over-file
+grep -q '^NCCL_ALGO=Tree$' d.ini && ok file-env || bad file-env
+grep -q '^NCCL_PROTO=Simple$' d.ini && ok environment-over-file || bad environment-over-file
+grep -q '^NCCL_MAX_NCHANNELS=2$' d.ini && ok env-flag-wins || bad env-flag-wins
+# the dump is itself a scenario giving the same run
+"$COLLSIM" run d.ini >d1.txt && NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=8 "$COLLSIM" run s.ini -e 4K \
+    --env NCCL_MAX_NCHANNELS=2 >d2.txt && cmp -s d1.txt d2.txt && ok dump-round-trip || bad dump-round-trip
+grep -q '^# Source: order test$' d1.txt && ok source-name || bad source-name
+
+# ---- warnings ---------------------------------------------------------------------
+"$COLLSIM" run --topo dgx-h100 -b 1M -e 1M --env NCCL_TIMEOUT=100 >w.txt 2>w.err &&
+    grep -q '^collsim: warning: NCCL_TIMEOUT (--env): ' w.err && grep -q '^# warning: NCCL_TIMEOUT (--env): ' w.txt \
+    && ok warning || bad warning
+
+# ---- JSON and CSV -------------------------------------------------------------------
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 128M -f 2 --json out.json --csv out.csv >j.txt 2>/dev/null
+cmp -s a.txt j.txt && ok files-same-table || bad files-same-table
+[ "$(wc -l <out.csv)" -eq 26 ] && head -1 out.csv | grep -q '^producer,collective,nranks,' && ok csv || bad csv
+if command -v python3 >/dev/null 2>&1; then
+    python3 - out.json a.txt <<'EOF' && ok json || bad json
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = [l.split() for l in open(sys.argv[2]) if not l.startswith('#')]
+assert j["producer"] == "model:analytic" and j["collective"] == "allreduce" and j["nranks"] == 8
+assert len(j["rows"]) == len(rows) == 25
+for r, t in zip(j["rows"], rows):
+    assert r["size"] == int(t[0]) and r["count"] == int(t[1])
+    assert abs(r["out_of_place"]["busbw"] - float(t[7])) <= 0.006 + 1e-3 * float(t[7])
+    assert r["out_of_place"]["wrong"] is None and r["algo"] == t[13]
+EOF
+else
+    grep -q '"producer": "model:analytic"' out.json && ok json-grep || bad json-grep
+fi
+
+# ---- every example scenario --------------------------------------------------------
+for s in "$top_srcdir"/scenarios/*.ini; do
+    n=$(basename "$s" .ini)
+    if "$COLLSIM" run "$s" >"ex-$n.txt" 2>"ex-$n.err" && [ "$(rows "ex-$n.txt")" -ge 1 ] &&
+        grep -q '^# Avg bus bandwidth' "ex-$n.txt"; then ok "example $n"; else bad "example $n: $(head -1 "ex-$n.err")"; fi
+done
+grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || ok "lab example has no warning"
+
+exit $fail

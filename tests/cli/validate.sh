@@ -1,0 +1,138 @@
+#!/bin/sh
+# collsim validate end to end: a hand-made log's numbers come back as
+# printed, each error equals (predicted - measured) / measured of its own
+# row, collsim's own prediction read back as a log gives zero error, JSON and
+# CSV, determinism, and bad input (one line, exit 2, nothing written). When
+# the shared data set sits beside the repository, validate runs on some of
+# its files and prints a summary (accuracy is not asserted here: that is
+# docs/validation.md's job).
+set -u
+: "${COLLSIM:?}" "${top_srcdir:?}"
+
+logs="$top_srcdir/tests/data/logs"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+fail=0
+ok() { echo "ok $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+rows() { grep -c '^  *[0-9]' "$1"; }
+
+"$COLLSIM" validate --help > help.txt && grep -q -- '--table' help.txt && grep -q -- '--op' help.txt &&
+    grep -q -- '--nodes' help.txt && ok help || bad help
+
+# ---- a hand-made log: 2 hosts x 2 GPUs, two tables ---------------------------
+if "$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 > a.txt 2> a.err; then
+    ok exit-0
+else
+    bad "exit-0 ($(cat a.err))"
+fi
+[ "$(grep -c '^# collsim validate: ' a.txt)" -eq 2 ] && ok two-tables || bad two-tables
+[ "$(rows a.txt)" -eq 5 ] && ok row-count || bad row-count
+grep -q '^# measured: measured:nccl-tests: allreduce, float sum, 4 ranks on 2 nodes, 3 sizes$' a.txt &&
+    ok measured-line || bad measured-line
+grep -q '^# modelled: model:analytic' a.txt && ok modelled-line || bad modelled-line
+grep -q '^# compared: out-of-place columns' a.txt && ok placement-said || bad placement-said
+# the measured columns are the log's, row by row
+awk '/^  *[0-9]/ { printf "%s %s %s\n", $1, $2, $5 }' a.txt > meas.txt
+printf '1024 20.00 0.08\n2048 20.48 0.15\n4096 40.96 0.15\n1024 30.00 0.05\n2048 30.72 0.10\n' > want.txt
+cmp -s meas.txt want.txt && ok measured-columns || bad measured-columns
+# each time error is (predicted - measured) / measured of its row, and the
+# busbw error measured time / predicted time - 1
+awk '/^  *[0-9]/ {
+        m = $2; p = $3; te = $4; be = $7
+        sub(/%/, "", te); sub(/%/, "", be)
+        dt = 100 * (p - m) / m - te; db = 100 * (m / p - 1) - be
+        if (dt < -0.06 || dt > 0.06 || db < -0.06 || db > 0.06) { print "row: " $0; bad = 1 }
+     }
+     END { exit bad }' a.txt && ok error-arithmetic || bad error-arithmetic
+# the summary: median of |time errors| over sizes <= 64 KiB, recomputed
+awk '/^# collsim validate/ { t++ } t == 1 && /^  *[0-9]/ { e = $4; sub(/%/, "", e); e += 0; if (e < 0) e = -e; v[++n] = e }
+     t == 1 && /^# summary time/ { line = $0 }
+     END { # 3 values: the median is the middle one
+           for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+           want = sprintf("median=%.1f%%", v[2])
+           exit !(n == 3 && index(line, "n=3 " want) > 0) }' a.txt && ok summary-median || bad summary-median
+grep -q '^# summary busbw >=1MiB: n=0 result=none' a.txt && ok summary-none || bad summary-none
+
+# --table and --env
+"$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 --table 2 --env NCCL_ALGO=Ring > b.txt 2>&1 &&
+    [ "$(grep -c '^# collsim validate: ' b.txt)" -eq 1 ] && grep -q 'table 2 (first row at line 27)' b.txt &&
+    grep -q '^# modelled: NCCL environment: NCCL_ALGO=Ring (--env)$' b.txt && ok table-env || bad table-env
+
+# the calling shell's NCCL variables are not the measured run's
+NCCL_ALGO=Tree "$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 > c.txt 2>&1 &&
+    cmp -s a.txt c.txt && ok environment-ignored || bad environment-ignored
+
+# determinism, JSON and CSV
+"$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 --json v.json --csv v.csv > d.txt 2>&1 &&
+    cmp -s a.txt d.txt && ok deterministic || bad deterministic
+[ "$(wc -l < v.csv)" -eq 6 ] && head -1 v.csv | grep -q '^table,size,measured_us,predicted_us,time_error,' &&
+    grep -q '^2,2048,30.72,' v.csv && ok csv || bad csv
+grep -q '"busbw_at_least_1MiB": {"n": 0' v.json && grep -q '"size": 4096, "measured_us": 40.96' v.json && ok json || bad json
+
+# ---- JSON input (-J) ------------------------------------------------------------
+"$COLLSIM" validate "$logs/run.json" --topo dgx-a100 --nodes 2 --gpus 2 > j.txt 2> j.err &&
+    grep -q 'reducescatter, float sum, 4 ranks on 2 nodes, 2 sizes' j.txt && [ "$(rows j.txt)" -eq 2 ] &&
+    ok json-log || bad "json-log ($(cat j.err))"
+
+# ---- collsim's own prediction read back: zero error -------------------------
+for args in "--topo dgx-h100 -b 1K -e 64M -f 2" "--topo dgx-h100 --nodes 2 --op allgather -b 64K -e 256M -f 4"; do
+    # shellcheck disable=SC2086
+    "$COLLSIM" run $args > pred.txt 2>/dev/null
+    topo=$(echo "$args" | sed 's/ -b .*//; s/--op [a-z]*//')
+    # shellcheck disable=SC2086
+    if "$COLLSIM" validate pred.txt $topo > rt.txt 2> rt.err; then
+        grep -q '^# measured: model:analytic: ' rt.txt &&
+        awk '/^  *[0-9]/ { for (i = 4; i <= 7; i += 3) { e = $i; sub(/%/, "", e); if (e > 0.5 || e < -0.5) bad = 1 } n++ }
+             END { exit bad || n < 5 }' rt.txt && ok "round-trip ($args)" || bad "round-trip ($args)"
+    else
+        bad "round-trip ($args): $(cat rt.err)"
+    fi
+done
+
+# ---- bad input: one line, exit 2, nothing written ------------------------------
+expect_fail() {
+    name=$1; pattern=$2; shift 2
+    rm -f out.json
+    "$COLLSIM" validate "$@" --json out.json > out.txt 2> err.txt
+    rc=$?
+    if [ $rc -eq 2 ] && [ "$(wc -l < err.txt)" -eq 1 ] && grep -q -- "$pattern" err.txt && [ ! -e out.json ] &&
+       [ ! -s out.txt ]; then
+        ok "$name"
+    else
+        bad "$name (rc=$rc: $(cat err.txt))"
+    fi
+}
+expect_fail no-table "no-table.txt: no nccl-tests table found; expected lines like" "$logs/no-table.txt" --topo dgx-h100
+expect_fail bad-row "bad-number.txt:2: bad out-of-place time '12x.5'" "$logs/bad-number.txt" --topo dgx-h100
+expect_fail bad-json "bad.json:2: JSON syntax error" "$logs/bad.json" --topo dgx-h100
+expect_fail missing "nope.txt: cannot read" nope.txt --topo dgx-h100
+expect_fail ranks "two-tables.txt:17: table 1 was measured over 4 ranks on 2 nodes but the topology has 8 GPUs on 1 node;" \
+    "$logs/two-tables.txt" --topo dgx-h100
+expect_fail no-such-table "two-tables.txt: no table 3; expected 1 to 2" "$logs/two-tables.txt" --topo dgx-h100 --table 3
+expect_fail skipped-table "table 3 skipped: alltoall_perf" "$logs/srun-headerless.txt" --topo dgx-h100 --table 3
+expect_fail op-mismatch "srun-headerless.txt:7: table 2 does not look like allreduce" "$logs/srun-headerless.txt" \
+    --topo dgx-h100 --op allreduce
+expect_fail bad-op "collsim: --op: unknown collective 'alltoall'" "$logs/two-tables.txt" --topo dgx-h100 --op alltoall
+expect_fail no-topology "no topology given" "$logs/two-tables.txt"
+expect_fail bad-env "collsim: --env: 'ALGO=Ring' is not an NCCL variable setting" "$logs/two-tables.txt" --topo dgx-h100 --env ALGO=Ring
+expect_fail no-log "no log given" --topo dgx-h100
+expect_fail bad-table "collsim: --table: '0' is not a table number" "$logs/two-tables.txt" --topo dgx-h100 --table 0
+
+# ---- the published runs, when they are beside the repository -----------------
+data="$top_srcdir/../shared/data/real"
+if [ -d "$data" ]; then
+    f="$data/a100x8-nvswitch-allreduce-1node-upto128M-nccl2.19.3.txt"
+    [ -f "$f" ] && "$COLLSIM" validate "$f" --topo dgx-a100 > s1.txt 2>&1 && [ "$(rows s1.txt)" -eq 25 ] &&
+        grep -q '^# summary busbw >=1MiB: n=8 median=' s1.txt && grep -q '^# summary time <=64KiB: n=14 median=' s1.txt &&
+        ok shared-a100 || bad shared-a100
+    f="$data/h100x8-8nodes-ib-ndr400-allreduce-default-vs-tuned-ncclUNSTATED.txt"
+    [ -f "$f" ] && "$COLLSIM" validate "$f" --topo dgx-h100 --nodes 8 --table 2 --env NCCL_MIN_CTAS=24 > s2.txt 2>&1 &&
+        [ "$(rows s2.txt)" -eq 14 ] && grep -q '^# summary busbw >=1MiB: n=14 median=' s2.txt &&
+        ok shared-h100-8nodes || bad shared-h100-8nodes
+else
+    echo "ok shared # SKIP no shared data set beside the repository"
+fi
+
+exit $fail

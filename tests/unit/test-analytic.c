@@ -1,0 +1,504 @@
+/* The analytic engine against oracles derived by hand from the formulas of
+ * docs/model-analytic.md, on tiny hand-built topologies with hand-written
+ * communicator choices (no decision code involved), plus monotonicity and
+ * determinism. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/cs_engine_analytic-int.h"
+#include "util/cs_error.h"
+
+#define US 1e-6
+#define GB 1e9
+
+static cs_params_t P;
+
+static double par(cs_param_id_t id)
+{
+    return cs_params_get(&P, id);
+}
+
+static void assert_rel(double got, double want)
+{
+    if (!(fabs(got - want) <= 1e-9 * fabs(want)))
+        g_error("got %.15g, want %.15g (rel %.3g)", got, want, fabs(got - want) / fabs(want));
+}
+
+/* ---- topology builders ------------------------------------------------ */
+
+static int dev(cs_topo_t *t, cs_dev_kind_t kind, const char *name, int node, int local, const char *gpu)
+{
+    cs_device_t d = { 0 };
+    d.kind = kind;
+    d.name = (char *)name;
+    d.node = node;
+    d.local = local;
+    d.rank = -1;
+    if (kind == CS_DEV_GPU) {
+        d.gpu = cs_gpu_model_find(gpu);
+        g_assert_nonnull(d.gpu);
+        d.gdr = TRUE;
+    } else if (kind == CS_DEV_NIC) {
+        d.nic_kind = CS_NIC_IB;
+        d.nic_bw = 50e9;
+        d.nic_ports = 1;
+        d.gdr = TRUE;
+    } else if (kind == CS_DEV_CPU) {
+        d.vendor = CS_CPU_INTEL;
+    }
+    return cs_topo_add_device(t, &d);
+}
+
+static int pci(cs_topo_t *t, int a, int b, int gen, double lat)
+{
+    int l = cs_topo_add_link(t, a, b, CS_LINK_PCI, cs_pcie_bw(gen, 16), lat, 0);
+    t->links[l].pcie_gen = t->links[t->links[l].reverse].pcie_gen = gen;
+    t->links[l].pcie_width = t->links[t->links[l].reverse].pcie_width = 16;
+    return l;
+}
+
+static void finish(cs_topo_t *t)
+{
+    g_autoptr(GError) err = NULL;
+    gboolean ok = cs_topo_finish(t, &err);
+    g_assert_no_error(err);
+    g_assert_true(ok);
+}
+
+/* One node: cpu - sw - {gpu0, gpu1}, all PCIe Gen 'gen' x16, 100 ns per link. */
+static cs_topo_t *topo_pcie2(const char *gpu, int gen)
+{
+    cs_topo_t *t = cs_topo_new("test:pcie2");
+    int cpu = dev(t, CS_DEV_CPU, "cpu0", 0, 0, NULL);
+    int sw = dev(t, CS_DEV_PCISW, "sw0", 0, 0, NULL);
+    int g0 = dev(t, CS_DEV_GPU, "gpu0", 0, 0, gpu);
+    int g1 = dev(t, CS_DEV_GPU, "gpu1", 0, 1, gpu);
+    pci(t, cpu, sw, gen, 100e-9);
+    pci(t, sw, g0, gen, 100e-9);
+    pci(t, sw, g1, gen, 100e-9);
+    finish(t);
+    return t;
+}
+
+/* One node: 8 H100 SXM on one NVSwitch with 18 links of 25 GB/s each. */
+static cs_topo_t *topo_nvswitch8(void)
+{
+    cs_topo_t *t = cs_topo_new("test:nvswitch8");
+    int cpu = dev(t, CS_DEV_CPU, "cpu0", 0, 0, NULL);
+    int nvs = dev(t, CS_DEV_NVSWITCH, "nvs0", 0, 0, NULL);
+    for (int i = 0; i < 8; i++) {
+        char name[16];
+        g_snprintf(name, sizeof name, "gpu%d", i);
+        int g = dev(t, CS_DEV_GPU, name, 0, i, "h100-sxm");
+        int l = cs_topo_add_link(t, g, nvs, CS_LINK_NVL, 18 * 25e9, 0, 0);
+        t->links[l].count = t->links[t->links[l].reverse].count = 18;
+        pci(t, cpu, g, 5, 0);
+    }
+    finish(t);
+    return t;
+}
+
+/* Two nodes, one GPU each: cpu - sw(Gen5) - {gpu, nic}; NICs joined by a
+ * leaf switch with cables of the NIC's speed; switch latency 'swlat'. */
+static cs_topo_t *topo_net2(double nic_bw, double swlat)
+{
+    cs_topo_t *t = cs_topo_new("test:net2");
+    int nics[2];
+    for (int n = 0; n < 2; n++) {
+        char name[32];
+        g_snprintf(name, sizeof name, "n%d.cpu0", n);
+        int cpu = dev(t, CS_DEV_CPU, name, n, 0, NULL);
+        g_snprintf(name, sizeof name, "n%d.sw0", n);
+        int sw = dev(t, CS_DEV_PCISW, name, n, 0, NULL);
+        g_snprintf(name, sizeof name, "n%d.gpu0", n);
+        int g = dev(t, CS_DEV_GPU, name, n, 0, "h100-sxm");
+        g_snprintf(name, sizeof name, "n%d.nic0", n);
+        nics[n] = dev(t, CS_DEV_NIC, name, n, 0, NULL);
+        t->devs[nics[n]].nic_bw = nic_bw;
+        pci(t, cpu, sw, 5, 0);
+        pci(t, sw, g, 5, 0);
+        pci(t, sw, nics[n], 5, 0);
+    }
+    int leaf = dev(t, CS_DEV_SWITCH, "leaf0", -1, 0, NULL);
+    for (int n = 0; n < 2; n++)
+        cs_topo_add_link(t, nics[n], leaf, CS_LINK_NET, nic_bw, 0, 0);
+    t->fabric.kind = CS_FABRIC_RAIL;
+    t->fabric.oversubscription = 1;
+    t->fabric.nodes_per_leaf = 2;
+    t->fabric.switch_lat = swlat;
+    finish(t);
+    return t;
+}
+
+/* Communicator choices as NCCL would make them for these small cases. */
+typedef struct {
+    cs_comm_info_t info;
+    int order[16];
+} comm_fix_t;
+
+static void comm_fix(comm_fix_t *c, const cs_topo_t *t, cs_transport_t intra, cs_transport_t inter, int nics,
+                     double nic_bw, gboolean gdr)
+{
+    memset(c, 0, sizeof *c);
+    c->info.nranks = t->ngpus;
+    c->info.nnodes = t->nnodes;
+    c->info.ppn = t->ngpus / t->nnodes;
+    c->info.cc = cs_topo_rank_dev(t, 0)->gpu->sm;
+    c->info.intra_transport = intra;
+    c->info.inter_transport = inter;
+    c->info.gdr = gdr;
+    c->info.nics_used = nics;
+    c->info.nic_bw = nic_bw;
+    for (int i = 0; i < t->ngpus; i++)
+        c->order[i] = i;
+    c->info.ring_order = c->order;
+    c->info.intra.transport = intra;
+    c->info.inter.transport = inter;
+    c->info.inter.gdr = gdr;
+}
+
+static void hw_of(cs_analytic_hw_t *hw, const cs_topo_t *t, const comm_fix_t *c)
+{
+    g_autoptr(GError) err = NULL;
+    gboolean ok = cs_analytic_hw_init(hw, t, &c->info, NULL, &P, 0, &err);
+    g_assert_no_error(err);
+    g_assert_true(ok);
+}
+
+static double time_of(const cs_analytic_hw_t *hw, cs_coll_t coll, cs_algo_t a, cs_proto_t p, int nch,
+                      int nthreads, guint64 chunk, double S)
+{
+    cs_decision_t d;
+    memset(&d, 0, sizeof d);
+    d.algo = a;
+    d.proto = p;
+    d.nchannels = nch;
+    d.nthreads = nthreads;
+    d.chunk_bytes = chunk;
+    cs_engine_call_t call = { .size = (guint64)S, .count = (guint64)S / 4, .nccl_bytes = (guint64)S, .decision = &d };
+    double t[2];
+    g_autoptr(GError) err = NULL;
+    gboolean ok = cs_analytic_time(hw, &P, coll, &call, t, &err);
+    g_assert_no_error(err);
+    g_assert_true(ok);
+    g_assert_cmpfloat(t[CS_OOP], ==, t[CS_INP]);
+    return t[CS_OOP];
+}
+
+/* ---- oracles ---------------------------------------------------------- */
+
+/* Launch cost: one process drives every GPU of a single node (-g ppn), one
+ * process per GPU across nodes. */
+static double launch(int gpus_per_proc)
+{
+    return (par(CS_P_LAT_LAUNCH) + (gpus_per_proc - 1) * par(CS_P_LAT_LAUNCH_PER_GPU)) * US;
+}
+
+/* 2 GPUs behind one PCIe switch, ring Simple: every directed link carries
+ * one ring edge, so the ring moves PCIe x eff.pcie; n = 2 moves S per rank
+ * in 2 steps of 2 links' latency plus the hop and Simple sync costs. */
+static void test_pcie_ring(void)
+{
+    g_autoptr(cs_topo_t) t = topo_pcie2("h100-pcie", 4);
+    comm_fix_t c;
+    comm_fix(&c, t, CS_XPORT_P2P_PCI, CS_XPORT_NET_IB, 0, 0, FALSE);
+    cs_analytic_hw_t hw;
+    hw_of(&hw, t, &c);
+    double B = cs_pcie_bw(4, 16) * par(CS_P_EFF_PCIE);
+    assert_rel(hw.intra_bw, B);
+    assert_rel(hw.intra_lat, 200e-9);
+
+    double S = 1 << 30;
+    double h = 200e-9 + (par(CS_P_LAT_HOP_PCIE) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + 2 * h + S / B);
+    /* Large sizes: busbw (= algbw for n = 2) tends to the link rate. */
+    double big = 1e15;
+    double tb = time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, big);
+    g_assert_cmpfloat(fabs(big / tb / B - 1), <, 1e-9);
+
+    /* LL halves the link's payload rate, and 2 Hopper LL channels may
+     * move less: the lower binds. */
+    double hll = 200e-9 + (par(CS_P_LAT_HOP_PCIE) + par(CS_P_LAT_SYNC_LL)) * US;
+    double bll = MIN(B * par(CS_P_PROTO_EFF_LL), 2 * par(CS_P_CH_LL_SM90) * GB);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 2, 512, 0, S), launch(2) + 2 * hll + S / bll);
+
+    /* Broadcast over the 2-rank chain: 1 step, S over the one edge 0 -> 1,
+     * which has its links to itself as in the ring; no fill with a single
+     * stage. */
+    assert_rel(hw.chain_bw, B);
+    assert_rel(time_of(&hw, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + h + S / B);
+}
+
+/* Without P2P the edges go up to the CPU and down again: in the ring the
+ * switch's uplink carries both edges each way, and both GPUs send and
+ * receive (eff.shm); the broadcast chain 0 -> 1 loads it once each way and
+ * its sender only sends (eff.shm.oneway). */
+static void test_shm_ring(void)
+{
+    g_autoptr(cs_topo_t) t = topo_pcie2("rtx2080ti", 3);
+    comm_fix_t c;
+    comm_fix(&c, t, CS_XPORT_SHM, CS_XPORT_NET_IB, 0, 0, FALSE);
+    cs_analytic_hw_t hw;
+    hw_of(&hw, t, &c);
+    double B = cs_pcie_bw(3, 16) * par(CS_P_EFF_PCIE) / 2 * par(CS_P_EFF_SHM);
+    double Bc = cs_pcie_bw(3, 16) * par(CS_P_EFF_PCIE) * par(CS_P_EFF_SHM_ONEWAY);
+    assert_rel(hw.intra_bw, B);
+    assert_rel(hw.chain_bw, Bc);
+    assert_rel(hw.intra_lat, 400e-9);
+    g_assert_cmpint(hw.arch, ==, 0);
+
+    /* AllGather, n = 2: 1 step, S/2 per rank. */
+    double S = 256 << 20;
+    double h = 400e-9 + (par(CS_P_LAT_HOP_SHM) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
+    assert_rel(time_of(&hw, CS_COLL_ALLGATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + h + S / 2 / B);
+    assert_rel(time_of(&hw, CS_COLL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + h + S / Bc);
+}
+
+/* 8 GPUs on one NVSwitch: each GPU's NVLink port carries one ring edge out
+ * and one in; 2(n-1) = 14 steps; 2(n-1)/n S per rank. */
+static void test_nvswitch(void)
+{
+    g_autoptr(cs_topo_t) t = topo_nvswitch8();
+    comm_fix_t c;
+    comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 0, 0, FALSE);
+    cs_analytic_hw_t hw;
+    hw_of(&hw, t, &c);
+    double B = 450e9 * par(CS_P_EFF_NVLINK);
+    assert_rel(hw.intra_bw, B);
+    assert_rel(hw.chain_bw, B);
+    assert_rel(hw.nvls_bw, 450e9 * par(CS_P_EFF_NVLS_SM90));
+
+    double L = launch(8), S = 1 << 30;
+    double hs = (par(CS_P_LAT_HOP_NVLINK) + par(CS_P_LAT_SYNC_SIMPLE_NVLINK) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
+    g_assert_cmpfloat(16 * par(CS_P_CH_SIMPLE_SM90) * GB, >, B);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 16, 512, 0, S),
+               L + 14 * hs + 14.0 / 8 * S / B);
+    /* Two channels: the SMs bind (2 x 38.7 GB/s < 351 GB/s). */
+    double bsm = 2 * par(CS_P_CH_SIMPLE_SM90) * GB;
+    g_assert_cmpfloat(bsm, <, B);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S),
+               L + 14 * hs + 14.0 / 8 * S / bsm);
+    /* LL: 16 channels of chan.ll.sm90 bind below half the link; with half
+     * of the 512 threads of a full LL block they move half as much. */
+    double hl = (par(CS_P_LAT_HOP_NVLINK) + par(CS_P_LAT_SYNC_LL)) * US;
+    double bll = 16 * par(CS_P_CH_LL_SM90) * GB;
+    g_assert_cmpfloat(bll, <, B * par(CS_P_PROTO_EFF_LL));
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 16, 512, 0, 1 << 20),
+               L + 14 * hl + 14.0 / 8 * (1 << 20) / bll);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 16, 256, 0, 1 << 20),
+               L + 14 * hl + 14.0 / 8 * (1 << 20) / (bll / 2));
+    /* ReduceScatter: n-1 steps, (n-1)/n S. */
+    assert_rel(time_of(&hw, CS_COLL_REDUCESCATTER, CS_ALGO_RING, CS_PROTO_SIMPLE, 16, 512, 0, S),
+               L + 7 * hs + 7.0 / 8 * S / B);
+    /* Broadcast chain of 8: 7 steps, S per link, Simple fills 6 chunks... */
+    double chunk = 512 << 10;
+    assert_rel(time_of(&hw, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_SIMPLE, 16, 512, (guint64)chunk, S),
+               L + 7 * hs + S / B + 6 * chunk / (B / 16));
+    /* ... but LL forwards line by line: no fill. */
+    assert_rel(time_of(&hw, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_LL, 16, 512, (guint64)chunk, S),
+               L + 7 * hl + S / bll);
+
+    /* NVLS: S(1 + 1/8) per GPU at the NVLS rate. Each of the 16 channel
+     * lanes moves S/16 in steps of 8 heads x 128 KiB, each step paying the
+     * Simple synchronisation, through pipe.nvls.stages stages. */
+    double bn = hw.nvls_bw, nchunk = 128 << 10;
+    double D = S / 16, k = ceil(D / (8 * nchunk)), d = par(CS_P_PIPE_NVLS_STAGES);
+    double lane_b = bn / (9.0 / 8) / 16;   /* bytes of S per second per lane */
+    double tau = par(CS_P_LAT_SYNC_SIMPLE) * US;
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 16, 512, (guint64)nchunk, S),
+               L + par(CS_P_LAT_NVLS) * US + (k + d - 1) * (D / k / lane_b + tau));
+    /* At the largest sizes the per-step synchronisation takes a fixed
+     * share: busbw -> 2(n-1)/n x B_nvls/(1 + 1/n) x step/(step + tau). */
+    double big = ldexp(1.0, 46);
+    double tb = time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 16, 512, (guint64)nchunk, big);
+    double step = 8 * nchunk / lane_b;
+    double want_busbw = 14.0 / 8 * bn / (9.0 / 8) * step / (step + tau);
+    g_assert_cmpfloat(fabs(big / tb * 14.0 / 8 / want_busbw - 1), <, 1e-6);
+
+    /* Tree inside one node: a chain of 7 hops up and 7 down; each GPU
+     * sends 2S over its port, as its SMs do; Simple fills 13 chunks. */
+    double rate = MIN(B, 16 * par(CS_P_CH_SIMPLE_SM90) * GB) / 2;   /* bytes of S per second */
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 16, 512, (guint64)chunk, S),
+               L + 14 * hs + S / rate + 13 * chunk / (rate / 16));
+}
+
+/* Two nodes, one GPU each, one 50 GB/s NIC: the ring's two edges are the
+ * network; each step crosses one switch. */
+static void test_net(void)
+{
+    double swlat = 130e-9;
+    g_autoptr(cs_topo_t) t = topo_net2(50e9, swlat);
+    comm_fix_t c;
+    comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 1, 50e9, TRUE);
+    cs_analytic_hw_t hw;
+    hw_of(&hw, t, &c);
+    double B = 50e9 * par(CS_P_EFF_NET);
+    g_assert_cmpfloat(cs_pcie_bw(5, 16) * par(CS_P_EFF_PCIE_DMA), >, B);
+    assert_rel(hw.nic_bw, B);
+    assert_rel(hw.net_lat_near, swlat);
+    g_assert_cmpint(hw.tree_degsum, ==, 2);
+    g_assert_cmpint(hw.tree_depth, ==, 1);
+
+    double L = launch(1), S = 1 << 30;
+    double h = swlat + (par(CS_P_LAT_HOP_NET) + par(CS_P_LAT_SYNC_SIMPLE) + par(CS_P_LAT_NET_SIMPLE)) * US;
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), L + 2 * h + S / B);
+
+    /* Tree on 2 nodes: each node sends S/2 on its one edge in each tree,
+     * so S per direction; the SMs move 2S over 2 channels; 2 stages. */
+    double chunk = 512 << 10, bsm = 2 * par(CS_P_CH_SIMPLE_SM90) * GB;
+    double rate = MIN(bsm / 2, B);   /* bytes of S per second */
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 2, 512, (guint64)chunk, S),
+               L + 2 * h + S / rate + 1 * chunk / (rate / 2));
+
+    /* Without GPUDirect the data bounces through host memory: GPU -> CPU
+     * and CPU -> NIC, each Gen5 x16 at the DMA efficiency, times the
+     * staging efficiency. */
+    comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 1, 50e9, FALSE);
+    hw_of(&hw, t, &c);
+    double staged = cs_pcie_bw(5, 16) * par(CS_P_EFF_PCIE_DMA) * par(CS_P_EFF_HOST_STAGED);
+    assert_rel(hw.nic_bw, MIN(B, staged));
+
+    /* Sockets: the interface speed times the socket efficiency; hop cost
+     * of the TCP stack. */
+    comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_SOCKET, 1, 1.25e9, FALSE);
+    hw_of(&hw, t, &c);
+    double bsock = 1.25e9 * par(CS_P_EFF_SOCKET);
+    assert_rel(hw.nic_bw, bsock);
+    double hsock = swlat + (par(CS_P_LAT_HOP_SOCKET) + par(CS_P_LAT_SYNC_LL)) * US;
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 1, 512, 0, 4096),
+               L + 2 * hsock + 4096 / MIN(bsock * par(CS_P_PROTO_EFF_LL), par(CS_P_CH_LL_SM90) * GB));
+}
+
+/* NCCL's double binary trees, worked by hand from trees.cc's rules:
+ * n=2: 0-1 / 1-0; n=3: 0-2-1 / 1-0-2; n=4: 0-2, 2-1, 2-3 / mirror 3-1,
+ * 1-2, 1-0; n=5: 0-4, 4-2, 2-1, 2-3 / shifted 1-0, 0-3, 3-2, 3-4; n=8:
+ * 0-4, 4-2, 4-6, 2-1, 2-3, 6-5, 6-7, every node of degree 3 in one tree a
+ * leaf in the mirrored other. */
+static void test_dtree(void)
+{
+    static const struct { int n, degsum, depth; } cases[] = {
+        { 1, 0, 0 }, { 2, 2, 1 }, { 3, 3, 2 }, { 4, 4, 2 }, { 5, 4, 3 }, { 8, 4, 3 }, { 16, 4, 4 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int degsum = -1, depth = -1;
+        cs_analytic_dtree_shape(cases[i].n, &degsum, &depth);
+        g_assert_cmpint(degsum, ==, cases[i].degsum);
+        g_assert_cmpint(depth, ==, cases[i].depth);
+    }
+}
+
+/* With the decision fixed, a bigger message never takes less time, and
+ * faster links never make it slower. */
+static void test_monotonic(void)
+{
+    g_autoptr(cs_topo_t) t4 = topo_pcie2("h100-pcie", 4);
+    g_autoptr(cs_topo_t) t5 = topo_pcie2("h100-pcie", 5);
+    g_autoptr(cs_topo_t) tn = topo_nvswitch8();
+    g_autoptr(cs_topo_t) slow = topo_net2(25e9, 130e-9);
+    g_autoptr(cs_topo_t) fast = topo_net2(50e9, 130e-9);
+    comm_fix_t c4, c5, cn, cs, cf;
+    comm_fix(&c4, t4, CS_XPORT_P2P_PCI, CS_XPORT_NET_IB, 0, 0, FALSE);
+    comm_fix(&c5, t5, CS_XPORT_P2P_PCI, CS_XPORT_NET_IB, 0, 0, FALSE);
+    comm_fix(&cn, tn, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 0, 0, FALSE);
+    comm_fix(&cs, slow, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 1, 25e9, TRUE);
+    comm_fix(&cf, fast, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 1, 50e9, TRUE);
+    cs_analytic_hw_t h4, h5, hn, hs, hf;
+    hw_of(&h4, t4, &c4);
+    hw_of(&h5, t5, &c5);
+    hw_of(&hn, tn, &cn);
+    hw_of(&hs, slow, &cs);
+    hw_of(&hf, fast, &cf);
+
+    static const cs_coll_t colls[] = { CS_COLL_ALLREDUCE, CS_COLL_ALLGATHER, CS_COLL_REDUCESCATTER,
+                                       CS_COLL_BROADCAST, CS_COLL_REDUCE };
+    static const cs_algo_t algos[] = { CS_ALGO_TREE, CS_ALGO_RING };
+    for (gsize ci = 0; ci < G_N_ELEMENTS(colls); ci++)
+        for (int pr = 0; pr < CS_PROTO_COUNT; pr++)
+            for (gsize ai = 0; ai < G_N_ELEMENTS(algos); ai++) {
+                cs_algo_t a = algos[ai];
+                double prev4 = 0, prevn = 0, prevs = 0;
+                for (int k = 0; k <= 36; k++) {
+                    double S = ldexp(1.0, k);
+                    double x4 = time_of(&h4, colls[ci], a, pr, 4, 512, 512 << 10, S);
+                    double x5 = time_of(&h5, colls[ci], a, pr, 4, 512, 512 << 10, S);
+                    double xn = time_of(&hn, colls[ci], a, pr, 8, 512, 512 << 10, S);
+                    double xs = time_of(&hs, colls[ci], a, pr, 4, 512, 512 << 10, S);
+                    double xf = time_of(&hf, colls[ci], a, pr, 4, 512, 512 << 10, S);
+                    g_assert_cmpfloat(x4, >=, prev4);
+                    g_assert_cmpfloat(xn, >=, prevn);
+                    g_assert_cmpfloat(xs, >=, prevs);
+                    g_assert_cmpfloat(x5, <=, x4);
+                    g_assert_cmpfloat(xf, <=, xs);
+                    prev4 = x4;
+                    prevn = xn;
+                    prevs = xs;
+                }
+            }
+    /* NVLS, too, across NCCL's chunk sizes. */
+    static const guint64 chunks[] = { 16384, 32768, 65536, 131072 };
+    for (gsize ci = 0; ci < G_N_ELEMENTS(chunks); ci++) {
+        double prev = 0;
+        for (int k = 0; k <= 36; k++) {
+            double x = time_of(&hn, CS_COLL_ALLREDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 16, 512, chunks[ci], ldexp(1.0, k));
+            g_assert_cmpfloat(x, >=, prev);
+            prev = x;
+        }
+    }
+}
+
+static void test_determinism(void)
+{
+    g_autoptr(cs_topo_t) t = topo_nvswitch8();
+    comm_fix_t c;
+    comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 0, 0, FALSE);
+    cs_analytic_hw_t a, b;
+    memset(&a, 0xa5, sizeof a);
+    memset(&b, 0x5a, sizeof b);
+    hw_of(&a, t, &c);
+    hw_of(&b, t, &c);
+    g_assert_cmpfloat(a.intra_bw, ==, b.intra_bw);
+    g_assert_cmpfloat(a.nvls_bw, ==, b.nvls_bw);
+    double x = time_of(&a, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL128, 16, 640, 0, 12345678);
+    double y = time_of(&b, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL128, 16, 640, 0, 12345678);
+    g_assert_cmpmem(&x, sizeof x, &y, sizeof y);
+}
+
+/* CollNet and NVLS across nodes need SHARP, which is not modelled. */
+static void test_unsupported(void)
+{
+    g_autoptr(cs_topo_t) t = topo_net2(50e9, 0);
+    comm_fix_t c;
+    comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 1, 50e9, TRUE);
+    cs_analytic_hw_t hw;
+    hw_of(&hw, t, &c);
+    static const cs_algo_t algos[] = { CS_ALGO_COLLNET_DIRECT, CS_ALGO_COLLNET_CHAIN, CS_ALGO_NVLS };
+    for (gsize i = 0; i < G_N_ELEMENTS(algos); i++) {
+        cs_decision_t d = { .algo = algos[i], .proto = CS_PROTO_SIMPLE, .nchannels = 2 };
+        cs_engine_call_t call = { .size = 4096, .count = 1024, .nccl_bytes = 4096, .decision = &d };
+        double tm[2] = { -1, -1 };
+        g_autoptr(GError) err = NULL;
+        g_assert_false(cs_analytic_time(&hw, &P, CS_COLL_ALLREDUCE, &call, tm, &err));
+        g_assert_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED);
+        g_assert_nonnull(strstr(err->message, "not modelled"));
+        g_assert_cmpfloat(tm[0], ==, -1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    cs_params_init_defaults(&P);
+    g_test_add_func("/analytic/pcie-ring", test_pcie_ring);
+    g_test_add_func("/analytic/shm-ring", test_shm_ring);
+    g_test_add_func("/analytic/nvswitch", test_nvswitch);
+    g_test_add_func("/analytic/net", test_net);
+    g_test_add_func("/analytic/dtree", test_dtree);
+    g_test_add_func("/analytic/monotonic", test_monotonic);
+    g_test_add_func("/analytic/determinism", test_determinism);
+    g_test_add_func("/analytic/unsupported", test_unsupported);
+    int rc = g_test_run();
+    cs_params_clear(&P);
+    return rc;
+}

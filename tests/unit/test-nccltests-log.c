@@ -1,0 +1,333 @@
+/* The nccl-tests log reader against small hand-made logs (tests/data/logs)
+ * whose numbers are known, malformed inputs, and, when the shared data set
+ * sits beside the repository, every published file (each must either read
+ * or fail with one clear line, never crash). */
+#include "config.h"
+#include "io/cs_nccltests_log.h"
+#include "util/cs_error.h"
+
+#include <string.h>
+
+static char *data_path(const char *name)
+{
+    return g_test_build_filename(G_TEST_DIST, "data", "logs", name, NULL);
+}
+
+static cs_nccltests_log_t *load(const char *name, GError **err)
+{
+    g_autofree char *path = data_path(name);
+    return cs_nccltests_log_load(path, err);
+}
+
+static const cs_result_row_t *row(const cs_result_t *r, guint i)
+{
+    g_assert_cmpuint(i, <, r->rows->len);
+    return &g_array_index(r->rows, cs_result_row_t, i);
+}
+
+static const cs_result_t *res(const cs_nccltests_log_t *l, guint i)
+{
+    g_assert_cmpuint(i, <, l->results->len);
+    return g_ptr_array_index(l->results, i);
+}
+
+static int table_no(const cs_nccltests_log_t *l, guint i)
+{
+    return g_array_index(l->table_numbers, int, i);
+}
+
+static void test_two_tables(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = load("two-tables.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(l->results->len, ==, 2);
+    g_assert_cmpint(l->ntables, ==, 2);
+    g_assert_cmpstr(l->nccl_version, ==, "2.28.9");
+    g_assert_cmpint(l->nranks, ==, 4);
+
+    const cs_result_t *a = res(l, 0);
+    g_assert_cmpstr(a->producer, ==, "measured:nccl-tests");
+    g_assert_cmpint(a->coll, ==, CS_COLL_ALLREDUCE);
+    g_assert_cmpint(a->nranks, ==, 4);   /* rank lines 0..3 */
+    g_assert_cmpint(a->nnodes, ==, 2);   /* hostA, hostB */
+    g_assert_cmpuint(a->rows->len, ==, 3);
+    g_assert_cmpuint(row(a, 1)->size, ==, 2048);
+    g_assert_cmpuint(row(a, 1)->count, ==, 512);
+    g_assert_cmpint(row(a, 1)->dtype, ==, CS_DTYPE_FLOAT);
+    g_assert_cmpint(row(a, 1)->redop, ==, CS_REDOP_SUM);
+    g_assert_cmpint(row(a, 1)->root, ==, -1);
+    g_assert_cmpfloat_with_epsilon(row(a, 1)->time_us[CS_OOP], 20.48, 1e-9);
+    g_assert_cmpfloat_with_epsilon(row(a, 1)->busbw[CS_OOP], 0.15, 1e-9);
+    g_assert_cmpfloat_with_epsilon(row(a, 2)->time_us[CS_INP], 40.0, 1e-9);
+    g_assert_cmpint(row(a, 0)->wrong[CS_OOP], ==, 0);
+    g_assert_cmpfloat_with_epsilon(a->avg_busbw, 0.126667, 1e-9);
+    g_assert_cmpint(table_no(l, 0), ==, 1);
+    g_assert_cmpint(g_array_index(l->table_lines, int, 0), ==, 17);
+
+    /* the second table: no rank lines of its own, same run context */
+    const cs_result_t *b = res(l, 1);
+    g_assert_cmpint(b->coll, ==, CS_COLL_ALLREDUCE);
+    g_assert_cmpint(table_no(l, 1), ==, 2);
+    g_assert_cmpuint(b->rows->len, ==, 2);
+    g_assert_cmpint(row(b, 0)->wrong[CS_OOP], ==, -1); /* N/A */
+    g_assert_cmpfloat_with_epsilon(row(b, 1)->time_us[CS_OOP], 30.72, 1e-9);
+    g_assert_cmpfloat_with_epsilon(b->avg_busbw, 0.075, 1e-9);
+}
+
+static void test_old_format(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = load("old-format.txt", &err);
+    g_assert_no_error(err);
+    /* the elision line does not split the table */
+    g_assert_cmpuint(l->results->len, ==, 1);
+    const cs_result_t *r = res(l, 0);
+    g_assert_cmpint(r->coll, ==, CS_COLL_ALLREDUCE);
+    g_assert_cmpuint(r->rows->len, ==, 3);
+    /* no root column, redop missing on rows 2-3: times still in place */
+    g_assert_cmpfloat_with_epsilon(row(r, 1)->time_us[CS_OOP], 13.39, 1e-9);
+    g_assert_cmpfloat_with_epsilon(row(r, 1)->busbw[CS_OOP], 2.45, 1e-9);
+    g_assert_cmpfloat_with_epsilon(row(r, 2)->time_us[CS_INP], 13.83, 1e-9);
+    g_assert_cmpint(row(r, 2)->root, ==, -1);
+    g_assert_cmpint(row(r, 2)->wrong[CS_OOP], ==, -1); /* "error" is not a count */
+}
+
+static void test_headerless(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = load("srun-headerless.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(l->ntables, ==, 3);
+    g_assert_cmpuint(l->results->len, ==, 2);
+
+    const cs_result_t *a = res(l, 0);
+    g_assert_cmpint(a->coll, ==, CS_COLL_ALLREDUCE);
+    g_assert_cmpint(a->nranks, ==, 0);   /* nothing says */
+    g_assert_cmpuint(a->rows->len, ==, 2);
+    g_assert_cmpfloat_with_epsilon(row(a, 0)->time_us[CS_OOP], 215.3, 1e-9);
+    g_assert_cmpfloat_with_epsilon(row(a, 1)->time_us[CS_INP], -1, 1e-9); /* absent */
+
+    /* redop none, root -1, size = count x 4 x 8: allgather over 8 ranks */
+    const cs_result_t *b = res(l, 1);
+    g_assert_cmpint(b->coll, ==, CS_COLL_ALLGATHER);
+    g_assert_cmpint(b->nranks, ==, 8);
+    g_assert_cmpint(table_no(l, 1), ==, 2);
+    g_assert_cmpfloat_with_epsilon(row(b, 1)->busbw[CS_OOP], 12.23, 1e-9);
+
+    /* the alltoall table is reported as skipped */
+    gboolean seen = FALSE;
+    for (guint i = 0; i < l->notes->len; i++)
+        seen |= strstr(g_ptr_array_index(l->notes, i), "table 3 skipped: alltoall_perf") != NULL;
+    g_assert_true(seen);
+}
+
+static void test_truncated(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = load("truncated.txt", &err);
+    g_assert_no_error(err);
+    const cs_result_t *r = res(l, 0);
+    g_assert_cmpuint(r->rows->len, ==, 2);
+    g_assert_cmpint(r->nranks, ==, 2);   /* -g 2 on the command line */
+    g_assert_cmpfloat_with_epsilon(row(r, 1)->time_us[CS_OOP], 18535, 1e-9);
+    g_assert_cmpfloat_with_epsilon(row(r, 1)->time_us[CS_INP], 18524, 1e-9);
+    g_assert_cmpint(row(r, 1)->wrong[CS_INP], ==, -1);
+}
+
+static void test_json(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = load("run.json", &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(l->results->len, ==, 1);
+    g_assert_cmpstr(l->nccl_version, ==, "2.28.9");
+    const cs_result_t *r = res(l, 0);
+    g_assert_cmpint(r->coll, ==, CS_COLL_REDUCESCATTER);
+    g_assert_cmpint(r->nranks, ==, 4);   /* 2 processes x 1 thread x 2 GPUs */
+    g_assert_cmpint(r->nnodes, ==, 2);
+    g_assert_cmpuint(row(r, 1)->size, ==, 2097152);
+    g_assert_cmpfloat_with_epsilon(row(r, 0)->time_us[CS_INP], 49.0, 1e-9);
+    g_assert_cmpfloat_with_epsilon(row(r, 1)->busbw[CS_OOP], 19.6608, 1e-9);
+    g_assert_cmpfloat_with_epsilon(row(r, 1)->time_us[CS_INP], -1, 1e-9);
+    g_assert_cmpint(row(r, 1)->wrong[CS_OOP], ==, -1);
+    g_assert_cmpfloat_with_epsilon(r->avg_busbw, 17.146358, 1e-9);
+}
+
+/* Hints: the caller's collective wins when the rows agree, fails when not. */
+static void test_hints(void)
+{
+    g_autofree char *path = data_path("srun-headerless.txt");
+    g_autoptr(GError) err = NULL;
+    cs_nccltests_hint_t h = { .has_coll = FALSE, .nranks = 16 };
+    g_autoptr(cs_nccltests_log_t) l = cs_nccltests_log_load_hint(path, &h, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(res(l, 0)->nranks, ==, 16); /* unknown in the file: the hint */
+    g_assert_cmpint(res(l, 1)->nranks, ==, 8);  /* the file's own wins */
+
+    h.has_coll = TRUE;
+    h.coll = CS_COLL_ALLREDUCE;
+    g_autoptr(cs_nccltests_log_t) bad = cs_nccltests_log_load_hint(path, &h, &err);
+    g_assert_null(bad);
+    g_assert_error(err, CS_ERROR, CS_ERROR_INPUT);
+    g_assert_true(strstr(err->message, "srun-headerless.txt:7: table 2 does not look like allreduce") != NULL);
+}
+
+/* Per-iteration columns (-I 1) and collsim's own extra columns, in memory. */
+static void test_columns(void)
+{
+    static const char per_iter[] =
+        "# Collective test starting: all_gather_perf\n"
+        "#       size  count  type redop root  time algbw busbw #wrong i_min i_max i_p99 i_cv%"
+        "  time algbw busbw #wrong i_min i_max i_p99 i_cv%\n"
+        "    4096    128  float  none   -1  10.0  0.41  0.36   0  9.0 11.0 10.9 2.1"
+        "  10.5  0.39  0.34  0  9.5 11.5 11.0 2.0\n";
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = cs_nccltests_log_parse(per_iter, sizeof per_iter - 1, "mem", &err);
+    g_assert_no_error(err);
+    const cs_result_t *r = res(l, 0);
+    g_assert_cmpint(r->coll, ==, CS_COLL_ALLGATHER);
+    g_assert_cmpint(r->nranks, ==, 8);   /* 4096 / (128 x 4) */
+    g_assert_cmpfloat_with_epsilon(row(r, 0)->time_us[CS_OOP], 10.0, 1e-12);
+    g_assert_cmpfloat_with_epsilon(row(r, 0)->busbw[CS_OOP], 0.36, 1e-12);
+    g_assert_cmpfloat_with_epsilon(row(r, 0)->time_us[CS_INP], 10.5, 1e-12);
+    g_assert_cmpint(row(r, 0)->wrong[CS_INP], ==, 0);
+
+    static const char ours[] =
+        "# collsim 0.1.0 prediction (model: analytic) \xe2\x80\x94 not a measurement\n"
+        "# Collective test starting: all_reduce_perf\n"
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw"
+        "   busbw  #wrong      algo   proto   nch  transport\n"
+        "           0             0     float     sum      -1     0.00    0.00    0.00    N/A     0.00    0.00"
+        "    0.00    N/A         -       -     -  -\n"
+        "        1024           256     float     sum      -1    13.49    0.08    0.13    N/A    13.49    0.08"
+        "    0.13    N/A      Ring      LL     1  P2P/NVL\n";
+    g_autoptr(cs_nccltests_log_t) o = cs_nccltests_log_parse(ours, sizeof ours - 1, "mem", &err);
+    g_assert_no_error(err);
+    r = res(o, 0);
+    g_assert_cmpstr(r->producer, ==, "model:analytic");   /* not a measurement */
+    g_assert_cmpuint(r->rows->len, ==, 2);
+    g_assert_cmpstr(row(r, 0)->algo, ==, "");             /* "-": unknown */
+    g_assert_cmpint(row(r, 0)->nchannels, ==, 0);
+    g_assert_cmpstr(row(r, 1)->algo, ==, "Ring");
+    g_assert_cmpstr(row(r, 1)->proto, ==, "LL");
+    g_assert_cmpint(row(r, 1)->nchannels, ==, 1);
+    g_assert_cmpstr(row(r, 1)->transport, ==, "P2P/NVL");
+
+    /* a size that goes down starts a new sweep: two tables */
+    static const char two[] =
+        "  2048  512  float  sum  -1  10.0  0.20  0.36  0  10.0  0.20  0.36  0\n"
+        "  1024  256  float  sum  -1   9.0  0.11  0.20  0   9.0  0.11  0.20  0\n";
+    g_autoptr(cs_nccltests_log_t) t = cs_nccltests_log_parse(two, sizeof two - 1, "mem", &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(t->ntables, ==, 2);
+}
+
+typedef struct {
+    const char *file;
+    const char *message;   /* expected start after the path */
+} bad_case_t;
+
+static void test_bad(gconstpointer data)
+{
+    const bad_case_t *c = data;
+    g_autoptr(GError) err = NULL;
+    g_autofree char *path = data_path(c->file);
+    g_autoptr(cs_nccltests_log_t) l = cs_nccltests_log_load(path, &err);
+    g_assert_null(l);
+    g_assert_nonnull(err);
+    g_autofree char *want = g_strdup_printf("%s%s", path, c->message);
+    if (!g_str_has_prefix(err->message, want))
+        g_error("got '%s', expected a message starting '%s'", err->message, want);
+    g_assert_null(strchr(err->message, '\n'));
+}
+
+static const bad_case_t bad_cases[] = {
+    { "no-table.txt", ": no nccl-tests table found; expected lines like" },
+    { "bad-number.txt", ":2: bad out-of-place time '12x.5'; expected a number >= 0" },
+    { "bad-type.txt", ":1: unknown data type 'flaot'; expected" },
+    { "bad-short.txt", ":2: row has too few columns; expected size count type redop root" },
+    { "bad.json", ":2: JSON syntax error at ']'; expected a value" },
+};
+
+/* Garbage in memory: never a crash, one line or a result. */
+static void test_garbage(void)
+{
+    static const char *inputs[] = {
+        "", "\n\n", "{", "[1,2", "{\"results\":[]}", "{\"results\":[{}]}",
+        "{\"results\":[{\"size\":1e400}]}", "\"\\u", "{\"a\":\"\\ud800\"}",
+        "8 2 float sum -1 1 2", "8 2 float sum -1 x y z w", "# size count type\n8 2 float sum",
+        "18446744073709551616 2 float sum -1 1 1 1 0", "8 2 float sum 99999999999 1 1 1 0",
+        "8 2 float none -1 nan 1 1 0", "0: 0: 8 2 float sum -1 1 1 1 0",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(inputs); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(cs_nccltests_log_t) l = cs_nccltests_log_parse(inputs[i], strlen(inputs[i]), "mem", &err);
+        g_assert_true((l != NULL) != (err != NULL));
+        if (err != NULL)
+            g_assert_true(g_str_has_prefix(err->message, "mem"));
+    }
+    /* deep nesting stops at the depth limit */
+    g_autoptr(GString) deep = g_string_new(NULL);
+    for (int i = 0; i < 10000; i++)
+        g_string_append_c(deep, '[');
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = cs_nccltests_log_parse("{\"a\":", 5, "mem", &err);
+    g_assert_null(l);
+    g_clear_error(&err);
+    g_string_prepend(deep, "{\"a\":");
+    g_autoptr(cs_nccltests_log_t) l2 = cs_nccltests_log_parse(deep->str, deep->len, "mem", &err);
+    g_assert_null(l2);
+    g_assert_true(strstr(err->message, "nested deeper") != NULL);
+}
+
+/* The published logs beside the repository (../shared/data/real): each one
+ * reads or fails with one line. Accuracy is not tested here. */
+static void test_shared(void)
+{
+    const char *top = g_getenv("top_srcdir");
+    g_autofree char *dir = g_build_filename(top ? top : CS_SRCDIR, "..", "shared", "data", "real", NULL);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    if (d == NULL) {
+        g_test_skip("no shared data set beside the repository");
+        return;
+    }
+    int read = 0;
+    const char *f;
+    while ((f = g_dir_read_name(d)) != NULL) {
+        if (!g_str_has_suffix(f, ".txt"))
+            continue;
+        g_autofree char *path = g_build_filename(dir, f, NULL);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(cs_nccltests_log_t) l = cs_nccltests_log_load(path, &err);
+        if (l == NULL) {
+            g_assert_nonnull(err);
+            g_assert_null(strchr(err->message, '\n'));
+            g_test_message("%s", err->message);
+            continue;
+        }
+        for (guint i = 0; i < l->results->len; i++)
+            g_assert_cmpuint(res(l, i)->rows->len, >, 0);
+        read++;
+    }
+    g_assert_cmpint(read, >, 10);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/nccltests-log/two-tables", test_two_tables);
+    g_test_add_func("/nccltests-log/old-format", test_old_format);
+    g_test_add_func("/nccltests-log/headerless", test_headerless);
+    g_test_add_func("/nccltests-log/truncated", test_truncated);
+    g_test_add_func("/nccltests-log/json", test_json);
+    g_test_add_func("/nccltests-log/hints", test_hints);
+    g_test_add_func("/nccltests-log/columns", test_columns);
+    for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
+        g_autofree char *name = g_strdup_printf("/nccltests-log/bad/%s", bad_cases[i].file);
+        g_test_add_data_func(name, &bad_cases[i], test_bad);
+    }
+    g_test_add_func("/nccltests-log/garbage", test_garbage);
+    g_test_add_func("/nccltests-log/shared", test_shared);
+    return g_test_run();
+}

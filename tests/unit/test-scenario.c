@@ -1,0 +1,579 @@
+/* Scenarios: INI keys and their flags, nccl-tests's size sweep, FILE:LINE
+ * messages for every kind of bad line, round trip, and the topology spec
+ * (option group, merge, build). Expected values are written out by hand. */
+#include "config.h"
+#include "io/cs_scenario-int.h"
+#include "models/cs_presets.h"
+#include "util/cs_error.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static gboolean load_text(cs_scenario_t *s, const char *text, GError **err)
+{
+    return cs_scenario_load_mem(s, text, strlen(text), "s.ini", err);
+}
+
+/* Loads 'text' and expects exactly 'message'. */
+static void expect_error(const char *text, const char *message)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    gboolean ok = load_text(&s, text, &err);
+    if (ok || err == NULL || strcmp(err->message, message) != 0)
+        g_printerr("input:\n%s\nexpected: %s\ngot:      %s\n", text, message, err ? err->message : "(success)");
+    g_assert_false(ok);
+    g_assert_cmpstr(err->message, ==, message);
+    cs_scenario_clear(&s);
+}
+
+static void expect_invalid(const char *text, const char *message)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(load_text(&s, text, &err));
+    g_assert_no_error(err);
+    gboolean ok = cs_scenario_validate(&s, &err);
+    if (ok || strcmp(err->message, message) != 0)
+        g_printerr("input:\n%s\nexpected: %s\ngot:      %s\n", text, message, err ? err->message : "(valid)");
+    g_assert_false(ok);
+    g_assert_cmpstr(err->message, ==, message);
+    cs_scenario_clear(&s);
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+/* nccl-tests's defaults (src/common.cu): -b 32M -e 32M -i 1M -f 1 -n 20 -w 1
+ * -c 1 -m 1, float, sum, root 0; collsim adds allreduce, analytic, seed 1. */
+static void test_defaults(void)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_assert_cmpint(s.coll, ==, CS_COLL_ALLREDUCE);
+    g_assert_cmpint(s.dtype, ==, CS_DTYPE_FLOAT);
+    g_assert_cmpint(s.redop, ==, CS_REDOP_SUM);
+    g_assert_cmpint(s.root, ==, 0);
+    g_assert_cmpuint(s.minbytes, ==, 33554432);
+    g_assert_cmpuint(s.maxbytes, ==, 33554432);
+    g_assert_cmpuint(s.stepbytes, ==, 1048576);
+    g_assert_cmpfloat(s.stepfactor, ==, 1);
+    g_assert_cmpint(s.iters, ==, 20);
+    g_assert_cmpint(s.warmup, ==, 1);
+    g_assert_cmpint(s.check, ==, 1);
+    g_assert_cmpint(s.agg_iters, ==, 1);
+    g_assert_cmpstr(s.model, ==, "analytic");
+    g_assert_cmpuint(s.seed, ==, 1);
+    g_assert_true(s.extra_columns);
+    g_assert_cmpint(s.topo.p2p, ==, -1);
+    g_assert_null(s.topo.file);
+    g_assert_null(s.topo.preset);
+    cs_scenario_clear(&s);
+}
+
+static const char full_ini[] =
+    "# every key\n"
+    "[scenario]\n"
+    "name = lab 3\n"
+    "model = analytic\n"
+    "seed = 42\n"
+    "\n"
+    "[topology]\n"
+    "preset = pcie\n"
+    "gpu = rtx4090\n"
+    "gpus = 2\n"
+    "sockets = 2\n"
+    "p2p = off\n"
+    "nodes = 4\n"
+    "nic = eth-1g\n"
+    "nics-per-node = 1\n"
+    "fabric = fat-tree\n"
+    "oversubscription = 3:2\n"
+    "\n"
+    "[collective]\n"
+    "op = broadcast\n"
+    "datatype = bf16\n"
+    "redop = max\n"
+    "root = 3\n"
+    "minbytes = 1K\n"
+    "maxbytes = 1G\n"
+    "stepbytes = 4096\n"
+    "stepfactor = 4\n"
+    "iters = 50\n"
+    "warmup = 5\n"
+    "check = 0\n"
+    "agg-iters = 2\n"
+    "\n"
+    "[nccl]\n"
+    "NCCL_IB_DISABLE = 1\n"
+    "NCCL_ALGO=^Tree\n"
+    "\n"
+    "[output]\n"
+    "json = out.json\n"
+    "csv = out.csv\n"
+    "extra-columns = false\n";
+
+static void check_full(const cs_scenario_t *s)
+{
+    g_assert_cmpstr(s->name, ==, "lab 3");
+    g_assert_cmpstr(s->model, ==, "analytic");
+    g_assert_cmpuint(s->seed, ==, 42);
+    g_assert_cmpstr(s->topo.preset, ==, "pcie");
+    g_assert_null(s->topo.file);
+    g_assert_cmpstr(s->topo.gpu, ==, "rtx4090");
+    g_assert_cmpint(s->topo.gpus, ==, 2);
+    g_assert_cmpint(s->topo.sockets, ==, 2);
+    g_assert_cmpint(s->topo.p2p, ==, 0);
+    g_assert_cmpint(s->topo.nodes, ==, 4);
+    g_assert_cmpstr(s->topo.nic, ==, "eth-1g");
+    g_assert_cmpint(s->topo.nics_per_node, ==, 1);
+    g_assert_cmpstr(s->topo.fabric, ==, "fat-tree");
+    g_assert_cmpfloat_with_epsilon(s->topo.oversubscription, 1.5, 1e-12);
+    g_assert_cmpint(s->coll, ==, CS_COLL_BROADCAST);
+    g_assert_cmpint(s->dtype, ==, CS_DTYPE_BFLOAT16);
+    g_assert_cmpint(s->redop, ==, CS_REDOP_MAX);
+    g_assert_cmpint(s->root, ==, 3);
+    g_assert_cmpuint(s->minbytes, ==, 1024);
+    g_assert_cmpuint(s->maxbytes, ==, 1073741824);
+    g_assert_cmpuint(s->stepbytes, ==, 4096);
+    g_assert_cmpfloat(s->stepfactor, ==, 4);
+    g_assert_cmpint(s->iters, ==, 50);
+    g_assert_cmpint(s->warmup, ==, 5);
+    g_assert_cmpint(s->check, ==, 0);
+    g_assert_cmpint(s->agg_iters, ==, 2);
+    g_assert_cmpstr(cs_nccl_env_get(s->env, "NCCL_IB_DISABLE"), ==, "1");
+    g_assert_cmpstr(cs_nccl_env_get(s->env, "NCCL_ALGO"), ==, "^Tree");
+    g_assert_cmpstr(s->json_out, ==, "out.json");
+    g_assert_cmpstr(s->csv_out, ==, "out.csv");
+    g_assert_false(s->extra_columns);
+}
+
+static void test_every_key(void)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(load_text(&s, full_ini, &err));
+    g_assert_no_error(err);
+    check_full(&s);
+    /* [nccl] values keep where they came from, for NCCL-side messages */
+    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_IB_DISABLE"), ==, "s.ini:34");
+    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_ALGO"), ==, "s.ini:35");
+    g_assert_cmpstr(g_hash_table_lookup(s.origins, "collective.root"), ==, "s.ini:23: root");
+    g_assert_cmpstr(s.topo.origin, ==, "s.ini:8: preset");
+    g_assert_true(cs_scenario_validate(&s, &err));
+    cs_scenario_clear(&s);
+}
+
+/* What cs_scenario_to_ini writes reads back to the same scenario. */
+static void test_round_trip(void)
+{
+    cs_scenario_t s, t;
+    cs_scenario_init(&s);
+    cs_scenario_init(&t);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(load_text(&s, full_ini, &err));
+    g_autofree char *ini = cs_scenario_to_ini(&s);
+    g_assert_true(cs_scenario_load_mem(&t, ini, strlen(ini), "back.ini", &err));
+    g_assert_no_error(err);
+    check_full(&t);
+    g_autofree char *again = cs_scenario_to_ini(&t);
+    g_assert_cmpstr(ini, ==, again);
+    /* sizes are written as nccl-tests flags would */
+    g_assert_nonnull(strstr(ini, "minbytes=1K\n"));
+    g_assert_nonnull(strstr(ini, "maxbytes=1G\n"));
+    g_assert_nonnull(strstr(ini, "stepbytes=4K\n"));
+    cs_scenario_clear(&s);
+    cs_scenario_clear(&t);
+}
+
+static guint64 *sweep_of(const char *collective_keys, int *n_p)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autofree char *text = g_strdup_printf("[collective]\n%s", collective_keys);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(load_text(&s, text, &err));
+    guint64 *sizes = cs_scenario_sizes(&s, n_p);
+    cs_scenario_clear(&s);
+    return sizes;
+}
+
+/* nccl-tests TimeTest: for (size = -b; size <= -e; size = f > 1 ? size*f :
+ * size + i). */
+static void test_sizes(void)
+{
+    int n;
+    g_autofree guint64 *a = sweep_of("minbytes = 8\nmaxbytes = 128M\nstepfactor = 2\n", &n);
+    g_assert_cmpint(n, ==, 25);            /* 2^3 .. 2^27 */
+    g_assert_cmpuint(a[0], ==, 8);
+    g_assert_cmpuint(a[1], ==, 16);
+    g_assert_cmpuint(a[24], ==, 134217728);
+
+    g_autofree guint64 *b = sweep_of("minbytes = 1M\nmaxbytes = 4M\n", &n);   /* -i 1M default */
+    g_assert_cmpint(n, ==, 4);
+    g_assert_cmpuint(b[3], ==, 4194304);
+
+    g_autofree guint64 *c = sweep_of("minbytes = 3\nmaxbytes = 50\nstepbytes = 10\n", &n);
+    g_assert_cmpint(n, ==, 5);             /* 3 13 23 33 43 */
+    g_assert_cmpuint(c[4], ==, 43);
+
+    g_autofree guint64 *d = sweep_of("minbytes = 3\nmaxbytes = 48\nstepfactor = 2\n", &n);
+    g_assert_cmpint(n, ==, 5);             /* inclusive of -e: 3 6 12 24 48 */
+    g_assert_cmpuint(d[4], ==, 48);
+
+    g_autofree guint64 *e = sweep_of("minbytes = 1000\nmaxbytes = 1000\n", &n);
+    g_assert_cmpint(n, ==, 1);
+    g_assert_cmpuint(e[0], ==, 1000);
+
+    /* no overflow past 2^64 */
+    g_autofree guint64 *f = sweep_of("minbytes = 8G\nmaxbytes = 16000000000G\nstepfactor = 1024\n", &n);
+    g_assert_cmpint(n, ==, 4);             /* 8G 8T 8P 8E; 8Z would overflow */
+    g_assert_cmpuint(f[3], ==, (guint64)1 << 63);
+}
+
+static void test_line_errors(void)
+{
+    expect_error("[collective]\nminbytes = abc\n",
+                 "s.ini:2: minbytes: 'abc' is not a size; expected a number with optional K, M or G");
+    expect_error("[collective]\n\n# c\nminbytes = 0\n", "s.ini:4: minbytes: size must be at least 1 byte; got '0'");
+    expect_error("[collective]\nstepbytes = 0\n", "s.ini:2: stepbytes: step must be at least 1 byte; got '0'");
+    expect_error("[collective]\nstepfactor = 1.5\n",
+                 "s.ini:2: stepfactor: '1.5' is not a whole number; expected a whole step factor of at least 1");
+    expect_error("[collective]\nstepfactor = 0\n",
+                 "s.ini:2: stepfactor: 0 is out of range; expected a whole step factor of at least 1");
+    expect_error("[collective]\niters = 0\n",
+                 "s.ini:2: iters: 0 is out of range; expected a number of iterations of at least 1");
+    expect_error("[collective]\ncheck = 2\n", "s.ini:2: check: 2 is out of range; expected 0 or 1");
+    expect_error("[collective]\nop = alltoall\n",
+                 "s.ini:2: op: unknown collective 'alltoall'; expected one of broadcast, reduce, allgather, "
+                 "reducescatter, allreduce");
+    expect_error("[collective]\nop = sum\n",
+                 "s.ini:2: op: unknown collective 'sum'; expected one of broadcast, reduce, allgather, "
+                 "reducescatter, allreduce (the reduction is -o/--redop)");
+    expect_error("[collective]\nredop = mulsum\n",
+                 "s.ini:2: redop: unknown reduction 'mulsum'; expected one of sum, prod, min, max, avg");
+    expect_error("[scenario]\nseed = -1\n", "s.ini:2: seed: '-1' is not a seed; expected a whole number of at least 0");
+    expect_error("[scenario]\nname =\n", "s.ini:2: name: empty value; expected a name");
+    expect_error("[output]\nextra-columns = maybe\n",
+                 "s.ini:2: extra-columns: 'maybe' is not a truth value; expected true or false");
+
+    /* structure */
+    expect_error("[colective]\nop = allreduce\n",
+                 "s.ini:1: unknown group [colective]; expected [scenario], [topology], [collective], [nccl] or "
+                 "[output]");
+    expect_error("[collective]\nmax-bytes = 1M\n",
+                 "s.ini:2: unknown key 'max-bytes' in [collective]; expected one of op, datatype, redop, root, "
+                 "minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, agg-iters");
+    expect_error("op = allreduce\n", "s.ini:1: key 'op' comes before any group; expected a [group] line first");
+    expect_error("[collective]\niters = 5\n[scenario]\nseed = 2\n[collective]\niters = 6\n",
+                 "s.ini:6: key 'iters' in [collective] was already set on line 2; expected each key once");
+    expect_error("[collective]\njust words\n",
+                 "s.ini:2: 'just words' is not a key = value line; expected key = value, [group] or a # comment");
+    expect_error("[collective]\n; old comment\n",
+                 "s.ini:2: '; old comment' is not a key = value line (comments start with #); expected key = "
+                 "value, [group] or a # comment");
+    expect_error("[collective] # c\n",
+                 "s.ini:1: '[collective] # c' is not a group line; expected [group] alone on the line");
+    expect_error("[collective\n", "s.ini:1: '[collective' is not a group line; expected [group] alone on the line");
+    expect_error("[collective]\n = 5\n", "s.ini:2: empty key name; expected key = value");
+    expect_error("[nccl]\nALGO = Ring\n",
+                 "s.ini:2: 'ALGO' is not an NCCL_* variable; expected NCCL_NAME = value in [nccl]");
+    expect_error("[collective]\r\nop = allreduce\r\nroot = x\r\n",
+                 "s.ini:3: root: 'x' is not a whole number; expected a rank number from 0");
+    g_autofree char *preset_msg =
+        g_strdup_printf("s.ini:2: preset: unknown preset 'dgx-h1000'; expected one of %s", cs_preset_names());
+    expect_error("[topology]\npreset = dgx-h1000\n", preset_msg);
+    expect_error("[topology]\nfabric = torus\n", "s.ini:2: fabric: unknown fabric 'torus'; expected rail or fat-tree");
+    expect_error("[topology]\noversubscription = 1:2\n",
+                 "s.ini:2: oversubscription: oversubscription 1:2 is out of range; expected from 1 (non-blocking) "
+                 "to 1000");
+    expect_error("[topology]\np2p = maybe\n", "s.ini:2: p2p: 'maybe' is not on or off; expected on or off");
+    /* GKeyFile's own value escapes: mapped to the key's line */
+    expect_error("[scenario]\nname = a\\qb\n",
+                 "s.ini:2: name: the value has a bad escape; expected \\ only before s, n, t, r or \\");
+    expect_error("[scenario]\nname = ab\\\n",
+                 "s.ini:2: name: the value has a bad escape; expected \\ only before s, n, t, r or \\");
+
+    /* bytes no text file has */
+    static const char nul[] = "[collective]\niters = 1\0\n";
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    g_assert_false(cs_scenario_load_mem(&s, nul, sizeof nul - 1, "s.ini", &err));
+    g_assert_cmpstr(err->message, ==, "s.ini:2: NUL byte in the line; expected a text file");
+    g_clear_error(&err);
+    g_assert_false(cs_scenario_load_mem(&s, "[scenario]\nname = \xff\n", 19, "s.ini", &err));
+    g_assert_cmpstr(err->message, ==, "s.ini:2: the line is not valid UTF-8; expected UTF-8 text");
+    cs_scenario_clear(&s);
+}
+
+static void test_validate(void)
+{
+    expect_invalid("[topology]\npreset = dgx-h100\n[collective]\nminbytes = 1M\nmaxbytes = 1K\n",
+                   "s.ini:5: maxbytes: maximum size 1024 is below the minimum size 1048576; expected at least "
+                   "the minimum");
+    expect_invalid("[topology]\npreset = dgx-h100\n[collective]\nminbytes = 64M\n",
+                   "s.ini:4: minbytes: minimum size 67108864 is above the maximum size 33554432 (default 32M); "
+                   "expected at most the maximum (set -e too)");
+    expect_invalid("[topology]\npreset = dgx-h100\n[collective]\nminbytes = 1\nmaxbytes = 1G\nstepbytes = 1\n",
+                   "s.ini:6: stepbytes: the sweep from 1 to 1073741824 bytes has more than 10000 sizes; expected "
+                   "a larger step (or -f 2)");
+    expect_invalid("[collective]\nop = allreduce\n",
+                   "collsim: no topology given; expected --topo PRESET|FILE or [topology] preset or file");
+    expect_invalid("[topology]\nfile = a.xml\npreset = dgx-h100\n",
+                   "s.ini:3: preset: both a preset (dgx-h100) and a file (a.xml) are given; expected one of them");
+    expect_invalid("[topology]\nfile = a.xml\ngpu = h100\n",
+                   "s.ini:3: gpu: applies to presets; expected no gpu with the topology file a.xml");
+    expect_invalid("[topology]\nfile = a.xml\nnic = ib-ndr\n",
+                   "s.ini:3: nic: a topology file is used as it is; expected --nodes N > 1 to build a cluster of it");
+}
+
+/* Every key has a flag and the flags find their keys. */
+static void test_keys_and_flags(void)
+{
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys };
+    int n = 0;
+    for (int t = 0; t < 2; t++) {
+        for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++, n++) {
+            g_assert_nonnull(k->long_flag);
+            g_autofree char *lf = g_strdup_printf("--%s", k->long_flag);
+            const cs_scenario_key_t *back = cs_scenario_key_by_flag(lf);
+            g_assert_nonnull(back);
+            g_assert_cmpstr(back->long_flag, ==, k->long_flag);
+            g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
+        }
+    }
+    g_assert_cmpint(n, ==, 30);
+    /* nccl-tests's letters */
+    static const struct { const char *flag, *key; } letters[] = {
+        { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },
+        { "-n", "iters" }, { "-w", "warmup" }, { "-c", "check" }, { "-m", "agg-iters" }, { "-d", "datatype" },
+        { "-o", "redop" }, { "-r", "root" }, { "-g", "gpus" },
+        { "--warmup_iters", "warmup" }, { "--agg_iters", "agg-iters" }, { "--ngpus", "gpus" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(letters); i++) {
+        const cs_scenario_key_t *k = cs_scenario_key_by_flag(letters[i].flag);
+        g_assert_nonnull(k);
+        g_assert_cmpstr(k->key, ==, letters[i].key);
+    }
+    g_assert_null(cs_scenario_key_by_flag("-x"));
+    g_assert_null(cs_scenario_key_by_flag("-J"));   /* nccl-tests's JSON is another format */
+    g_assert_null(cs_scenario_key_by_flag("--bogus"));
+}
+
+static gboolean parse_topo_flags(cs_topo_spec_t *spec, const char *const *args, GError **err)
+{
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    g_option_context_add_group(ctx, cs_topo_spec_option_group(spec));
+    g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(owned, g_strdup("test"));
+    for (int i = 0; args[i] != NULL; i++)
+        g_ptr_array_add(owned, g_strdup(args[i]));
+    /* GOption reorders and shortens the vector it is given: hand it a copy */
+    int argc = (int)owned->len;
+    g_autofree char **argv = g_new0(char *, argc + 1);
+    memcpy(argv, owned->pdata, sizeof(char *) * argc);
+    char **av = argv;
+    return g_option_context_parse(ctx, &argc, &av, err);
+}
+
+static void test_topo_flags(void)
+{
+    cs_topo_spec_t spec;
+    cs_topo_spec_init(&spec);
+    g_autoptr(GError) err = NULL;
+    const char *const ok[] = { "--topo", "pcie", "--gpu", "rtx4090", "-g", "2", "--sockets", "1", "--p2p", "on",
+                               "--nodes", "3", "--nic", "roce-100g", "--nics-per-node", "2", "--fabric", "rail",
+                               "--oversubscription", "2:1", NULL };
+    g_assert_true(parse_topo_flags(&spec, ok, &err));
+    g_assert_no_error(err);
+    g_assert_cmpstr(spec.preset, ==, "pcie");
+    g_assert_cmpstr(spec.gpu, ==, "rtx4090");
+    g_assert_cmpint(spec.gpus, ==, 2);
+    g_assert_cmpint(spec.sockets, ==, 1);
+    g_assert_cmpint(spec.p2p, ==, 1);
+    g_assert_cmpint(spec.nodes, ==, 3);
+    g_assert_cmpstr(spec.nic, ==, "roce-100g");
+    g_assert_cmpint(spec.nics_per_node, ==, 2);
+    g_assert_cmpstr(spec.fabric, ==, "rail");
+    g_assert_cmpfloat(spec.oversubscription, ==, 2);
+
+    /* a later --topo with a path replaces the preset */
+    const char *const file[] = { "--topo", "topologies/x.xml", NULL };
+    g_assert_true(parse_topo_flags(&spec, file, &err));
+    g_assert_cmpstr(spec.file, ==, "topologies/x.xml");
+    g_assert_null(spec.preset);
+    cs_topo_spec_clear(&spec);
+
+    static const struct { const char *args[3]; const char *msg; } bad[] = {
+        { { "--gpus", "0", NULL }, "collsim: --gpus: 0 is out of range; expected a number of GPUs per node of at least 1" },
+        { { "-g", "two", NULL }, "collsim: -g: 'two' is not a whole number; expected a number of GPUs per node of at least 1" },
+        { { "--sockets", "3", NULL }, "collsim: --sockets: 3 is out of range; expected 1 or 2" },
+        { { "--nodes", "0", NULL }, "collsim: --nodes: 0 is out of range; expected a number of nodes from 1 to 100000" },
+        { { "--topo", "dgxh100", NULL }, NULL },
+        { { "--oversubscription", "x", NULL }, "collsim: --oversubscription: 'x' is not a ratio; expected a number such as 2 or 2:1" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        cs_topo_spec_init(&spec);
+        g_clear_error(&err);
+        g_assert_false(parse_topo_flags(&spec, bad[i].args, &err));
+        g_assert_error(err, CS_ERROR, CS_ERROR_INPUT);
+        if (bad[i].msg != NULL) {
+            g_assert_cmpstr(err->message, ==, bad[i].msg);
+        } else {
+            g_autofree char *m = g_strdup_printf("collsim: --topo: unknown preset 'dgxh100' and no such file; "
+                                                 "expected one of %s, or a topology file", cs_preset_names());
+            g_assert_cmpstr(err->message, ==, m);
+        }
+        cs_topo_spec_clear(&spec);
+    }
+}
+
+static void test_merge(void)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(load_text(&s, "[topology]\npreset = dgx-h100\nnodes = 2\nnic = ib-ndr\np2p = on\n", &err));
+    cs_topo_spec_t f;
+    cs_topo_spec_init(&f);
+    f.nodes = 8;
+    f.fabric = g_strdup("fat-tree");
+    cs_topo_spec_merge(&s.topo, &f);
+    g_assert_cmpstr(s.topo.preset, ==, "dgx-h100");   /* kept */
+    g_assert_cmpstr(s.topo.nic, ==, "ib-ndr");        /* kept */
+    g_assert_cmpint(s.topo.p2p, ==, 1);               /* kept: flags' p2p is unset (-1) */
+    g_assert_cmpint(s.topo.nodes, ==, 8);             /* flag wins */
+    g_assert_cmpstr(s.topo.fabric, ==, "fat-tree");
+    g_assert_cmpstr(s.topo.origin, ==, "s.ini:2: preset");
+    cs_topo_spec_clear(&f);
+
+    /* --topo replaces both file and preset, and the origin */
+    cs_topo_spec_init(&f);
+    f.file = g_strdup("my.xml");
+    cs_topo_spec_merge(&s.topo, &f);
+    g_assert_cmpstr(s.topo.file, ==, "my.xml");
+    g_assert_null(s.topo.preset);
+    g_assert_null(s.topo.origin);
+    cs_topo_spec_clear(&f);
+    cs_scenario_clear(&s);
+}
+
+static void test_build(void)
+{
+    g_autoptr(GError) err = NULL;
+    cs_topo_spec_t spec;
+    cs_topo_spec_init(&spec);
+    spec.preset = g_strdup("dgx-h100");
+    spec.gpus = 4;
+    g_autoptr(cs_topo_t) t = cs_topo_spec_build(&spec, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(t->ngpus, ==, 4);
+    g_assert_cmpint(t->nnodes, ==, 1);
+
+    spec.gpus = 0;
+    spec.nodes = 2;
+    g_autoptr(cs_topo_t) c = cs_topo_spec_build(&spec, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(c->ngpus, ==, 16);
+    g_assert_cmpint(c->nnodes, ==, 2);
+
+    spec.nodes = 0;
+    spec.gpus = 9;
+    g_autoptr(cs_topo_t) none = cs_topo_spec_build(&spec, &err);
+    g_assert_null(none);
+    g_assert_error(err, CS_ERROR, CS_ERROR_INPUT);
+    g_assert_true(g_str_has_prefix(err->message, "collsim: --gpus: "));
+    g_clear_error(&err);
+    cs_topo_spec_clear(&spec);
+
+    g_autoptr(cs_topo_t) nothing = cs_topo_spec_build(&spec, &err);
+    g_assert_null(nothing);
+    g_assert_cmpstr(err->message, ==,
+                    "collsim: no topology given; expected --topo PRESET|FILE or [topology] preset or file");
+}
+
+/* A scenario file names its topology relative to itself. */
+static void test_load_file(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *dir = g_dir_make_tmp("cs-scen-XXXXXX", &err);
+    g_autofree char *path = g_build_filename(dir, "a.ini", NULL);
+    g_assert_true(g_file_set_contents(path, "[topology]\nfile = topo.xml\n[scenario]\ncalibration = /abs/p.ini\n",
+                                      -1, NULL));
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_assert_true(cs_scenario_load(&s, path, &err));
+    g_assert_no_error(err);
+    g_autofree char *want = g_build_filename(dir, "topo.xml", NULL);
+    g_assert_cmpstr(s.topo.file, ==, want);
+    g_assert_cmpstr(s.calibration, ==, "/abs/p.ini");
+    g_assert_cmpstr(s.path, ==, path);
+    cs_scenario_clear(&s);
+    g_unlink(path);
+    g_rmdir(dir);
+
+    cs_scenario_init(&s);
+    g_assert_false(cs_scenario_load(&s, path, &err));
+    g_autofree char *msg = g_strdup_printf("%s: cannot read the scenario (No such file or directory); expected a "
+                                           "readable INI file", path);
+    g_assert_cmpstr(err->message, ==, msg);
+    cs_scenario_clear(&s);
+}
+
+/* The example scenarios shipped in scenarios/ all load and validate. */
+static void test_examples(void)
+{
+    g_autofree char *dir = g_build_filename(CS_SRCDIR, "scenarios", NULL);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    if (d == NULL) {
+        g_test_skip("no scenarios/ directory");
+        return;
+    }
+    int n = 0;
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+        if (!g_str_has_suffix(name, ".ini"))
+            continue;
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        cs_scenario_t s;
+        cs_scenario_init(&s);
+        g_autoptr(GError) err = NULL;
+        if (!cs_scenario_load(&s, path, &err) || !cs_scenario_validate(&s, &err))
+            g_printerr("%s\n", err->message);
+        g_assert_no_error(err);
+        g_assert_nonnull(s.name);
+        /* and the presets' builders take their options */
+        g_autoptr(cs_topo_t) t = cs_topo_spec_build(&s.topo, &err);
+        if (t == NULL)
+            g_printerr("%s: %s\n", name, err->message);
+        g_assert_no_error(err);
+        g_assert_cmpint(t->nnodes, ==, s.topo.nodes > 0 ? s.topo.nodes : 1);
+        cs_scenario_clear(&s);
+        n++;
+    }
+    g_dir_close(d);
+    g_assert_cmpint(n, >=, 10);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/scenario/defaults", test_defaults);
+    g_test_add_func("/scenario/every-key", test_every_key);
+    g_test_add_func("/scenario/round-trip", test_round_trip);
+    g_test_add_func("/scenario/sizes", test_sizes);
+    g_test_add_func("/scenario/line-errors", test_line_errors);
+    g_test_add_func("/scenario/validate", test_validate);
+    g_test_add_func("/scenario/keys-and-flags", test_keys_and_flags);
+    g_test_add_func("/scenario/topo-flags", test_topo_flags);
+    g_test_add_func("/scenario/merge", test_merge);
+    g_test_add_func("/scenario/build", test_build);
+    g_test_add_func("/scenario/load-file", test_load_file);
+    g_test_add_func("/scenario/examples", test_examples);
+    return g_test_run();
+}

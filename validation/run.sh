@@ -1,0 +1,264 @@
+#!/bin/sh
+# Runs `collsim validate` for every configuration of the validation
+# manifest whose data file is present, and writes the report
+# (docs/validation.md). Run by `make validation`.
+#
+#   run.sh COLLSIM MANIFEST DATA_DIR OUTPUT
+#
+# The report depends only on the inputs: same collsim, manifest and data,
+# same bytes (no dates, no absolute paths, manifest order).
+set -eu
+
+if [ $# -ne 4 ]; then
+    echo "usage: $0 COLLSIM MANIFEST DATA_DIR OUTPUT" >&2
+    exit 2
+fi
+collsim=$1
+manifest=$2
+data=$3
+out=$4
+if [ ! -d "$data" ]; then
+    echo "validation: $data: no such directory; expected the shared data set (shared/data/real) beside the repository" >&2
+    exit 1
+fi
+if [ ! -r "$manifest" ]; then
+    echo "validation: $manifest: cannot read the manifest" >&2
+    exit 1
+fi
+
+LC_ALL=C
+export LC_ALL
+# The measured runs' NCCL settings come from the manifest, not from here.
+unset $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p') 2>/dev/null || true
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/collsim-validation.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+# fields are separated by the ASCII unit separator: unlike a tab, it is not
+# blank to `read`, so empty fields stay in place
+tab=$(printf '\037')
+
+# The manifest as one tab-separated line per group, keys in a fixed order.
+keys="file table config topo nodes gpus gpu sockets p2p nic nics-per-node env exclude skip note"
+awk -v keys="$keys" '
+function flush(   i, line) {
+    if (group == "") return
+    line = group
+    for (i = 1; i <= nk; i++) line = line "\037" ((k[i] in v) ? v[k[i]] : "")
+    print line
+    delete v
+}
+BEGIN { nk = split(keys, k, " ") }
+/^[ \t]*(#|;|$)/ { next }
+/^\[.*\][ \t]*$/ { flush(); group = $0; sub(/^\[/, "", group); sub(/\][ \t]*$/, "", group); next }
+{
+    eq = index($0, "=")
+    if (eq == 0) { printf "validation: manifest line %d: expected key = value\n", NR > "/dev/stderr"; exit 2 }
+    key = substr($0, 1, eq - 1); val = substr($0, eq + 1)
+    gsub(/^[ \t]+|[ \t]+$/, "", key); gsub(/^[ \t]+|[ \t]+$/, "", val)
+    gsub(/\037/, " ", val)
+    v[key] = val
+}
+END { flush() }
+' "$manifest" > "$tmp/manifest.tsv"
+
+# The fields of one "# summary ..." line: n median worst at result.
+summary_fields() {
+    # $1 = file with collsim's output, $2 = "busbw >=1MiB" or "time <=64KiB"
+    grep -F "# summary $2:" "$1" | head -n 1 | awk '{
+        n = "0"; med = "-"; worst = "-"; at = "-"; res = "none"
+        for (i = 1; i <= NF; i++) {
+            split($i, kv, "=")
+            if (kv[1] == "n") n = kv[2]
+            else if (kv[1] == "median") med = kv[2]
+            else if (kv[1] == "worst") worst = kv[2]
+            else if (kv[1] == "at") at = kv[2]
+            else if (kv[1] == "result") res = kv[2]
+        }
+        print n "\037" med "\037" worst "\037" at "\037" res
+    }'
+}
+
+human_size() {
+    awk -v b="$1" 'BEGIN {
+        if (b == "-" || b == "") { print "-"; exit }
+        if (b >= 1073741824 && b % 1073741824 == 0) printf "%d GiB\n", b / 1073741824
+        else if (b >= 1048576 && b % 1048576 == 0) printf "%d MiB\n", b / 1048576
+        else if (b >= 1024 && b % 1024 == 0) printf "%d KiB\n", b / 1024
+        else printf "%d B\n", b
+    }'
+}
+
+: > "$tmp/results.tsv"
+: > "$tmp/skipped.tsv"
+: > "$tmp/absent.tsv"
+: > "$tmp/failed.tsv"
+while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p nic nics env exclude skip note; do
+    if [ -n "$skip" ]; then
+        printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
+        continue
+    fi
+    if [ ! -f "$data/$file" ]; then
+        printf '%s\037%s\n' "$file" "$id" >> "$tmp/absent.tsv"
+        continue
+    fi
+    set -- validate "$data/$file" --topo "$topo"
+    [ -n "$table" ] && set -- "$@" --table "$table"
+    [ -n "$nodes" ] && set -- "$@" --nodes "$nodes"
+    [ -n "$gpus" ] && set -- "$@" --gpus "$gpus"
+    [ -n "$gpu" ] && set -- "$@" --gpu "$gpu"
+    [ -n "$sockets" ] && set -- "$@" --sockets "$sockets"
+    [ -n "$p2p" ] && set -- "$@" --p2p "$p2p"
+    [ -n "$nic" ] && set -- "$@" --nic "$nic"
+    [ -n "$nics" ] && set -- "$@" --nics-per-node "$nics"
+    for kv in $env; do
+        set -- "$@" --env "$kv"
+    done
+    # the command as the report shows it (data directory written as DATA)
+    shown=$(printf '%s ' "$@" | sed "s|$data/|DATA/|; s/ \$//")
+    if "$collsim" "$@" > "$tmp/out" 2> "$tmp/err"; then
+        bw=$(summary_fields "$tmp/out" "busbw >=1MiB")
+        tm=$(summary_fields "$tmp/out" "time <=64KiB")
+        nsizes=$(grep -c '^  *[0-9]' "$tmp/out" || true)
+        printf '%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "${table:-1}" "$config" "$nsizes" \
+            "$bw" "$tm" "$exclude" "$note" "$shown" >> "$tmp/results.tsv"
+    else
+        msg=$(head -n 1 "$tmp/err" | sed "s|$data/||g")
+        printf '%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "$exclude" "$msg" "$shown" >> "$tmp/failed.tsv"
+    fi
+done < "$tmp/manifest.tsv"
+
+# ---- the report ---------------------------------------------------------------
+{
+cat <<'EOF'
+# Validation against published nccl-tests runs
+
+Generated by `make validation` (validation/run.sh) from validation/manifest.ini and
+the published runs in `shared/data/real`; do not edit by hand.
+
+## Method
+
+- **Measured**: the nccl-tests tables of each file as published (`collsim validate`
+  reads the text table or `-J` JSON). The out-of-place columns are compared; the
+  in-place columns are not used.
+- **Modelled**: `collsim validate FILE --topo PRESET ...` with the flags listed per
+  configuration: the topology from a preset with the hardware the file's header
+  states, and the NCCL variables the header states for that run. The model is
+  `model:analytic` with its built-in parameters; nothing is fitted per file, and the
+  manifest holds no measured number or correction.
+- **Errors**: (predicted - measured) / measured, per size. Bus bandwidth is judged at
+  sizes >= 1 MiB, time at sizes <= 64 KiB; the busbw error is computed from the two
+  times (t_measured / t_predicted - 1), which is the busbw error without the
+  rounding of the printed busbw column.
+- **Targets**: a configuration passes when the median |busbw error| at >= 1 MiB is
+  <= 10 %, and the median |time error| at <= 64 KiB is <= 25 %. The worst error is
+  shown beside each median.
+- **Counted**: configurations whose file has no status label. Files labelled
+  MISCONFIG, UNDERPERFORMING, PATHOLOGICAL, DEGRADED or PARTIAL, or whose header
+  leaves the hardware open, are shown for the "why is it slow" story but not
+  counted.
+
+## Results
+
+| configuration | table | sizes | busbw >= 1 MiB: median / worst (n) | | time <= 64 KiB: median / worst (n) | |
+|---|---|---|---|---|---|---|
+EOF
+while IFS="$tab" read -r id file table config nsizes bn bmed bworst bat bres tn tmed tworst tat tres exclude note shown; do
+    mark=""
+    [ -n "$exclude" ] && mark=" (not counted)"
+    if [ "$bn" = "0" ]; then b="no sizes"; else b="$bmed / $bworst at $(human_size "$bat") ($bn)"; fi
+    if [ "$tn" = "0" ]; then t="no sizes"; else t="$tmed / $tworst at $(human_size "$tat") ($tn)"; fi
+    printf '| %s%s | %s | %s | %s | %s | %s | %s |\n' "$id" "$mark" "$table" "$nsizes" "$b" "$bres" "$t" "$tres"
+done < "$tmp/results.tsv"
+
+echo
+echo "## Overall"
+echo
+awk -F "$tab" '
+function pct(s) { sub(/%/, "", s); return s + 0 }
+function median(a, n,   i, j, t) {
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+$16 != "" { next }
+{
+    if ($6 != "0") { nb++; mb[nb] = pct($7); if ($10 == "pass") pb++ }
+    if ($11 != "0") { nt++; mt[nt] = pct($12); if ($15 == "pass") pt++ }
+}
+END {
+    printf "Counted configurations (no label):\n\n"
+    if (nb > 0) printf "- bus bandwidth, sizes >= 1 MiB: %d of %d pass (median |error| <= 10 %%); median of the medians %.1f %%\n", pb, nb, median(mb, nb)
+    else printf "- bus bandwidth, sizes >= 1 MiB: no configuration has such sizes\n"
+    if (nt > 0) printf "- time, sizes <= 64 KiB: %d of %d pass (median |error| <= 25 %%); median of the medians %.1f %%\n", pt, nt, median(mt, nt)
+    else printf "- time, sizes <= 64 KiB: no configuration has such sizes\n"
+}' "$tmp/results.tsv"
+
+echo
+echo "## Misses"
+echo
+awk -F "$tab" '
+function hs(b) {
+    if (b >= 1073741824 && b % 1073741824 == 0) return sprintf("%d GiB", b / 1073741824)
+    if (b >= 1048576 && b % 1048576 == 0) return sprintf("%d MiB", b / 1048576)
+    if (b >= 1024 && b % 1024 == 0) return sprintf("%d KiB", b / 1024)
+    return sprintf("%d B", b)
+}
+$16 == "" && ($10 == "miss" || $15 == "miss") {
+    any = 1
+    printf "- **%s** (table %s):", $1, $3
+    if ($10 == "miss") printf " bus bandwidth median %s, worst %s at %s;", $7, $8, hs($9)
+    if ($15 == "miss") printf " time median %s, worst %s at %s;", $12, $13, hs($14)
+    printf " %s\n", $4
+}
+END { if (!any) print "None among the counted configurations." }' "$tmp/results.tsv"
+if [ -s "$tmp/failed.tsv" ]; then
+    echo
+    echo "Configurations collsim could not validate (counted as misses unless labelled):"
+    echo
+    while IFS="$tab" read -r id file exclude msg shown; do
+        printf -- '- **%s**: `%s`\n' "$id" "$msg"
+    done < "$tmp/failed.tsv"
+fi
+
+echo
+echo "## Not counted (labelled, or hardware not fully stated)"
+echo
+awk -F "$tab" '$16 != "" { printf "- **%s**: %s. Bus bandwidth %s, time %s.\n", $1, $16, ($6 == "0" ? "-" : $7 " (" $10 ")"), ($11 == "0" ? "-" : $12 " (" $15 ")"); any = 1 }
+END { if (!any) print "None." }' "$tmp/results.tsv"
+
+echo
+echo "## Notes"
+echo
+awk -F "$tab" '$17 != "" { printf "- **%s**: %s\n", $1, $17; any = 1 } END { if (!any) print "None." }' "$tmp/results.tsv"
+
+echo
+echo "## Skipped files"
+echo
+echo "| file | why |"
+echo "|---|---|"
+while IFS="$tab" read -r file why; do
+    printf '| %s | %s |\n' "$file" "$why"
+done < "$tmp/skipped.tsv"
+if [ -s "$tmp/absent.tsv" ]; then
+    echo
+    echo "Data files named by the manifest but absent:"
+    echo
+    while IFS="$tab" read -r file id; do
+        printf -- '- %s (%s)\n' "$file" "$id"
+    done < "$tmp/absent.tsv"
+fi
+
+echo
+echo "## Commands"
+echo
+echo "Each configuration was run as (DATA = shared/data/real):"
+echo
+echo '```'
+awk -F "$tab" '{ printf "collsim %s\n", $18 }' "$tmp/results.tsv"
+awk -F "$tab" '{ printf "collsim %s\n", $5 }' "$tmp/failed.tsv"
+echo '```'
+} > "$tmp/report.md"
+
+mkdir -p "$(dirname "$out")"
+cp "$tmp/report.md" "$out.tmp"
+mv "$out.tmp" "$out"
+echo "validation: wrote $out"
