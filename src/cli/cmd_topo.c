@@ -383,6 +383,9 @@ static int topo_show(int argc, char **argv)
                            t->nnodes, t->nnodes == 1 ? "" : "s", t->ngpus, nnic, nsw, t->ndevs, t->nlinks / 2);
     g_string_append(o, "bandwidths are per direction: physical from the parts catalogue or the file, "
                     "and NCCL's figure for the same link (topo.cc rules)\n");
+    g_string_append(o, "latencies are the wire/switch latency a file gives a link (presets: 0); the cost "
+                    "of a protocol step over a link is a model parameter (lat.hop.*, docs/model-analytic.md)"
+                    "\n");
 
     int last = all ? t->nnodes - 1 : 0;
     for (int n = 0; n <= last; n++) {

@@ -228,8 +228,8 @@ static gboolean read_nic(nccl_t *s, xmlNodePtr pci, xmlNodePtr nic, int parent)
         if (speed <= 0)
             speed = 10000;   /* topo.cc ncclTopoAddNet: "Some NICs define speed = -1" */
         ifname = cs_xml_attr(n, "name");
-        if (ifname != NULL)
-            g_strstrip(ifname);
+        if (ifname != NULL && *g_strstrip(ifname) == '\0')
+            g_clear_pointer(&ifname, g_free);   /* name="": no device name */
         d.nic_kind = nic_kind_of(cls, ifname);
         d.nic_bw = speed * 1e6 / 8;   /* Mb/s */
         d.gdr = gdr != 0;

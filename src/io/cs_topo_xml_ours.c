@@ -1035,7 +1035,7 @@ static void write_device(xmlNodePtr parent, const cs_device_t *d)
         set_num(el, "speed", d->nic_bw);
         set_int(el, "ports", d->nic_ports > 0 ? d->nic_ports : 1);
         set_str(el, "gdr", d->gdr ? "yes" : "no");
-        if (d->ifname != NULL)
+        if (d->ifname != NULL && d->ifname[0] != '\0')
             set_str(el, "ifname", d->ifname);
         break;
     case CS_DEV_SWITCH:
