@@ -11,6 +11,7 @@
 #include "cli/cs_cmd_doctor.h"
 #include "cli/cs_commands.h"
 #include "io/cs_scenario.h"
+#include "io/cs_scenario-int.h"
 #include "io/cs_topo_xml.h"
 #include "real/cs_doctor.h"
 #include "util/cs_error.h"
@@ -31,15 +32,8 @@ typedef struct {
 static gboolean on_env(const char *option_name, const char *value, gpointer data, GError **err)
 {
     doctor_args_t *a = data;
-    const char *eq = strchr(value, '=');
-    gboolean ok = eq != NULL && eq - value > 5 && g_str_has_prefix(value, "NCCL_");
-    for (const char *p = value; ok && p < eq; p++)
-        ok = g_ascii_isalnum(*p) || *p == '_';
-    if (!ok) {
-        cs_set_flag_error(err, option_name, "'%s' is not an NCCL variable setting; expected NCCL_NAME=VALUE",
-                          value);
+    if (!cs_scenario_check_env_flag(option_name, value, err))
         return FALSE;
-    }
     g_ptr_array_add(a->envs, g_strdup(value));
     return TRUE;
 }

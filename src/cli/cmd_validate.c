@@ -40,6 +40,7 @@ typedef struct {
     int number, line;
     cs_result_t *predicted;
     cs_validation_t *v;
+    cs_validation_t *v_before;   /* with the built-in parameters, when a calibration is used */
 } compared_t;
 
 static void compared_clear(gpointer p)
@@ -47,6 +48,7 @@ static void compared_clear(gpointer p)
     compared_t *c = p;
     cs_result_free(c->predicted);
     cs_validation_free(c->v);
+    cs_validation_free(c->v_before);
 }
 
 /* ---- options --------------------------------------------------------------- */
@@ -246,6 +248,13 @@ static void print_comparison(FILE *f, const char *log, const compared_t *c, cons
     fprintf(f, "#\n");
     print_summary_line(f, "busbw >=1MiB", &v->busbw_large, CS_VALIDATE_BUSBW_TARGET);
     print_summary_line(f, "time <=64KiB", &v->time_small, CS_VALIDATE_TIME_TARGET);
+    if (c->v_before != NULL) {
+        /* the same comparison before calibration: what the file changed */
+        print_summary_line(f, "busbw >=1MiB (built-in parameters, before calibration)", &c->v_before->busbw_large,
+                           CS_VALIDATE_BUSBW_TARGET);
+        print_summary_line(f, "time <=64KiB (built-in parameters, before calibration)", &c->v_before->time_small,
+                           CS_VALIDATE_TIME_TARGET);
+    }
 }
 
 /* ---- JSON and CSV ------------------------------------------------------------ */
@@ -320,6 +329,13 @@ static char *comparison_json(const char *log, const GArray *cmp)
         json_stat(g, "busbw_at_least_1MiB", &c->v->busbw_large, CS_VALIDATE_BUSBW_TARGET);
         g_string_append(g, ",\n");
         json_stat(g, "time_at_most_64KiB", &c->v->time_small, CS_VALIDATE_TIME_TARGET);
+        if (c->v_before != NULL) {
+            /* the same with the built-in parameters, when a calibration file is used */
+            g_string_append(g, "\n     },\n     \"summary_before_calibration\": {\n");
+            json_stat(g, "busbw_at_least_1MiB", &c->v_before->busbw_large, CS_VALIDATE_BUSBW_TARGET);
+            g_string_append(g, ",\n");
+            json_stat(g, "time_at_most_64KiB", &c->v_before->time_small, CS_VALIDATE_TIME_TARGET);
+        }
         g_string_append_printf(g, "\n     }}%s\n", t + 1 < cmp->len ? "," : "");
     }
     g_string_append(g, "  ]\n}\n");
@@ -511,6 +527,16 @@ static int validate(validate_args_t *a, GError **err)
         c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
         if (c->v == NULL)
             goto out;
+        if (params.calibration_source != NULL) {
+            cs_params_t builtin;
+            cs_params_init_defaults(&builtin);
+            g_autoptr(cs_result_t) before = predict_table(ops, topo, comm, &builtin, s.seed, c->measured, where, err);
+            if (before == NULL)
+                goto out;
+            c->v_before = cs_validate_compare(c->measured, before, CS_OOP, err);
+            if (c->v_before == NULL)
+                goto out;
+        }
     }
 
     /* files first, atomically; then the report */

@@ -68,15 +68,8 @@ static gboolean on_key_flag(const char *option_name, const char *value, gpointer
 static gboolean on_env(const char *option_name, const char *value, gpointer data, GError **err)
 {
     cs_run_args_t *a = data;
-    const char *eq = strchr(value, '=');
-    gboolean ok = eq != NULL && eq - value > 5 && g_str_has_prefix(value, "NCCL_");
-    for (const char *p = value; ok && p < eq; p++)
-        ok = g_ascii_isalnum(*p) || *p == '_';
-    if (!ok) {
-        cs_set_flag_error(err, option_name, "'%s' is not an NCCL variable setting; expected NCCL_NAME=VALUE", value);
-        cs_scenario_error_one_line(*err);
+    if (!cs_scenario_check_env_flag(option_name, value, err))
         return FALSE;
-    }
     g_ptr_array_add(a->envs, g_strdup(value));
     return TRUE;
 }

@@ -5,6 +5,8 @@
 #include "config.h"
 #include "cli/cs_commands.h"
 #include "cli/cs_cmd_doctor.h"
+#include "cli/cs_cmd_real.h"
+#include "cli/cs_cmd_calibrate.h"
 
 #include <locale.h>
 #include <stdio.h>
@@ -20,7 +22,9 @@ static const command_t commands[] = {
     { "run", cs_cmd_run, "Predict a collective over a topology and print it as nccl-tests does" },
     { "topo", cs_cmd_topo, "Check, show or draw a topology (a preset or a file)" },
     { "validate", cs_cmd_validate, "Compare a prediction with an nccl-tests log" },
+    { "real", cs_cmd_real, "Measure a collective with real NCCL on GPUs, as nccl-tests does" },
     { "doctor", cs_cmd_doctor, "Inspect this machine and its NCCL_* settings: what NCCL will use, what will hurt" },
+    { "calibrate", cs_cmd_calibrate, "Fit the model's latency and bandwidth parameters to measured results" },
 };
 
 int cs_cli_fail(GError *err)

@@ -40,21 +40,6 @@ static const struct {
     [CS_NT_HYPERCUBE] = { "hypercube", "hypercube_perf" },
 };
 
-static gboolean loose_equal(const char *a, const char *b)
-{
-    for (;;) {
-        while (*a == '_' || *a == '-')
-            a++;
-        while (*b == '_' || *b == '-')
-            b++;
-        if (*a == '\0' || *b == '\0')
-            return *a == *b;
-        if (g_ascii_tolower(*a) != g_ascii_tolower(*b))
-            return FALSE;
-        a++;
-        b++;
-    }
-}
 
 static gboolean has_suffix(const char *s, size_t len, const char *suffix)
 {
@@ -77,7 +62,7 @@ cs_nt_kind_t cs_nt_kind_from_name(const char *s)
     if (len == 0)
         return CS_NT_UNKNOWN;
     for (int k = 0; k < CS_NT_KIND_END; k++)
-        if (loose_equal(b, kind_names[k].key))
+        if (cs_name_loose_equal(b, kind_names[k].key))
             return (cs_nt_kind_t)k;
     return CS_NT_UNKNOWN;
 }

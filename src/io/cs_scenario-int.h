@@ -48,6 +48,12 @@ gboolean cs_scenario_load_mem(cs_scenario_t *s, const char *buf, gsize len, cons
  * one line. */
 void cs_scenario_error_one_line(GError *err);
 
+/* Checks one --env argument: "NCCL_NAME=VALUE" with a name of letters,
+ * digits and '_'. Otherwise sets "collsim: FLAG: 'S' is not an NCCL
+ * variable setting; expected NCCL_NAME=VALUE" (one line) and fails. Shared
+ * by every command that takes --env. */
+gboolean cs_scenario_check_env_flag(const char *flag, const char *setting, GError **err);
+
 /* A size as nccl-tests flags write it: "32M" when exact, else bytes. */
 char *cs_scenario_size_str(guint64 bytes);
 

@@ -76,6 +76,19 @@ static void set_input_error(GError **err, const char *fmt, ...)
     g_set_error_literal(err, CS_ERROR, CS_ERROR_INPUT, msg);
 }
 
+gboolean cs_scenario_check_env_flag(const char *flag, const char *setting, GError **err)
+{
+    const char *eq = strchr(setting, '=');
+    gboolean ok = eq != NULL && eq - setting > 5 && g_str_has_prefix(setting, "NCCL_");
+    for (const char *p = setting; ok && p < eq; p++)
+        ok = g_ascii_isalnum(*p) || *p == '_';
+    if (!ok) {
+        cs_set_flag_error(err, flag, "'%s' is not an NCCL variable setting; expected NCCL_NAME=VALUE", setting);
+        cs_scenario_error_one_line(err != NULL ? *err : NULL);
+    }
+    return ok;
+}
+
 void cs_scenario_error_one_line(GError *err)
 {
     if (err == NULL)

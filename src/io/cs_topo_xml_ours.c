@@ -37,33 +37,23 @@ double cs_topo_xml_default_lat(cs_link_kind_t kind)
     return 0.0;
 }
 
-/* Socket-to-socket bandwidth per direction when a sys link gives no bw=,
- * with the parts and sources of the presets (cs_preset_nodes.c): links x
- * transfer rate x 2 bytes per transfer for Intel QPI/UPI (Intel ARK). An
- * Intel CPU with a CPUID (family 6) is placed by NCCL's model thresholds
- * (topo.cc ncclTopoAddCpu): >= 0xCF Emerald Rapids 4 UPI x 20 GT/s, >= 0x8F
- * Sapphire Rapids 4 x 16, >= 0x6A Ice Lake 3 x 11.2, >= 0x55 Skylake 3 x
- * 10.4, else Broadwell 2 QPI x 9.6; without one we take Sapphire Rapids (the
- * DGX H100 CPU). AMD: EPYC Rome, 4 xGMI x16 links at 16 GT/s = 4 x 32 GB/s
- * (AMD EPYC 7002 architecture brief; the DGX A100 CPU). Arm and POWER:
- * NCCL's own figures, ARM_BW 6 GB/s and P9_BW 32 GB/s (src/graph/topo.h),
- * for want of a vendor figure covering the range of parts; other vendors
- * likewise get 6 GB/s. */
+/* Socket-to-socket bandwidth per direction when a sys link gives no bw=:
+ * the catalogue's CPU part of the same generation (cs_cpu_part_by_cpuid,
+ * cs_hw.c, with its Intel ARK and AMD sources); an Intel CPU without a CPUID
+ * gets Sapphire Rapids (the DGX H100 CPU), an AMD one EPYC Rome. Arm and
+ * POWER: NCCL's own figures, ARM_BW 6 GB/s and P9_BW 32 GB/s
+ * (src/graph/topo.h), for want of a vendor figure covering the range of
+ * parts; other vendors likewise get 6 GB/s. */
 double cs_topo_xml_sys_bw(cs_cpu_vendor_t v, int familyid, int modelid)
 {
-    switch (v) {
-    case CS_CPU_INTEL:
-        if (familyid == 6 && modelid > 0)
-            return modelid >= 0xCF ? 4 * 20e9 * 2 : modelid >= 0x8F ? 4 * 16e9 * 2 :
-                   modelid >= 0x6A ? 3 * 11.2e9 * 2 : modelid >= 0x55 ? 3 * 10.4e9 * 2 :
-                   2 * 9.6e9 * 2;
-        return 4 * 16e9 * 2;
-    case CS_CPU_AMD:   return 4 * 16e9 * 16 / 8;
-    case CS_CPU_ARM:   return 6e9;
-    case CS_CPU_POWER: return 32e9;
-    case CS_CPU_OTHER: return 6e9;
-    }
-    return 6e9;
+    const cs_cpu_part_t *part = cs_cpu_part_by_cpuid(v, familyid, modelid);
+    if (part == NULL && v == CS_CPU_INTEL)
+        part = cs_cpu_part_find("spr");
+    if (part == NULL && v == CS_CPU_AMD)
+        part = cs_cpu_part_find("rome");
+    if (part != NULL)
+        return part->sys_bw;
+    return v == CS_CPU_POWER ? 32e9 : 6e9;
 }
 
 /* NVLink-C2C between a Grace CPU and its GPU: 900 GB/s total, 450 GB/s per

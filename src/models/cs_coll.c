@@ -41,8 +41,7 @@ static const struct {
 
 static const char *redop_names[CS_REDOP_COUNT] = { "sum", "prod", "min", "max", "avg" };
 
-/* Compares ignoring case, '_' and '-': "all_reduce" == "AllReduce". */
-static gboolean loose_equal(const char *a, const char *b)
+gboolean cs_name_loose_equal(const char *a, const char *b)
 {
     for (;;) {
         while (*a == '_' || *a == '-')
@@ -75,8 +74,8 @@ gboolean cs_coll_parse(const char *s, cs_coll_t *c_p)
     if (s == NULL)
         return FALSE;
     for (int i = 0; i < CS_COLL_COUNT; i++) {
-        if (loose_equal(s, coll_names[i].name) || loose_equal(s, coll_names[i].test) ||
-            loose_equal(s, coll_names[i].nccl)) {
+        if (cs_name_loose_equal(s, coll_names[i].name) || cs_name_loose_equal(s, coll_names[i].test) ||
+            cs_name_loose_equal(s, coll_names[i].nccl)) {
             *c_p = (cs_coll_t)i;
             return TRUE;
         }
@@ -101,7 +100,7 @@ gboolean cs_algo_parse(const char *s, cs_algo_t *a_p)
     if (s == NULL)
         return FALSE;
     for (int i = 0; i < CS_ALGO_COUNT; i++) {
-        if (loose_equal(s, algo_names[i])) {
+        if (cs_name_loose_equal(s, algo_names[i])) {
             *a_p = (cs_algo_t)i;
             return TRUE;
         }

@@ -39,6 +39,9 @@ typedef enum {
 
 typedef enum { CS_REDOP_SUM = 0, CS_REDOP_PROD, CS_REDOP_MIN, CS_REDOP_MAX, CS_REDOP_AVG, CS_REDOP_COUNT } cs_redop_t;
 
+/* Compares names ignoring case, '_' and '-' ("all_reduce" == "AllReduce"). */
+gboolean cs_name_loose_equal(const char *a, const char *b);
+
 /* Names. Parsers accept NCCL's and nccl-tests's spellings case-insensitively
  * ("allreduce", "all_reduce", "AllReduce"; "float", "float32"; "bf16"). */
 const char *cs_coll_name(cs_coll_t c);           /* "allreduce" */

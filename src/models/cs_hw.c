@@ -285,3 +285,48 @@ double cs_pcie_bw(int gen, int width)
     double coding = gen <= 2 ? 8.0 / 10.0 : 128.0 / 130.0;
     return gt_s[gen] * coding / 8.0 * width;
 }
+
+/* ---- CPU parts -----------------------------------------------------------
+ * Inter-socket bandwidth per direction = links x transfer rate x 2 bytes per
+ * transfer (QPI and UPI move 16 data bits per transfer per direction; Intel
+ * QPI/UPI link descriptions in the Xeon datasheets). Link counts and rates
+ * from Intel ARK; family/model ids are CPUID values (Intel SDM vol. 4,
+ * table 2-1), which NCCL maps to BDW/SKL/SRP/ERP (topo.cc, ncclTopoAddCpu). */
+static const cs_cpu_part_t cpu_parts[] = {
+    /* ARK E5-2698 v4: 2 QPI links at 9.6 GT/s (DGX-1 user guide: 2x E5-2698 v4). */
+    { "bdw", "Intel Xeon E5-2698 v4 (Broadwell)", CS_CPU_INTEL, 6, 0x4F, 2 * 9.6e9 * 2 },
+    /* ARK Xeon Gold 6148: 3 UPI links at 10.4 GT/s. */
+    { "skl", "Intel Xeon Scalable (Skylake-SP)", CS_CPU_INTEL, 6, 0x55, 3 * 10.4e9 * 2 },
+    /* ARK Xeon Platinum 8380: 3 UPI links at 11.2 GT/s. */
+    { "icx", "Intel Xeon Scalable (Ice Lake-SP)", CS_CPU_INTEL, 6, 0x6A, 3 * 11.2e9 * 2 },
+    /* ARK Xeon Platinum 8480+ (8480C is its DGX variant): 4 UPI at 16 GT/s. */
+    { "spr", "Intel Xeon Platinum 8480C (Sapphire Rapids)", CS_CPU_INTEL, 6, 0x8F, 4 * 16e9 * 2 },
+    /* ARK Xeon Platinum 8570: 4 UPI at 20 GT/s (DGX B200 user guide). */
+    { "emr", "Intel Xeon Platinum 8570 (Emerald Rapids)", CS_CPU_INTEL, 6, 0xCF, 4 * 20e9 * 2 },
+    /* AMD EPYC 7002 (Rome) architecture brief: up to 4 x16 xGMI links
+     * between sockets at up to 18 GT/s; we take 16 GT/s x 16 lanes / 8 =
+     * 32 GB/s per link per direction (DGX A100 user guide: 2x EPYC 7742). */
+    { "rome", "AMD EPYC 7742 (Rome)", CS_CPU_AMD, 23, 0x31, 4 * 16e9 * 16 / 8 },
+};
+
+const cs_cpu_part_t *cs_cpu_part_find(const char *key)
+{
+    for (gsize i = 0; key != NULL && i < G_N_ELEMENTS(cpu_parts); i++)
+        if (g_ascii_strcasecmp(key, cpu_parts[i].key) == 0)
+            return &cpu_parts[i];
+    return NULL;
+}
+
+/* NCCL's own thresholds (graph/topo.cc:748-751) for Intel family 6, plus
+ * Ice Lake-SP (model 0x6A) for the link figures; AMD family 23 = Zen 2. */
+const cs_cpu_part_t *cs_cpu_part_by_cpuid(cs_cpu_vendor_t vendor, int family, int model)
+{
+    if (vendor == CS_CPU_INTEL && family == 6 && model > 0) {
+        const char *key = model >= 0xCF ? "emr" : model >= 0x8F ? "spr" : model >= 0x6A ? "icx"
+                        : model >= 0x55 ? "skl" : "bdw";
+        return cs_cpu_part_find(key);
+    }
+    if (vendor == CS_CPU_AMD && family == 23)
+        return cs_cpu_part_find("rome");
+    return NULL;
+}

@@ -26,6 +26,24 @@ const cs_gpu_model_t *cs_gpu_model_by_sm(int sm);           /* a representative 
 /* Comma-separated list of known names, for error messages. */
 const char *cs_gpu_model_names(void);
 
+typedef enum { CS_CPU_INTEL = 0, CS_CPU_AMD, CS_CPU_ARM, CS_CPU_POWER, CS_CPU_OTHER } cs_cpu_vendor_t;
+
+/* A CPU socket part: what describes the inter-socket link and lets NCCL's
+ * SYS bandwidth rule pick the right generation. */
+typedef struct {
+    const char *key;         /* "spr", "rome", ... */
+    const char *name;        /* "Intel Xeon Platinum 8480C (Sapphire Rapids)" */
+    cs_cpu_vendor_t vendor;
+    int familyid, modelid;   /* x86 CPUID family/model, as NCCL's XML carries */
+    double sys_bw;           /* socket-to-socket bytes/s per direction */
+} cs_cpu_part_t;
+
+/* By key ("bdw", "skl", "icx", "spr", "emr", "rome"); NULL if unknown. */
+const cs_cpu_part_t *cs_cpu_part_find(const char *key);
+/* The catalogue part of the same generation as a CPUID (Intel family 6 by
+ * model thresholds, AMD family 23 = Zen 2), or NULL when nothing fits. */
+const cs_cpu_part_t *cs_cpu_part_by_cpuid(cs_cpu_vendor_t vendor, int family, int model);
+
 typedef enum { CS_NIC_IB = 0, CS_NIC_ROCE, CS_NIC_ETH } cs_nic_kind_t;
 
 typedef struct {

@@ -10,32 +10,12 @@
 #include "models/cs_presets-int.h"
 #include "util/cs_error.h"
 
-/* ---- CPU parts -------------------------------------------------------------
- * Inter-socket bandwidth per direction = links x transfer rate x 2 bytes per
- * transfer (QPI and UPI move 16 data bits per transfer per direction; Intel
- * QPI/UPI link descriptions in the Xeon datasheets). Link counts and rates
- * from Intel ARK; family/model ids are CPUID values (Intel SDM vol. 4,
- * table 2-1), which NCCL maps to BDW/SKL/SRP/ERP (topo.cc, ncclTopoAddCpu). */
-static const cs_cpu_part_t cpu_bdw = {
-    /* ARK E5-2698 v4: 2 QPI links at 9.6 GT/s (DGX-1 user guide: 2x E5-2698 v4). */
-    "Intel Xeon E5-2698 v4 (Broadwell)", CS_CPU_INTEL, 6, 0x4F, 2 * 9.6e9 * 2 };
-static const cs_cpu_part_t cpu_skl = {
-    /* ARK Xeon Gold 6148: 3 UPI links at 10.4 GT/s. */
-    "Intel Xeon Scalable (Skylake-SP)", CS_CPU_INTEL, 6, 0x55, 3 * 10.4e9 * 2 };
-static const cs_cpu_part_t cpu_icx = {
-    /* ARK Xeon Platinum 8380: 3 UPI links at 11.2 GT/s. */
-    "Intel Xeon Scalable (Ice Lake-SP)", CS_CPU_INTEL, 6, 0x6A, 3 * 11.2e9 * 2 };
-static const cs_cpu_part_t cpu_spr = {
-    /* ARK Xeon Platinum 8480+ (8480C is its DGX variant): 4 UPI at 16 GT/s. */
-    "Intel Xeon Platinum 8480C (Sapphire Rapids)", CS_CPU_INTEL, 6, 0x8F, 4 * 16e9 * 2 };
-static const cs_cpu_part_t cpu_emr = {
-    /* ARK Xeon Platinum 8570: 4 UPI at 20 GT/s (DGX B200 user guide). */
-    "Intel Xeon Platinum 8570 (Emerald Rapids)", CS_CPU_INTEL, 6, 0xCF, 4 * 20e9 * 2 };
-static const cs_cpu_part_t cpu_rome = {
-    /* AMD EPYC 7002 (Rome) architecture brief: up to 4 x16 xGMI links
-     * between sockets at up to 18 GT/s; we take 16 GT/s x 16 lanes / 8 =
-     * 32 GB/s per link per direction (DGX A100 user guide: 2x EPYC 7742). */
-    "AMD EPYC 7742 (Rome)", CS_CPU_AMD, 23, 0x31, 4 * 16e9 * 16 / 8 };
+static const cs_cpu_part_t *cpu_part(const char *key)
+{
+    const cs_cpu_part_t *c = cs_cpu_part_find(key);
+    g_assert(c != NULL);
+    return c;
+}
 
 /* ---- device and link helpers ---------------------------------------------- */
 
@@ -178,8 +158,8 @@ static cs_topo_t *build_dgx1_v100(const cs_build_opts_t *o, GError **err)
     cs_topo_t *t = cs_topo_new(NULL);
     int gpu[8], cpu[2];
     for (int s = 0; s < 2; s++)
-        cpu[s] = cs_pb_cpu(t, &cpu_bdw, s);
-    cs_pb_sys(t, cpu[0], cpu[1], &cpu_bdw);
+        cpu[s] = cs_pb_cpu(t, cpu_part("bdw"), s);
+    cs_pb_sys(t, cpu[0], cpu[1], cpu_part("bdw"));
     for (int i = 0; i < 8; i++)
         gpu[i] = cs_pb_gpu(t, m, i, p2p_force_of(o));
     for (int sw = 0; sw < 4; sw++) {
@@ -229,8 +209,8 @@ static cs_topo_t *build_dgx_a100(const cs_build_opts_t *o, GError **err)
     cs_topo_t *t = cs_topo_new(NULL);
     int gpu[8], cpu[2];
     for (int s = 0; s < 2; s++)
-        cpu[s] = cs_pb_cpu(t, &cpu_rome, s);
-    cs_pb_sys(t, cpu[0], cpu[1], &cpu_rome);
+        cpu[s] = cs_pb_cpu(t, cpu_part("rome"), s);
+    cs_pb_sys(t, cpu[0], cpu[1], cpu_part("rome"));
     for (int i = 0; i < 8; i++)
         gpu[i] = cs_pb_gpu(t, m, i, p2p_force_of(o));
     for (int c = 0; c < 4; c++) {
@@ -267,7 +247,7 @@ typedef struct {
                               * (documentation and a check; the chips are
                               * one device, see NVSWITCH_PLANE) */
     const char *fabric;      /* "NVLink4 via NVSwitch" */
-    const cs_cpu_part_t *cpu;
+    const char *cpu;         /* CPU part key in the catalogue (cs_cpu_part_find) */
 } hgx_layout_t;
 
 static cs_topo_t *build_hgx(const hgx_layout_t *h, const cs_build_opts_t *o)
@@ -281,8 +261,8 @@ static cs_topo_t *build_hgx(const hgx_layout_t *h, const cs_build_opts_t *o)
         total += h->links[s];
     g_assert(total == m->nvlinks);   /* the layout uses every NVLink of the GPU */
     for (int s = 0; s < 2; s++)
-        cpu[s] = cs_pb_cpu(t, h->cpu, s);
-    cs_pb_sys(t, cpu[0], cpu[1], h->cpu);
+        cpu[s] = cs_pb_cpu(t, cpu_part(h->cpu), s);
+    cs_pb_sys(t, cpu[0], cpu[1], cpu_part(h->cpu));
     for (int i = 0; i < 8; i++)
         gpu[i] = cs_pb_gpu(t, m, i, p2p_force_of(o));
     for (int i = 0; i < 8; i++) {
@@ -307,7 +287,7 @@ static cs_topo_t *build_hgx(const hgx_layout_t *h, const cs_build_opts_t *o)
 static cs_topo_t *build_dgx_h100(const cs_build_opts_t *o, GError **err)
 {
     static const hgx_layout_t h = { "DGX H100", "h100-sxm", "ib-ndr", 4, { 5, 4, 4, 5 },
-                                    "NVLink4 via NVSwitch", &cpu_spr };
+                                    "NVLink4 via NVSwitch", "spr" };
     return build_hgx(&h, o);
 }
 
@@ -317,7 +297,7 @@ static cs_topo_t *build_dgx_h100(const cs_build_opts_t *o, GError **err)
 static cs_topo_t *build_dgx_h800(const cs_build_opts_t *o, GError **err)
 {
     static const hgx_layout_t h = { "DGX H800", "h800-sxm", "ib-ndr", 4, { 2, 2, 2, 2 },
-                                    "8 NVLink4 via NVSwitch", &cpu_spr };
+                                    "8 NVLink4 via NVSwitch", "spr" };
     return build_hgx(&h, o);
 }
 
@@ -326,7 +306,7 @@ static cs_topo_t *build_dgx_h800(const cs_build_opts_t *o, GError **err)
 static cs_topo_t *build_hgx_h200(const cs_build_opts_t *o, GError **err)
 {
     static const hgx_layout_t h = { "HGX H200", "h200-sxm", "ib-ndr", 4, { 5, 4, 4, 5 },
-                                    "NVLink4 via NVSwitch", &cpu_spr };
+                                    "NVLink4 via NVSwitch", "spr" };
     return build_hgx(&h, o);
 }
 
@@ -336,7 +316,7 @@ static cs_topo_t *build_hgx_h200(const cs_build_opts_t *o, GError **err)
 static cs_topo_t *build_dgx_b200(const cs_build_opts_t *o, GError **err)
 {
     static const hgx_layout_t h = { "DGX B200", "b200", "ib-ndr", 2, { 9, 9 },
-                                    "NVLink5 via NVSwitch", &cpu_emr };
+                                    "NVLink5 via NVSwitch", "emr" };
     return build_hgx(&h, o);
 }
 
@@ -395,7 +375,7 @@ static cs_topo_t *build_pcie(const cs_build_opts_t *o, GError **err)
                           o->nic, cs_nic_type_names());
         return NULL;
     }
-    const cs_cpu_part_t *cp = m->pcie_gen <= 3 ? &cpu_skl : m->pcie_gen == 4 ? &cpu_icx : &cpu_spr;
+    const cs_cpu_part_t *cp = m->pcie_gen <= 3 ? cpu_part("skl") : m->pcie_gen == 4 ? cpu_part("icx") : cpu_part("spr");
     int gen = m->pcie_gen;
 
     cs_topo_t *t = cs_topo_new(NULL);

@@ -6,14 +6,6 @@
 
 #include "models/cs_presets.h"
 
-/* A CPU socket part: what the builders need to describe the inter-socket
- * link and to let NCCL's SYS bandwidth rule pick the right generation. */
-typedef struct {
-    const char *name;        /* "Intel Xeon Platinum 8480C (Sapphire Rapids)" */
-    cs_cpu_vendor_t vendor;
-    int familyid, modelid;   /* x86 CPUID family/model, as NCCL's XML carries */
-    double sys_bw;           /* socket-to-socket bytes/s per direction */
-} cs_cpu_part_t;
 
 /* Physical latency of one intra-node hop; the protocol costs NCCL adds
  * (hwLat) live in the parameter set, not here. */

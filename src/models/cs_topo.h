@@ -21,7 +21,6 @@ typedef enum {
     CS_DEV_KIND_COUNT
 } cs_dev_kind_t;
 
-typedef enum { CS_CPU_INTEL = 0, CS_CPU_AMD, CS_CPU_ARM, CS_CPU_POWER, CS_CPU_OTHER } cs_cpu_vendor_t;
 
 /* Link kinds, numbered as NCCL's link types where they exist (topo.h):
  * LOC 0, NVL 1, C2C 3, PCI 4, SYS 9, NET 10. */

@@ -13,20 +13,17 @@
 /* Inter-socket bandwidth per direction by CPU generation = links x rate x 2
  * bytes per transfer (the same parts and sources as the node presets in
  * cs_preset_nodes.c: Intel ARK link counts and rates, AMD EPYC 7002 brief). */
+static cs_cpu_vendor_t cpu_vendor(const dr_machine_t *m);
+
+/* The catalogue's part of the same generation (cs_cpu_part_by_cpuid);
+ * unknown CPUs get the Skylake-SP figure, and the description says so. */
 static double sys_bw(const dr_machine_t *m, gboolean *assumed_p)
 {
-    *assumed_p = FALSE;
-    if (m->cpu_vendor != NULL && strcmp(m->cpu_vendor, "GenuineIntel") == 0 && m->cpu_family == 6) {
-        if (m->cpu_model >= 0xCF) return 4 * 20e9 * 2;    /* Emerald Rapids: 4 UPI at 20 GT/s */
-        if (m->cpu_model >= 0x8F) return 4 * 16e9 * 2;    /* Sapphire Rapids: 4 UPI at 16 GT/s */
-        if (m->cpu_model >= 0x6A) return 3 * 11.2e9 * 2;  /* Ice Lake-SP: 3 UPI at 11.2 GT/s */
-        if (m->cpu_model >= 0x55) return 3 * 10.4e9 * 2;  /* Skylake-SP: 3 UPI at 10.4 GT/s */
-        return 2 * 9.6e9 * 2;                             /* Broadwell: 2 QPI at 9.6 GT/s */
-    }
-    if (m->cpu_vendor != NULL && strcmp(m->cpu_vendor, "AuthenticAMD") == 0)
-        return 4 * 16e9 * 16 / 8;   /* EPYC 7002: 4 x16 xGMI at 16 GT/s */
-    *assumed_p = TRUE;
-    return 3 * 10.4e9 * 2;          /* unknown: the Skylake-SP figure, said in the description */
+    const cs_cpu_part_t *part = cs_cpu_part_by_cpuid(cpu_vendor(m), m->cpu_family, m->cpu_model);
+    *assumed_p = part == NULL;
+    if (part == NULL)
+        part = cs_cpu_part_find("skl");
+    return part->sys_bw;
 }
 
 static cs_cpu_vendor_t cpu_vendor(const dr_machine_t *m)

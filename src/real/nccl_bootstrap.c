@@ -185,6 +185,11 @@ struct cs_boot {
     int rank, nranks;
     int *fds;             /* rank 0: fds[q] for rank q (fds[0] = -1); others: fds[0] to rank 0 */
     int nfds;
+    /* rank 0: results a rank sent while rank 0 was still measuring (seen
+     * by cs_boot_peer_failed), kept for cs_boot_gather */
+    guint8 **pending;
+    guint32 *pending_len;
+    gboolean aborted;     /* an ABORT was sent: linger on close (see cs_boot_free) */
 };
 
 static gint64 now_us(void)
@@ -291,13 +296,38 @@ static int connect_once(const char *host, int port)
     return fd;
 }
 
+/* Closing a socket with unread data makes TCP send a reset, which can
+ * destroy the ABORT just sent before the peer reads it: so after an abort,
+ * half-close and read until each peer closes too (at most a second). */
+static void linger_drain(cs_boot_t *b)
+{
+    gint64 deadline = now_us() + G_USEC_PER_SEC;
+    for (int i = 0; i < b->nfds; i++)
+        if (b->fds[i] >= 0)
+            shutdown(b->fds[i], SHUT_WR);
+    for (int i = 0; i < b->nfds; i++) {
+        char buf[4096];
+        while (b->fds[i] >= 0 && wait_readable(b->fds[i], deadline)) {
+            ssize_t n = read(b->fds[i], buf, sizeof buf);
+            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+                break;
+        }
+    }
+}
+
 void cs_boot_free(cs_boot_t *b)
 {
     if (b == NULL)
         return;
+    if (b->aborted)
+        linger_drain(b);
     for (int i = 0; i < b->nfds; i++)
         if (b->fds[i] >= 0)
             close(b->fds[i]);
+    for (int i = 0; b->pending != NULL && i < b->nfds; i++)
+        g_free(b->pending[i]);
+    g_free(b->pending);
+    g_free(b->pending_len);
     g_free(b->fds);
     g_free(b);
 }
@@ -312,6 +342,8 @@ static cs_boot_t *connect_root(const cs_boot_job_t *job, const void *id, size_t 
     b->fds = g_new(int, b->nfds);
     for (int i = 0; i < b->nfds; i++)
         b->fds[i] = -1;
+    b->pending = g_new0(guint8 *, b->nfds);
+    b->pending_len = g_new0(guint32, b->nfds);
     if (job->nranks == 1)
         return b;
     int lfd = job->listen_fd;
@@ -424,6 +456,7 @@ cs_boot_t *cs_boot_connect(const cs_boot_job_t *job, void *id, size_t idlen, dou
 
 void cs_boot_abort(cs_boot_t *b, const char *why)
 {
+    b->aborted = TRUE;
     for (int i = 0; i < b->nfds; i++)
         if (b->fds[i] >= 0)
             send_msg(b->fds[i], MSG_ABORT, why, strlen(why));
@@ -442,7 +475,7 @@ static char *failure_text(cs_boot_t *b, int q, gboolean got, guint32 type, const
 gboolean cs_boot_peer_failed(cs_boot_t *b, char **why_p)
 {
     for (int i = 0; i < b->nfds; i++) {
-        if (b->fds[i] < 0)
+        if (b->fds[i] < 0 || (b->pending != NULL && b->pending[i] != NULL))
             continue;
         struct pollfd p = { .fd = b->fds[i], .events = POLLIN };
         if (poll(&p, 1, 0) <= 0)
@@ -450,7 +483,12 @@ gboolean cs_boot_peer_failed(cs_boot_t *b, char **why_p)
         guint32 type = 0, len;
         guint8 *d = NULL;
         gboolean got = recv_msg(b->fds[i], &type, &d, &len, now_us() + 1000000);
-        if (got && type != MSG_ABORT) {   /* early data is not expected while a collective runs */
+        if (got && type == MSG_DATA && b->rank == 0) {   /* a rank that finished first */
+            b->pending[i] = d;
+            b->pending_len[i] = len;
+            continue;
+        }
+        if (got && type != MSG_ABORT) {
             g_free(d);
             continue;
         }
@@ -486,9 +524,16 @@ gboolean cs_boot_gather(cs_boot_t *b, const void *mine, size_t len, guint8 **all
     guint8 *all = g_malloc0(len * (size_t)b->nranks);
     memcpy(all, mine, len);
     for (int q = 1; q < b->nranks; q++) {
-        guint32 type = 0, n = 0;
+        guint32 type = MSG_DATA, n = 0;
         guint8 *d = NULL;
-        gboolean got = recv_msg(b->fds[q], &type, &d, &n, deadline);
+        gboolean got;
+        if (b->pending[q] != NULL) {
+            d = g_steal_pointer(&b->pending[q]);
+            n = b->pending_len[q];
+            got = TRUE;
+        } else {
+            got = b->fds[q] >= 0 && recv_msg(b->fds[q], &type, &d, &n, deadline);
+        }
         if (!got || type != MSG_DATA || n != len) {
             g_autofree char *why = got && type == MSG_DATA
                 ? g_strdup_printf("rank %d sent %u bytes of results, not %zu", q, n, len)

@@ -7,11 +7,21 @@
 
 #include "sim/cs_engine.h"
 #include "sim/cs_engine_analytic-int.h"
+#include "sim/cs_engine_flow-int.h"
 #include "util/cs_error.h"
+/* The SimGrid engine exists where configure found SimGrid and
+ * mk/simgrid.am compiles it (it defines CS_SIMGRID_ENGINE). */
+#if defined(HAVE_SIMGRID) && defined(CS_SIMGRID_ENGINE)
+#include "sim/cs_engine_simgrid-int.h"
+#endif
 
 /* One line per engine built in; the first is the default. */
 static const cs_engine_ops_t *const engines[] = {
     &cs_engine_analytic,
+    &cs_engine_flow,
+#if defined(HAVE_SIMGRID) && defined(CS_SIMGRID_ENGINE)
+    &cs_engine_simgrid,
+#endif
 };
 
 const cs_engine_ops_t *cs_engine_find(const char *name)

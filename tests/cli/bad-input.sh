@@ -86,8 +86,8 @@ check no-scenario exact "nosuch.ini: cannot read the scenario (No such file or d
 check json-unwritable prefix "$tmp/no/such/dir/x.json: cannot write the file (No such file or directory)" -- run $H -b 1M -e 1M --json "$tmp/no/such/dir/x.json" --csv out.csv
 
 # the command itself
-check no-command exact "collsim: no command given; expected one of run, topo, validate, doctor (collsim --help lists them)" --
-check unknown-command exact "collsim: unknown command 'rnu'; expected one of run, topo, validate, doctor" -- rnu
-check option-first exact "collsim: unknown option '-b'; expected a command first (run, topo, validate, doctor), --help or --version" -- -b 8
+check no-command exact "collsim: no command given; expected one of run, topo, validate, real, doctor, calibrate (collsim --help lists them)" --
+check unknown-command exact "collsim: unknown command 'rnu'; expected one of run, topo, validate, real, doctor, calibrate" -- rnu
+check option-first exact "collsim: unknown option '-b'; expected a command first (run, topo, validate, real, doctor, calibrate), --help or --version" -- -b 8
 
 exit $fail

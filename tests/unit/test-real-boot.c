@@ -251,6 +251,48 @@ static void test_abort_relayed(void)
     g_assert_cmpint(st[2], ==, 0);
 }
 
+/* Ranks 1 and 2 finish first and send their results while rank 0 still
+ * "measures" (polls for failures): the early results are not a failure
+ * and are not lost. */
+static int early_results(cs_boot_t *b, int rank, const guint8 *id)
+{
+    (void)id;
+    gint32 mine = 100 + rank;
+    guint8 *all = NULL;
+    GError *e = NULL;
+    if (rank == 0) {
+        char *why = NULL;
+        for (int i = 0; i < 50; i++) {   /* 0.5 s of polling while the others wait */
+            if (cs_boot_peer_failed(b, &why)) {
+                fprintf(stderr, "rank 0: unexpected failure: %s\n", why);
+                return 60;
+            }
+            g_usleep(10000);
+        }
+    }
+    if (!cs_boot_gather(b, &mine, sizeof mine, &all, 10, &e)) {
+        fprintf(stderr, "rank %d: %s\n", rank, e->message);
+        g_error_free(e);
+        return 61;
+    }
+    if (rank == 0) {
+        gint32 got[3];
+        memcpy(got, all, sizeof got);
+        g_free(all);
+        if (got[0] != 100 || got[1] != 101 || got[2] != 102)
+            return 62;
+    }
+    return 0;
+}
+
+static void test_early_results(void)
+{
+    int st[3];
+    run_ranks(3, early_results, st);
+    for (int r = 0; r < 3; r++)
+        g_assert_cmpint(st[r], ==, 0);
+}
+
 /* A single rank: no sockets at all. */
 static void test_single(void)
 {
@@ -305,6 +347,7 @@ int main(int argc, char **argv)
     g_test_add_func("/real-boot/exchange", test_exchange);
     g_test_add_func("/real-boot/peer-dies", test_peer_dies);
     g_test_add_func("/real-boot/abort-relayed", test_abort_relayed);
+    g_test_add_func("/real-boot/early-results", test_early_results);
     g_test_add_func("/real-boot/single", test_single);
     g_test_add_func("/real-boot/launcher", test_launcher);
     return g_test_run();

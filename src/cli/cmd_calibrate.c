@@ -1,0 +1,606 @@
+/* collsim calibrate RESULTS... -o FILE: fits the model's parameters to
+ * measured results (nccl-tests logs, collsim real JSON), each with the
+ * hardware it ran on, and writes a calibration file ([params]) that
+ * `collsim run|validate --calibration FILE` read.
+ *
+ * The command line is a list of groups, "RESULT [its options]": the
+ * options after a result (--topo and the topology flags, --env, --scenario,
+ * --table, --op) are that result's; those before the first result are the
+ * defaults of every result. --manifest FILE adds the configurations of a
+ * validation manifest (validation/manifest.ini's format). Every input is
+ * read and checked before the fit; the file is written atomically at the
+ * end, or not at all. */
+#include "config.h"
+#include "cli/cs_cmd_calibrate.h"
+#include "cli/cs_commands.h"
+#include "io/cs_calibrate.h"
+#include "io/cs_nccltests_log.h"
+#include "io/cs_result_json.h"
+#include "io/cs_scenario.h"
+#include "io/cs_scenario-int.h"
+#include "io/cs_writers.h"
+#include "util/cs_error.h"
+#include "util/cs_units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    char *output, *manifest, *data, *model, *start;
+} global_t;
+
+/* One group: a result file and how it was measured. */
+typedef struct {
+    char *path;
+    char *scenario;
+    char *op;
+    int table;               /* 0 = every table */
+    GPtrArray *envs;         /* "NCCL_X=Y" */
+    cs_topo_spec_t topo;
+    GString *how;            /* the group's options as typed, for the header */
+} group_t;
+
+static void group_init(group_t *g)
+{
+    memset(g, 0, sizeof *g);
+    g->envs = g_ptr_array_new_with_free_func(g_free);
+    cs_topo_spec_init(&g->topo);
+    g->how = g_string_new(NULL);
+}
+
+static void group_clear(group_t *g)
+{
+    g_free(g->path);
+    g_free(g->scenario);
+    g_free(g->op);
+    g_ptr_array_unref(g->envs);
+    cs_topo_spec_clear(&g->topo);
+    g_string_free(g->how, TRUE);
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+typedef struct {
+    global_t *gl;
+    group_t *g;
+} parse_ctx_t;
+
+static gboolean set_str(char **dst, const char *v)
+{
+    g_free(*dst);
+    *dst = g_strdup(v);
+    return TRUE;
+}
+
+static gboolean on_global(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    global_t *gl = ((parse_ctx_t *)data)->gl;
+    (void)err;
+    if (strcmp(option_name, "-o") == 0 || strcmp(option_name, "--output") == 0)
+        return set_str(&gl->output, value);
+    if (strcmp(option_name, "--manifest") == 0)
+        return set_str(&gl->manifest, value);
+    if (strcmp(option_name, "--data") == 0)
+        return set_str(&gl->data, value);
+    if (strcmp(option_name, "--model") == 0)
+        return set_str(&gl->model, value);
+    return set_str(&gl->start, value);   /* --calibration */
+}
+
+static gboolean on_env(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    group_t *g = ((parse_ctx_t *)data)->g;
+    const char *eq = strchr(value, '=');
+    gboolean ok = eq != NULL && eq - value > 5 && g_str_has_prefix(value, "NCCL_");
+    for (const char *p = value; ok && p < eq; p++)
+        ok = g_ascii_isalnum(*p) || *p == '_';
+    if (!ok) {
+        cs_set_flag_error(err, option_name, "'%s' is not an NCCL variable setting; expected NCCL_NAME=VALUE", value);
+        return FALSE;
+    }
+    g_ptr_array_add(g->envs, g_strdup(value));
+    return TRUE;
+}
+
+static gboolean on_group_opt(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    group_t *g = ((parse_ctx_t *)data)->g;
+    if (strcmp(option_name, "--table") == 0) {
+        gint64 n;
+        if (!cs_parse_int(value, 1, 100000, &n)) {
+            cs_set_flag_error(err, option_name, "'%s' is not a table number; expected 1 for the first table", value);
+            return FALSE;
+        }
+        g->table = (int)n;
+        return TRUE;
+    }
+    if (strcmp(option_name, "--op") == 0)
+        return set_str(&g->op, value);
+    return set_str(&g->scenario, value);   /* --scenario, -s */
+}
+
+static const GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_global, "Calibration file to write (INI, [params])", "FILE" },
+    { "manifest", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_global,
+      "Also use every configuration of a validation manifest (validation/manifest.ini's format)", "FILE" },
+    { "data", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_global,
+      "Directory of the manifest's data files (default: the manifest's directory)", "DIR" },
+    { "model", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_global, "Engine whose parameters are fitted (default analytic)", "NAME" },
+    { "calibration", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_global,
+      "Start from this calibration file instead of the built-in defaults", "FILE" },
+    { "scenario", 's', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt,
+      "The result's scenario file (topology, [nccl]); its flags override it", "FILE" },
+    { "env", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_env, "An NCCL variable the result's run had (repeatable)",
+      "NCCL_X=VALUE" },
+    { "table", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt, "Use only table N of the result's log", "N" },
+    { "op", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt, "The collective a log measures, when it does not say",
+      "COLL" },
+    { NULL },
+};
+
+/* Options that take a value as the next argument (everything but --help). */
+static gboolean takes_value(const char *a)
+{
+    if (a[0] != '-' || strchr(a, '=') != NULL)
+        return FALSE;
+    static const char *const no_value[] = { "-h", "--help", "-?", "--help-all", "--help-topology",
+                                            "--help-calibrate", NULL };
+    for (int i = 0; no_value[i] != NULL; i++)
+        if (strcmp(a, no_value[i]) == 0)
+            return FALSE;
+    return strcmp(a, "--") != 0;
+}
+
+static gboolean is_global(const char *a)
+{
+    static const char *const g[] = { "-o", "--output", "--manifest", "--data", "--model", "--calibration", NULL };
+    for (int i = 0; g[i] != NULL; i++) {
+        size_t n = strlen(g[i]);
+        if (strncmp(a, g[i], n) == 0 && (a[n] == '\0' || a[n] == '='))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static gboolean parse_segment(global_t *gl, group_t *g, GPtrArray *argv_seg, GError **err)
+{
+    parse_ctx_t pc = { gl, g };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("RESULT [--topo PRESET ...] [RESULT ...] -o FILE - fit the "
+                                                         "model's parameters to measurements");
+    GOptionGroup *mg = g_option_group_new("calibrate", "collsim calibrate options", "Show the calibrate options", &pc,
+                                          NULL);
+    g_option_group_add_entries(mg, entries);
+    g_option_context_set_main_group(ctx, mg);
+    g_option_context_add_group(ctx, cs_topo_spec_option_group(&g->topo));
+    g_option_context_set_summary(ctx,
+        "Fits the model's latency and bandwidth parameters per link type and protocol to measured\n"
+        "results: nccl-tests logs (text or -J JSON) and collsim real JSON. Each RESULT is followed\n"
+        "by the hardware it ran on (--topo and the topology flags, --env, or --scenario); options\n"
+        "before the first RESULT apply to every result. Latency terms are fitted on sizes <= 64 KiB\n"
+        "(time error), bandwidth terms on sizes >= 1 MiB (bus bandwidth error); only parameters\n"
+        "the results constrain are written (docs/calibration.md).");
+    g_option_context_set_description(ctx,
+        "Examples:\n"
+        "  collsim calibrate run.log --topo dgx-h100 --nodes 2 --nic ib-ndr -o site.ini\n"
+        "  collsim calibrate a.log --topo dgx-a100 b.json --topo dgx-h100 --env NCCL_ALGO=Ring -o site.ini\n"
+        "  collsim calibrate --manifest validation/manifest.ini --data ../shared/data/real -o fit.ini\n"
+        "  collsim validate run.log --topo dgx-h100 --nodes 2 --calibration site.ini\n"
+        "\nSee collsim-calibrate(1).");
+    g_ptr_array_add(argv_seg, NULL);
+    int argc = (int)argv_seg->len - 1;
+    char **argv = (char **)argv_seg->pdata;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = g_option_context_parse(ctx, &argc, &argv, &e);
+    g_ptr_array_remove_index(argv_seg, argv_seg->len - 1);
+    if (!ok) {
+        if (e->domain == CS_ERROR)
+            g_propagate_error(err, g_steal_pointer(&e));
+        else
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "collsim: calibrate: %s; expected the options of 'collsim calibrate --help'", e->message);
+        return FALSE;
+    }
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") != 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "collsim: calibrate: unexpected argument '%s'; expected RESULT [--topo PRESET ...]", argv[i]);
+            return FALSE;
+        }
+    return TRUE;
+}
+
+/* Splits argv into segments at each result file and parses each. */
+static gboolean parse_args(global_t *gl, group_t *defaults, GArray *groups, int argc, char **argv, GError **err)
+{
+    int i = 1;
+    int seg_start = 1;
+    group_t *cur = defaults;
+    while (i <= argc) {
+        gboolean end = i == argc;
+        if (!end && argv[i][0] == '-' && argv[i][1] != '\0') {
+            i += takes_value(argv[i]) && i + 1 < argc ? 2 : 1;
+            continue;
+        }
+        /* argv[seg_start, i) are cur's options */
+        g_autoptr(GPtrArray) seg = g_ptr_array_new();
+        g_ptr_array_add(seg, argv[0]);
+        gboolean skip_next = FALSE;
+        for (int k = seg_start; k < i; k++) {
+            g_ptr_array_add(seg, argv[k]);
+            /* the header shows the result's own options, not -o and the like */
+            gboolean global = is_global(argv[k]);
+            if (cur != defaults && !global && !skip_next)
+                g_string_append_printf(cur->how, "%s%s", cur->how->len ? " " : "", argv[k]);
+            skip_next = global && takes_value(argv[k]);
+        }
+        if (!parse_segment(gl, cur, seg, err))
+            return FALSE;
+        if (end)
+            break;
+        group_t g;
+        group_init(&g);
+        g.path = g_strdup(argv[i]);
+        g_array_append_val(groups, g);
+        cur = &g_array_index(groups, group_t, groups->len - 1);
+        i++;
+        seg_start = i;
+    }
+    if (gl->output == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: calibrate: no output file; expected -o FILE");
+        return FALSE;
+    }
+    if (groups->len == 0 && gl->manifest == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "collsim: calibrate: no results given; expected RESULT --topo PRESET ... or --manifest FILE");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- loading the inputs ------------------------------------------------------- */
+
+/* Reads one result file (collsim JSON, or an nccl-tests log with one or
+ * more tables) measured on the hardware 'spec' + 'env', and adds its
+ * tables to the set. */
+static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo_spec_t *spec,
+                            const cs_nccl_env_t *env, int table, const char *op, const char *how, GError **err)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    g_autoptr(GError) rerr = NULL;
+    if (!g_file_get_contents(path, &text, &len, &rerr)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read the result: %s", path, rerr->message);
+        return FALSE;
+    }
+    g_autoptr(cs_topo_t) probe = cs_topo_spec_build(spec, err);
+    if (probe == NULL)
+        return FALSE;
+    GPtrArray *results = g_ptr_array_new_with_free_func((GDestroyNotify)cs_result_free);
+    GArray *numbers = g_array_new(FALSE, FALSE, sizeof(int));
+    gboolean ok = FALSE;
+    g_autoptr(cs_nccltests_log_t) log = NULL;
+    if (cs_result_json_sniff(text, len)) {
+        cs_result_t *r = cs_result_json_parse(text, len, path, err);
+        if (r == NULL)
+            goto out;
+        g_ptr_array_add(results, r);
+        int one = 1;
+        g_array_append_val(numbers, one);
+    } else {
+        cs_nccltests_hint_t hint = { .has_coll = FALSE, .nranks = probe->ngpus };
+        if (op != NULL && !cs_coll_parse(op, &hint.coll)) {
+            cs_set_flag_error(err, "--op", "unknown collective '%s'; expected broadcast, reduce, allgather, "
+                              "reducescatter or allreduce", op);
+            goto out;
+        }
+        hint.has_coll = op != NULL;
+        log = cs_nccltests_log_parse_hint(text, len, path, &hint, err);
+        if (log == NULL)
+            goto out;
+        for (guint i = 0; i < log->results->len; i++) {
+            int n = g_array_index(log->table_numbers, int, i);
+            if (table != 0 && n != table)
+                continue;
+            /* the set takes it: leave NULL behind (cs_result_free(NULL) is a no-op) */
+            g_ptr_array_add(results, g_ptr_array_index(log->results, i));
+            log->results->pdata[i] = NULL;
+            g_array_append_val(numbers, n);
+        }
+    }
+    if (results->len == 0) {
+        if (table != 0)
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: no usable table %d; expected 1 to %d", path, table,
+                        log != NULL ? log->ntables : 1);
+        else
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: no table of a modelled collective", path);
+        goto out;
+    }
+    guint nres = results->len;
+    for (guint i = 0; i < nres; i++) {
+        cs_result_t *m = g_ptr_array_steal_index(results, 0);
+        int n = g_array_index(numbers, int, i);
+        g_autofree char *label = g_strdup_printf("%s table %d [%s]", path, n, how);
+        if (m->nnodes > 0 && m->nnodes != probe->nnodes) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: measured on %d node%s but the topology has %d; expected "
+                        "topology flags that match the run (--nodes)", label, m->nnodes, m->nnodes == 1 ? "" : "s",
+                        probe->nnodes);
+            cs_result_free(m);
+            goto out;
+        }
+        cs_topo_t *topo = cs_topo_spec_build(spec, err);
+        if (topo == NULL) {
+            cs_result_free(m);
+            goto out;
+        }
+        cs_comm_t *comm = cs_comm_new(topo, env, err);
+        if (comm == NULL) {
+            cs_result_free(m);
+            cs_topo_free(topo);
+            goto out;
+        }
+        if (!cs_calib_set_add(set, label, m, topo, comm, err))
+            goto out;
+    }
+    ok = TRUE;
+out:
+    g_ptr_array_unref(results);
+    g_array_unref(numbers);
+    return ok;
+}
+
+static gboolean add_group(cs_calib_set_t *set, const group_t *defaults, const group_t *g, GError **err)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    gboolean ok = FALSE;
+    const char *scen = g->scenario != NULL ? g->scenario : defaults->scenario;
+    if (scen != NULL && !cs_scenario_load(&s, scen, err))
+        goto out;
+    cs_topo_spec_merge(&s.topo, &defaults->topo);
+    cs_topo_spec_merge(&s.topo, &g->topo);
+    for (int pass = 0; pass < 2; pass++) {
+        const GPtrArray *envs = pass == 0 ? defaults->envs : g->envs;
+        for (guint i = 0; i < envs->len; i++) {
+            const char *kv = g_ptr_array_index(envs, i);
+            const char *eq = strchr(kv, '=');
+            g_autofree char *name = g_strndup(kv, eq - kv);
+            cs_nccl_env_set(s.env, name, eq + 1, "--env");
+        }
+    }
+    if (s.topo.file == NULL && s.topo.preset == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: calibrate: %s: no hardware given; expected --topo "
+                    "PRESET|FILE or --scenario FILE after it", g->path);
+        goto out;
+    }
+    ok = add_results(set, g->path, &s.topo, s.env, g->table, g->op != NULL ? g->op : defaults->op,
+                     g->how->len ? g->how->str : "defaults", err);
+out:
+    cs_scenario_clear(&s);
+    return ok;
+}
+
+/* Line of "[group]" and of 'key' inside it, for messages. */
+static int manifest_line(const char *text, const char *group, const char *key)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autofree char *hdr = g_strdup_printf("[%s]", group);
+    int gl = 0;
+    for (int i = 0; lines[i] != NULL; i++) {
+        g_autofree char *l = g_strstrip(g_strdup(lines[i]));
+        if (l[0] == '[') {
+            if (gl > 0)
+                break;
+            if (strcmp(l, hdr) == 0)
+                gl = i + 1;
+            continue;
+        }
+        if (gl > 0 && key != NULL && g_str_has_prefix(l, key)) {
+            const char *r = l + strlen(key);
+            while (*r == ' ' || *r == '\t')
+                r++;
+            if (*r == '=')
+                return i + 1;
+        }
+    }
+    return gl;
+}
+
+static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *data_dir, GString *notes,
+                             GError **err)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    g_autoptr(GError) e = NULL;
+    if (!g_file_get_contents(path, &text, &len, &e)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read the manifest: %s", path, e->message);
+        return FALSE;
+    }
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &e)) {
+        cs_set_error_at(err, path, 0, "%s; expected validation/manifest.ini's format", e->message);
+        return FALSE;
+    }
+    g_autofree char *dir = data_dir != NULL ? g_strdup(data_dir) : g_path_get_dirname(path);
+    g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+    static const char *const known[] = { "file", "table", "config", "topo", "nodes", "gpus", "gpu", "sockets",
+                                         "p2p", "nic", "nics-per-node", "fabric", "oversubscription", "env",
+                                         "exclude", "skip", "note", NULL };
+    static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "p2p", "nodes", "nic", "nics-per-node",
+                                             "fabric", "oversubscription", NULL };
+    for (int gi = 0; groups[gi] != NULL; gi++) {
+        const char *grp = groups[gi];
+        g_auto(GStrv) keys = g_key_file_get_keys(kf, grp, NULL, NULL);
+        for (int k = 0; keys[k] != NULL; k++)
+            if (!g_strv_contains(known, keys[k])) {
+                cs_set_error_at(err, path, manifest_line(text, grp, keys[k]),
+                                "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, p2p, nic, "
+                                "nics-per-node, env, exclude, skip, config or note", keys[k]);
+                return FALSE;
+            }
+        if (g_key_file_has_key(kf, grp, "skip", NULL) || g_key_file_has_key(kf, grp, "exclude", NULL)) {
+            g_string_append_printf(notes, "manifest [%s] not used: %s\n", grp,
+                                   g_key_file_has_key(kf, grp, "skip", NULL) ? "skipped there" : "excluded there (not counted)");
+            continue;
+        }
+        g_autofree char *file = g_key_file_get_string(kf, grp, "file", NULL);
+        g_autofree char *topo = g_key_file_get_string(kf, grp, "topo", NULL);
+        if (file == NULL || topo == NULL) {
+            cs_set_error_at(err, path, manifest_line(text, grp, NULL), "[%s] has no %s; expected file = NAME and "
+                            "topo = PRESET", grp, file == NULL ? "file" : "topo");
+            return FALSE;
+        }
+        g_autofree char *fpath = g_build_filename(dir, g_strstrip(file), NULL);
+        if (!g_file_test(fpath, G_FILE_TEST_IS_REGULAR)) {
+            g_string_append_printf(notes, "manifest [%s] not used: %s is absent\n", grp, file);
+            continue;
+        }
+        cs_topo_spec_t spec;
+        cs_topo_spec_init(&spec);
+        g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+        gboolean ok = cs_topo_spec_set_topo(&spec, g_strstrip(topo), &e);
+        const char *bad_key = "topo";
+        for (int k = 0; ok && topo_keys[k] != NULL; k++) {
+            g_autofree char *v = g_key_file_get_string(kf, grp, topo_keys[k], NULL);
+            if (v != NULL) {
+                bad_key = topo_keys[k];
+                ok = cs_topo_spec_set(&spec, topo_keys[k], g_strstrip(v), NULL, &e);
+            }
+        }
+        int table = 0;
+        g_autofree char *tv = g_key_file_get_string(kf, grp, "table", NULL);
+        gint64 tn = 0;
+        if (ok && tv != NULL) {
+            bad_key = "table";
+            if (!cs_parse_int(g_strstrip(tv), 1, 100000, &tn)) {
+                ok = FALSE;
+                g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a table number; expected 1 or more", tv);
+            }
+            table = (int)tn;
+        }
+        g_autofree char *envs = g_key_file_get_string(kf, grp, "env", NULL);
+        if (ok && envs != NULL) {
+            g_auto(GStrv) kv = g_strsplit_set(envs, " \t", -1);
+            for (int k = 0; kv[k] != NULL; k++) {
+                if (kv[k][0] == '\0')
+                    continue;
+                const char *eq = strchr(kv[k], '=');
+                if (eq == NULL || !g_str_has_prefix(kv[k], "NCCL_")) {
+                    bad_key = "env";
+                    ok = FALSE;
+                    g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not an NCCL variable setting; expected "
+                                "NCCL_NAME=VALUE", kv[k]);
+                    break;
+                }
+                g_autofree char *name = g_strndup(kv[k], eq - kv[k]);
+                cs_nccl_env_set(env, name, eq + 1, "manifest");
+            }
+        }
+        if (!ok) {
+            cs_set_error_at(err, path, manifest_line(text, grp, bad_key), "%s: %s", bad_key, e->message);
+            cs_topo_spec_clear(&spec);
+            return FALSE;
+        }
+        g_autofree char *how = g_strdup_printf("manifest group [%s]", grp);
+        ok = add_results(set, fpath, &spec, env, table, NULL, how, err);
+        cs_topo_spec_clear(&spec);
+        if (!ok)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static void print_report(FILE *f, const char *out, const cs_params_t *start, const cs_params_t *fitted,
+                         const cs_calib_fit_t *fit, int nresults)
+{
+    static const char *const rname[] = { "-", "time<=64KiB", "busbw>=1MiB" };
+    fprintf(f, "# collsim calibrate: %d result%s; wrote %s\n", nresults, nresults == 1 ? "" : "s", out);
+    fprintf(f, "# %-24s %10s %10s  %-12s %5s %7s  %8s %8s\n", "parameter", "before", "after", "range", "sizes",
+            "results", "err.bef", "err.aft");
+    for (int id = 0; id < CS_P_COUNT; id++) {
+        if (fit->range[id] == CS_CALIB_NONE)
+            continue;
+        fprintf(f, "  %-24s %10.4g %10.4g  %-12s %5d %7d  %7.1f%% %7.1f%%%s\n", cs_param_name((cs_param_id_t)id),
+                start->v[id], fitted->v[id], rname[fit->range[id]], fit->nsizes[id], fit->nresults[id],
+                fit->med_before[id] * 100, fit->med_after[id] * 100, fit->moved[id] ? "" : "  (kept)");
+    }
+    for (int rg = CS_CALIB_LARGE; rg >= CS_CALIB_SMALL; rg--)
+        fprintf(f, "# all sizes %s: n=%d median |error| before %.1f%%, after %.1f%%\n", rname[rg], fit->n_range[rg],
+                fit->n_range[rg] ? fit->med_range_before[rg] * 100 : 0.0,
+                fit->n_range[rg] ? fit->med_range_after[rg] * 100 : 0.0);
+}
+
+static int calibrate(global_t *gl, group_t *defaults, GArray *groups, GError **err)
+{
+    const cs_engine_ops_t *ops = cs_engine_find(gl->model != NULL ? gl->model : "analytic");
+    if (ops == NULL) {
+        cs_set_flag_error(err, "--model", "unknown model '%s'; expected one of %s", gl->model, cs_engine_names());
+        return 2;
+    }
+    cs_params_t start;
+    cs_params_init_defaults(&start);
+    int status = 2;
+    g_autoptr(cs_calib_set_t) set = cs_calib_set_new(ops);
+    g_autoptr(GString) notes = g_string_new(NULL);
+    g_autofree char *header = NULL, *ini = NULL;
+    if (gl->start != NULL && !cs_params_load(&start, gl->start, err))
+        goto out;
+    for (guint i = 0; i < groups->len; i++)
+        if (!add_group(set, defaults, &g_array_index(groups, group_t, i), err))
+            goto out;
+    if (gl->manifest != NULL && !add_manifest(set, gl->manifest, gl->data, notes, err))
+        goto out;
+    if (cs_calib_set_count(set) == 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: calibrate: no usable result (%s); expected at least one "
+                    "result whose file is present", gl->manifest != NULL ? gl->manifest : "none given");
+        goto out;
+    }
+    cs_calib_opts_t opts;
+    cs_calib_opts_init(&opts);
+    cs_params_t fitted;
+    cs_calib_fit_t fit;
+    if (!cs_calibrate_fit(set, &start, &opts, &fitted, &fit, err))
+        goto out;
+    header = g_strdup_printf(
+        "collsim calibrate %s: parameters of model:%s fitted to measured results; method: docs/calibration.md\n"
+        "start: %s\n"
+        "errors are median |error|, as collsim validate computes them: bus bandwidth at sizes >= 1 MiB, time at\n"
+        "sizes <= 64 KiB; latency terms are fitted on the small sizes, bandwidth terms on the large ones\n%s",
+        PACKAGE_VERSION, ops->name, gl->start != NULL ? gl->start : "built-in defaults", notes->str);
+    ini = cs_calibrate_ini(set, &start, &fitted, &fit, header);
+    if (!cs_write_file_atomic(gl->output, ini, -1, err))
+        goto out;
+    print_report(stdout, gl->output, &start, &fitted, &fit, cs_calib_set_count(set));
+    status = fflush(stdout) == 0 ? 0 : 1;
+out:
+    cs_params_clear(&start);
+    return status;
+}
+
+int cs_cmd_calibrate(int argc, char **argv)
+{
+    global_t gl;
+    memset(&gl, 0, sizeof gl);
+    group_t defaults;
+    group_init(&defaults);
+    GArray *groups = g_array_new(FALSE, TRUE, sizeof(group_t));
+    g_set_prgname("collsim calibrate");
+    g_autoptr(GError) err = NULL;
+    int status = 2;
+    if (parse_args(&gl, &defaults, groups, argc, argv, &err))
+        status = calibrate(&gl, &defaults, groups, &err);
+    if (status == 2)
+        cs_cli_fail(err);
+    for (guint i = 0; i < groups->len; i++)
+        group_clear(&g_array_index(groups, group_t, i));
+    g_array_free(groups, TRUE);
+    group_clear(&defaults);
+    g_free(gl.output);
+    g_free(gl.manifest);
+    g_free(gl.data);
+    g_free(gl.model);
+    g_free(gl.start);
+    return status;
+}

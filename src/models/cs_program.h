@@ -1,0 +1,76 @@
+/* Rank programs: what each rank of each channel does for one collective
+ * call, generated from NCCL's decisions (cs_decide.h) and executed by the
+ * simulating engines. Data path facts: reference nccl-model.md section 2
+ * (NCCL_STEPS = 8 slots per connection, chunk and slice steps, the ring
+ * all-reduce loop of device/all_reduce.h).
+ *
+ * A program is stored compactly: per channel, the ring order (rank at each
+ * position) and the byte count; the per-rank operation lists are expanded
+ * on demand by cs_program_op(), so a 16384-rank ring costs nch x nranks
+ * integers. Supported shapes: the ring (AllReduce: n-1 reduce-scatter then
+ * n-1 all-gather steps per loop; AllGather and ReduceScatter: n-1 steps)
+ * and the pipelined chain of Broadcast and Reduce (the ring from the root,
+ * without the edge back into it).
+ *
+ * Operations of one (channel, position), in the order the channel's CTA
+ * runs them: each may consume one unit (a slice) received from the
+ * previous position and may send one unit to the next. A sender may be at
+ * most 'credit' units ahead of what its receiver has consumed (the 8-slot
+ * pipeline: credit = NCCL_STEPS / sliceSteps). */
+#ifndef CS_PROGRAM_H
+#define CS_PROGRAM_H
+
+#include "models/cs_decide.h"
+
+#define CS_NCCL_STEPS 8   /* device.h NCCL_STEPS */
+
+typedef struct {
+    cs_coll_t coll;
+    cs_algo_t algo;
+    cs_proto_t proto;
+    gboolean chain;          /* Broadcast/Reduce: a chain from position 0 */
+    int nranks, nch;
+    int *order;              /* nch x nranks: order[ch * nranks + pos] = rank */
+    guint64 *ch_bytes;       /* payload each channel carries (NCCL's nBytes split) */
+    guint64 chunk;           /* bytes per rank per step, full loops */
+    int slices;              /* units per chunk: chunkSteps / sliceSteps */
+    int credit;              /* units a sender may run ahead: NCCL_STEPS / sliceSteps */
+    int steps;               /* sending steps per loop: 2(n-1), n-1, or 1 (chain) */
+    gboolean reduces;        /* steps combine received data with local data */
+} cs_program_t;
+
+typedef struct {
+    gboolean send;           /* sends a unit to the next position */
+    gint64 send_unit;        /* index among this position's sends */
+    gint64 consume;          /* index of the previous position's unit it needs; -1 none */
+    double bytes;            /* payload of the unit sent (or received) */
+    int mem_passes;          /* passes over the unit through GPU memory: 2 copy, 3 reduce */
+} cs_prog_op_t;
+
+/* Builds the program of one call. 'exit_local' (may be NULL): per channel,
+ * the local index of the GPU through which the channel's ring leaves each
+ * node; the node's part of channel 0's ring is rotated so that this GPU
+ * comes last (NCCL gives each channel the NIC near its exit GPU). 'root'
+ * is the first position of chains. Errors: algorithms with another shape
+ * (NVLS, CollNet, PAT, Tree except for non-AllReduce calls, which NCCL runs
+ * as rings). */
+cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const cs_decision_t *d,
+                             guint64 nbytes, int root, const int *exit_local, GError **err);
+void cs_program_free(cs_program_t *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_program_t, cs_program_free)
+
+static inline int cs_program_rank(const cs_program_t *p, int ch, int pos)
+{ return p->order[(gsize)ch * p->nranks + pos]; }
+
+/* Loops of a channel, and the per-rank chunk of one loop (the last loop's
+ * chunk covers what is left). */
+gint64 cs_program_nloops(const cs_program_t *p, int ch);
+double cs_program_chunk(const cs_program_t *p, int ch, gint64 loop);
+/* Operations of one position of a channel, and the op-th of them. */
+gint64 cs_program_nops(const cs_program_t *p, int ch, int pos);
+void cs_program_op(const cs_program_t *p, int ch, int pos, gint64 op, cs_prog_op_t *op_p);
+/* Whether the position sends at all / receives at all. */
+gboolean cs_program_sends(const cs_program_t *p, int pos);
+gboolean cs_program_receives(const cs_program_t *p, int pos);
+
+#endif

@@ -1,0 +1,182 @@
+/* Binary min-heap of event pointers keyed by (time, seq), each event
+ * knowing its slot so that cancel and reschedule are O(log n). The pool
+ * hands out events from blocks that are never moved, so pointers stay
+ * valid; blocks and the heap array grow by doubling, which happens only
+ * while a run reaches its high-water mark. */
+#include "config.h"
+
+#include <string.h>
+
+#include "sim/cs_evq.h"
+
+#define BLOCK_MIN 256
+
+struct cs_evq {
+    cs_event_t **heap;
+    gsize len, cap;
+    guint64 next_seq;
+    guint64 popped;
+    cs_event_t *free_list;
+    GPtrArray *blocks;            /* pool blocks, freed with the queue */
+    gsize next_block;             /* size of the next block */
+};
+
+cs_evq_t *cs_evq_new(void)
+{
+    cs_evq_t *q = g_new0(cs_evq_t, 1);
+    q->blocks = g_ptr_array_new_with_free_func(g_free);
+    q->next_block = BLOCK_MIN;
+    return q;
+}
+
+void cs_evq_free(cs_evq_t *q)
+{
+    if (q == NULL)
+        return;
+    g_ptr_array_free(q->blocks, TRUE);
+    g_free(q->heap);
+    g_free(q);
+}
+
+static void grow_pool(cs_evq_t *q)
+{
+    gsize n = q->next_block;
+    cs_event_t *b = g_new0(cs_event_t, n);
+    g_ptr_array_add(q->blocks, b);
+    for (gsize i = n; i-- > 0;) {
+        b[i].heap_idx = -1;
+        b[i].next_free = q->free_list;
+        q->free_list = &b[i];
+    }
+    q->next_block = n * 2;
+}
+
+cs_event_t *cs_evq_alloc(cs_evq_t *q)
+{
+    if (G_UNLIKELY(q->free_list == NULL))
+        grow_pool(q);
+    cs_event_t *ev = q->free_list;
+    q->free_list = ev->next_free;
+    memset(ev, 0, sizeof *ev);
+    ev->heap_idx = -1;
+    return ev;
+}
+
+void cs_evq_release(cs_evq_t *q, cs_event_t *ev)
+{
+    g_return_if_fail(ev->heap_idx < 0);
+    ev->next_free = q->free_list;
+    q->free_list = ev;
+}
+
+static inline gboolean before(const cs_event_t *x, const cs_event_t *y)
+{
+    return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+}
+
+static inline void put(cs_evq_t *q, gsize i, cs_event_t *ev)
+{
+    q->heap[i] = ev;
+    ev->heap_idx = (int)i;
+}
+
+static void sift_up(cs_evq_t *q, gsize i)
+{
+    cs_event_t *ev = q->heap[i];
+    while (i > 0) {
+        gsize parent = (i - 1) / 2;
+        if (!before(ev, q->heap[parent]))
+            break;
+        put(q, i, q->heap[parent]);
+        i = parent;
+    }
+    put(q, i, ev);
+}
+
+static void sift_down(cs_evq_t *q, gsize i)
+{
+    cs_event_t *ev = q->heap[i];
+    for (;;) {
+        gsize l = 2 * i + 1, best = i;
+        cs_event_t *bev = ev;
+        if (l < q->len && before(q->heap[l], bev)) {
+            best = l;
+            bev = q->heap[l];
+        }
+        if (l + 1 < q->len && before(q->heap[l + 1], bev)) {
+            best = l + 1;
+            bev = q->heap[l + 1];
+        }
+        if (best == i)
+            break;
+        put(q, i, bev);
+        i = best;
+    }
+    put(q, i, ev);
+}
+
+void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
+{
+    g_return_if_fail(ev->heap_idx < 0);
+    if (G_UNLIKELY(q->len == q->cap)) {
+        q->cap = q->cap ? q->cap * 2 : BLOCK_MIN;
+        q->heap = g_renew(cs_event_t *, q->heap, q->cap);
+    }
+    ev->time = time;
+    ev->seq = q->next_seq++;
+    put(q, q->len++, ev);
+    sift_up(q, q->len - 1);
+}
+
+/* Removes the event at slot i, filling the hole with the last event. */
+static void remove_at(cs_evq_t *q, gsize i)
+{
+    cs_event_t *ev = q->heap[i];
+    ev->heap_idx = -1;
+    q->len--;
+    if (i == q->len)
+        return;
+    cs_event_t *last = q->heap[q->len];
+    put(q, i, last);
+    if (i > 0 && before(last, q->heap[(i - 1) / 2]))
+        sift_up(q, i);
+    else
+        sift_down(q, i);
+}
+
+void cs_evq_cancel(cs_evq_t *q, cs_event_t *ev)
+{
+    if (ev->heap_idx >= 0)
+        remove_at(q, (gsize)ev->heap_idx);
+}
+
+void cs_evq_reschedule(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
+{
+    cs_evq_cancel(q, ev);
+    cs_evq_push(q, ev, time);
+}
+
+cs_event_t *cs_evq_peek(const cs_evq_t *q)
+{
+    return q->len > 0 ? q->heap[0] : NULL;
+}
+
+cs_event_t *cs_evq_pop(cs_evq_t *q)
+{
+    if (q->len == 0)
+        return NULL;
+    cs_event_t *ev = q->heap[0];
+    remove_at(q, 0);
+    q->popped++;
+    return ev;
+}
+
+gsize cs_evq_len(const cs_evq_t *q)
+{
+    return q->len;
+}
+
+guint64 cs_evq_popped(const cs_evq_t *q)
+{
+    return q->popped;
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# collsim calibrate end to end: fit to a published nccl-tests run (when the
+# shared data set is beside the source tree), then validate with the file:
+# the median errors after calibration must not exceed those before. Bad
+# input: one line, exit 2, no output file.
+set -u
+: "${COLLSIM:?}" "${top_srcdir:?}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/collsim-calibrate.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# ---- bad input (needs no data) ----
+"$COLLSIM" calibrate --topo dgx-h100 > "$tmp/out" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] || fail "no output: exit $st"
+grep -q '^collsim: calibrate: no output file; expected -o FILE$' "$tmp/err" || fail "no output: $(cat "$tmp/err")"
+"$COLLSIM" calibrate "$tmp/nosuch.log" --topo dgx-h100 -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ ! -e "$tmp/x.ini" ] || fail "missing log: exit $st"
+[ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "missing log: not one line"
+printf '[a]\nfile = x.txt\ntopo = dgx-h100\nbogus = 1\n' > "$tmp/m.ini"
+"$COLLSIM" calibrate --manifest "$tmp/m.ini" -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ ! -e "$tmp/x.ini" ] || fail "bad manifest: exit $st"
+grep -q "m.ini:4: unknown key 'bogus'" "$tmp/err" || fail "bad manifest: $(cat "$tmp/err")"
+"$COLLSIM" calibrate "$tmp/m.ini" --topo dgx-h100 --env FOO=1 -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && grep -q '^collsim: --env: ' "$tmp/err" || fail "bad --env: $(cat "$tmp/err")"
+
+# ---- a synthetic run: collsim's own JSON as the measurement ----
+"$COLLSIM" run --topo dgx-a100 -b 8 -e 1G -f 2 --json "$tmp/m.json" > /dev/null || fail "run --json"
+"$COLLSIM" calibrate "$tmp/m.json" --topo dgx-a100 -o "$tmp/self.ini" > "$tmp/out" || fail "calibrate on own JSON"
+grep -q '^\[params\]$' "$tmp/self.ini" || fail "no [params]"
+# the model agrees with itself: nothing to write
+[ -z "$(sed -n '/^\[params\]/,$p' "$tmp/self.ini" | grep -v '^\[params\]' | grep -v '^#' | grep -v '^$')" ] ||
+    fail "self-calibration wrote parameters: $(cat "$tmp/self.ini")"
+
+# from a start file: what the results constrain is refitted (lat.launch back
+# to the model's own 6 us), the rest carried over (eff.net: no network here)
+printf '[params]\neff.net = 0.9\nlat.launch = 7\n' > "$tmp/start.ini"
+"$COLLSIM" calibrate "$tmp/m.json" --topo dgx-a100 --calibration "$tmp/start.ini" -o "$tmp/chain.ini" > /dev/null ||
+    fail "calibrate --calibration"
+grep -q '^eff\.net = 0\.9$' "$tmp/chain.ini" || fail "start value not carried over: $(cat "$tmp/chain.ini")"
+grep -q '^lat\.launch = 6$' "$tmp/chain.ini" || fail "lat.launch not refitted: $(cat "$tmp/chain.ini")"
+grep -q '^# was 7 (start file), fitted from ' "$tmp/chain.ini" || fail "start comment"
+
+# the same through a manifest (validation/manifest.ini's format): skipped
+# and excluded groups are named in the header, not used
+mkdir "$tmp/data" && cp "$tmp/m.json" "$tmp/data/m.json"
+printf '[own]\nfile = m.json\ntopo = dgx-a100\n\n[old]\nfile = m.json\nskip = not modelled\n\n[gone]\nfile = nosuch.txt\ntopo = dgx-a100\n' \
+    > "$tmp/man.ini"
+"$COLLSIM" calibrate --manifest "$tmp/man.ini" --data "$tmp/data" -o "$tmp/man-fit.ini" > /dev/null ||
+    fail "calibrate --manifest"
+grep -q '^# inputs (1):' "$tmp/man-fit.ini" || fail "manifest: inputs"
+grep -q '^# manifest \[old\] not used: skipped there' "$tmp/man-fit.ini" || fail "manifest: skip not noted"
+grep -q '^# manifest \[gone\] not used: nosuch.txt is absent' "$tmp/man-fit.ini" || fail "manifest: absent not noted"
+
+# ---- a published run ----
+data="$top_srcdir/../shared/data/real"
+f="$data/h100x8-4nodes-ib-8xndr400-allreduce-default-vm-nccl2.26.2.txt"
+[ -f "$f" ] || { echo "SKIP: $f absent"; exit 77; }
+set -- --topo dgx-h100 --nodes 4 --env NCCL_NET_GDR_LEVEL=1 --env NCCL_P2P_LEVEL=NVL
+"$COLLSIM" calibrate "$f" "$@" -o "$tmp/fit.ini" > "$tmp/out" 2> "$tmp/err" || fail "calibrate: $(cat "$tmp/err")"
+grep -q '^# was .* (default), fitted from [0-9]* sizes' "$tmp/fit.ini" || fail "no per-parameter comment"
+"$COLLSIM" run "$@" --calibration "$tmp/fit.ini" > "$tmp/run" || fail "run --calibration"
+grep -q "^# parameters: .*$tmp/fit.ini" "$tmp/run" || fail "run does not name the calibration file"
+"$COLLSIM" validate "$f" "$@" --calibration "$tmp/fit.ini" > "$tmp/val" || fail "validate --calibration"
+med() { grep -F "# summary $1" "$tmp/val" | head -n 1 | sed 's/.*median=\([0-9.]*\)%.*/\1/'; }
+for r in "busbw >=1MiB" "time <=64KiB"; do
+    after=$(med "$r:")
+    before=$(med "$r (built-in parameters, before calibration):")
+    [ -n "$after" ] && [ -n "$before" ] || fail "$r: summary lines missing"
+    awk -v a="$after" -v b="$before" 'BEGIN { exit !(a <= b) }' || fail "$r: after $after% > before $before%"
+done
+# same inputs, same bytes
+"$COLLSIM" calibrate "$f" "$@" -o "$tmp/fit2.ini" > /dev/null || fail "second calibrate"
+cmp -s "$tmp/fit.ini" "$tmp/fit2.ini" || fail "output not deterministic"
+exit 0

@@ -1,0 +1,158 @@
+/* The event queue: order by time, ties by scheduling order, cancel and
+ * reschedule, and a million random events against a sorted reference. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "sim/cs_evq.h"
+
+static void test_order(void)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    static const cs_time_t times[] = { 50, 10, 40, 30, 20, 60, 0 };
+    for (gsize i = 0; i < G_N_ELEMENTS(times); i++) {
+        cs_event_t *ev = cs_evq_alloc(q);
+        ev->a = (int)i;
+        cs_evq_push(q, ev, times[i]);
+    }
+    g_assert_cmpuint(cs_evq_len(q), ==, 7);
+    cs_time_t last = -1;
+    static const int want[] = { 6, 1, 4, 3, 2, 0, 5 };
+    for (int k = 0; k < 7; k++) {
+        cs_event_t *ev = cs_evq_pop(q);
+        g_assert_nonnull(ev);
+        g_assert_cmpint(ev->time, >=, last);
+        g_assert_cmpint(ev->a, ==, want[k]);
+        g_assert_false(cs_evq_scheduled(ev));
+        last = ev->time;
+        cs_evq_release(q, ev);
+    }
+    g_assert_null(cs_evq_pop(q));
+    g_assert_cmpuint(cs_evq_popped(q), ==, 7);
+}
+
+/* Equal times come out in insertion order, however many there are and
+ * whatever is interleaved with them. */
+static void test_ties(void)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    for (int i = 0; i < 1000; i++) {
+        cs_event_t *ev = cs_evq_alloc(q);
+        ev->a = i;
+        cs_evq_push(q, ev, (i % 3) * 100);   /* three groups, interleaved */
+    }
+    int next[3] = { 0, 1, 2 };
+    for (int k = 0; k < 1000; k++) {
+        cs_event_t *ev = cs_evq_pop(q);
+        int g = (int)(ev->time / 100);
+        g_assert_cmpint(ev->a, ==, next[g]);
+        next[g] += 3;
+        if (k > 0)
+            g_assert_cmpint(g, >=, 0);
+        cs_evq_release(q, ev);
+    }
+    /* groups drained in time order: all of group 0 first */
+    g_assert_cmpint(next[0], ==, 1002);
+}
+
+static void test_reschedule_cancel(void)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    cs_event_t *e[5];
+    for (int i = 0; i < 5; i++) {
+        e[i] = cs_evq_alloc(q);
+        e[i]->a = i;
+        cs_evq_push(q, e[i], 10 * (i + 1));   /* 10 20 30 40 50 */
+    }
+    cs_evq_reschedule(q, e[4], 5);     /* 50 -> 5: now first */
+    cs_evq_reschedule(q, e[0], 30);    /* 10 -> 30: after e[2] (same time, later seq) */
+    cs_evq_cancel(q, e[3]);            /* 40 gone */
+    g_assert_false(cs_evq_scheduled(e[3]));
+    cs_evq_cancel(q, e[3]);            /* twice: no-op */
+    static const int want[] = { 4, 1, 2, 0 };
+    for (int k = 0; k < 4; k++) {
+        cs_event_t *ev = cs_evq_pop(q);
+        g_assert_cmpint(ev->a, ==, want[k]);
+    }
+    g_assert_null(cs_evq_peek(q));
+    for (int i = 0; i < 5; i++)
+        cs_evq_release(q, e[i]);
+    /* the pool hands released events back out */
+    cs_event_t *r = cs_evq_alloc(q);
+    gboolean reused = FALSE;
+    for (int i = 0; i < 5; i++)
+        reused |= r == e[i];
+    g_assert_true(reused);
+    g_assert_cmpint(r->a, ==, 0);
+    cs_evq_release(q, r);
+}
+
+typedef struct {
+    cs_time_t time;
+    int id;
+} ref_t;
+
+static int cmp_ref(const void *x, const void *y)
+{
+    const ref_t *a = x, *b = y;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return a->id - b->id;   /* ids are insertion order */
+}
+
+/* 1e6 random events (many ties), a tenth cancelled and a tenth moved, in
+ * the queue and in a sorted array: the same sequence must come out. */
+static void test_random(void)
+{
+    const int n = 1000000;
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    g_autoptr(GRand) rng = g_rand_new_with_seed(42);
+    cs_event_t **evs = g_new(cs_event_t *, n);
+    ref_t *ref = g_new(ref_t, n);
+    int *rank = g_new(int, n);   /* id -> insertion rank after moves */
+    int nref = 0;
+    for (int i = 0; i < n; i++) {
+        evs[i] = cs_evq_alloc(q);
+        evs[i]->a = i;
+        cs_evq_push(q, evs[i], g_rand_int_range(rng, 0, 100000));
+    }
+    /* Moves take a fresh sequence number: they sort after everything
+     * pushed before them, in the order they were moved. */
+    int next_seq = n;
+    for (int i = 0; i < n; i++)
+        rank[i] = i;
+    for (int i = 0; i < n; i += 10)
+        cs_evq_cancel(q, evs[i]);
+    for (int i = 5; i < n; i += 10) {
+        cs_evq_reschedule(q, evs[i], g_rand_int_range(rng, 0, 100000));
+        rank[i] = next_seq++;
+    }
+    for (int i = 0; i < n; i++)
+        if (i % 10 != 0)
+            ref[nref++] = (ref_t){ evs[i]->time, rank[i] };
+    qsort(ref, nref, sizeof *ref, cmp_ref);
+    g_assert_cmpuint(cs_evq_len(q), ==, (gsize)nref);
+    for (int k = 0; k < nref; k++) {
+        cs_event_t *ev = cs_evq_pop(q);
+        g_assert_nonnull(ev);
+        if (ev->time != ref[k].time || rank[ev->a] != ref[k].id)
+            g_error("event %d: got (%" G_GINT64_FORMAT ", %d), want (%" G_GINT64_FORMAT ", %d)", k,
+                    ev->time, rank[ev->a], ref[k].time, ref[k].id);
+    }
+    g_assert_null(cs_evq_pop(q));
+    for (int i = 0; i < n; i++)
+        cs_evq_release(q, evs[i]);
+    g_free(evs);
+    g_free(ref);
+    g_free(rank);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/evq/order", test_order);
+    g_test_add_func("/evq/ties", test_ties);
+    g_test_add_func("/evq/reschedule-cancel", test_reschedule_cancel);
+    g_test_add_func("/evq/random-1e6", test_random);
+    return g_test_run();
+}
