@@ -47,7 +47,7 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
     gboolean ring_shape = d->algo == CS_ALGO_RING || (d->algo == CS_ALGO_TREE && coll != CS_COLL_ALLREDUCE);
     if (!ring_shape) {
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                    "%s %s is not modelled by the flow engine (rings and chains only); "
+                    "%s %s has no rank program (only rings and chains are modelled); "
                     "use --model analytic or restrict NCCL_ALGO to Ring",
                     cs_algo_name(d->algo), cs_coll_name(coll));
         return NULL;

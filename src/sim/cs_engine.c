@@ -9,9 +9,8 @@
 #include "sim/cs_engine_analytic-int.h"
 #include "sim/cs_engine_flow-int.h"
 #include "util/cs_error.h"
-/* The SimGrid engine exists where configure found SimGrid and
- * mk/simgrid.am compiles it (it defines CS_SIMGRID_ENGINE). */
-#if defined(HAVE_SIMGRID) && defined(CS_SIMGRID_ENGINE)
+/* The SimGrid engine exists where configure found SimGrid. */
+#ifdef HAVE_SIMGRID
 #include "sim/cs_engine_simgrid-int.h"
 #endif
 
@@ -19,7 +18,7 @@
 static const cs_engine_ops_t *const engines[] = {
     &cs_engine_analytic,
     &cs_engine_flow,
-#if defined(HAVE_SIMGRID) && defined(CS_SIMGRID_ENGINE)
+#ifdef HAVE_SIMGRID
     &cs_engine_simgrid,
 #endif
 };

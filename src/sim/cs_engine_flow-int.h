@@ -5,6 +5,7 @@
 
 #include "sim/cs_engine.h"
 #include "sim/cs_evq.h"
+#include "models/cs_paths.h"
 
 /* The engine's ops table, registered in cs_engine.c. */
 extern const cs_engine_ops_t cs_engine_flow;
@@ -16,6 +17,60 @@ typedef struct {
     int lanes;               /* (channel, position) pairs simulated */
     gboolean folded;         /* simulated one node of each ring (exact symmetry) */
 } cs_flow_stats_t;
+
+/* ---- the network as the simulating engines see it (cs_flow_net.c) ----
+ * Resources: the topology's directed links (index = link), then per GPU
+ * rank r: its NVLink out-port (nlinks + 3r), in-port (+1) and memory (+2).
+ * A ring edge is the list of resources one slice crosses, each with its
+ * coefficient (resource bytes per payload byte: 1 / (link efficiency x
+ * protocol wire efficiency)), and the latency paid after the data is sent.
+ * Shared by the flow engine and the SimGrid engine. */
+#define CS_FLOW_HMAX (2 * CS_PATH_MAX_HOPS + 4)   /* hops of one edge, memory included */
+
+typedef struct {
+    int res;
+    double coeff;            /* resource bytes per payload byte */
+} cs_flow_hop_t;
+
+typedef struct {
+    int n;                   /* hops, memory not included */
+    cs_flow_hop_t h[CS_FLOW_HMAX];
+    double lat;              /* seconds, paid after the data is sent */
+} cs_flow_edge_t;
+
+typedef struct {
+    const cs_topo_t *topo;
+    const cs_comm_t *comm;
+    const cs_comm_info_t *info;
+    const cs_params_t *par;
+    cs_coll_t coll;
+    int root;                /* first position of chains */
+    cs_path_cache_t *cache;
+    int arch;                /* 0 sm70, 1 sm80, 2 sm90, 3 sm100 */
+    int nres;
+    double *res_cap;         /* bytes/s per resource */
+    int *nic_dev;            /* node * nics_max + k -> NIC device, -1 */
+    int nics_max;
+} cs_flow_net_t;
+
+gboolean cs_flow_net_init(cs_flow_net_t *n, const cs_engine_job_t *job, GError **err);
+void cs_flow_net_clear(cs_flow_net_t *n);
+static inline int cs_flow_res_nvl_out(const cs_flow_net_t *n, int rank) { return n->topo->nlinks + 3 * rank; }
+static inline int cs_flow_res_nvl_in(const cs_flow_net_t *n, int rank) { return n->topo->nlinks + 3 * rank + 1; }
+static inline int cs_flow_res_mem(const cs_flow_net_t *n, int rank) { return n->topo->nlinks + 3 * rank + 2; }
+/* Protocol wire efficiency, one channel's payload ceiling (bytes/s), and
+ * the launch cost of a call (seconds), from cs_params as the analytic
+ * engine reads them. */
+double cs_flow_proto_eff(const cs_flow_net_t *n, cs_proto_t pr);
+double cs_flow_channel_bw(const cs_flow_net_t *n, cs_proto_t pr);
+double cs_flow_launch(const cs_flow_net_t *n);
+/* Local index (on node 0) of the GPU whose path to NIC k is best: where a
+ * channel using NIC k leaves each node (cs_program_new's exit_local). */
+int cs_flow_exit_gpu(const cs_flow_net_t *n, int nic_local);
+/* The edge from rank a to rank b of channel ch (NIC ch % nics_used across
+ * nodes, ECMP hash ch) with protocol pr. Errors: no path. */
+gboolean cs_flow_build_edge(const cs_flow_net_t *n, int ch, int a, int b, cs_proto_t pr,
+                            cs_flow_edge_t *e_p, GError **err);
 
 typedef struct cs_flow cs_flow_t;
 

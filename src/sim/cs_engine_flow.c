@@ -28,16 +28,11 @@
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
-#define US 1e-6
-#define GBPS 1e9
-#define HMAX (2 * CS_PATH_MAX_HOPS + 4)   /* hops of one edge, memory included */
+#define HMAX CS_FLOW_HMAX   /* hops of one edge, memory included */
 
 enum { EV_FIN = 1, EV_ARR = 2, EV_HEAD = 3 };
 
-typedef struct {
-    int res;
-    double coeff;            /* resource bytes per payload byte */
-} hop_t;
+typedef cs_flow_hop_t hop_t;
 
 typedef struct {
     int off, nh;             /* into hops[] */
@@ -65,19 +60,10 @@ typedef struct {
 } lane_t;
 
 struct cs_flow {
-    const cs_topo_t *topo;
-    const cs_comm_t *comm;
-    const cs_comm_info_t *info;
-    const cs_params_t *par;
-    cs_coll_t coll;
-    int root;
-    cs_path_cache_t *cache;
-    int arch;
-    int nres;                /* links + 3 per GPU */
-    double *res_cap;         /* bytes/s */
+    cs_flow_net_t net;       /* links, ports, caps and edge routing, shared with simgrid */
+    int nres;                /* = net.nres */
+    const double *res_cap;   /* = net.res_cap, bytes/s */
     double *res_bytes;       /* carried in the last call */
-    int *nic_dev;            /* node * nics_max + k -> NIC device */
-    int nics_max;
 
     /* per call */
     const cs_program_t *prog;
@@ -99,99 +85,19 @@ struct cs_flow {
     gboolean cut;            /* LL/LL128 chains forward each line on arrival */
 };
 
-static double par(const cs_flow_t *f, cs_param_id_t id)
-{
-    return cs_params_get(f->par, id);
-}
-
-static int res_nvl_out(const cs_flow_t *f, int rank) { return f->topo->nlinks + 3 * rank; }
-static int res_nvl_in(const cs_flow_t *f, int rank) { return f->topo->nlinks + 3 * rank + 1; }
-static int res_mem(const cs_flow_t *f, int rank) { return f->topo->nlinks + 3 * rank + 2; }
-
-/* The analytic engine's efficiencies, by link kind, for SM-driven traffic
- * and for a NIC's DMA (docs/model-analytic.md). */
-static double link_eff(const cs_flow_t *f, cs_link_kind_t k, gboolean dma, gboolean socket)
-{
-    switch (k) {
-    case CS_LINK_NVL: return par(f, CS_P_EFF_NVLINK);
-    case CS_LINK_C2C: return par(f, CS_P_EFF_C2C);
-    case CS_LINK_PCI: return par(f, dma ? CS_P_EFF_PCIE_DMA : CS_P_EFF_PCIE);
-    case CS_LINK_SYS: return par(f, CS_P_EFF_SYS);
-    case CS_LINK_NET: return par(f, socket ? CS_P_EFF_SOCKET : CS_P_EFF_NET);
-    }
-    return 1.0;
-}
-
-static double proto_eff(const cs_flow_t *f, cs_proto_t pr)
-{
-    return pr == CS_PROTO_LL ? par(f, CS_P_PROTO_EFF_LL)
-         : pr == CS_PROTO_LL128 ? par(f, CS_P_PROTO_EFF_LL128) : par(f, CS_P_PROTO_EFF_SIMPLE);
-}
-
-static double proto_sync(const cs_flow_t *f, cs_proto_t pr)
-{
-    return (pr == CS_PROTO_LL ? par(f, CS_P_LAT_SYNC_LL)
-          : pr == CS_PROTO_LL128 ? par(f, CS_P_LAT_SYNC_LL128) : par(f, CS_P_LAT_SYNC_SIMPLE)) * US;
-}
-
-static double channel_bw(const cs_flow_t *f, cs_proto_t pr)
-{
-    static const cs_param_id_t ids[CS_PROTO_COUNT][4] = {
-        { CS_P_CH_LL_SM70, CS_P_CH_LL_SM80, CS_P_CH_LL_SM90, CS_P_CH_LL_SM100 },
-        { CS_P_CH_LL128_SM70, CS_P_CH_LL128_SM80, CS_P_CH_LL128_SM90, CS_P_CH_LL128_SM100 },
-        { CS_P_CH_SIMPLE_SM70, CS_P_CH_SIMPLE_SM80, CS_P_CH_SIMPLE_SM90, CS_P_CH_SIMPLE_SM100 },
-    };
-    return par(f, ids[pr][f->arch]) * GBPS;
-}
-
-static double gpu_nvlink_bw(const cs_topo_t *t, int dev, int dir)
-{
-    double bw = 0;
-    for (int k = t->adj_off[dev]; k < t->adj_off[dev + 1]; k++) {
-        const cs_link_t *l = &t->links[t->adj[k]];
-        if (l->kind == CS_LINK_NVL)
-            bw += dir == 0 ? l->bw : t->links[l->reverse].bw;
-    }
-    return bw;
-}
+static int res_mem(const cs_flow_t *f, int rank) { return cs_flow_res_mem(&f->net, rank); }
 
 cs_flow_t *cs_flow_new(const cs_engine_job_t *job, GError **err)
 {
     cs_flow_t *f = g_new0(cs_flow_t, 1);
-    f->comm = job->comm;
-    f->topo = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
-    f->info = cs_comm_info(job->comm);
-    f->par = job->params;
-    f->coll = job->coll;
-    f->root = cs_coll_has_root(job->coll) ? job->root : 0;
-    int cc = f->info->cc;
-    f->arch = cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
-    const cs_topo_t *t = f->topo;
-    f->cache = cs_path_cache_new(t, cs_comm_settings(job->comm)->nvb_disable > 0);
-    f->nres = t->nlinks + 3 * t->ngpus;
-    f->res_cap = g_new0(double, f->nres);
+    if (!cs_flow_net_init(&f->net, job, err)) {
+        g_free(f);
+        return NULL;
+    }
+    f->nres = f->net.nres;
+    f->res_cap = f->net.res_cap;
     f->res_bytes = g_new0(double, f->nres);
-    for (int l = 0; l < t->nlinks; l++)
-        f->res_cap[l] = t->links[l].bw;
-    for (int r = 0; r < t->ngpus; r++) {
-        int d = t->rank_dev[r];
-        f->res_cap[res_nvl_out(f, r)] = gpu_nvlink_bw(t, d, 0);
-        f->res_cap[res_nvl_in(f, r)] = gpu_nvlink_bw(t, d, 1);
-        const cs_gpu_model_t *g = t->devs[d].gpu;
-        f->res_cap[res_mem(f, r)] = (g != NULL && g->mem_bw > 0 ? g->mem_bw : 1e12) * par(f, CS_P_EFF_MEM);
-    }
-    f->nics_max = 1;
-    g_autofree int *tmp = g_new0(int, MAX(1, t->ndevs));
-    for (int n = 0; n < t->nnodes; n++)
-        f->nics_max = MAX(f->nics_max, cs_topo_node_nics(t, n, tmp, t->ndevs));
-    f->nic_dev = g_new(int, (gsize)t->nnodes * f->nics_max);
-    for (int n = 0; n < t->nnodes; n++) {
-        int nn = cs_topo_node_nics(t, n, tmp, t->ndevs);
-        for (int k = 0; k < f->nics_max; k++)
-            f->nic_dev[(gsize)n * f->nics_max + k] = k < nn ? tmp[k] : -1;
-    }
     f->q = cs_evq_new();
-    (void)err;
     return f;
 }
 
@@ -217,10 +123,8 @@ void cs_flow_free(cs_flow_t *f)
     if (f == NULL)
         return;
     free_call(f);
-    cs_path_cache_free(f->cache);
-    g_free(f->res_cap);
+    cs_flow_net_clear(&f->net);
     g_free(f->res_bytes);
-    g_free(f->nic_dev);
     cs_evq_free(f->q);
     g_free(f);
 }
@@ -229,132 +133,6 @@ const double *cs_flow_link_bytes(const cs_flow_t *f, int *n_p)
 {
     *n_p = f->nres;
     return f->res_bytes;
-}
-
-/* ---- edges: the resources and costs of one ring edge ------------------- */
-
-typedef struct {
-    int n;
-    hop_t h[HMAX];
-    double lat;              /* seconds */
-} edge_build_t;
-
-static gboolean add_path(cs_flow_t *f, edge_build_t *e, const cs_path_t *p, gboolean reverse,
-                         gboolean dma, gboolean socket, double extra)
-{
-    const cs_topo_t *t = f->topo;
-    for (int i = 0; i < p->nhops; i++) {
-        int l = reverse ? t->links[p->links[p->nhops - 1 - i]].reverse : p->links[i];
-        if (e->n >= HMAX - 1)
-            return FALSE;
-        e->h[e->n].res = l;
-        e->h[e->n].coeff = 1.0 / (link_eff(f, t->links[l].kind, dma, socket) * extra);
-        e->n++;
-        e->lat += t->links[l].lat;
-        if (t->devs[t->links[l].dst].kind == CS_DEV_SWITCH)
-            e->lat += t->fabric.switch_lat;
-    }
-    return TRUE;
-}
-
-/* Local GPU (rank % ppn on node 0) whose path to NIC k is best, as NCCL
- * places a channel's ring exit next to its NIC. */
-static int best_gpu_for_nic(const cs_flow_t *f, int k)
-{
-    int best = -1, ppn = f->info->ppn;
-    const cs_path_t *bp = NULL;
-    for (int r = 0; r < ppn && r < f->topo->ngpus; r++) {
-        const cs_path_t *p = cs_path_cache_nic(f->cache, r, k);
-        if (p == NULL || p->type == CS_PATH_DIS)
-            continue;
-        if (bp == NULL || p->type < bp->type || (p->type == bp->type && p->bw > bp->bw)) {
-            bp = p;
-            best = r;
-        }
-    }
-    return best;
-}
-
-static gboolean build_edge(cs_flow_t *f, int ch, int a, int b, double peff, cs_proto_t pr,
-                           edge_build_t *e, GError **err)
-{
-    const cs_topo_t *t = f->topo;
-    int da = t->rank_dev[a], db = t->rank_dev[b];
-    cs_link_choice_t lc;
-    cs_comm_pair(f->comm, a, b, &lc);
-    memset(e, 0, sizeof *e);
-    gboolean ok = TRUE;
-    if (lc.transport == CS_XPORT_NET_IB || lc.transport == CS_XPORT_NET_SOCKET) {
-        gboolean socket = lc.transport == CS_XPORT_NET_SOCKET;
-        int k = ch % MAX(1, f->info->nics_used);
-        int na = t->devs[da].node, nb = t->devs[db].node;
-        int nic_a = f->nic_dev[(gsize)na * f->nics_max + k], nic_b = f->nic_dev[(gsize)nb * f->nics_max + k];
-        /* Without GPUDirect the data bounces through host memory. */
-        double extra = (socket || !lc.gdr) ? par(f, CS_P_EFF_HOST_STAGED) : 1.0;
-        if (socket)
-            extra = 1.0;
-        cs_path_t np;
-        const cs_path_t *pa = nic_a >= 0 ? cs_path_cache_nic(f->cache, a, k) : NULL;
-        const cs_path_t *pb = nic_b >= 0 ? cs_path_cache_nic(f->cache, b, k) : NULL;
-        if (pa == NULL || pb == NULL || pa->type == CS_PATH_DIS || pb->type == CS_PATH_DIS ||
-            !cs_path_net(t, nic_a, nic_b, (guint32)ch, &np)) {
-            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no network route for channel %d",
-                        t->devs[da].name, t->devs[db].name, ch);
-            return FALSE;
-        }
-        ok = add_path(f, e, pa, FALSE, TRUE, socket, extra) && add_path(f, e, &np, FALSE, TRUE, socket, extra) &&
-             add_path(f, e, pb, TRUE, TRUE, socket, extra);
-        e->lat += (socket ? par(f, CS_P_LAT_HOP_SOCKET) : par(f, CS_P_LAT_HOP_NET)) * US;
-        if (pr == CS_PROTO_SIMPLE)
-            e->lat += par(f, CS_P_LAT_NET_SIMPLE) * US;
-    } else if (lc.transport == CS_XPORT_SHM) {
-        int cpu = cs_topo_node_cpu_of(t, da);
-        cs_path_t up, down;
-        gboolean nvb = cs_comm_settings(f->comm)->nvb_disable > 0;
-        if (cpu < 0 || !cs_path_intra(t, da, cpu, nvb, &up) || !cs_path_intra(t, cpu, db, nvb, &down)) {
-            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no path through host memory for SHM",
-                        t->devs[da].name, t->devs[db].name);
-            return FALSE;
-        }
-        double x = par(f, CS_P_EFF_SHM);
-        ok = add_path(f, e, &up, FALSE, FALSE, FALSE, x) && add_path(f, e, &down, FALSE, FALSE, FALSE, x);
-        e->lat += par(f, CS_P_LAT_HOP_SHM) * US;
-    } else {
-        cs_path_t direct;
-        const cs_path_t *p = NULL;
-        if (t->devs[da].node == t->devs[db].node)
-            p = cs_path_cache_gpu(f->cache, a, b);
-        else if (cs_path_intra(t, da, db, cs_comm_settings(f->comm)->nvb_disable > 0, &direct))
-            p = &direct;
-        if (p == NULL || p->type == CS_PATH_DIS || p->nhops == 0) {
-            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no path between ring neighbours",
-                        t->devs[da].name, t->devs[db].name);
-            return FALSE;
-        }
-        gboolean nvl = lc.transport == CS_XPORT_P2P_NVL;
-        if (nvl && t->devs[t->links[p->links[0]].dst].kind == CS_DEV_NVSWITCH) {
-            /* An NVSwitch spreads a GPU's traffic over all its NVLinks:
-             * the GPU's ports are the resources, as in the analytic model. */
-            double c = 1.0 / par(f, CS_P_EFF_NVLINK);
-            e->h[e->n++] = (hop_t){ res_nvl_out(f, a), c };
-            e->h[e->n++] = (hop_t){ res_nvl_in(f, b), c };
-            e->lat += p->lat;
-        } else {
-            ok = add_path(f, e, p, FALSE, FALSE, FALSE, 1.0);
-        }
-        e->lat += (nvl ? par(f, CS_P_LAT_HOP_NVLINK) : par(f, CS_P_LAT_HOP_PCIE)) * US;
-        if (nvl && pr == CS_PROTO_SIMPLE)
-            e->lat += par(f, CS_P_LAT_SYNC_SIMPLE_NVLINK) * US;
-    }
-    if (!ok) {
-        g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: path too long", t->devs[da].name,
-                    t->devs[db].name);
-        return FALSE;
-    }
-    for (int h = 0; h < e->n; h++)
-        e->h[h].coeff /= peff;
-    e->lat += proto_sync(f, pr);
-    return TRUE;
 }
 
 /* ---- fair shares --------------------------------------------------------- */
@@ -685,14 +463,13 @@ static gboolean same_channel(const cs_flow_t *f, const edge_t *edges, const hop_
 static gboolean setup_call(cs_flow_t *f, const cs_program_t *prog, gboolean allow_fold, GError **err)
 {
     int n = prog->nranks, nch = prog->nch;
-    double peff = proto_eff(f, prog->proto);
-    double cap = channel_bw(f, prog->proto);
+    double cap = cs_flow_channel_bw(&f->net, prog->proto);
     f->prog = prog;
     /* Edges of every position, then decide whether one node suffices. */
     gsize ne = (gsize)nch * n;
     edge_t *edges = g_new0(edge_t, ne);
     GArray *hops = g_array_new(FALSE, FALSE, sizeof(hop_t));
-    edge_build_t eb;
+    cs_flow_edge_t eb;
     for (int c = 0; c < nch; c++)
         for (int pos = 0; pos < n; pos++) {
             edge_t *e = &edges[(gsize)c * n + pos];
@@ -701,7 +478,7 @@ static gboolean setup_call(cs_flow_t *f, const cs_program_t *prog, gboolean allo
             if (!cs_program_sends(prog, pos))
                 continue;
             int a = cs_program_rank(prog, c, pos), b = cs_program_rank(prog, c, (pos + 1) % n);
-            if (!build_edge(f, c, a, b, peff, prog->proto, &eb, err)) {
+            if (!cs_flow_build_edge(&f->net, c, a, b, prog->proto, &eb, err)) {
                 g_free(edges);
                 g_array_free(hops, TRUE);
                 return FALSE;
@@ -714,9 +491,9 @@ static gboolean setup_call(cs_flow_t *f, const cs_program_t *prog, gboolean allo
     /* Only rings spread over whole nodes can fold. Candidate periods, in
      * nodes: 1, 2 (NCCL alternates odd nodes' rings), a leaf's nodes and
      * twice that (the fabric repeats per leaf). */
-    int ppn = f->info->ppn, period = n;
-    if (allow_fold && f->info->nnodes > 1 && n == f->info->nnodes * ppn) {
-        int npl = MAX(1, f->topo->fabric.nodes_per_leaf);
+    int ppn = f->net.info->ppn, period = n;
+    if (allow_fold && f->net.info->nnodes > 1 && n == f->net.info->nnodes * ppn) {
+        int npl = MAX(1, f->net.topo->fabric.nodes_per_leaf);
         const int cand[4] = { 1, 2, npl, 2 * npl };
         for (int k = 0; k < 4 && period == n; k++)
             if ((k < 2 || cand[k] > 2) && fold_exact(f, edges, (const hop_t *)hops->data, nch, n, cand[k] * ppn))
@@ -837,10 +614,9 @@ static void run_events(cs_flow_t *f)
 gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean allow_fold,
                           cs_flow_stats_t *stats_p, GError **err)
 {
-    const cs_comm_info_t *info = f->info;
+    const cs_comm_info_t *info = f->net.info;
     const cs_decision_t *d = call->decision;
-    int gpus_per_proc = info->nnodes == 1 ? info->ppn : 1;
-    double launch = (par(f, CS_P_LAT_LAUNCH) + (gpus_per_proc - 1) * par(f, CS_P_LAT_LAUNCH_PER_GPU)) * US;
+    double launch = cs_flow_launch(&f->net);
     cs_flow_stats_t st = { 0 };
     if (info->nranks <= 1) {
         /* As the analytic engine: one rank copies the buffer. */
@@ -852,10 +628,12 @@ gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean a
     int nics = MAX(1, info->nics_used);
     g_autofree int *exit_local = g_new(int, MAX(1, d->nchannels));
     for (int c = 0; c < d->nchannels; c++)
-        exit_local[c] = info->nnodes > 1 ? best_gpu_for_nic(f, c % nics) : -1;
-    g_autoptr(cs_program_t) prog = cs_program_new(info, f->coll, d, call->nccl_bytes, f->root, exit_local, err);
-    if (prog == NULL)
+        exit_local[c] = info->nnodes > 1 ? cs_flow_exit_gpu(&f->net, c % nics) : -1;
+    g_autoptr(cs_program_t) prog = cs_program_new(info, f->net.coll, d, call->nccl_bytes, f->net.root, exit_local, err);
+    if (prog == NULL) {
+        g_prefix_error(err, "flow engine: ");
         return FALSE;
+    }
     if (!setup_call(f, prog, allow_fold, err))
         return FALSE;
     guint64 ev0 = cs_evq_popped(f->q);

@@ -37,6 +37,6 @@ cmp -s flow.txt flow2.txt && ok deterministic || bad deterministic
 # NVLS is not modelled: exit 2, one line naming the way out
 "$COLLSIM" run --topo dgx-h100 --model flow --env NCCL_ALGO=NVLS -b 1G -e 1G >nvls.txt 2>nvls.err
 rc=$?
-[ "$rc" -eq 2 ] && [ "$(wc -l <nvls.err)" -eq 1 ] && grep -q 'not modelled by the flow engine' nvls.err \
+[ "$rc" -eq 2 ] && [ "$(wc -l <nvls.err)" -eq 1 ] && grep -q 'flow engine: NVLS allreduce has no rank program' nvls.err \
     && ok refuse-nvls || bad "refuse-nvls (rc $rc: $(cat nvls.err))"
 exit $fail

@@ -1,0 +1,27 @@
+/* Private to the SimGrid engine and its tests. Model: docs/model-simgrid.md.
+ * Only compiled where configure found SimGrid (HAVE_SIMGRID). */
+#ifndef CS_ENGINE_SIMGRID_INT_H
+#define CS_ENGINE_SIMGRID_INT_H
+
+#include "sim/cs_engine.h"
+
+/* The engine's ops table, registered in cs_engine.c under HAVE_SIMGRID. */
+extern const cs_engine_ops_t cs_engine_simgrid;
+
+typedef struct {
+    double time_s;           /* the call's time, launch included */
+    int lanes;               /* (channel, position) pairs, one actor each */
+    int links;               /* SimGrid links in the generated platform */
+    double quant_err;        /* worst relative error of a link coefficient
+                              * approximated by an integer multiplicity (0 =
+                              * every coefficient exact) */
+} cs_simgrid_stats_t;
+
+/* Simulates one call in a forked child process (SimGrid 3.32 can be
+ * initialised once per process); the parent only waits for the answer.
+ * 'platform_path' (may be NULL): also keep the generated platform XML
+ * there, for inspection. */
+gboolean cs_simgrid_simulate(const cs_engine_job_t *job, const cs_engine_call_t *call,
+                             const char *platform_path, cs_simgrid_stats_t *stats_p, GError **err);
+
+#endif

@@ -1,0 +1,244 @@
+/* The network as the simulating engines (flow, SimGrid) see it: the
+ * resources a slice crosses on a ring edge, with their capacities, the
+ * coefficients that turn payload into resource bytes, and the edge's
+ * latency, all from the topology and the analytic engine's parameters
+ * (cs_params). The model is described in docs/model-flow.md. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/cs_engine_flow-int.h"
+#include "util/cs_error.h"
+
+#define US 1e-6
+#define GBPS 1e9
+
+static double par(const cs_flow_net_t *f, cs_param_id_t id)
+{
+    return cs_params_get(f->par, id);
+}
+
+
+/* The analytic engine's efficiencies, by link kind, for SM-driven traffic
+ * and for a NIC's DMA (docs/model-analytic.md). */
+static double link_eff(const cs_flow_net_t *f, cs_link_kind_t k, gboolean dma, gboolean socket)
+{
+    switch (k) {
+    case CS_LINK_NVL: return par(f, CS_P_EFF_NVLINK);
+    case CS_LINK_C2C: return par(f, CS_P_EFF_C2C);
+    case CS_LINK_PCI: return par(f, dma ? CS_P_EFF_PCIE_DMA : CS_P_EFF_PCIE);
+    case CS_LINK_SYS: return par(f, CS_P_EFF_SYS);
+    case CS_LINK_NET: return par(f, socket ? CS_P_EFF_SOCKET : CS_P_EFF_NET);
+    }
+    return 1.0;
+}
+
+double cs_flow_proto_eff(const cs_flow_net_t *f, cs_proto_t pr)
+{
+    return pr == CS_PROTO_LL ? par(f, CS_P_PROTO_EFF_LL)
+         : pr == CS_PROTO_LL128 ? par(f, CS_P_PROTO_EFF_LL128) : par(f, CS_P_PROTO_EFF_SIMPLE);
+}
+
+static double proto_sync(const cs_flow_net_t *f, cs_proto_t pr)
+{
+    return (pr == CS_PROTO_LL ? par(f, CS_P_LAT_SYNC_LL)
+          : pr == CS_PROTO_LL128 ? par(f, CS_P_LAT_SYNC_LL128) : par(f, CS_P_LAT_SYNC_SIMPLE)) * US;
+}
+
+double cs_flow_channel_bw(const cs_flow_net_t *f, cs_proto_t pr)
+{
+    static const cs_param_id_t ids[CS_PROTO_COUNT][4] = {
+        { CS_P_CH_LL_SM70, CS_P_CH_LL_SM80, CS_P_CH_LL_SM90, CS_P_CH_LL_SM100 },
+        { CS_P_CH_LL128_SM70, CS_P_CH_LL128_SM80, CS_P_CH_LL128_SM90, CS_P_CH_LL128_SM100 },
+        { CS_P_CH_SIMPLE_SM70, CS_P_CH_SIMPLE_SM80, CS_P_CH_SIMPLE_SM90, CS_P_CH_SIMPLE_SM100 },
+    };
+    return par(f, ids[pr][f->arch]) * GBPS;
+}
+
+static double gpu_nvlink_bw(const cs_topo_t *t, int dev, int dir)
+{
+    double bw = 0;
+    for (int k = t->adj_off[dev]; k < t->adj_off[dev + 1]; k++) {
+        const cs_link_t *l = &t->links[t->adj[k]];
+        if (l->kind == CS_LINK_NVL)
+            bw += dir == 0 ? l->bw : t->links[l->reverse].bw;
+    }
+    return bw;
+}
+
+gboolean cs_flow_net_init(cs_flow_net_t *f, const cs_engine_job_t *job, GError **err)
+{
+    memset(f, 0, sizeof *f);
+    f->comm = job->comm;
+    f->topo = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
+    f->info = cs_comm_info(job->comm);
+    f->par = job->params;
+    f->coll = job->coll;
+    f->root = cs_coll_has_root(job->coll) ? job->root : 0;
+    int cc = f->info->cc;
+    f->arch = cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
+    const cs_topo_t *t = f->topo;
+    f->cache = cs_path_cache_new(t, cs_comm_settings(job->comm)->nvb_disable > 0);
+    f->nres = t->nlinks + 3 * t->ngpus;
+    f->res_cap = g_new0(double, MAX(1, f->nres));
+    for (int l = 0; l < t->nlinks; l++)
+        f->res_cap[l] = t->links[l].bw;
+    for (int r = 0; r < t->ngpus; r++) {
+        int d = t->rank_dev[r];
+        f->res_cap[cs_flow_res_nvl_out(f, r)] = gpu_nvlink_bw(t, d, 0);
+        f->res_cap[cs_flow_res_nvl_in(f, r)] = gpu_nvlink_bw(t, d, 1);
+        const cs_gpu_model_t *g = t->devs[d].gpu;
+        f->res_cap[cs_flow_res_mem(f, r)] = (g != NULL && g->mem_bw > 0 ? g->mem_bw : 1e12) * par(f, CS_P_EFF_MEM);
+    }
+    f->nics_max = 1;
+    g_autofree int *tmp = g_new0(int, MAX(1, t->ndevs));
+    for (int n = 0; n < t->nnodes; n++)
+        f->nics_max = MAX(f->nics_max, cs_topo_node_nics(t, n, tmp, t->ndevs));
+    f->nic_dev = g_new(int, (gsize)MAX(1, t->nnodes) * f->nics_max);
+    for (int n = 0; n < t->nnodes; n++) {
+        int nn = cs_topo_node_nics(t, n, tmp, t->ndevs);
+        for (int k = 0; k < f->nics_max; k++)
+            f->nic_dev[(gsize)n * f->nics_max + k] = k < nn ? tmp[k] : -1;
+    }
+    (void)err;
+    return TRUE;
+}
+
+void cs_flow_net_clear(cs_flow_net_t *f)
+{
+    cs_path_cache_free(f->cache);
+    g_free(f->res_cap);
+    g_free(f->nic_dev);
+    memset(f, 0, sizeof *f);
+}
+
+double cs_flow_launch(const cs_flow_net_t *f)
+{
+    /* As the analytic engine: one process drives every GPU of a single
+     * node (nccl-tests -g ppn), one process per GPU across nodes. */
+    int gpus_per_proc = f->info->nnodes == 1 ? f->info->ppn : 1;
+    return (par(f, CS_P_LAT_LAUNCH) + (gpus_per_proc - 1) * par(f, CS_P_LAT_LAUNCH_PER_GPU)) * US;
+}
+
+/* ---- edges: the resources and costs of one ring edge ------------------- */
+
+static gboolean add_path(const cs_flow_net_t *f, cs_flow_edge_t *e, const cs_path_t *p, gboolean reverse,
+                         gboolean dma, gboolean socket, double extra)
+{
+    const cs_topo_t *t = f->topo;
+    for (int i = 0; i < p->nhops; i++) {
+        int l = reverse ? t->links[p->links[p->nhops - 1 - i]].reverse : p->links[i];
+        if (e->n >= CS_FLOW_HMAX - 1)
+            return FALSE;
+        e->h[e->n].res = l;
+        e->h[e->n].coeff = 1.0 / (link_eff(f, t->links[l].kind, dma, socket) * extra);
+        e->n++;
+        e->lat += t->links[l].lat;
+        if (t->devs[t->links[l].dst].kind == CS_DEV_SWITCH)
+            e->lat += t->fabric.switch_lat;
+    }
+    return TRUE;
+}
+
+/* Local GPU (rank % ppn on node 0) whose path to NIC k is best, as NCCL
+ * places a channel's ring exit next to its NIC. */
+int cs_flow_exit_gpu(const cs_flow_net_t *f, int k)
+{
+    int best = -1, ppn = f->info->ppn;
+    const cs_path_t *bp = NULL;
+    for (int r = 0; r < ppn && r < f->topo->ngpus; r++) {
+        const cs_path_t *p = cs_path_cache_nic(f->cache, r, k);
+        if (p == NULL || p->type == CS_PATH_DIS)
+            continue;
+        if (bp == NULL || p->type < bp->type || (p->type == bp->type && p->bw > bp->bw)) {
+            bp = p;
+            best = r;
+        }
+    }
+    return best;
+}
+
+gboolean cs_flow_build_edge(const cs_flow_net_t *f, int ch, int a, int b, cs_proto_t pr,
+                            cs_flow_edge_t *e, GError **err)
+{
+    double peff = cs_flow_proto_eff(f, pr);
+    const cs_topo_t *t = f->topo;
+    int da = t->rank_dev[a], db = t->rank_dev[b];
+    cs_link_choice_t lc;
+    cs_comm_pair(f->comm, a, b, &lc);
+    memset(e, 0, sizeof *e);
+    gboolean ok = TRUE;
+    if (lc.transport == CS_XPORT_NET_IB || lc.transport == CS_XPORT_NET_SOCKET) {
+        gboolean socket = lc.transport == CS_XPORT_NET_SOCKET;
+        int k = ch % MAX(1, f->info->nics_used);
+        int na = t->devs[da].node, nb = t->devs[db].node;
+        int nic_a = f->nic_dev[(gsize)na * f->nics_max + k], nic_b = f->nic_dev[(gsize)nb * f->nics_max + k];
+        /* Without GPUDirect the data bounces through host memory. */
+        double extra = (socket || !lc.gdr) ? par(f, CS_P_EFF_HOST_STAGED) : 1.0;
+        if (socket)
+            extra = 1.0;
+        cs_path_t np;
+        const cs_path_t *pa = nic_a >= 0 ? cs_path_cache_nic(f->cache, a, k) : NULL;
+        const cs_path_t *pb = nic_b >= 0 ? cs_path_cache_nic(f->cache, b, k) : NULL;
+        if (pa == NULL || pb == NULL || pa->type == CS_PATH_DIS || pb->type == CS_PATH_DIS ||
+            !cs_path_net(t, nic_a, nic_b, (guint32)ch, &np)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no network route for channel %d",
+                        t->devs[da].name, t->devs[db].name, ch);
+            return FALSE;
+        }
+        ok = add_path(f, e, pa, FALSE, TRUE, socket, extra) && add_path(f, e, &np, FALSE, TRUE, socket, extra) &&
+             add_path(f, e, pb, TRUE, TRUE, socket, extra);
+        e->lat += (socket ? par(f, CS_P_LAT_HOP_SOCKET) : par(f, CS_P_LAT_HOP_NET)) * US;
+        if (pr == CS_PROTO_SIMPLE)
+            e->lat += par(f, CS_P_LAT_NET_SIMPLE) * US;
+    } else if (lc.transport == CS_XPORT_SHM) {
+        int cpu = cs_topo_node_cpu_of(t, da);
+        cs_path_t up, down;
+        gboolean nvb = cs_comm_settings(f->comm)->nvb_disable > 0;
+        if (cpu < 0 || !cs_path_intra(t, da, cpu, nvb, &up) || !cs_path_intra(t, cpu, db, nvb, &down)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no path through host memory for SHM",
+                        t->devs[da].name, t->devs[db].name);
+            return FALSE;
+        }
+        double x = par(f, CS_P_EFF_SHM);
+        ok = add_path(f, e, &up, FALSE, FALSE, FALSE, x) && add_path(f, e, &down, FALSE, FALSE, FALSE, x);
+        e->lat += par(f, CS_P_LAT_HOP_SHM) * US;
+    } else {
+        cs_path_t direct;
+        const cs_path_t *p = NULL;
+        if (t->devs[da].node == t->devs[db].node)
+            p = cs_path_cache_gpu(f->cache, a, b);
+        else if (cs_path_intra(t, da, db, cs_comm_settings(f->comm)->nvb_disable > 0, &direct))
+            p = &direct;
+        if (p == NULL || p->type == CS_PATH_DIS || p->nhops == 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no path between ring neighbours",
+                        t->devs[da].name, t->devs[db].name);
+            return FALSE;
+        }
+        gboolean nvl = lc.transport == CS_XPORT_P2P_NVL;
+        if (nvl && t->devs[t->links[p->links[0]].dst].kind == CS_DEV_NVSWITCH) {
+            /* An NVSwitch spreads a GPU's traffic over all its NVLinks:
+             * the GPU's ports are the resources, as in the analytic model. */
+            double c = 1.0 / par(f, CS_P_EFF_NVLINK);
+            e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_out(f, a), c };
+            e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_in(f, b), c };
+            e->lat += p->lat;
+        } else {
+            ok = add_path(f, e, p, FALSE, FALSE, FALSE, 1.0);
+        }
+        e->lat += (nvl ? par(f, CS_P_LAT_HOP_NVLINK) : par(f, CS_P_LAT_HOP_PCIE)) * US;
+        if (nvl && pr == CS_PROTO_SIMPLE)
+            e->lat += par(f, CS_P_LAT_SYNC_SIMPLE_NVLINK) * US;
+    }
+    if (!ok) {
+        g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: path too long", t->devs[da].name,
+                    t->devs[db].name);
+        return FALSE;
+    }
+    for (int h = 0; h < e->n; h++)
+        e->h[h].coeff /= peff;
+    e->lat += proto_sync(f, pr);
+    return TRUE;
+}
+
