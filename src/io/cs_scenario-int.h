@@ -54,6 +54,12 @@ void cs_scenario_error_one_line(GError *err);
  * by every command that takes --env. */
 gboolean cs_scenario_check_env_flag(const char *flag, const char *setting, GError **err);
 
+/* A whole number in [min, max]; errors "'V' is not a whole number;
+ * expected WHAT" or "V is out of range; expected WHAT" (no location: the
+ * caller prefixes it). */
+gboolean cs_scenario_parse_count(const char *v, gint64 min, gint64 max, const char *what, int *out_p,
+                                 GError **err);
+
 /* A size as nccl-tests flags write it: "32M" when exact, else bytes. */
 char *cs_scenario_size_str(guint64 bytes);
 

@@ -130,7 +130,8 @@ static gboolean parse_size_at_least_1(const char *v, const char *what, guint64 *
     return TRUE;
 }
 
-static gboolean parse_count(const char *v, gint64 min, gint64 max, const char *what, int *out_p, GError **err)
+gboolean cs_scenario_parse_count(const char *v, gint64 min, gint64 max, const char *what, int *out_p,
+                                 GError **err)
 {
     gint64 n;
     if (!cs_parse_int(v, G_MININT64, G_MAXINT64, &n)) {
@@ -205,7 +206,7 @@ static gboolean set_collective(cs_scenario_t *s, const char *key, const char *v,
             return FALSE;
         }
     } else if (strcmp(key, "root") == 0) {
-        return parse_count(v, 0, G_MAXINT, "a rank number from 0", &s->root, err);
+        return cs_scenario_parse_count(v, 0, G_MAXINT, "a rank number from 0", &s->root, err);
     } else if (strcmp(key, "minbytes") == 0) {
         return parse_size_at_least_1(v, "size", &s->minbytes, err);
     } else if (strcmp(key, "maxbytes") == 0) {
@@ -215,17 +216,17 @@ static gboolean set_collective(cs_scenario_t *s, const char *key, const char *v,
     } else if (strcmp(key, "stepfactor") == 0) {
         /* nccl-tests reads -f with strtol: a whole number. */
         int f;
-        if (!parse_count(v, 1, 1 << 20, "a whole step factor of at least 1", &f, err))
+        if (!cs_scenario_parse_count(v, 1, 1 << 20, "a whole step factor of at least 1", &f, err))
             return FALSE;
         s->stepfactor = f;
     } else if (strcmp(key, "iters") == 0) {
-        return parse_count(v, 1, 1000000000, "a number of iterations of at least 1", &s->iters, err);
+        return cs_scenario_parse_count(v, 1, 1000000000, "a number of iterations of at least 1", &s->iters, err);
     } else if (strcmp(key, "warmup") == 0) {
-        return parse_count(v, 0, 1000000000, "a number of warm-up iterations of at least 0", &s->warmup, err);
+        return cs_scenario_parse_count(v, 0, 1000000000, "a number of warm-up iterations of at least 0", &s->warmup, err);
     } else if (strcmp(key, "check") == 0) {
-        return parse_count(v, 0, 1, "0 or 1", &s->check, err);
+        return cs_scenario_parse_count(v, 0, 1, "0 or 1", &s->check, err);
     } else if (strcmp(key, "agg-iters") == 0) {
-        return parse_count(v, 1, 1000000, "a number of aggregated operations of at least 1", &s->agg_iters, err);
+        return cs_scenario_parse_count(v, 1, 1000000, "a number of aggregated operations of at least 1", &s->agg_iters, err);
     } else {
         g_assert_not_reached();
     }

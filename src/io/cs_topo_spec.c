@@ -57,21 +57,6 @@ void cs_topo_spec_clear(cs_topo_spec_t *spec)
     cs_topo_spec_init(spec);
 }
 
-static gboolean parse_int_range(const char *v, int min, int max, const char *what, int *out_p, GError **err)
-{
-    gint64 n;
-    if (!cs_parse_int(v, G_MININT64, G_MAXINT64, &n)) {
-        set_input_error(err, "'%s' is not a whole number; expected %s", v, what);
-        return FALSE;
-    }
-    if (n < min || n > max) {
-        set_input_error(err, "%s is out of range; expected %s", v, what);
-        return FALSE;
-    }
-    *out_p = (int)n;
-    return TRUE;
-}
-
 /* "2", "2.5" or "2:1" (the ratio as network vendors write it). */
 static gboolean parse_ratio(const char *v, double *out_p, GError **err)
 {
@@ -132,9 +117,9 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
         }
         replace_str(&spec->gpu, g_strdup(v));
     } else if (strcmp(key, "gpus") == 0) {
-        return parse_int_range(v, 1, MAX_GPUS_PER_NODE, "a number of GPUs per node of at least 1", &spec->gpus, err);
+        return cs_scenario_parse_count(v, 1, MAX_GPUS_PER_NODE, "a number of GPUs per node of at least 1", &spec->gpus, err);
     } else if (strcmp(key, "sockets") == 0) {
-        return parse_int_range(v, 1, 2, "1 or 2", &spec->sockets, err);
+        return cs_scenario_parse_count(v, 1, 2, "1 or 2", &spec->sockets, err);
     } else if (strcmp(key, "p2p") == 0) {
         if (g_ascii_strcasecmp(v, "on") == 0 || g_ascii_strcasecmp(v, "yes") == 0 ||
             g_ascii_strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0)
@@ -147,7 +132,7 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
             return FALSE;
         }
     } else if (strcmp(key, "nodes") == 0) {
-        return parse_int_range(v, 1, MAX_NODES, "a number of nodes from 1 to 100000", &spec->nodes, err);
+        return cs_scenario_parse_count(v, 1, MAX_NODES, "a number of nodes from 1 to 100000", &spec->nodes, err);
     } else if (strcmp(key, "nic") == 0) {
         if (cs_nic_type_find(v) == NULL) {
             set_input_error(err, "unknown NIC type '%s'; expected one of %s", v, cs_nic_type_names());
@@ -155,7 +140,7 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
         }
         replace_str(&spec->nic, g_strdup(v));
     } else if (strcmp(key, "nics-per-node") == 0) {
-        return parse_int_range(v, 1, MAX_NICS_PER_NODE, "a number of NICs per node from 1 to 64",
+        return cs_scenario_parse_count(v, 1, MAX_NICS_PER_NODE, "a number of NICs per node from 1 to 64",
                                &spec->nics_per_node, err);
     } else if (strcmp(key, "fabric") == 0) {
         if (g_ascii_strcasecmp(v, "rail") == 0)
