@@ -6,7 +6,7 @@
 #include "config.h"
 #include "cli/cs_commands.h"
 #include "cli/cs_cmd_real.h"
-#include "cli/cs_run_args.h"
+#include "io/cs_run_args.h"
 #include "real/cs_real.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"

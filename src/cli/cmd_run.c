@@ -6,7 +6,7 @@
  * anything is written. */
 #include "config.h"
 #include "cli/cs_commands.h"
-#include "cli/cs_run_args.h"
+#include "io/cs_run_args.h"
 #include "io/cs_writers.h"
 #include "models/cs_decide.h"
 #include "models/cs_params.h"

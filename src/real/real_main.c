@@ -5,7 +5,7 @@
 #include "config.h"
 #include "real/cs_real.h"
 #include "real/real_int.h"
-#include "cli/cs_run_args.h"
+#include "io/cs_run_args.h"
 #include "io/cs_writers.h"
 #include "models/cs_result.h"
 #include "util/cs_error.h"

@@ -608,9 +608,9 @@ static int client_raw(vb_run_t *R, vb_ctx_t *c, int fd, GError **err)
     }
     if (res->rows->len > 0) {
         cs_result_finish(res);
-        if (o->scratch.json_out != NULL && !cs_write_json_file(o->scratch.json_out, res, err))
+        if (o->args.scratch.json_out != NULL && !cs_write_json_file(o->args.scratch.json_out, res, err))
             return 2;
-        if (o->scratch.csv_out != NULL && !cs_write_csv_file(o->scratch.csv_out, res, err))
+        if (o->args.scratch.csv_out != NULL && !cs_write_csv_file(o->args.scratch.csv_out, res, err))
             return 2;
         cs_table_opts_t t = { .command = "collsim real --verbs (RDMA write, 2 hosts)", .topo_desc = "2 hosts",
                               .nthreads = 1, .ngpus = 1, .iters = o->bw_iters, .warmup = 0, .agg_iters = 1,
@@ -795,8 +795,8 @@ int vb_run(vb_opts_t *o)
     R.o = o;
     R.env = cs_nccl_env_new();
     cs_nccl_env_import_environ(R.env);
-    for (guint i = 0; i < o->envs->len; i++) {
-        const char *kv = g_ptr_array_index(o->envs, i);
+    for (guint i = 0; i < o->args.envs->len; i++) {
+        const char *kv = g_ptr_array_index(o->args.envs, i);
         const char *eq = strchr(kv, '=');
         g_autofree char *name = g_strndup(kv, (gsize)(eq - kv));
         cs_nccl_env_set(R.env, name, eq + 1, "--env");

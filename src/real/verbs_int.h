@@ -5,6 +5,7 @@
 #ifndef CS_VERBS_INT_H
 #define CS_VERBS_INT_H
 
+#include "io/cs_run_args.h"
 #include <glib.h>
 #include "io/cs_scenario.h"
 #include "models/cs_decide.h"
@@ -37,13 +38,10 @@ typedef struct {
     gboolean tests_given;     /* --test was given */
     gboolean gbits;           /* --report-gbits */
     gboolean use_cuda;
-    /* replay: the scenario, as `collsim run` reads it */
-    char *scenario;
+    /* replay: the scenario, its flags, --env and the topology flags, as
+     * `collsim run` reads them */
+    cs_run_args_t args;
     gboolean replay;          /* a scenario file or topology flags were given */
-    cs_scenario_t scratch;    /* scenario key flags, checked as parsed */
-    GPtrArray *flags;         /* (key, value, option) triples of scenario flags */
-    GPtrArray *envs;          /* "NCCL_X=Y" from --env */
-    cs_topo_spec_t topo;
 } vb_opts_t;
 
 void vb_opts_init(vb_opts_t *o);

@@ -1,29 +1,17 @@
-/* collsim real --verbs: options. The scenario flags are `collsim run`'s
- * (one key table, io/cs_scenario-int.h), so a replay reads a scenario
- * exactly as a prediction does. */
+/* collsim real --verbs: options. The scenario, its key flags, --env and the
+ * topology flags are parsed by `collsim run`'s own parser (io/cs_run_args),
+ * so a replay reads a scenario exactly as a prediction does; the verbs
+ * options are an extra group. */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/cs_run_args.h"
 #include "io/cs_scenario-int.h"
 #include "real/verbs_int.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
-
-typedef struct {
-    const cs_scenario_key_t *key;
-    char *value;
-    char *option;
-} vb_flag_t;
-
-static void flag_free(gpointer p)
-{
-    vb_flag_t *f = p;
-    g_free(f->value);
-    g_free(f->option);
-    g_free(f);
-}
 
 void vb_opts_init(vb_opts_t *o)
 {
@@ -37,23 +25,14 @@ void vb_opts_init(vb_opts_t *o)
     o->lat_iters = VB_DEFAULT_LAT_ITERS;
     o->tx_depth = VB_DEFAULT_TX_DEPTH;
     o->tests = VB_TEST_BW | VB_TEST_LAT;
-    cs_scenario_init(&o->scratch);
-    o->flags = g_ptr_array_new_with_free_func(flag_free);
-    o->envs = g_ptr_array_new_with_free_func(g_free);
-    cs_topo_spec_init(&o->topo);
+    cs_run_args_init(&o->args);
 }
 
 void vb_opts_clear(vb_opts_t *o)
 {
     g_free(o->client);
     g_free(o->ib_dev);
-    g_free(o->scenario);
-    cs_scenario_clear(&o->scratch);
-    if (o->flags != NULL)
-        g_ptr_array_unref(o->flags);
-    if (o->envs != NULL)
-        g_ptr_array_unref(o->envs);
-    cs_topo_spec_clear(&o->topo);
+    cs_run_args_clear(&o->args);
     memset(o, 0, sizeof *o);
 }
 
@@ -119,40 +98,11 @@ static gboolean on_opt(const char *name, const char *value, gpointer data, GErro
     g_assert_not_reached();
 }
 
-static gboolean on_key_flag(const char *option_name, const char *value, gpointer data, GError **err)
+/* The verbs options, as the extra group of the shared parser (their
+ * callbacks get 'o'). */
+static GOptionEntry *verbs_entries(vb_opts_t *o, gboolean *verbs_p)
 {
-    vb_opts_t *o = data;
-    const cs_scenario_key_t *k = cs_scenario_key_by_flag(option_name);
-    g_assert_nonnull(k);
-    const char *v = value != NULL ? value : "false";
-    g_autoptr(GError) e = NULL;
-    if (!cs_scenario_set(&o->scratch, k->group, k->key, v, NULL, NULL, &e)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", option_name, e->message);
-        cs_scenario_error_one_line(*err);
-        return FALSE;
-    }
-    vb_flag_t *f = g_new0(vb_flag_t, 1);
-    f->key = k;
-    f->value = g_strdup(v);
-    f->option = g_strdup(option_name);
-    g_ptr_array_add(o->flags, f);
-    return TRUE;
-}
-
-static gboolean on_env(const char *option_name, const char *value, gpointer data, GError **err)
-{
-    vb_opts_t *o = data;
-    if (!cs_scenario_check_env_flag(option_name, value, err))
-        return FALSE;
-    g_ptr_array_add(o->envs, g_strdup(value));
-    return TRUE;
-}
-
-static GOptionGroup *main_group(vb_opts_t *o, gboolean *verbs_p)
-{
-    GOptionGroup *g = g_option_group_new("verbs", "collsim real --verbs options", "Show the verbs options", o, NULL);
-    GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
-    GOptionEntry fixed[] = {
+    const GOptionEntry fixed[] = {
         { "verbs", 0, 0, G_OPTION_ARG_NONE, verbs_p, "RDMA write tests over verbs (this command)", NULL },
         { "server", 0, 0, G_OPTION_ARG_NONE, &o->server, "Wait for a client (run this first, on the other host)", NULL },
         { "client", 0, 0, G_OPTION_ARG_STRING, &o->client, "Connect to the server on HOST and run the tests", "HOST" },
@@ -169,24 +119,9 @@ static GOptionGroup *main_group(vb_opts_t *o, gboolean *verbs_p)
         { "tx-depth", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_opt, "Writes outstanding, bandwidth (default: 128)", "N" },
         { "report-gbits", 0, 0, G_OPTION_ARG_NONE, &o->gbits, "Bandwidth in Gb/s instead of MiB/s", NULL },
         { "use-cuda", 0, 0, G_OPTION_ARG_NONE, &o->use_cuda, "Buffers in GPU memory (GPUDirect RDMA)", NULL },
-        { "scenario", 's', 0, G_OPTION_ARG_FILENAME, &o->scenario, "Replay this scenario's inter-node traffic (needs nodes >= 2)", "FILE" },
-        { "env", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_env, "Set an NCCL variable (repeatable)", "NCCL_X=VALUE" },
+        { NULL },
     };
-    for (guint i = 0; i < G_N_ELEMENTS(fixed); i++)
-        g_array_append_val(entries, fixed[i]);
-    for (const cs_scenario_key_t *k = cs_scenario_keys; k->key != NULL; k++) {
-        GOptionEntry e = { k->long_flag, k->short_flag, k->arg == NULL ? G_OPTION_FLAG_NO_ARG : 0,
-                           G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag, k->doc, k->arg };
-        g_array_append_val(entries, e);
-        if (k->alias != NULL) {
-            GOptionEntry al = { k->alias, 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
-                                k->doc, k->arg };
-            g_array_append_val(entries, al);
-        }
-    }
-    g_option_group_add_entries(g, (const GOptionEntry *)(void *)entries->data);
-    g_array_free(entries, TRUE);
-    return g;
+    return g_memdup2(fixed, sizeof fixed);
 }
 
 static gboolean topo_flags_given(const cs_topo_spec_t *t)
@@ -199,42 +134,29 @@ static gboolean topo_flags_given(const cs_topo_spec_t *t)
 gboolean vb_opts_parse(vb_opts_t *o, int argc, char **argv, GError **err)
 {
     gboolean verbs = FALSE;
-    g_autoptr(GOptionContext) ctx = g_option_context_new("--verbs --server | --client HOST - RDMA write tests");
-    g_option_context_set_main_group(ctx, main_group(o, &verbs));
-    g_option_context_add_group(ctx, cs_topo_spec_option_group(&o->topo));
-    g_option_context_set_summary(ctx,
-        "Measures RDMA write bandwidth and latency between two hosts over RC queue pairs, as\n"
-        "perftest's ib_write_bw and ib_write_lat do, on the port and GID NCCL would use; with a\n"
-        "scenario of 2 or more nodes, replays the ring's inter-node traffic instead.");
-    g_option_context_set_description(ctx,
-        "Examples:\n"
-        "  hostA$ collsim real --verbs --server\n"
-        "  hostB$ collsim real --verbs --client hostA --all --report-gbits\n"
-        "  hostB$ collsim real --verbs --client hostA --topo dgx-h100 --nodes 2 -b 1M -e 1G -f 2\n"
-        "\nSee docs/collsim-verbs.md.");
+    g_autofree GOptionEntry *entries = verbs_entries(o, &verbs);
+    const cs_run_args_cmd_t cmd = {
+        .command = "real --verbs",
+        .parameter = "--verbs --server | --client HOST [SCENARIO] - RDMA write tests",
+        .summary = "Measures RDMA write bandwidth and latency between two hosts over RC queue pairs, as\n"
+                   "perftest's ib_write_bw and ib_write_lat do, on the port and GID NCCL would use; with a\n"
+                   "scenario of 2 or more nodes, replays the ring's inter-node traffic instead.",
+        .description = "Examples:\n"
+                       "  hostA$ collsim real --verbs --server\n"
+                       "  hostB$ collsim real --verbs --client hostA --all --report-gbits\n"
+                       "  hostB$ collsim real --verbs --client hostA --topo dgx-h100 --nodes 2 -b 1M -e 1G -f 2\n"
+                       "\n--help-scenario lists the scenario options of a replay; see docs/collsim-verbs.md.",
+        .extra = entries,
+        .extra_data = o,
+        .extra_main = TRUE,
+    };
     /* GOption wants a writable copy it may permute */
     g_autofree char **av = g_new0(char *, argc + 1);
     memcpy(av, argv, sizeof(char *) * (size_t)argc);
-    int ac = argc;
-    char **avp = av;
-    g_autoptr(GError) e = NULL;
-    if (!g_option_context_parse(ctx, &ac, &avp, &e)) {
-        if (e->domain == CS_ERROR)
-            g_propagate_error(err, g_steal_pointer(&e));
-        else {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: real --verbs: %s; expected the options of "
-                        "'collsim real --verbs --help'", e->message);
-            cs_scenario_error_one_line(*err);
-        }
+    if (!cs_run_args_parse(&o->args, &cmd, argc, av, err)) {
+        cs_scenario_error_one_line(*err);
         return FALSE;
     }
-    for (int i = 1; i < ac; i++)
-        if (strcmp(avp[i], "--") != 0) {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: real --verbs: unexpected argument '%s'; expected "
-                        "options only (the scenario goes after --scenario)", avp[i]);
-            cs_scenario_error_one_line(*err);
-            return FALSE;
-        }
     if (o->server == (o->client != NULL)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, o->server
                     ? "collsim: real --verbs: --server and --client both given; expected one of them"
@@ -262,8 +184,8 @@ gboolean vb_opts_parse(vb_opts_t *o, int argc, char **argv, GError **err)
         }
         o->ib_port = (int)v;
     }
-    o->replay = o->scenario != NULL || topo_flags_given(&o->topo);
-    if (o->server && (o->replay || o->all || o->flags->len > 0)) {
+    o->replay = o->args.scenario != NULL || topo_flags_given(&o->args.topo);
+    if (o->server && (o->replay || o->all || o->args.flags->len > 0)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: real --verbs: the server takes its plan from the "
                     "client; expected sweep and scenario options on the --client side only");
         return FALSE;
@@ -295,23 +217,5 @@ gboolean vb_opts_parse(vb_opts_t *o, int argc, char **argv, GError **err)
 
 gboolean vb_opts_scenario(vb_opts_t *o, cs_scenario_t *s, GError **err)
 {
-    if (o->scenario != NULL && !cs_scenario_load(s, o->scenario, err))
-        return FALSE;
-    for (guint i = 0; i < o->flags->len; i++) {
-        const vb_flag_t *f = g_ptr_array_index(o->flags, i);
-        g_autofree char *origin = g_strdup_printf("collsim: %s", f->option);
-        if (!cs_scenario_set(s, f->key->group, f->key->key, f->value, origin, NULL, err)) {
-            g_prefix_error(err, "%s: ", origin);
-            return FALSE;
-        }
-    }
-    cs_nccl_env_import_environ(s->env);
-    for (guint i = 0; i < o->envs->len; i++) {
-        const char *kv = g_ptr_array_index(o->envs, i);
-        const char *eq = strchr(kv, '=');
-        g_autofree char *name = g_strndup(kv, (gsize)(eq - kv));
-        cs_nccl_env_set(s->env, name, eq + 1, "--env");
-    }
-    cs_topo_spec_merge(&s->topo, &o->topo);
-    return cs_scenario_validate(s, err);
+    return cs_run_args_build(&o->args, s, err) && cs_scenario_validate(s, err);
 }

@@ -57,7 +57,7 @@ static void test_opts_ok(void)
     g_assert_true(parse(&o, "--client h --topo dgx-h100 --nodes 2 -b 1M -e 4M -f 2", &err));
     g_assert_no_error(err);
     g_assert_true(o.replay);
-    g_assert_cmpuint(o.scratch.minbytes, ==, 1048576);
+    g_assert_cmpuint(o.args.scratch.minbytes, ==, 1048576);
     vb_opts_clear(&o);
 
 #if defined(HAVE_CUDA) || defined(HAVE_REAL_NCCL)
@@ -95,7 +95,7 @@ static void test_opts_bad(void)
     check_bad("--client h --size 0", "--size: '0' is not a message size");
     check_bad("--client h --test foo", "expected bw, lat or both");
     check_bad("--client h --bogus", "expected the options of");
-    check_bad("--client h stray", "unexpected argument 'stray'");
+    check_bad("--client h a.ini stray", "unexpected argument 'stray'");
     check_bad("--server --all", "the server takes its plan from the client");
     check_bad("--client h --all --topo dgx-h100 --nodes 2", "expected one of them");
     check_bad("--client h -b banana", "-b");

@@ -27,6 +27,8 @@ typedef struct {
     const char *summary, *description;
     const GOptionEntry *extra;  /* more main-group options (NULL-terminated), or NULL */
     gpointer extra_data;        /* user_data of callbacks among 'extra' */
+    gboolean extra_main;        /* 'extra' is the main group (--help); the scenario
+                                 * options go to --help-scenario */
 } cs_run_args_cmd_t;
 
 void cs_run_args_init(cs_run_args_t *a);

@@ -2,7 +2,7 @@
  * Moved out of cmd_run.c unchanged in behaviour: the messages and the order
  * of the sources of each value are those `collsim run` always had. */
 #include "config.h"
-#include "cli/cs_run_args.h"
+#include "io/cs_run_args.h"
 #include "io/cs_scenario-int.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
@@ -91,7 +91,10 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
 {
     g_autofree char *title = g_strdup_printf("collsim %s options", cmd->command);
     g_autofree char *help = g_strdup_printf("Show the %s options", cmd->command);
-    GOptionGroup *g = g_option_group_new(cmd->command, title, help, a, NULL);
+    GOptionGroup *g = cmd->extra_main
+        ? g_option_group_new("scenario", "Scenario options (the scenario file, its keys as flags, --env)",
+                             "Show the scenario options", a, NULL)
+        : g_option_group_new(cmd->command, title, help, a, NULL);
     GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
     GOptionEntry fixed[] = {
         { "scenario", 's', 0, G_OPTION_ARG_FILENAME, &a->scenario, "Scenario file (INI, see collsim-scenario(5)); flags override it", "FILE" },
@@ -119,8 +122,16 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
 gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int argc, char **argv, GError **err)
 {
     g_autoptr(GOptionContext) ctx = g_option_context_new(cmd->parameter);
-    g_option_context_set_main_group(ctx, main_group(a, cmd));
-    if (cmd->extra != NULL) {
+    if (cmd->extra != NULL && cmd->extra_main) {
+        g_autofree char *title = g_strdup_printf("collsim %s options", cmd->command);
+        GOptionGroup *x = g_option_group_new("main", title, "Show the main options", cmd->extra_data, NULL);
+        g_option_group_add_entries(x, cmd->extra);
+        g_option_context_set_main_group(ctx, x);
+        g_option_context_add_group(ctx, main_group(a, cmd));
+    } else {
+        g_option_context_set_main_group(ctx, main_group(a, cmd));
+    }
+    if (cmd->extra != NULL && !cmd->extra_main) {
         /* a group of its own, as the main group's user_data is 'a' */
         g_autofree char *title = g_strdup_printf("collsim %s: its own options", cmd->command);
         GOptionGroup *x = g_option_group_new("measure", title, "Show the measurement options", cmd->extra_data, NULL);
