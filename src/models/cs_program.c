@@ -1,5 +1,6 @@
 /* Rank programs from NCCL's decisions: ring and chain shapes, expanded
- * lazily (see cs_program.h). Loop structure: reference nccl-model.md
+ * lazily, and the dataflow programs of Tree, NVLS and NVLSTree all-reduce
+ * (see cs_program.h). Loop structure: reference nccl-model.md
  * section 2 (device/all_reduce.h ring loop; collectives.h chunk and slice
  * steps; enqueue.cc calcCollChunking). */
 #include "config.h"
@@ -16,6 +17,10 @@ void cs_program_free(cs_program_t *p)
         return;
     g_free(p->order);
     g_free(p->ch_bytes);
+    g_free(p->flows);
+    g_free(p->flow_off);
+    g_free(p->dep_off);
+    g_free(p->deps);
     g_free(p);
 }
 
@@ -39,16 +44,274 @@ static void rotated_ring(const cs_comm_info_t *info, int exit, int *out)
     }
 }
 
+
+/* ---- dataflow programs: Tree AllReduce, NVLS, NVLSTree ------------------
+ * NCCL's double binary tree over node ids (trees.cc ncclGetDtree, v2.28.9;
+ * reference nccl-model.md section 2): tree 0 is a binary tree rooted at 0,
+ * a node's parent found from its lowest set bit; tree 1 mirrors it
+ * (r -> N-1-r) when N is even and shifts it by one when N is odd. The same
+ * rule as the analytic engine's cs_analytic_dtree_shape. */
+static int btree_parent(int n, int r)
+{
+    if (r == 0)
+        return -1;
+    int bit = r & -r;
+    int up = (r ^ bit) | (bit << 1);
+    return up >= n ? (r ^ bit) : up;
+}
+
+static int dtree_parent(int n, int tree, int r)
+{
+    if (tree == 0)
+        return btree_parent(n, r);
+    if (n % 2 == 1) {
+        int u = btree_parent(n, (r - 1 + n) % n);
+        return u < 0 ? -1 : (u + 1) % n;
+    }
+    int u = btree_parent(n, n - 1 - r);
+    return u < 0 ? -1 : n - 1 - u;
+}
+
+typedef struct {
+    GArray *flows;           /* cs_prog_flow_t */
+    GArray *pend;            /* dependencies as (flow, dep flow, lag) int triples */
+} builder_t;
+
+static int add_flow(builder_t *b, cs_prog_flow_kind_t kind, int src, int dst, int net_local, int mem,
+                    double share, double cap_div)
+{
+    cs_prog_flow_t fl = { kind, src, dst, net_local, mem, share, cap_div };
+    g_array_append_val(b->flows, fl);
+    return (int)b->flows->len - 1;
+}
+
+static void add_dep(builder_t *b, int flow, int dep, int lag)
+{
+    if (flow < 0 || dep < 0)
+        return;
+    int t[3] = { flow, dep, lag };
+    g_array_append_vals(b->pend, t, 3);
+}
+
+/* The double binary tree of one channel across nodes, between the 'head'
+ * ranks of the nodes: per node v, up_p[v] the flow to its parent and
+ * down_in_p[v] the flow bringing the result from it (-1 at the root).
+ * 'local_in[v]' is the flow whose arrival makes the node's own partial
+ * result available at its head (-1: the head's data alone). */
+static void build_tree(builder_t *b, int nn, int tree, const int *head, int net_local, int mem_up,
+                       int mem_down, double share, double cap_div, const int *local_in, int *up_p,
+                       int *down_in_p)
+{
+    /* up edges */
+    for (int v = 0; v < nn; v++) {
+        int u = dtree_parent(nn, tree, v);
+        up_p[v] = u < 0 ? -1 : add_flow(b, CS_FLOW_P2P, head[v], head[u], net_local, mem_up, share, cap_div);
+        down_in_p[v] = -1;
+    }
+    for (int v = 0; v < nn; v++) {
+        int u = dtree_parent(nn, tree, v);
+        if (u >= 0)
+            down_in_p[v] = add_flow(b, CS_FLOW_P2P, head[u], head[v], net_local, mem_down, share, cap_div);
+    }
+    /* an up flow needs the node's local partial result and its children's */
+    for (int v = 0; v < nn; v++) {
+        int u = dtree_parent(nn, tree, v);
+        if (u < 0)
+            continue;
+        add_dep(b, up_p[v], local_in[v], 0);
+        for (int w = 0; w < nn; w++)
+            if (dtree_parent(nn, tree, w) == v)
+                add_dep(b, up_p[v], up_p[w], 0);
+    }
+    /* a down flow needs its parent's result: the root's inputs, or what
+     * came down to the parent */
+    for (int v = 0; v < nn; v++) {
+        int u = dtree_parent(nn, tree, v);
+        if (u < 0)
+            continue;
+        if (dtree_parent(nn, tree, u) < 0) {
+            add_dep(b, down_in_p[v], local_in[u], 0);
+            for (int w = 0; w < nn; w++)
+                if (dtree_parent(nn, tree, w) == u)
+                    add_dep(b, down_in_p[v], up_p[w], 0);
+        } else {
+            add_dep(b, down_in_p[v], down_in_p[u], 0);
+        }
+    }
+}
+
+/* Makes 'fl' depend on the final result at node v of the tree: what came
+ * down to it, or at the root its own inputs. */
+static void dep_result(builder_t *b, int fl, int nn, int tree, int v, const int *local_in, const int *up,
+                       const int *down_in)
+{
+    if (nn <= 1 || dtree_parent(nn, tree, v) >= 0) {
+        if (nn > 1)
+            add_dep(b, fl, down_in[v], 0);
+        else
+            add_dep(b, fl, local_in[v], 0);
+        return;
+    }
+    add_dep(b, fl, local_in[v], 0);
+    for (int w = 0; w < nn; w++)
+        if (dtree_parent(nn, tree, w) == v)
+            add_dep(b, fl, up[w], 0);
+}
+
+/* Tree AllReduce, one channel: per node a chain through its GPUs in the
+ * channel's ring order ending at the head (the GPU nearest the channel's
+ * NIC: connect.cc chain up = intra[i-1], down = intra[i+1]), the tree
+ * across nodes between heads. Reduce-up and broadcast-down run
+ * concurrently on split threads (runTreeSplit): each flow may use half the
+ * channel's ceiling. Memory (charged to the sender): 3 passes for a
+ * reducing send (local, received, result) and for a broadcast send
+ * (received, output, onward copy), 2 for the chain's first sender. */
+static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const int *ring, int tree)
+{
+    int nn = info->nnodes, m = info->ppn;
+    g_autofree int *head = g_new(int, nn);
+    g_autofree int *local_in = g_new(int, nn);
+    g_autofree int *up = g_new(int, nn);
+    g_autofree int *down_in = g_new(int, nn);
+    g_autofree int *chain_up = g_new(int, (gsize)nn * m);
+    /* reduce up each chain: position i sends to i+1, the head is last */
+    /* ring blocks are whole nodes (rank = node x ppn + local), in the
+     * ring's node order; the tree is over node ids */
+    g_autofree int *blk_of = g_new(int, nn);
+    for (int k = 0; k < nn; k++)
+        blk_of[ring[k * m] / m] = k;
+    for (int v = 0; v < nn; v++) {
+        const int *blk = &ring[blk_of[v] * m];
+        head[v] = blk[m - 1];
+        for (int i = 0; i + 1 < m; i++) {
+            chain_up[v * m + i] = add_flow(b, CS_FLOW_P2P, blk[i], blk[i + 1], -1, i == 0 ? 2 : 3, 1.0, 2);
+            if (i > 0)
+                add_dep(b, chain_up[v * m + i], chain_up[v * m + i - 1], 0);
+        }
+        local_in[v] = m > 1 ? chain_up[v * m + m - 2] : -1;
+    }
+    if (nn > 1)
+        build_tree(b, nn, tree, head, -1, 3, 3, 1.0, 2, local_in, up, down_in);
+    /* broadcast down each chain from the head */
+    for (int v = 0; v < nn; v++) {
+        const int *blk = &ring[blk_of[v] * m];
+        int prev = -1;
+        for (int i = m - 1; i > 0; i--) {
+            int fl = add_flow(b, CS_FLOW_P2P, blk[i], blk[i - 1], -1, 3, 1.0, 2);
+            if (prev < 0)
+                dep_result(b, fl, nn, tree, v, local_in, up, down_in);
+            else
+                add_dep(b, fl, prev, 0);
+            prev = fl;
+        }
+    }
+}
+
+/* NVLS (one node) and NVLSTree, one channel: each GPU owns 1/ppn of every
+ * unit; it reads its slice reduced by the NVSwitch, (across nodes) runs it
+ * through the node tree between the GPUs of the same local index over
+ * their nearest NICs, and multicasts the result to its node's GPUs. A
+ * GPU's next reduction waits until every GPU of its node has multicast the
+ * unit 'credit' before it (the slots it reuses). The channel's ceiling
+ * covers all a GPU moves: S(1+1/ppn) through NVLink per direction. */
+static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, int tree, int credit)
+{
+    int nn = info->nnodes, m = info->ppn;
+    double share = 1.0 / m, cap_div = m + 1;
+    g_autofree int *red = g_new(int, (gsize)nn * m);
+    g_autofree int *mc = g_new(int, (gsize)nn * m);
+    g_autofree int *head = g_new(int, nn);
+    g_autofree int *local_in = g_new(int, nn);
+    g_autofree int *up = g_new(int, nn);
+    g_autofree int *down_in = g_new(int, nn);
+    for (int r = 0; r < nn * m; r++)
+        red[r] = add_flow(b, CS_FLOW_NVLS_REDUCE, r, r, -1, 0, share, cap_div);
+    for (int i = 0; i < m; i++) {
+        for (int v = 0; v < nn; v++) {
+            head[v] = v * m + i;
+            local_in[v] = red[v * m + i];
+        }
+        if (nn > 1)
+            build_tree(b, nn, tree, head, i, 0, 0, share, cap_div, local_in, up, down_in);
+        for (int v = 0; v < nn; v++) {
+            int r = v * m + i;
+            mc[r] = add_flow(b, CS_FLOW_NVLS_MCAST, r, r, -1, 0, share, cap_div);
+            dep_result(b, mc[r], nn, tree, v, local_in, up, down_in);
+        }
+    }
+    for (int v = 0; v < nn; v++)
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < m; j++)
+                add_dep(b, red[v * m + i], mc[v * m + j], credit);
+}
+
+static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const int *exit_local, GError **err)
+{
+    int n = info->nranks;
+    if (info->nnodes < 1 || n != info->nnodes * info->ppn) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                    "%s needs the same number of GPUs on every node", cs_algo_name(p->algo));
+        return FALSE;
+    }
+    builder_t b = { g_array_new(FALSE, FALSE, sizeof(cs_prog_flow_t)), g_array_new(FALSE, FALSE, sizeof(int)) };
+    p->flow_off = g_new(int, p->nch + 1);
+    g_autofree int *ring = g_new(int, n);
+    for (int c = 0; c < p->nch; c++) {
+        p->flow_off[c] = (int)b.flows->len;
+        /* channel c of the first half uses tree 0, of the second tree 1
+         * (connect.cc: channel c+nCh is the mirrored tree) */
+        int tree = p->nch > 1 && 2 * c >= p->nch ? 1 : 0;
+        if (p->nvls) {
+            build_nvls_channel(&b, info, tree, p->credit);
+        } else {
+            rotated_ring(info, exit_local != NULL ? exit_local[c] : -1, ring);
+            build_tree_channel(&b, info, ring, tree);
+        }
+    }
+    p->flow_off[p->nch] = (int)b.flows->len;
+    p->nflows = (int)b.flows->len;
+    /* dependencies, grouped by flow (counting sort keeps their order) */
+    int np = (int)b.pend->len / 3;
+    const int *t = (const int *)b.pend->data;
+    p->dep_off = g_new0(int, p->nflows + 1);
+    for (int k = 0; k < np; k++)
+        p->dep_off[t[3 * k] + 1]++;
+    for (int i = 0; i < p->nflows; i++)
+        p->dep_off[i + 1] += p->dep_off[i];
+    p->deps = g_new(cs_prog_dep_t, MAX(1, np));
+    g_autofree int *fill = g_memdup2(p->dep_off, sizeof(int) * (p->nflows + 1));
+    for (int k = 0; k < np; k++)
+        p->deps[fill[t[3 * k]]++] = (cs_prog_dep_t){ t[3 * k + 1], t[3 * k + 2] };
+    p->flows = (cs_prog_flow_t *)g_array_free(b.flows, FALSE);
+    g_array_free(b.pend, TRUE);
+    return TRUE;
+}
+
+gint64 cs_program_units(const cs_program_t *p, int ch)
+{
+    double D = (double)p->ch_bytes[ch];
+    return D <= 0 ? 0 : (gint64)ceil(D / (double)p->unit);
+}
+
+double cs_program_unit_bytes(const cs_program_t *p, int ch, gint64 u)
+{
+    double rem = (double)p->ch_bytes[ch] - (double)u * (double)p->unit;
+    return rem <= 0 ? 0 : MIN((double)p->unit, rem);
+}
+
 cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const cs_decision_t *d,
                              guint64 nbytes, int root, const int *exit_local, GError **err)
 {
     int n = info->nranks;
     gboolean chain = coll == CS_COLL_BROADCAST || coll == CS_COLL_REDUCE;
     gboolean ring_shape = d->algo == CS_ALGO_RING || (d->algo == CS_ALGO_TREE && coll != CS_COLL_ALLREDUCE);
-    if (!ring_shape) {
+    gboolean dataflow = coll == CS_COLL_ALLREDUCE &&
+                        (d->algo == CS_ALGO_TREE || (d->algo == CS_ALGO_NVLS && info->nnodes == 1) ||
+                         (d->algo == CS_ALGO_NVLS_TREE && info->nnodes > 1));
+    if (!ring_shape && !dataflow) {
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                    "%s %s has no rank program (only rings and chains are modelled); "
-                    "use --model analytic or restrict NCCL_ALGO to Ring",
+                    "%s %s has no rank program (rings, chains, Tree/NVLS/NVLSTree all-reduce are modelled); "
+                    "use --model analytic or restrict NCCL_ALGO",
                     cs_algo_name(d->algo), cs_coll_name(coll));
         return NULL;
     }
@@ -77,6 +340,24 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
     p->ch_bytes = g_new(guint64, p->nch);
     for (int c = 0; c < p->nch; c++)
         p->ch_bytes[c] = nbytes / p->nch + ((guint64)c < nbytes % p->nch ? 1 : 0);
+    if (dataflow) {
+        /* Tree and NVLS: chunkSteps = sliceSteps = 1 (collectives.h), so
+         * one chunk per step and the 8 slots as credit; an NVLS step moves
+         * a chunk per GPU (each GPU is the head of its slice). */
+        p->chain = FALSE;
+        p->reduces = TRUE;
+        p->slices = 1;
+        p->credit = CS_NCCL_STEPS;
+        p->nvls = d->algo != CS_ALGO_TREE;
+        p->chunk = d->chunk_bytes > 0 ? d->chunk_bytes : MAX(1, nbytes / p->nch);
+        p->unit = p->chunk * (p->nvls ? (guint64)info->ppn : 1);
+        p->steps = 1;
+        if (!dataflow_new(p, info, exit_local, err)) {
+            cs_program_free(p);
+            return NULL;
+        }
+        return p;
+    }
 
     p->order = g_new(int, (gsize)p->nch * n);
     g_autofree int *tmp = g_new(int, n);

@@ -8,11 +8,12 @@
  * position) and the byte count; the per-rank operation lists are expanded
  * on demand by cs_program_op(), so a 16384-rank ring costs nch x nranks
  * integers. Supported shapes: the ring (AllReduce: n-1 reduce-scatter then
- * n-1 all-gather steps per loop; AllGather and ReduceScatter: n-1 steps)
- * and the pipelined chain of Broadcast and Reduce (the ring from the root,
- * without the edge back into it).
+ * n-1 all-gather steps per loop; AllGather and ReduceScatter: n-1 steps),
+ * the pipelined chain of Broadcast and Reduce (the ring from the root,
+ * without the edge back into it), and dataflow programs for Tree, NVLS and
+ * NVLSTree all-reduce (cs_prog_flow_t below; docs/model-flow.md).
  *
- * Operations of one (channel, position), in the order the channel's CTA
+ * Rings and chains: operations of one (channel, position), in the order the channel's CTA
  * runs them: each may consume one unit (a slice) received from the
  * previous position and may send one unit to the next. A sender may be at
  * most 'credit' units ahead of what its receiver has consumed (the 8-slot
@@ -37,7 +38,45 @@ typedef struct {
     int credit;              /* units a sender may run ahead: NCCL_STEPS / sliceSteps */
     int steps;               /* sending steps per loop: 2(n-1), n-1, or 1 (chain) */
     gboolean reduces;        /* steps combine received data with local data */
+    /* Dataflow shapes (Tree AllReduce, NVLS, NVLSTree): 'nflows' > 0 and
+     * the ring fields above other than coll/algo/proto/nranks/nch/ch_bytes/
+     * chunk/credit are unused. See cs_prog_flow_t. */
+    int nflows;              /* all channels together */
+    struct cs_prog_flow *flows;
+    int *flow_off;           /* nch + 1: channel c owns flows [flow_off[c], flow_off[c+1]) */
+    int *dep_off;            /* nflows + 1, into deps */
+    struct cs_prog_dep *deps;
+    guint64 unit;            /* bytes of the channel's data one unit covers */
+    gboolean nvls;           /* flows through the NVSwitch (NVLS, NVLSTree) */
 } cs_program_t;
+
+/* Dataflow programs: per channel, a set of flows. A flow is one directed
+ * stream of units from a sender to a receiver (a tree edge one way, or a
+ * GPU's NVLS reduction or multicast through the NVSwitch); it sends its
+ * units in order, unit u carrying cs_program_flow_bytes(u). Unit u may
+ * start when every dependency's unit u - lag has arrived, and when the
+ * receiver has consumed unit u - credit (a unit is consumed when every
+ * flow that depends on it with lag 0 has sent its own unit u; a unit
+ * nothing depends on is consumed on arrival). */
+typedef enum {
+    CS_FLOW_P2P = 0,         /* rank src -> rank dst over their edge */
+    CS_FLOW_NVLS_REDUCE,     /* src's slice, reduced by the NVSwitch (multimem.ld_reduce), back to src */
+    CS_FLOW_NVLS_MCAST,      /* src's reduced slice multicast to its node's GPUs (multimem.st) */
+} cs_prog_flow_kind_t;
+
+typedef struct cs_prog_flow {
+    cs_prog_flow_kind_t kind;
+    int src, dst;            /* ranks (NVLS: both the GPU) */
+    int net_local;           /* >= 0: a network edge leaves through the NIC nearest this local GPU */
+    int mem_passes;          /* passes over a unit through the sender's GPU memory */
+    double share;            /* fraction of a unit this flow carries (NVLS: 1/ppn) */
+    double cap_div;          /* the channel's ceiling is divided among this many flows of a GPU */
+} cs_prog_flow_t;
+
+typedef struct cs_prog_dep {
+    int flow;                /* index into flows */
+    int lag;                 /* needs unit u - lag of it */
+} cs_prog_dep_t;
 
 typedef struct {
     gboolean send;           /* sends a unit to the next position */
@@ -51,9 +90,10 @@ typedef struct {
  * the local index of the GPU through which the channel's ring leaves each
  * node; the node's part of channel 0's ring is rotated so that this GPU
  * comes last (NCCL gives each channel the NIC near its exit GPU). 'root'
- * is the first position of chains. Errors: algorithms with another shape
- * (NVLS, CollNet, PAT, Tree except for non-AllReduce calls, which NCCL runs
- * as rings). */
+ * is the first position of chains, and where each node's tree chain meets
+ * the network (its head). Tree AllReduce, NVLS and NVLSTree AllReduce are
+ * dataflow programs (nflows > 0). Errors: CollNet, PAT, NVLS other than
+ * AllReduce, NVLS across nodes (needs SHARP). */
 cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const cs_decision_t *d,
                              guint64 nbytes, int root, const int *exit_local, GError **err);
 void cs_program_free(cs_program_t *p);
@@ -69,6 +109,10 @@ double cs_program_chunk(const cs_program_t *p, int ch, gint64 loop);
 /* Operations of one position of a channel, and the op-th of them. */
 gint64 cs_program_nops(const cs_program_t *p, int ch, int pos);
 void cs_program_op(const cs_program_t *p, int ch, int pos, gint64 op, cs_prog_op_t *op_p);
+/* Dataflow programs: units of a channel, and the bytes of the channel's
+ * data unit u covers (a flow carries share x that). */
+gint64 cs_program_units(const cs_program_t *p, int ch);
+double cs_program_unit_bytes(const cs_program_t *p, int ch, gint64 u);
 /* Whether the position sends at all / receives at all. */
 gboolean cs_program_sends(const cs_program_t *p, int pos);
 gboolean cs_program_receives(const cs_program_t *p, int pos);

@@ -16,6 +16,7 @@ typedef struct {
     guint64 recomputes;      /* max-min fair share computations */
     int lanes;               /* (channel, position) pairs simulated */
     gboolean folded;         /* simulated one node of each ring (exact symmetry) */
+    gboolean dataflow;       /* Tree/NVLS/NVLSTree program: every flow of every channel simulated */
 } cs_flow_stats_t;
 
 /* ---- the network as the simulating engines see it (cs_flow_net.c) ----
@@ -71,6 +72,13 @@ int cs_flow_exit_gpu(const cs_flow_net_t *n, int nic_local);
  * nodes, ECMP hash ch) with protocol pr. Errors: no path. */
 gboolean cs_flow_build_edge(const cs_flow_net_t *n, int ch, int a, int b, cs_proto_t pr,
                             cs_flow_edge_t *e_p, GError **err);
+
+/* An NVLS flow's resources (the GPU's NVLink ports) for its reduction or
+ * its multicast of one slice, and the latency NCCL's NVLS round adds once
+ * per call (lat.nvls, as the analytic engine). */
+void cs_flow_build_nvls(const cs_flow_net_t *n, int rank, gboolean reduce, int ppn, cs_proto_t pr,
+                        cs_flow_edge_t *e_p);
+double cs_flow_nvls_lat(const cs_flow_net_t *n);
 
 typedef struct cs_flow cs_flow_t;
 

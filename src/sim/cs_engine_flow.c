@@ -10,7 +10,11 @@
  * protocol efficiencies, per-channel ceilings, hop, synchronisation and
  * launch costs.
  *
- * Two exact reductions: channels that are indistinguishable (same ring,
+ * Tree, NVLS and NVLSTree all-reduce run as dataflow programs (flows with
+ * unit dependencies, cs_program.h): one lane per flow, same sharing,
+ * credits and latencies, no reduction.
+ *
+ * Two exact reductions for rings: channels that are indistinguishable (same ring,
  * bytes and links) run as one weighted lane, and a ring that repeats every
  * node (or 2 nodes, a leaf, 2 leaves) with no link shared across periods is
  * simulated for one period. The model, its agreement with the analytic
@@ -83,6 +87,10 @@ struct cs_flow {
     cs_time_t now;
     guint64 recomputes;
     gboolean cut;            /* LL/LL128 chains forward each line on arrival */
+    /* dataflow programs (Tree, NVLS, NVLSTree): lane = flow */
+    gboolean df;
+    int *wake_off, *wake;    /* per lane: the lanes that depend on it (any lag) */
+    int *cons_off, *cons;    /* per lane: the lanes that consume its units (lag 0) */
 };
 
 static int res_mem(const cs_flow_t *f, int rank) { return cs_flow_res_mem(&f->net, rank); }
@@ -116,6 +124,10 @@ static void free_call(cs_flow_t *f)
     g_clear_pointer(&f->comp_lanes, g_free);
     g_clear_pointer(&f->comp_res, g_free);
     g_clear_pointer(&f->stack, g_free);
+    g_clear_pointer(&f->wake_off, g_free);
+    g_clear_pointer(&f->wake, g_free);
+    g_clear_pointer(&f->cons_off, g_free);
+    g_clear_pointer(&f->cons, g_free);
 }
 
 void cs_flow_free(cs_flow_t *f)
@@ -352,6 +364,79 @@ static void advance(cs_flow_t *f, int li)
     }
 }
 
+
+/* ---- dataflow programs (Tree, NVLS, NVLSTree) ----------------------------
+ * A lane is a flow; op_next counts the units it has sent (the one in
+ * progress included while sending), arrived the units its receiver has. */
+
+/* Units of lane li its receiver has consumed: the fewest that any flow
+ * consuming them has sent, or what arrived when nothing consumes them. */
+static gint64 df_consumed(const cs_flow_t *f, int li)
+{
+    int a = f->cons_off[li], b = f->cons_off[li + 1];
+    if (a == b)
+        return f->lanes[li].arrived;
+    gint64 m = G_MAXINT64;
+    for (int k = a; k < b; k++) {
+        const lane_t *D = &f->lanes[f->cons[k]];
+        m = MIN(m, D->op_next);
+    }
+    return m;
+}
+
+static void df_advance(cs_flow_t *f, int li)
+{
+    lane_t *L = &f->lanes[li];
+    const cs_program_t *p = f->prog;
+    if (L->sending || L->op_next >= L->nops)
+        return;
+    gint64 u = L->op_next;
+    for (int k = p->dep_off[li]; k < p->dep_off[li + 1]; k++) {
+        gint64 need = u - p->deps[k].lag;
+        if (need >= 0 && f->lanes[p->deps[k].flow].arrived <= need)
+            return;
+    }
+    if (df_consumed(f, li) < u + 1 - p->credit)
+        return;
+    const cs_prog_flow_t *fl = &p->flows[li];
+    L->op.send = TRUE;
+    L->op.send_unit = u;
+    L->op.consume = -1;
+    L->op.bytes = cs_program_unit_bytes(p, L->ch, u) * fl->share;
+    L->op.mem_passes = fl->mem_passes;
+    L->sending = TRUE;
+    L->rem = L->op.bytes;
+    L->rate = L->old_rate = 0;
+    L->last = f->now;
+    res_add(f, li);
+}
+
+static void df_complete(cs_flow_t *f, int li)
+{
+    lane_t *L = &f->lanes[li];
+    const cs_program_t *p = f->prog;
+    L->sending = FALSE;
+    cs_event_t *ev = cs_evq_alloc(f->q);
+    ev->kind = EV_ARR;
+    ev->a = li;
+    cs_evq_push(f->q, ev, f->now + f->edges[li].lat);
+    L->op_next++;
+    df_advance(f, li);
+    /* the units it read may be consumed now: their senders may go on */
+    for (int k = p->dep_off[li]; k < p->dep_off[li + 1]; k++)
+        if (p->deps[k].lag == 0)
+            df_advance(f, p->deps[k].flow);
+}
+
+static void df_arrive(cs_flow_t *f, int li)
+{
+    f->lanes[li].arrived++;
+    for (int k = f->wake_off[li]; k < f->wake_off[li + 1]; k++)
+        df_advance(f, f->wake[k]);
+    if (f->cons_off[li] == f->cons_off[li + 1])
+        df_advance(f, li);
+}
+
 /* The op in progress is complete: its unit is on its way to the next
  * position, and the input it read is consumed. */
 static void op_complete(cs_flow_t *f, int li)
@@ -385,6 +470,10 @@ static void on_fin(cs_flow_t *f, int li)
         int r = lane_hop_res(f, li, h, &c);
         f->res_bytes[r] += L->op.bytes * c * L->mult;
     }
+    if (f->df) {
+        df_complete(f, li);
+        return;
+    }
     if (f->cut && L->op.consume >= 0 && L->arrived <= L->op.consume) {
         L->wait_tail = TRUE;
         return;
@@ -394,6 +483,10 @@ static void on_fin(cs_flow_t *f, int li)
 
 static void on_arrive(cs_flow_t *f, int li)
 {
+    if (f->df) {
+        df_arrive(f, li);
+        return;
+    }
     lane_t *L = &f->lanes[li];
     L->arrived++;
     if (L->wait_tail && L->arrived > L->op.consume)
@@ -460,11 +553,133 @@ static gboolean same_channel(const cs_flow_t *f, const edge_t *edges, const hop_
     return TRUE;
 }
 
+/* Per-resource lane lists, the fair-share scratch arrays and the lanes'
+ * finish events: everything the event loop touches, sized before it. */
+static gboolean setup_resources(cs_flow_t *f, const cs_program_t *prog)
+{
+    /* Resource lists sized by the lanes that can use each resource. */
+    f->res_off = g_new0(int, f->nres + 1);
+    f->res_len = g_new0(int, f->nres);
+    for (int li = 0; li < f->nlanes; li++) {
+        const edge_t *e = &f->edges[li];
+        for (int h = 0; h < e->nh; h++)
+            f->res_off[f->hops[e->off + h].res + 1]++;
+        f->res_off[f->lanes[li].mem_res + 1]++;
+    }
+    for (int r = 0; r < f->nres; r++)
+        f->res_off[r + 1] += f->res_off[r];
+    f->res_list = g_new(int, MAX(1, f->res_off[f->nres]));
+    f->rem_cap = g_new0(double, f->nres);
+    f->wsum = g_new0(double, f->nres);
+    f->res_stamp = g_new0(int, f->nres);
+    f->dirty_res = g_new(int, f->nres);
+    f->comp_res = g_new(int, f->nres);
+    f->stack = g_new(int, f->nres);
+    f->comp_lanes = g_new(int, MAX(1, f->nlanes));
+    f->ndirty = 0;
+    f->stamp = 0;
+    for (int li = 0; li < f->nlanes; li++) {
+        lane_t *L = &f->lanes[li];
+        L->nops = f->df ? cs_program_units(prog, L->ch) : cs_program_nops(prog, L->ch, L->pos);
+        L->fin = cs_evq_alloc(f->q);
+        L->fin->kind = EV_FIN;
+        L->fin->a = li;
+    }
+    memset(f->res_bytes, 0, sizeof(double) * f->nres);
+    return TRUE;
+}
+
+/* A dataflow program: one lane per flow of every channel (no folding: the
+ * trees are not periodic), its edge from the network view. */
+static gboolean setup_dataflow(cs_flow_t *f, const cs_program_t *prog, GError **err)
+{
+    const cs_flow_net_t *net = &f->net;
+    double cap = cs_flow_channel_bw(net, prog->proto);
+    int nics = MAX(1, net->info->nics_used);
+    /* NVLSTree: GPU i's tree leaves through the NIC nearest it */
+    g_autofree int *nic_of = g_new(int, MAX(1, net->info->ppn));
+    for (int i = 0; i < net->info->ppn; i++)
+        nic_of[i] = -1;
+    for (int k = 0; k < nics; k++) {
+        int g = cs_flow_exit_gpu(net, k);
+        if (g >= 0 && g < net->info->ppn && nic_of[g] < 0)
+            nic_of[g] = k;
+    }
+    f->prog = prog;
+    f->df = TRUE;
+    f->cut = FALSE;
+    f->nlanes = prog->nflows;
+    f->P = 1;
+    f->edges = g_new0(edge_t, MAX(1, f->nlanes));
+    f->lanes = g_new0(lane_t, MAX(1, f->nlanes));
+    GArray *hops = g_array_new(FALSE, FALSE, sizeof(hop_t));
+    cs_flow_edge_t eb;
+    for (int c = 0; c < prog->nch; c++)
+        for (int li = prog->flow_off[c]; li < prog->flow_off[c + 1]; li++) {
+            const cs_prog_flow_t *fl = &prog->flows[li];
+            if (fl->kind == CS_FLOW_P2P) {
+                int route = fl->net_local < 0 ? c : nic_of[fl->net_local] >= 0 ? nic_of[fl->net_local]
+                                                                                  : fl->net_local % nics;
+                if (!cs_flow_build_edge(net, route, fl->src, fl->dst, prog->proto, &eb, err)) {
+                    g_array_free(hops, TRUE);
+                    free_call(f);
+                    f->prog = NULL;
+                    f->df = FALSE;
+                    return FALSE;
+                }
+            } else {
+                cs_flow_build_nvls(net, fl->src, fl->kind == CS_FLOW_NVLS_REDUCE, net->info->ppn, prog->proto, &eb);
+            }
+            edge_t *e = &f->edges[li];
+            e->off = (int)hops->len;
+            e->nh = eb.n;
+            e->lat = (cs_time_t)llround(eb.lat * CS_PS_PER_S);
+            e->cap = cap / fl->cap_div;
+            g_array_append_vals(hops, eb.h, eb.n);
+            lane_t *L = &f->lanes[li];
+            L->ch = c;
+            L->pos = li;
+            L->mult = 1;
+            L->mem_res = res_mem(f, fl->src);
+        }
+    f->nhops_total = (int)hops->len;
+    f->hops = (hop_t *)g_array_free(hops, FALSE);
+    /* who waits for each flow's units, and who consumes them */
+    int nd = prog->dep_off[prog->nflows];
+    f->wake_off = g_new0(int, f->nlanes + 1);
+    f->cons_off = g_new0(int, f->nlanes + 1);
+    for (int li = 0; li < f->nlanes; li++)
+        for (int k = prog->dep_off[li]; k < prog->dep_off[li + 1]; k++) {
+            f->wake_off[prog->deps[k].flow + 1]++;
+            if (prog->deps[k].lag == 0)
+                f->cons_off[prog->deps[k].flow + 1]++;
+        }
+    for (int li = 0; li < f->nlanes; li++) {
+        f->wake_off[li + 1] += f->wake_off[li];
+        f->cons_off[li + 1] += f->cons_off[li];
+    }
+    f->wake = g_new(int, MAX(1, nd));
+    f->cons = g_new(int, MAX(1, nd));
+    g_autofree int *wf = g_memdup2(f->wake_off, sizeof(int) * (f->nlanes + 1));
+    g_autofree int *cf = g_memdup2(f->cons_off, sizeof(int) * (f->nlanes + 1));
+    for (int li = 0; li < f->nlanes; li++)
+        for (int k = prog->dep_off[li]; k < prog->dep_off[li + 1]; k++) {
+            int d = prog->deps[k].flow;
+            f->wake[wf[d]++] = li;
+            if (prog->deps[k].lag == 0)
+                f->cons[cf[d]++] = li;
+        }
+    return setup_resources(f, prog);
+}
+
 static gboolean setup_call(cs_flow_t *f, const cs_program_t *prog, gboolean allow_fold, GError **err)
 {
+    if (prog->nflows > 0)
+        return setup_dataflow(f, prog, err);
     int n = prog->nranks, nch = prog->nch;
     double cap = cs_flow_channel_bw(&f->net, prog->proto);
     f->prog = prog;
+    f->df = FALSE;
     /* Edges of every position, then decide whether one node suffices. */
     gsize ne = (gsize)nch * n;
     edge_t *edges = g_new0(edge_t, ne);
@@ -534,36 +749,7 @@ static gboolean setup_call(cs_flow_t *f, const cs_program_t *prog, gboolean allo
     f->nhops_total = (int)hops->len;
     f->hops = (hop_t *)g_array_free(hops, FALSE);
 
-    /* Resource lists sized by the lanes that can use each resource. */
-    f->res_off = g_new0(int, f->nres + 1);
-    f->res_len = g_new0(int, f->nres);
-    for (int li = 0; li < f->nlanes; li++) {
-        const edge_t *e = &f->edges[li];
-        for (int h = 0; h < e->nh; h++)
-            f->res_off[f->hops[e->off + h].res + 1]++;
-        f->res_off[f->lanes[li].mem_res + 1]++;
-    }
-    for (int r = 0; r < f->nres; r++)
-        f->res_off[r + 1] += f->res_off[r];
-    f->res_list = g_new(int, MAX(1, f->res_off[f->nres]));
-    f->rem_cap = g_new0(double, f->nres);
-    f->wsum = g_new0(double, f->nres);
-    f->res_stamp = g_new0(int, f->nres);
-    f->dirty_res = g_new(int, f->nres);
-    f->comp_res = g_new(int, f->nres);
-    f->stack = g_new(int, f->nres);
-    f->comp_lanes = g_new(int, MAX(1, f->nlanes));
-    f->ndirty = 0;
-    f->stamp = 0;
-    for (int li = 0; li < f->nlanes; li++) {
-        lane_t *L = &f->lanes[li];
-        L->nops = cs_program_nops(prog, L->ch, L->pos);
-        L->fin = cs_evq_alloc(f->q);
-        L->fin->kind = EV_FIN;
-        L->fin->a = li;
-    }
-    memset(f->res_bytes, 0, sizeof(double) * f->nres);
-    return TRUE;
+    return setup_resources(f, prog);
 }
 
 static void teardown_call(cs_flow_t *f)
@@ -577,6 +763,7 @@ static void teardown_call(cs_flow_t *f)
         cs_evq_release(f->q, ev);
     free_call(f);
     f->prog = NULL;
+    f->df = FALSE;
 }
 
 /* Runs the events until nothing is left; the time of the last one is the
@@ -584,8 +771,12 @@ static void teardown_call(cs_flow_t *f)
 static void run_events(cs_flow_t *f)
 {
     f->now = 0;
-    for (int li = 0; li < f->nlanes; li++)
-        advance(f, li);
+    for (int li = 0; li < f->nlanes; li++) {
+        if (f->df)
+            df_advance(f, li);
+        else
+            advance(f, li);
+    }
     for (;;) {
         cs_event_t *ev = cs_evq_peek(f->q);
         if (f->ndirty > 0 && (ev == NULL || ev->time > f->now)) {
@@ -643,7 +834,10 @@ gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean a
     st.events = cs_evq_popped(f->q) - ev0;
     st.recomputes = f->recomputes;
     st.lanes = f->nlanes;
-    st.folded = f->P != prog->nranks;
+    st.folded = !f->df && f->P != prog->nranks;
+    st.dataflow = f->df;
+    if (prog->nvls)
+        st.time_s += cs_flow_nvls_lat(&f->net);   /* once per call, as the analytic engine */
     gboolean done = TRUE;
     for (int li = 0; li < f->nlanes; li++)
         done &= f->lanes[li].op_next == f->lanes[li].nops;

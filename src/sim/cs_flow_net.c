@@ -242,3 +242,24 @@ gboolean cs_flow_build_edge(const cs_flow_net_t *f, int ch, int a, int b, cs_pro
     return TRUE;
 }
 
+
+/* An NVLS flow of one GPU (docs/model-flow.md): its NVLink ports, with the
+ * coefficients of its reduction (out: its data for every GPU's slice, ppn x
+ * the slice; in: the reduced slice) or its multicast (out: the slice; in:
+ * every GPU's slice), over the NVLS efficiency the analytic engine uses
+ * (eff.nvls.sm90 / eff.nvls.sm100 of the NVLink bandwidth). Latency: the
+ * step's synchronisation (lat.sync.<proto>). */
+void cs_flow_build_nvls(const cs_flow_net_t *f, int rank, gboolean reduce, int ppn, cs_proto_t pr,
+                        cs_flow_edge_t *e)
+{
+    double eff = f->arch >= 3 ? par(f, CS_P_EFF_NVLS_SM100) : par(f, CS_P_EFF_NVLS_SM90);
+    memset(e, 0, sizeof *e);
+    e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_out(f, rank), (reduce ? ppn : 1) / eff };
+    e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_in(f, rank), (reduce ? 1 : ppn) / eff };
+    e->lat = proto_sync(f, pr);
+}
+
+double cs_flow_nvls_lat(const cs_flow_net_t *f)
+{
+    return par(f, CS_P_LAT_NVLS) * US;
+}

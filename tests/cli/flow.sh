@@ -1,8 +1,8 @@
 #!/bin/sh
 # collsim run --model flow: the same table as the analytic engine (every
 # column but the times and bandwidths), times that agree with it at 1 GiB
-# where nothing contends, and one clear error for algorithms the flow
-# engine does not model. Skips (77) when the flow engine is not built in.
+# where nothing contends, NCCL's NVLS/Tree/NVLSTree picks at every size,
+# and one clear error for shapes the flow engine does not model. Skips (77) when the flow engine is not built in.
 set -u
 : "${COLLSIM:?}"
 tmp=$(mktemp -d) || exit 1
@@ -33,10 +33,28 @@ awk -v a="$ta" -v f="$tf" 'BEGIN { r = f / a; exit !(a > 0 && r > 0.95 && r < 1.
     && ok "agree-1GiB ($tf vs $ta us)" || bad "agree-1GiB ($tf vs $ta us)"
 # deterministic
 "$COLLSIM" run --topo dgx-h100 --nodes 2 --env NCCL_ALGO=Ring --model flow -b 1M -e 1G -f 4 >flow2.txt 2>/dev/null
-cmp -s flow.txt flow2.txt && ok deterministic || bad deterministic
-# NVLS is not modelled: exit 2, one line naming the way out
-"$COLLSIM" run --topo dgx-h100 --model flow --env NCCL_ALGO=NVLS -b 1G -e 1G >nvls.txt 2>nvls.err
+[ -s flow.txt ] && cmp -s flow.txt flow2.txt && ok deterministic || bad deterministic
+# NCCL's own picks on NVSwitch machines (NVLS on one node, Tree and
+# NVLSTree on two) run at every size of a sweep
+for n in 1 2; do
+    "$COLLSIM" run --topo dgx-h100 --nodes $n -b 8 -e 1G -f 4 --model flow >sweep$n.txt 2>sweep$n.err
+    rc=$?
+    rows=$(grep -vc '^#' sweep$n.txt)
+    [ "$rc" -eq 0 ] && [ "$rows" -eq 14 ] && ok "sweep-$n-nodes" || bad "sweep-$n-nodes (rc $rc, $rows rows: $(cat sweep$n.err))"
+done
+grep -q ' NVLS ' sweep1.txt && grep -q ' NVLSTree ' sweep2.txt && grep -q ' Tree ' sweep2.txt \
+    && ok sweep-algos || bad sweep-algos
+# NVLS at 1 GiB within 5% of the analytic engine (docs/model-flow.md)
+for m in analytic flow; do
+    "$COLLSIM" run --topo dgx-h100 --model "$m" -b 1G -e 1G >nvls-$m.txt 2>/dev/null
+done
+ta=$(awk '$1 == 1073741824 && $14 == "NVLS" {print $6}' nvls-analytic.txt)
+tf=$(awk '$1 == 1073741824 && $14 == "NVLS" {print $6}' nvls-flow.txt)
+awk -v a="$ta" -v f="$tf" 'BEGIN { r = f / a; exit !(a > 0 && r > 0.95 && r < 1.05) }' \
+    && ok "nvls-agree-1GiB ($tf vs $ta us)" || bad "nvls-agree-1GiB ($tf vs $ta us)"
+# NVLS all-gather has no rank program: exit 2, one line naming the way out
+"$COLLSIM" run --topo dgx-h100 --model flow --op allgather --env NCCL_ALGO=NVLS -b 1G -e 1G >ag.txt 2>ag.err
 rc=$?
-[ "$rc" -eq 2 ] && [ "$(wc -l <nvls.err)" -eq 1 ] && grep -q 'flow engine: NVLS allreduce has no rank program' nvls.err \
-    && ok refuse-nvls || bad "refuse-nvls (rc $rc: $(cat nvls.err))"
+[ "$rc" -eq 2 ] && [ "$(wc -l <ag.err)" -eq 1 ] && grep -q 'flow engine: NVLS allgather has no rank program' ag.err \
+    && ok refuse-nvls-allgather || bad "refuse-nvls-allgather (rc $rc: $(cat ag.err))"
 exit $fail

@@ -86,7 +86,7 @@ static void test_chain(void)
 }
 
 /* Two nodes of two: each node's part of the ring is rotated so that the
- * requested GPU leaves the node; NVLS is refused. */
+ * requested GPU leaves the node; NVLS across nodes (SHARP) is refused. */
 static void test_rotation_and_refusal(void)
 {
     static int order[] = { 0, 1, 2, 3 };
@@ -112,11 +112,130 @@ static void test_rotation_and_refusal(void)
     g_clear_error(&err);
 }
 
+/* Index of the P2P flow src -> dst of channel c, or -1. */
+static int find_flow(const cs_program_t *p, int c, int src, int dst)
+{
+    for (int i = p->flow_off[c]; i < p->flow_off[c + 1]; i++)
+        if (p->flows[i].kind == CS_FLOW_P2P && p->flows[i].src == src && p->flows[i].dst == dst)
+            return i;
+    return -1;
+}
+
+static gboolean depends(const cs_program_t *p, int fl, int on, int lag)
+{
+    for (int k = p->dep_off[fl]; k < p->dep_off[fl + 1]; k++)
+        if (p->deps[k].flow == on && p->deps[k].lag == lag)
+            return TRUE;
+    return FALSE;
+}
+
+/* Tree AllReduce, 4 nodes of 2 GPUs, 2 channels. Node heads are the
+ * second GPU of each node (the ring leaves the node there): 1, 3, 5, 7.
+ * By hand from trees.cc's rule: tree 0 (channel 0) is 0 <- 2 <- {1, 3};
+ * tree 1 (channel 1, the mirror r -> 3-r) is 3 <- 1 <- {2, 0}. Each
+ * channel: 4 chain flows up, 3 tree edges up and 3 down, 4 chain flows
+ * down. The root's down flows wait for its chain and its child's up flow. */
+static void test_tree(void)
+{
+    static int order[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    cs_comm_info_t in;
+    info4(&in);
+    in.nranks = 8;
+    in.nnodes = 4;
+    in.ppn = 2;
+    in.ring_order = order;
+    cs_decision_t d = { .algo = CS_ALGO_TREE, .proto = CS_PROTO_SIMPLE, .nchannels = 2, .chunk_bytes = 1000 };
+    GError *err = NULL;
+    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLREDUCE, &d, 10001, 0, NULL, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(p->nflows, ==, 28);
+    g_assert_cmpint(p->flow_off[1], ==, 14);
+    g_assert_cmpint(p->credit, ==, 8);
+    g_assert_cmpint(cs_program_units(p, 0), ==, 6);                 /* 5001 bytes in 1000-byte units */
+    g_assert_cmpfloat(cs_program_unit_bytes(p, 0, 5), ==, 1);
+    /* tree 0 edges between heads, both ways; nothing else crosses nodes */
+    static const int t0[3][2] = { { 3, 5 }, { 7, 5 }, { 5, 1 } };   /* node 1->2, 3->2, 2->0 */
+    static const int t1[3][2] = { { 5, 3 }, { 1, 3 }, { 3, 7 } };   /* node 2->1, 0->1, 1->3 */
+    for (int k = 0; k < 3; k++) {
+        g_assert_cmpint(find_flow(p, 0, t0[k][0], t0[k][1]), >=, 0);
+        g_assert_cmpint(find_flow(p, 0, t0[k][1], t0[k][0]), >=, 0);
+        g_assert_cmpint(find_flow(p, 1, t1[k][0], t1[k][1]), >=, 0);
+        g_assert_cmpint(find_flow(p, 1, t1[k][1], t1[k][0]), >=, 0);
+    }
+    int cross = 0;
+    for (int i = 0; i < p->flow_off[1]; i++)
+        cross += p->flows[i].src / 2 != p->flows[i].dst / 2;
+    g_assert_cmpint(cross, ==, 6);
+    /* root (node 0, head 1) of tree 0: its down flow to node 2 needs the
+     * chain 0 -> 1 and node 2's up flow */
+    int down = find_flow(p, 0, 1, 5);
+    g_assert_true(depends(p, down, find_flow(p, 0, 0, 1), 0));
+    g_assert_true(depends(p, down, find_flow(p, 0, 5, 1), 0));
+    /* node 2's up flow needs its chain and both children */
+    int up = find_flow(p, 0, 5, 1);
+    g_assert_true(depends(p, up, find_flow(p, 0, 4, 5), 0));
+    g_assert_true(depends(p, up, find_flow(p, 0, 3, 5), 0));
+    g_assert_true(depends(p, up, find_flow(p, 0, 7, 5), 0));
+    /* node 1's chain down starts from what came down to its head */
+    g_assert_true(depends(p, find_flow(p, 0, 3, 2), find_flow(p, 0, 5, 3), 0));
+    /* split threads: half the channel's ceiling per flow; reduce 3 passes,
+     * except the chain's first sender, which only copies */
+    g_assert_cmpfloat(p->flows[find_flow(p, 0, 0, 1)].cap_div, ==, 2);
+    g_assert_cmpint(p->flows[find_flow(p, 0, 0, 1)].mem_passes, ==, 2);
+    g_assert_cmpint(p->flows[up].mem_passes, ==, 3);
+}
+
+/* NVLS, one node of 4: per GPU a reduction and a multicast of 1/4 of each
+ * 4-chunk unit; a multicast waits for its GPU's reduction, a reduction
+ * for every GPU's multicast 8 units (slots) before. */
+static void test_nvls(void)
+{
+    cs_comm_info_t in;
+    info4(&in);
+    cs_decision_t d = { .algo = CS_ALGO_NVLS, .proto = CS_PROTO_SIMPLE, .nchannels = 1, .chunk_bytes = 100 };
+    GError *err = NULL;
+    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLREDUCE, &d, 1000, 0, NULL, &err);
+    g_assert_no_error(err);
+    g_assert_true(p->nvls);
+    g_assert_cmpint(p->nflows, ==, 8);
+    g_assert_cmpint((int)p->unit, ==, 400);
+    g_assert_cmpint(cs_program_units(p, 0), ==, 3);
+    int red = 0, mc = 0;
+    for (int i = 0; i < p->nflows; i++) {
+        const cs_prog_flow_t *fl = &p->flows[i];
+        g_assert_cmpfloat(fl->share, ==, 0.25);
+        g_assert_cmpfloat(fl->cap_div, ==, 5);
+        if (fl->kind == CS_FLOW_NVLS_REDUCE) {
+            red++;
+            g_assert_cmpint(p->dep_off[i + 1] - p->dep_off[i], ==, 4);
+            for (int k = p->dep_off[i]; k < p->dep_off[i + 1]; k++) {
+                g_assert_cmpint(p->flows[p->deps[k].flow].kind, ==, CS_FLOW_NVLS_MCAST);
+                g_assert_cmpint(p->deps[k].lag, ==, 8);
+            }
+        } else {
+            mc++;
+            g_assert_cmpint(p->dep_off[i + 1] - p->dep_off[i], ==, 1);
+            const cs_prog_flow_t *r = &p->flows[p->deps[p->dep_off[i]].flow];
+            g_assert_cmpint(r->kind, ==, CS_FLOW_NVLS_REDUCE);
+            g_assert_cmpint(r->src, ==, fl->src);
+        }
+    }
+    g_assert_cmpint(red, ==, 4);
+    g_assert_cmpint(mc, ==, 4);
+    /* NVLSTree on one node is refused (NCCL never picks it there) */
+    d.algo = CS_ALGO_NVLS_TREE;
+    g_assert_null(cs_program_new(&in, CS_COLL_ALLREDUCE, &d, 1000, 0, NULL, &err));
+    g_assert_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED);
+    g_clear_error(&err);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/program/ring-allreduce", test_ring_allreduce);
     g_test_add_func("/program/chain", test_chain);
     g_test_add_func("/program/rotation-refusal", test_rotation_and_refusal);
+    g_test_add_func("/program/tree", test_tree);
+    g_test_add_func("/program/nvls", test_nvls);
     return g_test_run();
 }
