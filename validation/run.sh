@@ -78,6 +78,20 @@ summary_fields() {
     }'
 }
 
+# The sizes an engine left out (collsim validate --skip-unsupported notes
+# "skipped size N (ALGO): ..."): count and algorithms at >= 1 MiB, then at
+# <= 64 KiB.
+skipped_fields() {
+    awk '
+    function add(list, a) { return index(", " list ", ", ", " a ", ") ? list : (list == "" ? a : list ", " a) }
+    /^# modelled: skipped size [0-9]+ \(/ {
+        size = $5 + 0; algo = $6; gsub(/[():]/, "", algo)
+        if (size >= 1048576) { nl++; al = add(al, algo) }
+        if (size >= 1 && size <= 65536) { ns++; as = add(as, algo) }
+    }
+    END { print (nl + 0) "\037" al "\037" (ns + 0) "\037" as }' "$1"
+}
+
 human_size() {
     awk -v b="$1" 'BEGIN {
         if (b == "-" || b == "") { print "-"; exit }
@@ -92,6 +106,7 @@ human_size() {
 : > "$tmp/skipped.tsv"
 : > "$tmp/absent.tsv"
 : > "$tmp/failed.tsv"
+: > "$tmp/flow.tsv"
 while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p nic nics env exclude skip note; do
     if [ -n "$skip" ]; then
         printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
@@ -125,6 +140,22 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p ni
         msg=$(head -n 1 "$tmp/err" | sed "s|$data/||g")
         printf '%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "$exclude" "$msg" "$shown" >> "$tmp/failed.tsv"
     fi
+    # The flow engine on the same configuration, same flags: the sizes it
+    # cannot price (an algorithm it does not model) are left out and named.
+    if "$collsim" "$@" --model flow --skip-unsupported > "$tmp/fout" 2> "$tmp/ferr"; then
+        fbw=$(summary_fields "$tmp/fout" "busbw >=1MiB")
+        ftm=$(summary_fields "$tmp/fout" "time <=64KiB")
+        fsk=$(skipped_fields "$tmp/fout")
+        fmsg=""
+    else
+        fbw="0$tab-$tab-$tab-${tab}none"
+        ftm=$fbw
+        fsk="0$tab${tab}0$tab"
+        fmsg=$(head -n 1 "$tmp/ferr" | sed "s|$data/||g")
+        # a crash says nothing on stderr: the report must not read it as "no sizes"
+        [ -n "$fmsg" ] || fmsg="collsim --model flow stopped without a message"
+    fi
+    printf '%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$exclude" "$fbw" "$ftm" "$fsk" "$fmsg" >> "$tmp/flow.tsv"
 done < "$tmp/manifest.tsv"
 
 # ---- the report ---------------------------------------------------------------
@@ -191,6 +222,86 @@ END {
     if (nt > 0) printf "- time, sizes <= 64 KiB: %d of %d pass (median |error| <= 25 %%); median of the medians %.1f %%\n", pt, nt, median(mt, nt)
     else printf "- time, sizes <= 64 KiB: no configuration has such sizes\n"
 }' "$tmp/results.tsv"
+
+echo
+echo "## Flow engine beside the analytic model"
+echo
+cat <<'EOF'
+The same configurations and flags (the commands below, with `--model flow
+--skip-unsupported` added): the flow engine (docs/model-flow.md) simulates the
+data movement of each call with its built-in parameters. Sizes at which NCCL would run an algorithm the flow engine does not model are
+left out and shown as "n/a (ALGO not in the flow engine)"; the median and
+worst are over the sizes it priced (n), so a flow median is not over the same
+sizes as the analytic one when some were left out. Same targets as above.
+
+| configuration | busbw >= 1 MiB: analytic | busbw >= 1 MiB: flow, median / worst (n) | time <= 64 KiB: analytic | time <= 64 KiB: flow, median / worst (n) |
+|---|---|---|---|---|
+EOF
+# joined with the analytic results by configuration (manifest order)
+awk -F "$tab" '
+function hs(b) {
+    if (b >= 1073741824 && b % 1073741824 == 0) return sprintf("%d GiB", b / 1073741824)
+    if (b >= 1048576 && b % 1048576 == 0) return sprintf("%d MiB", b / 1048576)
+    if (b >= 1024 && b % 1024 == 0) return sprintf("%d KiB", b / 1024)
+    return sprintf("%d B", b)
+}
+function cell(n, med, worst, at, res, nskip, algos, whole, analytic_n,   s) {
+    if (whole != "") return (analytic_n == "0") ? "no sizes" : "n/a (" whole " not in the flow engine)"
+    if (n == "0" && nskip > 0) return "n/a (" algos " not in the flow engine)"
+    if (n == "0") return "no sizes"
+    s = med " / " worst " at " hs(at) " (" n ") " res
+    if (nskip > 0) s = s "; " nskip " more sizes n/a (" algos " not in the flow engine)"
+    return s
+}
+FNR == NR { abn[$1] = $6; abm[$1] = $7; abr[$1] = $10; atn[$1] = $11; atm[$1] = $12; atr[$1] = $15; next }
+{
+    id = $1; mark = ($2 != "") ? " (not counted)" : ""
+    whole = ""
+    if ($17 != "") {
+        # the engine priced no size: its message names what it does not model
+        if (match($17, /does not model [^(]*[(]/)) whole = substr($17, RSTART + 15, RLENGTH - 17)
+        else whole = "-"
+    }
+    if (id in abn) {
+        ab = (abn[id] == "0") ? "no sizes" : abm[id] " " abr[id]
+        at = (atn[id] == "0") ? "no sizes" : atm[id] " " atr[id]
+    } else { ab = "failed"; at = "failed" }
+    if (whole == "-") { fb = "failed: `" $17 "`"; ft = fb }
+    else {
+        fb = cell($3, $4, $5, $6, $7, $13, $14, whole, (id in abn) ? abn[id] : "1")
+        ft = cell($8, $9, $10, $11, $12, $15, $16, whole, (id in atn) ? atn[id] : "1")
+    }
+    printf "| %s%s | %s | %s | %s | %s |\n", id, mark, ab, fb, at, ft
+}' "$tmp/results.tsv" "$tmp/flow.tsv"
+echo
+awk -F "$tab" '
+function pct(s) { sub(/%/, "", s); return s + 0 }
+function median(a, n,   i, j, t) {
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function na(conf, sizes) {
+    if (conf == 0 && sizes == 0) return "; every size priced"
+    return sprintf("; %d configurations n/a (no such size priced), %d more sizes n/a in the priced ones", conf, sizes)
+}
+FNR == NR { abn[$1] = $6; atn[$1] = $11; next }
+$2 != "" { next }
+{
+    # n/a: sizes in the range that the flow engine left out (all of them
+    # when it priced none and the analytic model had some)
+    if ($3 != "0") { nb++; mb[nb] = pct($4); if ($7 == "pass") pb++ }
+    else if ($13 > 0 || ($17 != "" && abn[$1] != "0")) xb++
+    if ($8 != "0") { nt++; mt[nt] = pct($9); if ($12 == "pass") pt++ }
+    else if ($15 > 0 || ($17 != "" && atn[$1] != "0")) xt++
+    sb += $13; st += $15
+}
+END {
+    printf "Flow engine, counted configurations (no label):\n\n"
+    if (nb > 0) printf "- bus bandwidth, sizes >= 1 MiB: %d of %d priced configurations pass (median |error| <= 10 %%); median of the medians %.1f %%%s\n", pb, nb, median(mb, nb), na(xb, sb)
+    else printf "- bus bandwidth, sizes >= 1 MiB: no configuration priced%s\n", na(xb, sb)
+    if (nt > 0) printf "- time, sizes <= 64 KiB: %d of %d priced configurations pass (median |error| <= 25 %%); median of the medians %.1f %%%s\n", pt, nt, median(mt, nt), na(xt, st)
+    else printf "- time, sizes <= 64 KiB: no configuration priced%s\n", na(xt, st)
+}' "$tmp/results.tsv" "$tmp/flow.tsv"
 
 echo
 echo "## Misses"

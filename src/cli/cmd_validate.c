@@ -30,6 +30,7 @@ typedef struct {
     char *json_out, *csv_out;
     char *model;
     char *calibration;
+    gboolean skip_unsupported;   /* leave out sizes the engine cannot price, with a note */
     cs_topo_spec_t topo;
     char *log;
 } validate_args_t;
@@ -94,6 +95,9 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
           "An NCCL variable the measured run had (repeatable; wins over [nccl])", "NCCL_X=VALUE" },
         { "model", 0, 0, G_OPTION_ARG_STRING, &a->model, "Engine that predicts (default: the scenario's, analytic)", "NAME" },
         { "calibration", 0, 0, G_OPTION_ARG_FILENAME, &a->calibration, "Parameter file (collsim calibrate)", "FILE" },
+        { "skip-unsupported", 0, 0, G_OPTION_ARG_NONE, &a->skip_unsupported,
+          "Leave out the sizes the engine cannot price (e.g. an algorithm it does not model), with a note, "
+          "instead of failing", NULL },
         { "json", 0, 0, G_OPTION_ARG_FILENAME, &a->json_out, "Also write the comparison as JSON", "FILE" },
         { "csv", 0, 0, G_OPTION_ARG_FILENAME, &a->csv_out, "Also write the per-size comparison as CSV", "FILE" },
         { NULL },
@@ -117,6 +121,7 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
         "  collsim validate run.log --topo dgx-h100 --nodes 2\n"
         "  collsim validate run.log --topo dgx-h100 --nodes 2 --table 2 --env NCCL_ALGO=Ring\n"
         "  collsim validate run.json --scenario cluster.ini --csv errors.csv\n"
+        "  collsim validate run.log --topo dgx-h100 --nodes 2 --model flow --skip-unsupported\n"
         "\nSee collsim(1).");
     g_autoptr(GError) e = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
@@ -372,13 +377,68 @@ static char *comparison_csv(const GArray *cmp)
 
 /* ---- the comparison ---------------------------------------------------------- */
 
+/* One engine sweep, or with 'skip' one sweep per size when the engine
+ * refuses some size as unsupported (CS_ERROR_UNSUPPORTED, e.g. an algorithm
+ * it does not model): the refused sizes are left out of the result, each
+ * with a note "skipped size N (ALGO): why", and the rest are priced.
+ * Any other error fails. The notes are appended to 'skipped', the refused
+ * algorithms (once each) to 'algos'. NULL with no error set when every size
+ * was refused. */
+static cs_result_t *run_sweep_skipping(const cs_engine_ops_t *ops, const cs_engine_job_t *job, const guint64 *sizes,
+                                       int n, gboolean skip, GPtrArray *skipped, GPtrArray *algos, GError **err)
+{
+    g_autoptr(GError) e = NULL;
+    cs_result_t *whole = cs_engine_run_sweep(ops, job, sizes, n, &e);
+    if (whole != NULL || !skip || !g_error_matches(e, CS_ERROR, CS_ERROR_UNSUPPORTED)) {
+        if (whole == NULL)
+            g_propagate_error(err, g_steal_pointer(&e));
+        return whole;
+    }
+    cs_result_t *out = NULL;
+    const cs_comm_info_t *info = cs_comm_info(job->comm);
+    for (int i = 0; i < n; i++) {
+        g_autoptr(GError) ei = NULL;
+        g_autoptr(cs_result_t) one = cs_engine_run_sweep(ops, job, &sizes[i], 1, &ei);
+        if (one == NULL) {
+            if (!g_error_matches(ei, CS_ERROR, CS_ERROR_UNSUPPORTED)) {
+                g_propagate_error(err, g_steal_pointer(&ei));
+                cs_result_free(out);
+                return NULL;
+            }
+            /* what NCCL would run at this size: the report names it */
+            guint64 count = cs_coll_count(job->coll, sizes[i], job->dtype, info->nranks);
+            cs_decision_t d;
+            const char *algo = "?";
+            if (cs_comm_decide(job->comm, job->coll, job->dtype,
+                               cs_coll_nccl_bytes(job->coll, count, job->dtype, info->nranks), &d, NULL))
+                algo = cs_algo_name(d.algo);
+            /* the engine's message without cs_engine_run_sweep's "size N: " */
+            g_autofree char *prefix = g_strdup_printf("size %" G_GUINT64_FORMAT ": ", sizes[i]);
+            const char *why = g_str_has_prefix(ei->message, prefix) ? ei->message + strlen(prefix) : ei->message;
+            if (!g_ptr_array_find_with_equal_func(algos, algo, g_str_equal, NULL))
+                g_ptr_array_add(algos, g_strdup(algo));
+            g_ptr_array_add(skipped, g_strdup_printf("skipped size %" G_GUINT64_FORMAT " (%s): not priced: %s",
+                                                     sizes[i], algo, why));
+            continue;
+        }
+        if (out == NULL)
+            out = g_steal_pointer(&one);
+        else
+            g_array_append_vals(out->rows, one->rows->data, one->rows->len);
+    }
+    return out;
+}
+
 /* The prediction of one measured table: one engine sweep per (type,
  * reduction, root) group of its rows (nccl-tests -d all / -o all / -r -1
- * print several), over the same sizes. */
+ * print several), over the same sizes. With 'skip', sizes the engine
+ * refuses are left out (noted in the result). */
 static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *topo, const cs_comm_t *comm,
-                                  const cs_params_t *params, guint64 seed, const cs_result_t *m,
+                                  const cs_params_t *params, guint64 seed, const cs_result_t *m, gboolean skip,
                                   const char *where, GError **err)
 {
+    g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) algos = g_ptr_array_new_with_free_func(g_free);
     cs_result_t *out = NULL;
     g_autofree gboolean *done = g_new0(gboolean, m->rows->len);
     g_autofree guint64 *sizes = g_new(guint64, MAX(m->rows->len, 1));
@@ -404,18 +464,32 @@ static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *t
             .topo = topo, .comm = comm, .params = params, .coll = m->coll, .dtype = g->dtype,
             .redop = g->redop, .root = cs_coll_has_root(m->coll) ? MAX(g->root, 0) : -1, .seed = seed,
         };
-        g_autoptr(cs_result_t) p = cs_engine_run_sweep(ops, &job, sizes, n, err);
-        if (p == NULL) {
-            g_prefix_error(err, "%s: ", where);
+        GError *e = NULL;
+        g_autoptr(cs_result_t) p = run_sweep_skipping(ops, &job, sizes, n, skip, skipped, algos, &e);
+        if (p == NULL && e != NULL) {
+            g_propagate_prefixed_error(err, e, "%s: ", where);
             cs_result_free(out);
             return NULL;
         }
+        if (p == NULL)
+            continue;   /* every size of this group refused */
         if (out == NULL) {
             out = g_steal_pointer(&p);
         } else {
             g_array_append_vals(out->rows, p->rows->data, p->rows->len);
         }
     }
+    if (out == NULL) {
+        g_ptr_array_add(algos, NULL);
+        g_autofree char *names = g_strjoinv(", ", (char **)algos->pdata);
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                    "%s: the %s engine priced none of the %u sizes: it does not model %s (what NCCL picks "
+                    "here); expected an engine that does (e.g. --model analytic)", where, ops->name, skipped->len,
+                    names);
+        return NULL;
+    }
+    for (guint i = 0; i < skipped->len; i++)
+        cs_result_add_note(out, "%s", (const char *)g_ptr_array_index(skipped, i));
     return out;
 }
 
@@ -521,7 +595,8 @@ static int validate(validate_args_t *a, GError **err)
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);
-        c->predicted = predict_table(ops, topo, comm, &params, s.seed, c->measured, where, err);
+        c->predicted = predict_table(ops, topo, comm, &params, s.seed, c->measured, a->skip_unsupported, where,
+                                     err);
         if (c->predicted == NULL)
             goto out;
         c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
@@ -530,7 +605,8 @@ static int validate(validate_args_t *a, GError **err)
         if (params.calibration_source != NULL) {
             cs_params_t builtin;
             cs_params_init_defaults(&builtin);
-            g_autoptr(cs_result_t) before = predict_table(ops, topo, comm, &builtin, s.seed, c->measured, where, err);
+            g_autoptr(cs_result_t) before = predict_table(ops, topo, comm, &builtin, s.seed, c->measured,
+                                                          a->skip_unsupported, where, err);
             if (before == NULL)
                 goto out;
             c->v_before = cs_validate_compare(c->measured, before, CS_OOP, err);

@@ -71,6 +71,24 @@ NCCL_ALGO=Tree "$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --node
     grep -q '^2,2048,30.72,' v.csv && ok csv || bad csv
 grep -q '"busbw_at_least_1MiB": {"n": 0' v.json && grep -q '"size": 4096, "measured_us": 40.96' v.json && ok json || bad json
 
+# --skip-unsupported: the same output where the engine prices every size;
+# where it refuses an algorithm, the refused sizes are left out with a note
+# naming it, and a table with no size priced is one error line naming it.
+v2="validate $logs/two-tables.txt --topo dgx-h100 --nodes 2 --gpus 2 --table 2 --model flow"
+"$COLLSIM" $v2 --env NCCL_ALGO=Ring > s1.txt 2>&1 && "$COLLSIM" $v2 --env NCCL_ALGO=Ring --skip-unsupported > s2.txt 2>&1 &&
+    cmp -s s1.txt s2.txt && ! grep -q 'skipped size' s2.txt && ok skip-unchanged || bad skip-unchanged
+if "$COLLSIM" $v2 --env NCCL_ALGO=Tree > s3.txt 2> s3.err; then
+    # the flow engine models Tree here: the flag changes nothing
+    "$COLLSIM" $v2 --env NCCL_ALGO=Tree --skip-unsupported > s4.txt 2>&1 && cmp -s s3.txt s4.txt &&
+        ok skip-refused || bad skip-refused
+else
+    "$COLLSIM" $v2 --env NCCL_ALGO=Tree --skip-unsupported > s4.txt 2> s4.err
+    rc=$?
+    [ $rc -eq 2 ] && [ ! -s s4.txt ] && [ "$(wc -l < s4.err)" -eq 1 ] &&
+        grep -q 'table 2: the flow engine priced none of the 2 sizes: it does not model Tree (what NCCL picks here)' s4.err &&
+        ok skip-refused || bad "skip-refused (rc=$rc: $(cat s4.err))"
+fi
+
 # ---- JSON input (-J) ------------------------------------------------------------
 "$COLLSIM" validate "$logs/run.json" --topo dgx-a100 --nodes 2 --gpus 2 > j.txt 2> j.err &&
     grep -q 'reducescatter, float sum, 4 ranks on 2 nodes, 2 sizes' j.txt && [ "$(rows j.txt)" -eq 2 ] &&
@@ -131,6 +149,12 @@ if [ -d "$data" ]; then
     [ -f "$f" ] && "$COLLSIM" validate "$f" --topo dgx-h100 --nodes 8 --table 2 --env NCCL_MIN_CTAS=24 > s2.txt 2>&1 &&
         [ "$(rows s2.txt)" -eq 14 ] && grep -q '^# summary busbw >=1MiB: n=14 median=' s2.txt &&
         ok shared-h100-8nodes || bad shared-h100-8nodes
+    # the flow engine with the sizes it refuses left out: every measured
+    # size is either compared or named as skipped
+    [ -f "$f" ] && "$COLLSIM" validate "$f" --topo dgx-h100 --nodes 8 --table 2 --env NCCL_MIN_CTAS=24 --model flow \
+        --skip-unsupported > s5.txt 2>&1 && nskip=$(grep -c '^# modelled: skipped size [0-9]* ([A-Za-z]*): not priced: ' s5.txt || true) &&
+        [ $(( $(rows s5.txt) + nskip )) -eq 14 ] && { [ "$nskip" -eq 0 ] || grep -q "^# compared: $nskip measured sizes have no prediction" s5.txt; } &&
+        ok shared-flow-skip || bad shared-flow-skip
 else
     echo "ok shared # SKIP no shared data set beside the repository"
 fi
