@@ -48,9 +48,10 @@ static void rotated_ring(const cs_comm_info_t *info, int exit, int *out)
 /* ---- dataflow programs: Tree AllReduce, NVLS, NVLSTree ------------------
  * NCCL's double binary tree over node ids (trees.cc ncclGetDtree, v2.28.9;
  * reference nccl-model.md section 2): tree 0 is a binary tree rooted at 0,
- * a node's parent found from its lowest set bit; tree 1 mirrors it
- * (r -> N-1-r) when N is even and shifts it by one when N is odd. The same
- * rule as the analytic engine's cs_analytic_dtree_shape. */
+ * a node's parent found from its lowest set bit b: (r ^ b) | (b << 1), or
+ * r ^ b when that is out of range; tree 1 mirrors it (r -> N-1-r) when N is
+ * even and shifts it by one when N is odd. The analytic engine prices the
+ * same trees (cs_analytic_dtree_shape). */
 static int btree_parent(int n, int r)
 {
     if (r == 0)
@@ -60,7 +61,7 @@ static int btree_parent(int n, int r)
     return up >= n ? (r ^ bit) : up;
 }
 
-static int dtree_parent(int n, int tree, int r)
+int cs_dtree_parent(int n, int tree, int r)
 {
     if (tree == 0)
         return btree_parent(n, r);
@@ -104,35 +105,35 @@ static void build_tree(builder_t *b, int nn, int tree, const int *head, int net_
 {
     /* up edges */
     for (int v = 0; v < nn; v++) {
-        int u = dtree_parent(nn, tree, v);
+        int u = cs_dtree_parent(nn, tree, v);
         up_p[v] = u < 0 ? -1 : add_flow(b, CS_FLOW_P2P, head[v], head[u], net_local, mem_up, share, cap_div);
         down_in_p[v] = -1;
     }
     for (int v = 0; v < nn; v++) {
-        int u = dtree_parent(nn, tree, v);
+        int u = cs_dtree_parent(nn, tree, v);
         if (u >= 0)
             down_in_p[v] = add_flow(b, CS_FLOW_P2P, head[u], head[v], net_local, mem_down, share, cap_div);
     }
     /* an up flow needs the node's local partial result and its children's */
     for (int v = 0; v < nn; v++) {
-        int u = dtree_parent(nn, tree, v);
+        int u = cs_dtree_parent(nn, tree, v);
         if (u < 0)
             continue;
         add_dep(b, up_p[v], local_in[v], 0);
         for (int w = 0; w < nn; w++)
-            if (dtree_parent(nn, tree, w) == v)
+            if (cs_dtree_parent(nn, tree, w) == v)
                 add_dep(b, up_p[v], up_p[w], 0);
     }
     /* a down flow needs its parent's result: the root's inputs, or what
      * came down to the parent */
     for (int v = 0; v < nn; v++) {
-        int u = dtree_parent(nn, tree, v);
+        int u = cs_dtree_parent(nn, tree, v);
         if (u < 0)
             continue;
-        if (dtree_parent(nn, tree, u) < 0) {
+        if (cs_dtree_parent(nn, tree, u) < 0) {
             add_dep(b, down_in_p[v], local_in[u], 0);
             for (int w = 0; w < nn; w++)
-                if (dtree_parent(nn, tree, w) == u)
+                if (cs_dtree_parent(nn, tree, w) == u)
                     add_dep(b, down_in_p[v], up_p[w], 0);
         } else {
             add_dep(b, down_in_p[v], down_in_p[u], 0);
@@ -145,7 +146,7 @@ static void build_tree(builder_t *b, int nn, int tree, const int *head, int net_
 static void dep_result(builder_t *b, int fl, int nn, int tree, int v, const int *local_in, const int *up,
                        const int *down_in)
 {
-    if (nn <= 1 || dtree_parent(nn, tree, v) >= 0) {
+    if (nn <= 1 || cs_dtree_parent(nn, tree, v) >= 0) {
         if (nn > 1)
             add_dep(b, fl, down_in[v], 0);
         else
@@ -154,7 +155,7 @@ static void dep_result(builder_t *b, int fl, int nn, int tree, int v, const int 
     }
     add_dep(b, fl, local_in[v], 0);
     for (int w = 0; w < nn; w++)
-        if (dtree_parent(nn, tree, w) == v)
+        if (cs_dtree_parent(nn, tree, w) == v)
             add_dep(b, fl, up[w], 0);
 }
 

@@ -117,4 +117,8 @@ double cs_program_unit_bytes(const cs_program_t *p, int ch, gint64 u);
 gboolean cs_program_sends(const cs_program_t *p, int pos);
 gboolean cs_program_receives(const cs_program_t *p, int pos);
 
+/* NCCL's double binary tree (trees.cc ncclGetDtree): the parent of node r
+ * in tree 0 or 1 over n nodes, -1 for a root. */
+int cs_dtree_parent(int n, int tree, int r);
+
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim/cs_engine_analytic-int.h"
+#include "models/cs_program.h"
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
@@ -62,31 +63,8 @@ static double path_dma_bw(const cs_topo_t *t, const cs_params_t *p, const cs_pat
 }
 
 /* ---- NCCL's double binary tree (trees.cc, v2.28.9) ---------------------
- * Tree 0 is a binary tree on ranks 0..n-1 rooted at 0; a rank's parent is
- * found from its lowest set bit b: (r ^ b) | (b << 1), or r ^ b when that is
- * out of range. Tree 1 mirrors tree 0 (r -> n-1-r) when n is even and
- * shifts it by one rank when n is odd. */
-static int btree_parent(int n, int r)
-{
-    if (r == 0)
-        return -1;
-    int bit = r & -r;
-    int up = (r ^ bit) | (bit << 1);
-    return up >= n ? (r ^ bit) : up;
-}
-
-static int dtree_parent(int n, int tree, int r)
-{
-    if (tree == 0)
-        return btree_parent(n, r);
-    if (n % 2 == 1) {
-        int u = btree_parent(n, (r - 1 + n) % n);
-        return u < 0 ? -1 : (u + 1) % n;
-    }
-    int u = btree_parent(n, n - 1 - r);
-    return u < 0 ? -1 : n - 1 - u;
-}
-
+ * The trees themselves come from cs_dtree_parent (cs_program.c), the rule
+ * the flow engine's programs use too. */
 void cs_analytic_dtree_shape(int nnodes, int *degsum_p, int *depth_p)
 {
     int degsum = 0, depth = 0;
@@ -94,13 +72,13 @@ void cs_analytic_dtree_shape(int nnodes, int *degsum_p, int *depth_p)
         g_autofree int *deg = g_new0(int, nnodes);
         for (int tree = 0; tree < 2; tree++)
             for (int r = 0; r < nnodes; r++) {
-                int u = dtree_parent(nnodes, tree, r);
+                int u = cs_dtree_parent(nnodes, tree, r);
                 if (u < 0)
                     continue;
                 deg[r]++;
                 deg[u]++;
                 int d = 1;
-                for (int a = u; dtree_parent(nnodes, tree, a) >= 0; a = dtree_parent(nnodes, tree, a))
+                for (int a = u; cs_dtree_parent(nnodes, tree, a) >= 0; a = cs_dtree_parent(nnodes, tree, a))
                     d++;
                 depth = MAX(depth, d);
             }
