@@ -4,6 +4,7 @@
  * §4; NCCL sources cited at each rule). */
 #include "config.h"
 #include "models/cs_nccl_env.h"
+#include "util/cs_units.h"
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
@@ -477,21 +478,7 @@ static const char *value_of(const cs_nccl_env_t *e, const char *name)
  * but the whole value must be a number: NCCL would silently read "4M" as 4. */
 static gboolean parse_int_value(const char *s, gint64 *v_p)
 {
-    while (g_ascii_isspace(*s))
-        s++;
-    if (*s == '\0')
-        return FALSE;
-    char *end = NULL;
-    errno = 0;
-    gint64 v = g_ascii_strtoll(s, &end, 0);
-    if (errno != 0 || end == s)
-        return FALSE;
-    while (g_ascii_isspace(*end))
-        end++;
-    if (*end != '\0')
-        return FALSE;
-    *v_p = v;
-    return TRUE;
+    return cs_parse_int_base(s, 0, G_MININT64, G_MAXINT64, v_p);
 }
 
 static gboolean get_int(const cs_nccl_env_t *e, const char *name, gint64 min, gint64 max,

@@ -29,6 +29,11 @@ gboolean cs_parse_double(const char *s, double *v_p)
 
 gboolean cs_parse_int(const char *s, gint64 min, gint64 max, gint64 *v_p)
 {
+    return cs_parse_int_base(s, 10, min, max, v_p);
+}
+
+gboolean cs_parse_int_base(const char *s, int base, gint64 min, gint64 max, gint64 *v_p)
+{
     if (s == NULL)
         return FALSE;
     while (g_ascii_isspace(*s))
@@ -37,7 +42,7 @@ gboolean cs_parse_int(const char *s, gint64 min, gint64 max, gint64 *v_p)
         return FALSE;
     char *end = NULL;
     errno = 0;
-    gint64 v = g_ascii_strtoll(s, &end, 10);
+    gint64 v = g_ascii_strtoll(s, &end, base);
     if (errno != 0 || end == s)
         return FALSE;
     while (g_ascii_isspace(*end))

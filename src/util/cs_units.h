@@ -19,6 +19,9 @@ gboolean cs_parse_time(const char *s, double *seconds_p);
 
 /* Strict integer/double parsing of a whole string. */
 gboolean cs_parse_int(const char *s, gint64 min, gint64 max, gint64 *v_p);
+/* The same in a given base (0: as strtoll, "0x" hex and "0" octal, as NCCL
+ * reads its integer variables). */
+gboolean cs_parse_int_base(const char *s, int base, gint64 min, gint64 max, gint64 *v_p);
 gboolean cs_parse_double(const char *s, double *v_p);
 
 /* Human formats, returned newly allocated: "400 Gb/s", "1.50 us", "32 MiB". */

@@ -8,31 +8,7 @@
 #include "sim/cs_engine_flow-int.h"
 #include "sim/cs_engine_analytic-int.h"
 #include "models/cs_presets.h"
-
-typedef struct {
-    cs_topo_t *topo;
-    cs_comm_t *comm;
-    cs_params_t params;
-} job_fix_t;
-
-static void fix_init(job_fix_t *j, cs_topo_t *topo, const char *algo)
-{
-    GError *err = NULL;
-    j->topo = topo;
-    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
-    if (algo != NULL)
-        cs_nccl_env_set(env, "NCCL_ALGO", algo, "test");
-    j->comm = cs_comm_new(topo, env, &err);
-    g_assert_no_error(err);
-    cs_params_init_defaults(&j->params);
-}
-
-static void fix_clear(job_fix_t *j)
-{
-    cs_comm_free(j->comm);
-    cs_topo_free(j->topo);
-    cs_params_clear(&j->params);
-}
+#include "engine-fixture.h"
 
 static cs_topo_t *preset(const char *name, int nodes)
 {
@@ -85,7 +61,7 @@ static void both(job_fix_t *j, guint64 bytes, gboolean fold, double *flow_p, dou
 static void test_chain(void)
 {
     job_fix_t j;
-    fix_init(&j, preset("dgx-h100", 2), "Ring");
+    fix_init(&j, preset("dgx-h100", 2), "Ring", NULL);
     static const guint64 sizes[] = { 1 << 20, 32 << 20, 256 << 20 };
     static const double tol[] = { 0.20, 0.10, 0.05 };
     for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
@@ -106,7 +82,7 @@ static void test_chain(void)
 static void test_agree_1node(void)
 {
     job_fix_t j;
-    fix_init(&j, preset("dgx-h100", 1), "Ring");
+    fix_init(&j, preset("dgx-h100", 1), "Ring", NULL);
     double tf, ta;
     cs_flow_stats_t st;
     both(&j, G_GUINT64_CONSTANT(1) << 30, TRUE, &tf, &ta, &st);
@@ -126,7 +102,7 @@ static void test_agree_1node(void)
 static void test_agree_2nodes(void)
 {
     job_fix_t j;
-    fix_init(&j, preset("dgx-h100", 2), "Ring");
+    fix_init(&j, preset("dgx-h100", 2), "Ring", NULL);
     double tf, ta;
     cs_flow_stats_t st;
     both(&j, G_GUINT64_CONSTANT(1) << 30, TRUE, &tf, &ta, &st);
@@ -140,7 +116,7 @@ static void test_agree_2nodes(void)
 static void test_fold_exact(void)
 {
     job_fix_t j;
-    fix_init(&j, preset("dgx-h100", 4), "Ring");
+    fix_init(&j, preset("dgx-h100", 4), "Ring", NULL);
     double full, folded, ta;
     cs_flow_stats_t s1, s2;
     both(&j, G_GUINT64_CONSTANT(64) << 20, FALSE, &full, &ta, &s1);
@@ -157,69 +133,10 @@ static void test_fold_exact(void)
  * behind one PCIe switch, and one NIC on the CPU: the switch's uplink
  * carries both the SHM ring edge and the network edge. The analytic model
  * prices the two separately; the flow engine shares the link. */
-static cs_topo_t *shared_uplink(void)
-{
-    cs_topo_t *t = cs_topo_new("test:shared-uplink");
-    int nics[2];
-    for (int n = 0; n < 2; n++) {
-        char name[32];
-        cs_device_t d = { 0 };
-        d.node = n;
-        g_snprintf(name, sizeof name, "n%d.cpu0", n);
-        d.kind = CS_DEV_CPU;
-        d.name = name;
-        d.vendor = CS_CPU_INTEL;
-        int cpu = cs_topo_add_device(t, &d);
-        g_snprintf(name, sizeof name, "n%d.sw0", n);
-        d.kind = CS_DEV_PCISW;
-        int sw = cs_topo_add_device(t, &d);
-        int l = cs_topo_add_link(t, sw, cpu, CS_LINK_PCI, cs_pcie_bw(4, 16), 100e-9, 0);
-        t->links[l].pcie_gen = 4;
-        t->links[l].pcie_width = 16;
-        for (int g = 0; g < 2; g++) {
-            cs_device_t gd = { 0 };
-            g_snprintf(name, sizeof name, "n%d.gpu%d", n, g);
-            gd.kind = CS_DEV_GPU;
-            gd.name = name;
-            gd.node = n;
-            gd.local = g;
-            gd.gpu = cs_gpu_model_find("h100-sxm");
-            gd.p2p_force = -1;
-            int gi = cs_topo_add_device(t, &gd);
-            l = cs_topo_add_link(t, gi, sw, CS_LINK_PCI, cs_pcie_bw(4, 16), 100e-9, 0);
-            t->links[l].pcie_gen = 4;
-            t->links[l].pcie_width = 16;
-        }
-        cs_device_t nd = { 0 };
-        g_snprintf(name, sizeof name, "n%d.nic0", n);
-        nd.kind = CS_DEV_NIC;
-        nd.name = name;
-        nd.node = n;
-        nd.nic_kind = CS_NIC_IB;
-        nd.nic_bw = 25e9;
-        nd.nic_ports = 1;
-        nics[n] = cs_topo_add_device(t, &nd);
-        l = cs_topo_add_link(t, nics[n], cpu, CS_LINK_PCI, cs_pcie_bw(4, 16), 100e-9, 0);
-        t->links[l].pcie_gen = 4;
-        t->links[l].pcie_width = 16;
-    }
-    cs_device_t s = { 0 };
-    s.kind = CS_DEV_SWITCH;
-    s.name = "leaf0";
-    s.node = -1;
-    int leaf = cs_topo_add_device(t, &s);
-    for (int n = 0; n < 2; n++)
-        cs_topo_add_link(t, nics[n], leaf, CS_LINK_NET, 25e9, 100e-9, 0);
-    GError *err = NULL;
-    g_assert_true(cs_topo_finish(t, &err));
-    g_assert_no_error(err);
-    return t;
-}
-
 static void test_contention(void)
 {
     job_fix_t j;
-    fix_init(&j, shared_uplink(), "Ring");
+    fix_init(&j, fix_shared_uplink(), "Ring", NULL);
     double tf, ta;
     cs_flow_stats_t st;
     both(&j, G_GUINT64_CONSTANT(1) << 30, TRUE, &tf, &ta, &st);
@@ -245,7 +162,7 @@ static void test_tree(void)
     static const int nodes[] = { 1, 2, 4 };
     for (gsize i = 0; i < G_N_ELEMENTS(nodes); i++) {
         job_fix_t j;
-        fix_init(&j, preset("dgx-h100", nodes[i]), "Tree");
+        fix_init(&j, preset("dgx-h100", nodes[i]), "Tree", NULL);
         double tf1, ta1, tf2, ta2;
         cs_flow_stats_t st;
         both(&j, G_GUINT64_CONSTANT(1) << 30, TRUE, &tf1, &ta1, &st);
@@ -272,7 +189,7 @@ static void test_tree(void)
 static void test_nvls(void)
 {
     job_fix_t j;
-    fix_init(&j, preset("dgx-h100", 1), NULL);
+    fix_init(&j, preset("dgx-h100", 1), NULL, NULL);
     double tf, ta;
     cs_flow_stats_t st;
     static const guint64 sizes[] = { G_GUINT64_CONSTANT(1) << 30, G_GUINT64_CONSTANT(2) << 30 };
@@ -299,7 +216,7 @@ static void test_nvls(void)
 static void test_nvls_tree(void)
 {
     job_fix_t j;
-    fix_init(&j, preset("dgx-h100", 2), NULL);
+    fix_init(&j, preset("dgx-h100", 2), NULL, NULL);
     double tf, ta;
     cs_flow_stats_t st;
     guint64 bytes = G_GUINT64_CONSTANT(1) << 30;

@@ -13,54 +13,7 @@
 #include "sim/cs_engine_simgrid-int.h"
 #include "sim/cs_engine_flow-int.h"
 #include "models/cs_presets.h"
-
-typedef struct {
-    cs_topo_t *topo;
-    cs_comm_t *comm;
-    cs_params_t params;
-} job_fix_t;
-
-static void fix_init(job_fix_t *j, cs_topo_t *topo, const char *algo, const char *proto)
-{
-    GError *err = NULL;
-    j->topo = topo;
-    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
-    if (algo != NULL)
-        cs_nccl_env_set(env, "NCCL_ALGO", algo, "test");
-    if (proto != NULL)
-        cs_nccl_env_set(env, "NCCL_PROTO", proto, "test");
-    j->comm = cs_comm_new(topo, env, &err);
-    g_assert_no_error(err);
-    cs_params_init_defaults(&j->params);
-}
-
-static void fix_clear(job_fix_t *j)
-{
-    cs_comm_free(j->comm);
-    cs_topo_free(j->topo);
-    cs_params_clear(&j->params);
-}
-
-static int add_dev(cs_topo_t *t, cs_dev_kind_t kind, const char *name, int node, int local)
-{
-    cs_device_t d = { 0 };
-    d.kind = kind;
-    d.name = (char *)name;
-    d.node = node;
-    d.local = local;
-    if (kind == CS_DEV_GPU) {
-        d.gpu = cs_gpu_model_find("h100-sxm");
-        d.gdr = TRUE;
-    } else if (kind == CS_DEV_NIC) {
-        d.nic_kind = CS_NIC_IB;
-        d.nic_bw = 25e9;
-        d.nic_ports = 1;
-        d.gdr = TRUE;
-    } else if (kind == CS_DEV_CPU) {
-        d.vendor = CS_CPU_INTEL;
-    }
-    return cs_topo_add_device(t, &d);
-}
+#include "engine-fixture.h"
 
 /* Latency of every link one_gpu_nodes() builds: 0 for the oracle, whose
  * closed form has no latency term. */
@@ -84,23 +37,23 @@ static cs_topo_t *one_gpu_nodes(int nodes, const int *leaf_of, int nleaves, doub
     g_assert_cmpint(nleaves, <=, 8);
     for (int l = 0; l < nleaves; l++) {
         g_snprintf(name, sizeof name, "leaf%d", l);
-        leaf[l] = add_dev(t, CS_DEV_SWITCH, name, -1, 0);
+        leaf[l] = fix_add_dev(t, CS_DEV_SWITCH, name, -1, 0);
     }
     if (nleaves > 1) {
-        int spine = add_dev(t, CS_DEV_SWITCH, "spine0", -1, 0);
+        int spine = fix_add_dev(t, CS_DEV_SWITCH, "spine0", -1, 0);
         t->devs[spine].tier = 1;
         for (int l = 0; l < nleaves; l++)
             cs_topo_add_link(t, leaf[l], spine, CS_LINK_NET, spine_bw, link_lat, 0);
     }
     for (int n = 0; n < nodes; n++) {
         g_snprintf(name, sizeof name, "n%d.cpu0", n);
-        int cpu = add_dev(t, CS_DEV_CPU, name, n, 0);
+        int cpu = fix_add_dev(t, CS_DEV_CPU, name, n, 0);
         g_snprintf(name, sizeof name, "n%d.sw0", n);
-        int sw = add_dev(t, CS_DEV_PCISW, name, n, 0);
+        int sw = fix_add_dev(t, CS_DEV_PCISW, name, n, 0);
         g_snprintf(name, sizeof name, "n%d.gpu0", n);
-        int gpu = add_dev(t, CS_DEV_GPU, name, n, 0);
+        int gpu = fix_add_dev(t, CS_DEV_GPU, name, n, 0);
         g_snprintf(name, sizeof name, "n%d.nic0", n);
-        int nic = add_dev(t, CS_DEV_NIC, name, n, 0);
+        int nic = fix_add_dev(t, CS_DEV_NIC, name, n, 0);
         add_pci(t, sw, cpu);
         add_pci(t, gpu, sw);
         add_pci(t, nic, sw);
@@ -234,46 +187,10 @@ static void cross_check(const char *what, job_fix_t *j, guint64 bytes, double *r
  * (SHM through the CPU) behind one PCIe switch, whose uplink to the CPU
  * also carries the NIC's traffic (the flow engine's shared-uplink case).
  * The uplink sees both kinds of flow, with different efficiencies. */
-static cs_topo_t *shared_uplink(void)
-{
-    cs_topo_t *t = cs_topo_new("test:shared-uplink");
-    int nics[2];
-    char name[32];
-    for (int n = 0; n < 2; n++) {
-        g_snprintf(name, sizeof name, "n%d.cpu0", n);
-        int cpu = add_dev(t, CS_DEV_CPU, name, n, 0);
-        g_snprintf(name, sizeof name, "n%d.sw0", n);
-        int sw = add_dev(t, CS_DEV_PCISW, name, n, 0);
-        int l = cs_topo_add_link(t, sw, cpu, CS_LINK_PCI, cs_pcie_bw(4, 16), 100e-9, 0);
-        t->links[l].pcie_gen = 4;
-        t->links[l].pcie_width = 16;
-        for (int g = 0; g < 2; g++) {
-            g_snprintf(name, sizeof name, "n%d.gpu%d", n, g);
-            int gi = add_dev(t, CS_DEV_GPU, name, n, g);
-            t->devs[gi].p2p_force = -1;
-            l = cs_topo_add_link(t, gi, sw, CS_LINK_PCI, cs_pcie_bw(4, 16), 100e-9, 0);
-            t->links[l].pcie_gen = 4;
-            t->links[l].pcie_width = 16;
-        }
-        g_snprintf(name, sizeof name, "n%d.nic0", n);
-        nics[n] = add_dev(t, CS_DEV_NIC, name, n, 0);
-        l = cs_topo_add_link(t, nics[n], cpu, CS_LINK_PCI, cs_pcie_bw(4, 16), 100e-9, 0);
-        t->links[l].pcie_gen = 4;
-        t->links[l].pcie_width = 16;
-    }
-    int leaf = add_dev(t, CS_DEV_SWITCH, "leaf0", -1, 0);
-    for (int n = 0; n < 2; n++)
-        cs_topo_add_link(t, nics[n], leaf, CS_LINK_NET, 25e9, 100e-9, 0);
-    GError *err = NULL;
-    g_assert_true(cs_topo_finish(t, &err));
-    g_assert_no_error(err);
-    return t;
-}
-
 static void test_incast(void)
 {
     job_fix_t j;
-    fix_init(&j, shared_uplink(), "Ring", NULL);
+    fix_init(&j, fix_shared_uplink(), "Ring", NULL);
     cs_simgrid_stats_t st;
     cross_check("incast (shared PCIe uplink)", &j, G_GUINT64_CONSTANT(256) << 20, NULL, &st);
     /* SHM and GPUDirect flows cross the uplink with different
