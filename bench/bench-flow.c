@@ -37,8 +37,8 @@ int main(int argc, char **argv)
     cs_params_t params;
     cs_params_init_defaults(&params);
     printf("# bench-flow: DGX H100 x8, ib-ndr x8 rails, ring all-reduce (target: 16384 GPUs < 60 s)\n");
-    printf("# %6s %6s %8s %5s %4s %9s %10s %12s %7s %10s %9s\n", "nodes", "ranks", "size", "proto", "nch",
-           "sim_us", "wall_s", "events/s", "lanes", "folded", "rss_MiB");
+    printf("# %6s %6s %8s %5s %4s %9s %10s %12s %11s %7s %10s %9s\n", "nodes", "ranks", "size", "proto", "nch",
+           "sim_us", "wall_s", "events/s", "recomputes", "lanes", "folded", "rss_MiB");
     for (size_t k = 0; k < G_N_ELEMENTS(nodes_list) && nodes_list[k] <= max_nodes; k++) {
         if (nodes_list[k] < min_nodes)
             continue;
@@ -71,9 +71,9 @@ int main(int argc, char **argv)
                 return 1;
             }
             double wall = now() - t0;
-            printf("  %6d %6d %7.0fM %5s %4d %9.1f %10.3f %12.3g %7d %10s %9.1f\n", o.nodes, cs_comm_info(comm)->nranks,
-                   sizes[s] / 1048576.0, cs_proto_name(d.proto), d.nchannels, st.time_s * 1e6, wall,
-                   st.events / MAX(wall, 1e-9), st.lanes, st.folded ? "yes" : "no", peak_rss_kib() / 1024.0);
+            printf("  %6d %6d %7.0fM %5s %4d %9.1f %10.3f %12.3g %11.3g %7d %10s %9.1f\n", o.nodes,
+                   cs_comm_info(comm)->nranks, sizes[s] / 1048576.0, cs_proto_name(d.proto), d.nchannels,
+                   st.time_s * 1e6, wall, st.events / MAX(wall, 1e-9), (double)st.recomputes, st.lanes, st.folded ? "yes" : "no", peak_rss_kib() / 1024.0);
             fflush(stdout);
         }
     }

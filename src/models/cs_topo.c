@@ -547,6 +547,80 @@ cs_topo_t *cs_topo_restrict_gpus(const cs_topo_t *t, int n, GError **err)
     return g_steal_pointer(&r);
 }
 
+cs_topo_t *cs_topo_select(const cs_topo_t *t, const gboolean *keep, int **rank_map_p, int **link_map_p,
+                          GError **err)
+{
+    g_return_val_if_fail(t != NULL && t->finished && keep != NULL, NULL);
+    g_autofree int *node_new = g_new(int, MAX(1, t->nnodes));
+    g_autofree int *local_new = g_new0(int, MAX(1, t->nnodes));
+    for (int n = 0; n < t->nnodes; n++)
+        node_new[n] = -1;
+    int nn = 0;
+    for (int r = 0; r < t->ngpus; r++) {
+        int n = cs_topo_rank_dev(t, r)->node;
+        if (keep[r] && node_new[n] < 0)
+            node_new[n] = nn++;
+    }
+    if (nn == 0) {
+        topo_error(err, t, CS_ERROR_INPUT, 0, "no GPU selected; expected at least one");
+        return NULL;
+    }
+    g_autoptr(cs_topo_t) r = cs_topo_new(t->source);
+    r->fabric = t->fabric;
+    r->description = g_strdup(t->description);
+    g_autofree int *map = g_new(int, MAX(t->ndevs, 1));
+    for (int i = 0; i < t->ndevs; i++) {
+        const cs_device_t *d = &t->devs[i];
+        gboolean in = d->kind == CS_DEV_GPU ? keep[d->rank] : d->node < 0 || node_new[d->node] >= 0;
+        map[i] = -1;
+        if (!in)
+            continue;
+        cs_device_t c = *d;
+        if (d->node >= 0)
+            c.node = node_new[d->node];
+        map[i] = cs_topo_add_device(r, &c);
+    }
+    /* GPUs keep their order on each node and are numbered from 0 again, as
+     * a process that sees only them (CUDA_VISIBLE_DEVICES) numbers them */
+    for (int k = 0; k < t->ngpus; k++) {
+        int d = t->rank_dev[k];
+        if (map[d] >= 0)
+            r->devs[map[d]].local = local_new[r->devs[map[d]].node]++;
+    }
+    GArray *lmap = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int i = 0; i < t->nlinks; i++) {
+        const cs_link_t *l = &t->links[i];
+        if (l->reverse < i || map[l->src] < 0 || map[l->dst] < 0)
+            continue;
+        int k = cs_topo_add_link(r, map[l->src], map[l->dst], l->kind, l->bw, l->lat, l->line);
+        for (int j = 0; j < 2; j++) {
+            const cs_link_t *s = j ? &t->links[l->reverse] : l;
+            cs_link_t *dl = &r->links[k + j];
+            dl->bw = s->bw;
+            dl->lat = s->lat;
+            dl->count = s->count;
+            dl->pcie_gen = s->pcie_gen;
+            dl->pcie_width = s->pcie_width;
+            int old = j ? l->reverse : i;
+            g_array_insert_val(lmap, k + j, old);
+        }
+    }
+    if (!cs_topo_finish(r, err)) {
+        g_array_free(lmap, TRUE);
+        return NULL;
+    }
+    g_autofree int *back = g_new(int, MAX(1, t->ndevs));
+    for (int i = 0; i < t->ndevs; i++)
+        if (map[i] >= 0)
+            back[map[i]] = i;
+    int *rank_map = g_new(int, r->ngpus);
+    for (int k = 0; k < r->ngpus; k++)
+        rank_map[k] = t->devs[back[r->rank_dev[k]]].rank;
+    *rank_map_p = rank_map;
+    *link_map_p = (int *)g_array_free(lmap, FALSE);
+    return g_steal_pointer(&r);
+}
+
 /* ---- names and queries --------------------------------------------- */
 
 const char *cs_dev_kind_name(cs_dev_kind_t k)

@@ -134,6 +134,15 @@ gboolean cs_topo_finish(cs_topo_t *t, GError **err);
  * returns a new finished topology without the other GPUs and their links. */
 cs_topo_t *cs_topo_restrict_gpus(const cs_topo_t *t, int n, GError **err);
 
+/* A job's view of a machine: only the GPUs with keep[rank] (ngpus
+ * entries), only the nodes that keep any (renumbered in order, their
+ * GPUs numbered from 0 again), fabric switches as they are; every other
+ * device and link copied unchanged, so the job's paths are the machine's.
+ * Outputs: rank_map (new rank -> machine rank) and link_map (new link ->
+ * machine link), g_free them. */
+cs_topo_t *cs_topo_select(const cs_topo_t *t, const gboolean *keep, int **rank_map_p, int **link_map_p,
+                          GError **err);
+
 /* NCCL's view of a link's bandwidth in GB/s (topo.h/topo.cc, v2.28.9):
  * NVLink count * per-link (SM60 18, SM70 20, SM80 20, SM86 12, SM90 20.6,
  * SM100 40.1); PCI width*gen-speed/80 (Gen3/4/5 x16 = 12/24/48); SYS by CPU

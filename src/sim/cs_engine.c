@@ -140,6 +140,8 @@ cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job
             ok = FALSE;
             break;
         }
+        if (job->link_stats != NULL && ops->link_stats != NULL)
+            g_ptr_array_add(job->link_stats, ops->link_stats(state));
         row->time_us[CS_OOP] = t[CS_OOP] * 1e6;
         row->time_us[CS_INP] = t[CS_INP] * 1e6;
         cs_result_row_fill_bw(r, row);
@@ -155,4 +157,61 @@ cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job
         return NULL;
     cs_result_finish(r);
     return g_steal_pointer(&r);
+}
+
+void cs_link_stats_free(cs_link_stats_t *s)
+{
+    if (s == NULL)
+        return;
+    for (int i = 0; i < s->n; i++)
+        g_free(s->links[i].name);
+    g_free(s->links);
+    g_free(s);
+}
+
+gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs_engine_outcome_t *outcomes,
+                            cs_link_stats_t **stats_p, GError **err)
+{
+    g_return_val_if_fail(ops != NULL && m != NULL && outcomes != NULL, FALSE);
+    if (ops->run_jobs == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                    "the %s model cannot run several jobs at once (it sees no contention); use --model flow",
+                    ops->name);
+        return FALSE;
+    }
+    g_autofree cs_engine_task_t *tasks = g_memdup2(m->tasks, sizeof(cs_engine_task_t) * MAX(1, m->ntasks));
+    for (int i = 0; i < m->ntasks; i++) {
+        cs_engine_task_t *t = &tasks[i];
+        const cs_comm_info_t *info = cs_comm_info(t->job.comm);
+        t->call.count = cs_coll_count(t->job.coll, t->call.size, t->job.dtype, info->nranks);
+        t->call.nccl_bytes = cs_coll_nccl_bytes(t->job.coll, t->call.count, t->job.dtype, info->nranks);
+        if (t->call.nccl_bytes == 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "job %d: the size is 0 bytes; expected a positive size", i);
+            return FALSE;
+        }
+        if (!cs_comm_decide(t->job.comm, t->job.coll, t->job.dtype, t->call.nccl_bytes, &outcomes[i].decision, err))
+            return FALSE;
+        t->call.decision = &outcomes[i].decision;
+    }
+    cs_engine_multi_t all = *m;
+    all.tasks = tasks;
+    g_autofree double *end = g_new0(double, MAX(1, m->ntasks));
+    if (!ops->run_jobs(&all, end, stats_p, err))
+        return FALSE;
+    for (int i = 0; i < m->ntasks; i++)
+        outcomes[i].end_s = end[i];
+    /* each alone, from time 0, without the sink */
+    for (int i = 0; i < m->ntasks; i++) {
+        cs_engine_multi_t one = *m;
+        cs_engine_task_t t = tasks[i];
+        t.start_s = 0;
+        one.sink = NULL;
+        one.ntasks = 1;
+        one.tasks = &t;
+        double e1;
+        if (!ops->run_jobs(&one, &e1, NULL, err))
+            return FALSE;
+        outcomes[i].alone_s = e1;
+    }
+    return TRUE;
 }

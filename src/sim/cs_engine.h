@@ -10,6 +10,41 @@
 #include "models/cs_params.h"
 #include "models/cs_result.h"
 
+/* What an engine that simulates a timeline (ops->timeline) reports while it
+ * runs, for --trace. Times are seconds from the start of the engine's run
+ * (one call of a sweep, or one run of several jobs); 'job' is the job's
+ * index (0 for a single job) and 'rank' a rank of that job. An
+ * implementation embeds this struct first; any callback may be NULL. */
+typedef struct cs_sim_sink cs_sim_sink_t;
+struct cs_sim_sink {
+    /* rank sent 'bytes' to rank 'peer' (-1: through the NVSwitch, NVLS) on
+     * channel ch from t0 to t1 */
+    void (*span)(cs_sim_sink_t *s, int job, int rank, int ch, int peer, double t0, double t1, double bytes);
+    /* resource 'res' (named 'name') is busy at 'util' (0 to 1) from t on */
+    void (*counter)(cs_sim_sink_t *s, int res, const char *name, double t, double util);
+    /* one call of a job: iteration 'iter' ran from t0 to t1 */
+    void (*call)(cs_sim_sink_t *s, int job, int iter, double t0, double t1);
+    /* the run ended at t */
+    void (*end)(cs_sim_sink_t *s, double t);
+};
+
+/* What each link carried in one run (the links that carried anything),
+ * for --link-stats. */
+typedef struct {
+    char *name;              /* "n0.gpu0 -> n0.pcisw0 (pcie)", "n0.gpu0 memory" */
+    double cap;              /* bytes/s */
+    double bytes;            /* wire bytes carried */
+} cs_link_stat_t;
+
+typedef struct {
+    double time_s;           /* the run's length */
+    int n;
+    cs_link_stat_t *links;   /* busiest first (bytes / cap), ties by name */
+} cs_link_stats_t;
+
+void cs_link_stats_free(cs_link_stats_t *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_link_stats_t, cs_link_stats_free)
+
 typedef struct {
     const cs_topo_t *topo;
     const cs_comm_t *comm;
@@ -19,6 +54,9 @@ typedef struct {
     cs_redop_t redop;
     int root;
     guint64 seed;
+    /* Optional, for engines with ops->timeline: */
+    cs_sim_sink_t *sink;     /* receives the timeline of every call */
+    GPtrArray *link_stats;   /* out: cs_engine_run_sweep appends one cs_link_stats_t per size */
 } cs_engine_job_t;
 
 /* One call of the collective: inputs and the decision already taken. */
@@ -28,6 +66,8 @@ typedef struct {
     guint64 nccl_bytes;    /* NCCL's nBytes */
     const cs_decision_t *decision;
 } cs_engine_call_t;
+
+typedef struct cs_engine_multi cs_engine_multi_t;   /* several jobs at once, below */
 
 typedef struct cs_engine_ops {
     const char *name;          /* "analytic", "flow", "packet", "simgrid" */
@@ -39,7 +79,46 @@ typedef struct cs_engine_ops {
     gboolean (*predict)(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                         double time_s[2], GError **err);
     void (*close)(void *state);
+    /* Engines that simulate a timeline: they honour job->sink, report the
+     * last call's link statistics and run several jobs at once. */
+    gboolean timeline;
+    cs_link_stats_t *(*link_stats)(void *state);
+    gboolean (*run_jobs)(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err);
 } cs_engine_ops_t;
+
+/* Several jobs sharing one machine. Each job has its own topology (the
+ * shared one restricted to its GPUs, cs_topo_select) and communicator; the
+ * maps place its ranks and links in the shared topology. */
+typedef struct {
+    cs_engine_job_t job;
+    const int *rank_map;     /* job rank -> shared rank; NULL: the same */
+    const int *link_map;     /* job link -> shared link; NULL: the same */
+    cs_engine_call_t call;   /* decided */
+    double start_s;          /* first call's launch */
+    int iters;               /* calls back to back */
+} cs_engine_task_t;
+
+struct cs_engine_multi {
+    const cs_topo_t *topo;   /* the shared machine */
+    const cs_params_t *params;
+    cs_sim_sink_t *sink;     /* or NULL */
+    int ntasks;
+    const cs_engine_task_t *tasks;
+};
+
+/* One job's outcome in a run of several. */
+typedef struct {
+    cs_decision_t decision;
+    double end_s;            /* end of its last call, shared machine */
+    double alone_s;          /* the same job alone on the machine: its time */
+} cs_engine_outcome_t;
+
+/* Decides each task's call (task->call.decision is set from 'decisions'),
+ * runs them together, then each alone. outcomes: ntasks entries. stats_p
+ * (may be NULL): the link statistics of the shared run. Errors: the engine
+ * cannot run several jobs. */
+gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs_engine_outcome_t *outcomes,
+                            cs_link_stats_t **stats_p, GError **err);
 
 const cs_engine_ops_t *cs_engine_find(const char *name);
 /* Comma-separated names of the engines built in. */

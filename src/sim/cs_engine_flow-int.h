@@ -55,6 +55,10 @@ typedef struct {
 } cs_flow_net_t;
 
 gboolean cs_flow_net_init(cs_flow_net_t *n, const cs_engine_job_t *job, GError **err);
+/* The resources of a topology and their capacities (bytes/s), as above;
+ * and a resource's name for link statistics and traces (g_free it). */
+double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p);
+char *cs_flow_res_name(const cs_topo_t *t, int res);
 void cs_flow_net_clear(cs_flow_net_t *n);
 static inline int cs_flow_res_nvl_out(const cs_flow_net_t *n, int rank) { return n->topo->nlinks + 3 * rank; }
 static inline int cs_flow_res_nvl_in(const cs_flow_net_t *n, int rank) { return n->topo->nlinks + 3 * rank + 1; }
@@ -79,10 +83,22 @@ gboolean cs_flow_build_edge(const cs_flow_net_t *n, int ch, int a, int b, cs_pro
 void cs_flow_build_nvls(const cs_flow_net_t *n, int rank, gboolean reduce, int ppn, cs_proto_t pr,
                         cs_flow_edge_t *e_p);
 double cs_flow_nvls_lat(const cs_flow_net_t *n);
+/* The edge of flow 'fl' of channel ch of a dataflow program (cs_program.h):
+ * a P2P flow over cs_flow_build_edge, routed through the NIC nearest local
+ * GPU fl->net_local when it names one (NVLSTree: each GPU's tree leaves
+ * through its own NIC; a GPU nearest no NIC takes NIC net_local %
+ * nics_used), else through the channel's; an NVLS flow over
+ * cs_flow_build_nvls. Errors: no path. */
+struct cs_prog_flow;
+gboolean cs_flow_build_flow_edge(const cs_flow_net_t *n, const struct cs_prog_flow *fl, int ch, cs_proto_t pr,
+                                 cs_flow_edge_t *e_p, GError **err);
 
 typedef struct cs_flow cs_flow_t;
 
+/* A flow engine for one job (cs_flow_simulate), or for a shared machine
+ * that several jobs run on (cs_flow_run). */
 cs_flow_t *cs_flow_new(const cs_engine_job_t *job, GError **err);
+cs_flow_t *cs_flow_new_shared(const cs_topo_t *topo, const cs_params_t *params);
 void cs_flow_free(cs_flow_t *f);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_flow_t, cs_flow_free)
 /* Simulates one call. 'allow_fold' FALSE forces the whole ring even where
@@ -93,5 +109,16 @@ gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean a
  * (topology links first, then per GPU: NVLink out port, in port, memory);
  * the seam for link statistics. */
 const double *cs_flow_link_bytes(const cs_flow_t *f, int *n_p);
+/* The last run's link statistics (cs_engine.h). */
+cs_link_stats_t *cs_flow_link_stats(const cs_flow_t *f);
+/* Where the timeline of every run goes (NULL: nowhere). With a sink,
+ * channels are not merged and rings not folded, so every rank and
+ * channel has its own track. */
+void cs_flow_set_sink(cs_flow_t *f, cs_sim_sink_t *sink);
+/* Runs several jobs on a shared engine (cs_flow_new_shared): each task's
+ * calls back to back from its start; end_s (ntasks entries): when each
+ * task's last call ended. Folding is off; channel merging stays (exact). */
+gboolean cs_flow_run(cs_flow_t *f, const cs_engine_task_t *tasks, int ntasks, double *end_s,
+                     cs_flow_stats_t *stats_p, GError **err);
 
 #endif

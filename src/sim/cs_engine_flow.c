@@ -34,15 +34,22 @@
 
 #define HMAX CS_FLOW_HMAX   /* hops of one edge, memory included */
 
-enum { EV_FIN = 1, EV_ARR = 2, EV_HEAD = 3 };
+enum { EV_FIN = 1, EV_ARR = 2, EV_HEAD = 3, EV_START = 4 };
 
 typedef cs_flow_hop_t hop_t;
 
 typedef struct {
-    int off, nh;             /* into hops[] */
+    int off, nh;             /* into hops[]: every hop, in the shared numbering */
     cs_time_t lat;           /* fixed cost after the data is sent */
     double cap;              /* payload ceiling of one transfer (one CTA) */
 } edge_t;
+
+/* A resource that can bind: coeff < 0 marks the sender's memory, whose
+ * coefficient is the op's passes. */
+typedef struct {
+    int res;
+    double coeff;
+} bhop_t;
 
 typedef struct {
     gint64 op_next, nops;
@@ -55,28 +62,50 @@ typedef struct {
     double rem, rate;        /* payload bytes left, bytes/s */
     double old_rate;         /* rate its finish event was scheduled with */
     cs_time_t last;          /* when rem was last brought up to date */
+    cs_time_t t_op;          /* when the op in progress started sending */
     cs_event_t *fin;
     int stamp;
-    int ch, pos;             /* channel (a class representative) and ring position */
+    int job;                 /* index into jobs[] */
+    int ch, pos;             /* channel (a class representative) and ring position; dataflow: flow */
     int mem_res;             /* the sender's GPU memory */
     double mult;             /* identical channels this lane stands for */
-    int slot[HMAX];          /* position in each hop's resource list */
+    int boff, bn;            /* into bhops[]: the resources it shares */
+    int slot[HMAX];          /* position in each shared resource's list */
 } lane_t;
 
-struct cs_flow {
-    cs_flow_net_t net;       /* links, ports, caps and edge routing, shared with simgrid */
-    int nres;                /* = net.nres */
-    const double *res_cap;   /* = net.res_cap, bytes/s */
-    double *res_bytes;       /* carried in the last call */
+/* One job of a run: its program and where its lanes are. */
+typedef struct {
+    const cs_flow_net_t *net;    /* the job's own network view (its topology) */
+    const int *rank_map, *link_map;
+    cs_program_t *prog;          /* NULL: one rank, nothing to simulate */
+    int base, nlanes, P;         /* lanes [base, base + nlanes), P positions per block */
+    gboolean df, cut;
+    cs_time_t start, gap;        /* first launch; launch (+ NVLS round, or a 1-rank copy) per call */
+    int iters, iter;
+    int unfinished;              /* lanes with ops left in this call */
+    gint64 inflight;             /* its arrival events not yet processed */
+    cs_time_t call_start, end;
+    gboolean done;
+} fjob_t;
 
-    /* per call */
-    const cs_program_t *prog;
-    int P;                   /* positions simulated per channel */
+struct cs_flow {
+    const cs_topo_t *topo;   /* the shared machine */
+    int nres;
+    double *res_cap;         /* bytes/s per resource */
+    double *res_bytes;       /* carried in the last run */
+    cs_time_t last_end;      /* the last run's length */
+    gboolean has_net;
+    cs_flow_net_t net;       /* the creating job's network view (cs_flow_simulate) */
+    cs_sim_sink_t *sink;
+
+    /* per run */
+    int njobs;
+    fjob_t *jobs;
     int nlanes;
     lane_t *lanes;
     edge_t *edges;
     hop_t *hops;
-    int nhops_total;
+    bhop_t *bhops;
     int *res_off, *res_len, *res_list;   /* active (lane*HMAX + hop) per resource */
     double *rem_cap, *wsum;
     int *res_stamp;
@@ -86,34 +115,58 @@ struct cs_flow {
     cs_evq_t *q;
     cs_time_t now;
     guint64 recomputes;
-    gboolean cut;            /* LL/LL128 chains forward each line on arrival */
-    /* dataflow programs (Tree, NVLS, NVLSTree): lane = flow */
-    gboolean df;
-    int *wake_off, *wake;    /* per lane: the lanes that depend on it (any lag) */
-    int *cons_off, *cons;    /* per lane: the lanes that consume its units (lag 0) */
+    /* dataflow lanes: who depends on each lane's units (any lag), who consumes them (lag 0) */
+    int *wake_off, *wake, *cons_off, *cons;
+    /* the sink's view: load per resource (bytes/s of capacity), changed list */
+    double *load, *load_sent;
+    int *load_mark, *changed, nchanged;
+    char **res_name;
 };
 
-static int res_mem(const cs_flow_t *f, int rank) { return cs_flow_res_mem(&f->net, rank); }
+static inline int res_mem_of(const cs_flow_t *f, int shared_rank) { return f->topo->nlinks + 3 * shared_rank + 2; }
 
-cs_flow_t *cs_flow_new(const cs_engine_job_t *job, GError **err)
+static cs_flow_t *flow_alloc(const cs_topo_t *topo, const cs_params_t *params)
 {
     cs_flow_t *f = g_new0(cs_flow_t, 1);
-    if (!cs_flow_net_init(&f->net, job, err)) {
-        g_free(f);
-        return NULL;
-    }
-    f->nres = f->net.nres;
-    f->res_cap = f->net.res_cap;
-    f->res_bytes = g_new0(double, f->nres);
+    f->topo = topo;
+    f->res_cap = cs_flow_res_caps(topo, params, &f->nres);
+    f->res_bytes = g_new0(double, MAX(1, f->nres));
     f->q = cs_evq_new();
     return f;
 }
 
-static void free_call(cs_flow_t *f)
+cs_flow_t *cs_flow_new(const cs_engine_job_t *job, GError **err)
 {
+    const cs_topo_t *topo = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
+    cs_flow_t *f = flow_alloc(topo, job->params);
+    if (!cs_flow_net_init(&f->net, job, err)) {
+        cs_flow_free(f);
+        return NULL;
+    }
+    f->has_net = TRUE;
+    return f;
+}
+
+cs_flow_t *cs_flow_new_shared(const cs_topo_t *topo, const cs_params_t *params)
+{
+    return flow_alloc(topo, params);
+}
+
+void cs_flow_set_sink(cs_flow_t *f, cs_sim_sink_t *sink)
+{
+    f->sink = sink;
+}
+
+static void free_run(cs_flow_t *f)
+{
+    for (int j = 0; j < f->njobs; j++)
+        cs_program_free(f->jobs[j].prog);
+    g_clear_pointer(&f->jobs, g_free);
+    f->njobs = 0;
     g_clear_pointer(&f->lanes, g_free);
     g_clear_pointer(&f->edges, g_free);
     g_clear_pointer(&f->hops, g_free);
+    g_clear_pointer(&f->bhops, g_free);
     g_clear_pointer(&f->res_off, g_free);
     g_clear_pointer(&f->res_len, g_free);
     g_clear_pointer(&f->res_list, g_free);
@@ -128,14 +181,25 @@ static void free_call(cs_flow_t *f)
     g_clear_pointer(&f->wake, g_free);
     g_clear_pointer(&f->cons_off, g_free);
     g_clear_pointer(&f->cons, g_free);
+    g_clear_pointer(&f->load, g_free);
+    g_clear_pointer(&f->load_sent, g_free);
+    g_clear_pointer(&f->load_mark, g_free);
+    g_clear_pointer(&f->changed, g_free);
+    f->nlanes = 0;
 }
 
 void cs_flow_free(cs_flow_t *f)
 {
     if (f == NULL)
         return;
-    free_call(f);
-    cs_flow_net_clear(&f->net);
+    free_run(f);
+    if (f->has_net)
+        cs_flow_net_clear(&f->net);
+    if (f->res_name != NULL)
+        for (int r = 0; r < f->nres; r++)
+            g_free(f->res_name[r]);
+    g_free(f->res_name);
+    g_free(f->res_cap);
     g_free(f->res_bytes);
     cs_evq_free(f->q);
     g_free(f);
@@ -147,13 +211,105 @@ const double *cs_flow_link_bytes(const cs_flow_t *f, int *n_p)
     return f->res_bytes;
 }
 
+static const char *res_name(cs_flow_t *f, int r)
+{
+    if (f->res_name == NULL)
+        f->res_name = g_new0(char *, MAX(1, f->nres));
+    if (f->res_name[r] == NULL)
+        f->res_name[r] = cs_flow_res_name(f->topo, r);
+    return f->res_name[r];
+}
+
+static int stat_cmp(gconstpointer a, gconstpointer b)
+{
+    const cs_link_stat_t *x = a, *y = b;
+    double ux = x->bytes / x->cap, uy = y->bytes / y->cap;
+    if (ux != uy)
+        return ux > uy ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+cs_link_stats_t *cs_flow_link_stats(const cs_flow_t *f)
+{
+    cs_link_stats_t *s = g_new0(cs_link_stats_t, 1);
+    s->time_s = (double)f->last_end / CS_PS_PER_S;
+    int n = 0;
+    for (int r = 0; r < f->nres; r++)
+        n += f->res_bytes[r] > 0 && f->res_cap[r] > 0;
+    s->links = g_new0(cs_link_stat_t, MAX(1, n));
+    for (int r = 0; r < f->nres; r++)
+        if (f->res_bytes[r] > 0 && f->res_cap[r] > 0) {
+            cs_link_stat_t *l = &s->links[s->n++];
+            l->name = cs_flow_res_name(f->topo, r);
+            l->cap = f->res_cap[r];
+            l->bytes = f->res_bytes[r];
+        }
+    qsort(s->links, (size_t)s->n, sizeof *s->links, stat_cmp);
+    return s;
+}
+
+/* ---- the sink's link counters ------------------------------------------ */
+
+/* A lane's rate changes: every resource it crosses (shared or not) sees
+ * the difference; counters go out once per instant (flush_loads). */
+static void load_change(cs_flow_t *f, int li, double new_rate)
+{
+    lane_t *L = &f->lanes[li];
+    double d = (new_rate - L->old_rate) * L->mult;
+    if (d == 0)
+        return;
+    const edge_t *e = &f->edges[li];
+    for (int h = 0; h <= e->nh; h++) {
+        int r = h < e->nh ? f->hops[e->off + h].res : L->mem_res;
+        double c = h < e->nh ? f->hops[e->off + h].coeff : L->op.mem_passes;
+        f->load[r] += d * c;
+        if (!f->load_mark[r]) {
+            f->load_mark[r] = 1;
+            f->changed[f->nchanged++] = r;
+        }
+    }
+}
+
+static void flush_loads(cs_flow_t *f)
+{
+    for (int i = 0; i < f->nchanged; i++) {
+        int r = f->changed[i];
+        f->load_mark[r] = 0;
+        double u = f->load[r] / f->res_cap[r];
+        if (u < 1e-9)
+            u = 0, f->load[r] = 0;
+        /* changes under 0.1% of the link are not worth a counter event */
+        if (fabs(u - f->load_sent[r]) < 1e-3 && !(u == 0 && f->load_sent[r] != 0))
+            continue;
+        f->load_sent[r] = u;
+        if (f->sink->counter != NULL)
+            f->sink->counter(f->sink, r, res_name(f, r), (double)f->now / CS_PS_PER_S, MIN(u, 1.0));
+    }
+    f->nchanged = 0;
+}
+
+static void set_rate(cs_flow_t *f, int li, double rate)
+{
+    if (f->sink != NULL)
+        load_change(f, li, rate);
+    f->lanes[li].rate = f->lanes[li].old_rate = rate;
+}
+
 /* ---- fair shares --------------------------------------------------------- */
 
-static void mark_dirty(cs_flow_t *f, int lane_i)
+static inline int lane_hop_res(const cs_flow_t *f, int li, int h, double *coeff_p)
 {
-    const edge_t *e = &f->edges[lane_i];
-    for (int h = 0; h <= e->nh; h++) {
-        int r = h < e->nh ? f->hops[e->off + h].res : f->lanes[lane_i].mem_res;
+    const lane_t *L = &f->lanes[li];
+    const bhop_t *b = &f->bhops[L->boff + h];
+    *coeff_p = b->coeff < 0 ? L->op.mem_passes : b->coeff;
+    return b->res;
+}
+
+static void mark_dirty(cs_flow_t *f, int li)
+{
+    const lane_t *L = &f->lanes[li];
+    for (int h = 0; h < L->bn; h++) {
+        int r = f->bhops[L->boff + h].res;
         if (f->res_stamp[r] != -1) {
             f->res_stamp[r] = -1;
             f->dirty_res[f->ndirty++] = r;
@@ -161,24 +317,28 @@ static void mark_dirty(cs_flow_t *f, int lane_i)
     }
 }
 
-static inline int lane_hop_res(const cs_flow_t *f, int li, int h, double *coeff_p)
+static void schedule_fin(cs_flow_t *f, lane_t *L)
 {
-    const edge_t *e = &f->edges[li];
-    if (h < e->nh) {
-        *coeff_p = f->hops[e->off + h].coeff;
-        return f->hops[e->off + h].res;
-    }
-    *coeff_p = f->lanes[li].op.mem_passes;
-    return f->lanes[li].mem_res;
+    double secs = L->rem > 0 ? L->rem / L->rate : 0;
+    cs_time_t t = f->now + (cs_time_t)ceil(secs * CS_PS_PER_S);
+    if (L->fin->time != t || !cs_evq_scheduled(L->fin))
+        cs_evq_reschedule(f->q, L->fin, t);
 }
 
+/* A transfer starts: it joins the lists of the resources it shares, or,
+ * sharing none that can ever saturate, runs at its ceiling at once. */
 static void res_add(cs_flow_t *f, int li)
 {
-    const edge_t *e = &f->edges[li];
-    for (int h = 0; h <= e->nh; h++) {
-        double c;
-        int r = lane_hop_res(f, li, h, &c);
-        f->lanes[li].slot[h] = f->res_len[r];
+    lane_t *L = &f->lanes[li];
+    L->t_op = f->now;
+    if (L->bn == 0) {
+        set_rate(f, li, f->edges[li].cap);
+        schedule_fin(f, L);
+        return;
+    }
+    for (int h = 0; h < L->bn; h++) {
+        int r = f->bhops[L->boff + h].res;
+        L->slot[h] = f->res_len[r];
         f->res_list[f->res_off[r] + f->res_len[r]++] = li * HMAX + h;
     }
     mark_dirty(f, li);
@@ -186,16 +346,16 @@ static void res_add(cs_flow_t *f, int li)
 
 static void res_remove(cs_flow_t *f, int li)
 {
-    const edge_t *e = &f->edges[li];
-    for (int h = 0; h <= e->nh; h++) {
-        double c;
-        int r = lane_hop_res(f, li, h, &c);
-        int s = f->lanes[li].slot[h];
+    lane_t *L = &f->lanes[li];
+    for (int h = 0; h < L->bn; h++) {
+        int r = f->bhops[L->boff + h].res;
+        int s = L->slot[h];
         int last = f->res_list[f->res_off[r] + --f->res_len[r]];
         f->res_list[f->res_off[r] + s] = last;
         f->lanes[last / HMAX].slot[last % HMAX] = s;
     }
-    mark_dirty(f, li);
+    if (L->bn > 0)
+        mark_dirty(f, li);
 }
 
 /* Progressive filling over the component reached from the dirty
@@ -221,9 +381,8 @@ static void recompute(cs_flow_t *f)
                 continue;
             L->stamp = stamp;
             f->comp_lanes[ncl++] = li;
-            for (int h = 0; h <= f->edges[li].nh; h++) {
-                double c;
-                int r2 = lane_hop_res(f, li, h, &c);
+            for (int h = 0; h < L->bn; h++) {
+                int r2 = f->bhops[L->boff + h].res;
                 if (f->res_stamp[r2] != stamp) {
                     f->res_stamp[r2] = stamp;
                     f->stack[sp++] = r2;
@@ -242,10 +401,10 @@ static void recompute(cs_flow_t *f)
     for (int i = 0; i < ncl; i++) {
         int li = f->comp_lanes[i];
         lane_t *L = &f->lanes[li];
-        L->rem -= L->rate * (double)(f->now - L->last) / CS_PS_PER_S;
+        L->rem -= L->old_rate * (double)(f->now - L->last) / CS_PS_PER_S;
         L->last = f->now;
         L->frozen = FALSE;
-        for (int h = 0; h <= f->edges[li].nh; h++) {
+        for (int h = 0; h < L->bn; h++) {
             double c;
             int r = lane_hop_res(f, li, h, &c);
             f->wsum[r] += c * L->mult;
@@ -278,7 +437,7 @@ static void recompute(cs_flow_t *f)
             if (L->frozen)
                 continue;
             gboolean sat = f->edges[li].cap - level <= 1e-9 * f->edges[li].cap;
-            for (int h = 0; h <= f->edges[li].nh && !sat; h++) {
+            for (int h = 0; h < L->bn && !sat; h++) {
                 double c;
                 int r = lane_hop_res(f, li, h, &c);
                 sat = f->rem_cap[r] <= 1e-9 * f->res_cap[r];
@@ -288,7 +447,7 @@ static void recompute(cs_flow_t *f)
             L->frozen = TRUE;
             L->rate = level;
             froze++;
-            for (int h = 0; h <= f->edges[li].nh; h++) {
+            for (int h = 0; h < L->bn; h++) {
                 double c;
                 int r = lane_hop_res(f, li, h, &c);
                 f->wsum[r] -= c * L->mult;
@@ -303,44 +462,70 @@ static void recompute(cs_flow_t *f)
         lane_t *L = &f->lanes[li];
         double rate = L->frozen ? L->rate : level;
         /* An unchanged rate keeps its finish time: no heap work. */
-        if (rate == L->old_rate && cs_evq_scheduled(L->fin))
+        if (rate == L->old_rate && cs_evq_scheduled(L->fin)) {
+            L->rate = rate;
             continue;
-        L->rate = L->old_rate = rate;
-        double secs = L->rem > 0 ? L->rem / L->rate : 0;
-        cs_time_t t = f->now + (cs_time_t)ceil(secs * CS_PS_PER_S);
-        if (L->fin->time != t || !cs_evq_scheduled(L->fin))
-            cs_evq_reschedule(f->q, L->fin, t);
+        }
+        set_rate(f, li, rate);
+        schedule_fin(f, L);
     }
 }
 
-/* ---- program execution -------------------------------------------------- */
+/* ---- program execution: rings and chains -------------------------------- */
 
-static inline int lane_next(const cs_flow_t *f, int li)
+static inline fjob_t *job_of(cs_flow_t *f, int li)
 {
-    int blk = li / f->P, pos = li % f->P;
-    return blk * f->P + (pos + 1) % f->P;
+    return &f->jobs[f->lanes[li].job];
 }
 
-static inline int lane_prev(const cs_flow_t *f, int li)
+static inline int lane_next(cs_flow_t *f, int li)
 {
-    int blk = li / f->P, pos = li % f->P;
-    return blk * f->P + (pos + f->P - 1) % f->P;
+    const fjob_t *J = job_of(f, li);
+    int k = li - J->base, blk = k / J->P, pos = k % J->P;
+    return J->base + blk * J->P + (pos + 1) % J->P;
+}
+
+static inline int lane_prev(cs_flow_t *f, int li)
+{
+    const fjob_t *J = job_of(f, li);
+    int k = li - J->base, blk = k / J->P, pos = k % J->P;
+    return J->base + blk * J->P + (pos + J->P - 1) % J->P;
+}
+
+/* The lane's op counter moved on: one fewer lane busy when it is done. */
+static inline void op_done(cs_flow_t *f, int li)
+{
+    lane_t *L = &f->lanes[li];
+    if (++L->op_next == L->nops)
+        job_of(f, li)->unfinished--;
+}
+
+static void push_arrival(cs_flow_t *f, int kind, int to, int job, cs_time_t at)
+{
+    cs_event_t *ev = cs_evq_alloc(f->q);
+    ev->kind = kind;
+    ev->a = to;
+    ev->b = job;
+    f->jobs[job].inflight++;
+    cs_evq_push(f->q, ev, at);
 }
 
 static void advance(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
+    fjob_t *J = &f->jobs[L->job];
+    const cs_program_t *p = J->prog;
     int ch = L->ch, pos = L->pos;
     while (!L->sending && L->op_next < L->nops) {
         cs_prog_op_t op;
-        cs_program_op(f->prog, ch, pos, L->op_next, &op);
+        cs_program_op(p, ch, pos, L->op_next, &op);
         /* LL and LL128 chains forward each line as soon as its flag is
          * seen: a send may start once the input's first bytes are there. */
-        gboolean cut = f->cut && op.send;
+        gboolean cut = J->cut && op.send;
         if (op.consume >= 0 && (cut ? L->headed : L->arrived) <= op.consume)
             return;
         if (op.send) {
-            if (f->lanes[lane_next(f, li)].consumed < op.send_unit + 1 - f->prog->credit)
+            if (f->lanes[lane_next(f, li)].consumed < op.send_unit + 1 - p->credit)
                 return;
             L->op = op;
             L->sending = TRUE;
@@ -348,22 +533,33 @@ static void advance(cs_flow_t *f, int li)
             L->rate = L->old_rate = 0;
             L->last = f->now;
             res_add(f, li);
-            if (f->cut) {
-                cs_event_t *ev = cs_evq_alloc(f->q);
-                ev->kind = EV_HEAD;
-                ev->a = lane_next(f, li);
-                cs_evq_push(f->q, ev, f->now + f->edges[li].lat);
-            }
+            if (J->cut)
+                push_arrival(f, EV_HEAD, lane_next(f, li), L->job, f->now + f->edges[li].lat);
             return;
         }
         /* A receive only: the data is there, the slot is freed. */
         L->consumed++;
-        L->op_next++;
-        if (f->prog->chain ? pos > 0 : TRUE)
+        op_done(f, li);
+        if (p->chain ? pos > 0 : TRUE)
             advance(f, lane_prev(f, li));
     }
 }
 
+/* The op in progress is complete: its unit is on its way to the next
+ * position, and the input it read is consumed. */
+static void op_complete(cs_flow_t *f, int li)
+{
+    lane_t *L = &f->lanes[li];
+    L->sending = FALSE;
+    L->wait_tail = FALSE;
+    push_arrival(f, EV_ARR, lane_next(f, li), L->job, f->now + f->edges[li].lat);
+    if (L->op.consume >= 0)
+        L->consumed++;
+    op_done(f, li);
+    advance(f, li);
+    if (L->op.consume >= 0)
+        advance(f, lane_prev(f, li));
+}
 
 /* ---- dataflow programs (Tree, NVLS, NVLSTree) ----------------------------
  * A lane is a flow; op_next counts the units it has sent (the one in
@@ -377,28 +573,28 @@ static gint64 df_consumed(const cs_flow_t *f, int li)
     if (a == b)
         return f->lanes[li].arrived;
     gint64 m = G_MAXINT64;
-    for (int k = a; k < b; k++) {
-        const lane_t *D = &f->lanes[f->cons[k]];
-        m = MIN(m, D->op_next);
-    }
+    for (int k = a; k < b; k++)
+        m = MIN(m, f->lanes[f->cons[k]].op_next);
     return m;
 }
 
 static void df_advance(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
-    const cs_program_t *p = f->prog;
+    const fjob_t *J = &f->jobs[L->job];
+    const cs_program_t *p = J->prog;
     if (L->sending || L->op_next >= L->nops)
         return;
     gint64 u = L->op_next;
-    for (int k = p->dep_off[li]; k < p->dep_off[li + 1]; k++) {
+    int fi = li - J->base;
+    for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
         gint64 need = u - p->deps[k].lag;
-        if (need >= 0 && f->lanes[p->deps[k].flow].arrived <= need)
+        if (need >= 0 && f->lanes[J->base + p->deps[k].flow].arrived <= need)
             return;
     }
     if (df_consumed(f, li) < u + 1 - p->credit)
         return;
-    const cs_prog_flow_t *fl = &p->flows[li];
+    const cs_prog_flow_t *fl = &p->flows[fi];
     L->op.send = TRUE;
     L->op.send_unit = u;
     L->op.consume = -1;
@@ -414,18 +610,17 @@ static void df_advance(cs_flow_t *f, int li)
 static void df_complete(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
-    const cs_program_t *p = f->prog;
+    const fjob_t *J = &f->jobs[L->job];
+    const cs_program_t *p = J->prog;
     L->sending = FALSE;
-    cs_event_t *ev = cs_evq_alloc(f->q);
-    ev->kind = EV_ARR;
-    ev->a = li;
-    cs_evq_push(f->q, ev, f->now + f->edges[li].lat);
-    L->op_next++;
+    push_arrival(f, EV_ARR, li, L->job, f->now + f->edges[li].lat);
+    op_done(f, li);
     df_advance(f, li);
     /* the units it read may be consumed now: their senders may go on */
-    for (int k = p->dep_off[li]; k < p->dep_off[li + 1]; k++)
+    int fi = li - J->base;
+    for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++)
         if (p->deps[k].lag == 0)
-            df_advance(f, p->deps[k].flow);
+            df_advance(f, J->base + p->deps[k].flow);
 }
 
 static void df_arrive(cs_flow_t *f, int li)
@@ -437,24 +632,22 @@ static void df_arrive(cs_flow_t *f, int li)
         df_advance(f, li);
 }
 
-/* The op in progress is complete: its unit is on its way to the next
- * position, and the input it read is consumed. */
-static void op_complete(cs_flow_t *f, int li)
+/* ---- events ---------------------------------------------------------------- */
+
+/* The rank a lane sends from and to, in its job's numbering (sink). */
+static void lane_ends(cs_flow_t *f, int li, int *from_p, int *to_p)
 {
-    lane_t *L = &f->lanes[li];
-    const edge_t *e = &f->edges[li];
-    L->sending = FALSE;
-    L->wait_tail = FALSE;
-    cs_event_t *ev = cs_evq_alloc(f->q);
-    ev->kind = EV_ARR;
-    ev->a = lane_next(f, li);
-    cs_evq_push(f->q, ev, f->now + e->lat);
-    if (L->op.consume >= 0)
-        L->consumed++;
-    L->op_next++;
-    advance(f, li);
-    if (L->op.consume >= 0)
-        advance(f, lane_prev(f, li));
+    const lane_t *L = &f->lanes[li];
+    const fjob_t *J = &f->jobs[L->job];
+    const cs_program_t *p = J->prog;
+    if (J->df) {
+        const cs_prog_flow_t *fl = &p->flows[li - J->base];
+        *from_p = fl->src;
+        *to_p = fl->kind == CS_FLOW_P2P ? fl->dst : -1;
+    } else {
+        *from_p = cs_program_rank(p, L->ch, L->pos);
+        *to_p = cs_program_rank(p, L->ch, (L->pos + 1) % p->nranks);
+    }
 }
 
 /* A transfer has sent its bytes; with cut-through the op also waits for
@@ -462,19 +655,24 @@ static void op_complete(cs_flow_t *f, int li)
 static void on_fin(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
+    const fjob_t *J = &f->jobs[L->job];
     res_remove(f, li);
-    L->rate = L->old_rate = 0;
+    set_rate(f, li, 0);
     const edge_t *e = &f->edges[li];
-    double c;
-    for (int h = 0; h <= e->nh; h++) {
-        int r = lane_hop_res(f, li, h, &c);
-        f->res_bytes[r] += L->op.bytes * c * L->mult;
+    for (int h = 0; h < e->nh; h++)
+        f->res_bytes[f->hops[e->off + h].res] += L->op.bytes * f->hops[e->off + h].coeff * L->mult;
+    f->res_bytes[L->mem_res] += L->op.bytes * L->op.mem_passes * L->mult;
+    if (f->sink != NULL && f->sink->span != NULL) {
+        int from, to;
+        lane_ends(f, li, &from, &to);
+        f->sink->span(f->sink, L->job, from, L->ch, to, (double)L->t_op / CS_PS_PER_S,
+                      (double)f->now / CS_PS_PER_S, L->op.bytes);
     }
-    if (f->df) {
+    if (J->df) {
         df_complete(f, li);
         return;
     }
-    if (f->cut && L->op.consume >= 0 && L->arrived <= L->op.consume) {
+    if (J->cut && L->op.consume >= 0 && L->arrived <= L->op.consume) {
         L->wait_tail = TRUE;
         return;
     }
@@ -483,7 +681,7 @@ static void on_fin(cs_flow_t *f, int li)
 
 static void on_arrive(cs_flow_t *f, int li)
 {
-    if (f->df) {
+    if (job_of(f, li)->df) {
         df_arrive(f, li);
         return;
     }
@@ -495,7 +693,125 @@ static void on_arrive(cs_flow_t *f, int li)
         advance(f, li);
 }
 
-/* ---- one call ------------------------------------------------------------ */
+/* A call of job j starts (its launch paid): every lane from the top. */
+static void job_start(cs_flow_t *f, int j)
+{
+    fjob_t *J = &f->jobs[j];
+    J->call_start = f->now;
+    J->unfinished = 0;
+    for (int li = J->base; li < J->base + J->nlanes; li++) {
+        lane_t *L = &f->lanes[li];
+        L->op_next = L->arrived = L->headed = L->consumed = 0;
+        L->wait_tail = L->sending = FALSE;
+        J->unfinished += L->nops > 0;
+    }
+    for (int li = J->base; li < J->base + J->nlanes; li++) {
+        if (J->df)
+            df_advance(f, li);
+        else
+            advance(f, li);
+    }
+}
+
+static void push_start(cs_flow_t *f, int j, cs_time_t at)
+{
+    cs_event_t *ev = cs_evq_alloc(f->q);
+    ev->kind = EV_START;
+    ev->a = -1;
+    ev->b = j;
+    cs_evq_push(f->q, ev, at);
+}
+
+/* Job j has nothing left in flight: its call ended now. */
+static void job_check_end(cs_flow_t *f, int j)
+{
+    fjob_t *J = &f->jobs[j];
+    if (J->done || J->unfinished > 0 || J->inflight > 0 || J->call_start < 0)
+        return;
+    if (f->sink != NULL && f->sink->call != NULL)
+        f->sink->call(f->sink, j, J->iter, (double)(J->call_start - J->gap) / CS_PS_PER_S,
+                      (double)f->now / CS_PS_PER_S);
+    J->call_start = -1;
+    if (++J->iter < J->iters) {
+        push_start(f, j, f->now + J->gap);
+        return;
+    }
+    J->done = TRUE;
+    J->end = f->now;
+}
+
+/* Runs the events until nothing is left. */
+static void run_events(cs_flow_t *f)
+{
+    f->now = 0;
+    for (;;) {
+        cs_event_t *ev = cs_evq_peek(f->q);
+        if (ev == NULL || ev->time > f->now) {
+            if (f->ndirty > 0) {
+                recompute(f);
+                continue;
+            }
+            if (f->sink != NULL && f->nchanged > 0)
+                flush_loads(f);
+        }
+        if (ev == NULL)
+            break;
+        cs_evq_pop(f->q);
+        f->now = ev->time;
+        int li = ev->a, j = ev->b;
+        switch (ev->kind) {
+        case EV_FIN:
+            j = f->lanes[li].job;
+            on_fin(f, li);
+            break;
+        case EV_START:
+            cs_evq_release(f->q, ev);
+            job_start(f, j);
+            break;
+        case EV_HEAD:
+            cs_evq_release(f->q, ev);
+            f->jobs[j].inflight--;
+            f->lanes[li].headed++;
+            advance(f, li);
+            break;
+        default:
+            cs_evq_release(f->q, ev);
+            f->jobs[j].inflight--;
+            on_arrive(f, li);
+            break;
+        }
+        job_check_end(f, j);
+    }
+}
+
+/* ---- setting up a run ----------------------------------------------------- */
+
+/* A job's resource index in the shared numbering. */
+static int map_res(const cs_flow_t *f, const fjob_t *J, int r)
+{
+    int nl = J->net->topo->nlinks;
+    if (r < nl)
+        return J->link_map != NULL ? J->link_map[r] : r;
+    int k = r - nl, rank = k / 3;
+    return f->topo->nlinks + 3 * (J->rank_map != NULL ? J->rank_map[rank] : rank) + k % 3;
+}
+
+static int job_mem(const cs_flow_t *f, const fjob_t *J, int rank)
+{
+    return res_mem_of(f, J->rank_map != NULL ? J->rank_map[rank] : rank);
+}
+
+static void edge_from(cs_flow_t *f, const fjob_t *J, const cs_flow_edge_t *eb, double cap, GArray *hops, edge_t *e)
+{
+    e->off = (int)hops->len;
+    e->nh = eb->n;
+    e->lat = (cs_time_t)llround(eb->lat * CS_PS_PER_S);
+    e->cap = cap;
+    for (int h = 0; h < eb->n; h++) {
+        hop_t x = { map_res(f, J, eb->h[h].res), eb->h[h].coeff };
+        g_array_append_val(hops, x);
+    }
+}
 
 /* Whether 'period' consecutive positions (one node, or two where NCCL
  * alternates odd nodes' rings) stand exactly for the whole ring: the ring
@@ -503,9 +819,10 @@ static void on_arrive(cs_flow_t *f, int li)
  * same as the first's (same resources' capacities, coefficients and
  * latency), and no resource is used by edges of two different periods (so
  * no transfer shares a link with another period's). */
-static gboolean fold_exact(const cs_flow_t *f, const edge_t *edges, const hop_t *hops, int nch, int n, int period)
+static gboolean fold_exact(const cs_flow_t *f, const fjob_t *J, const edge_t *edges, const hop_t *hops, int nch,
+                           int n, int period)
 {
-    const cs_program_t *p = f->prog;
+    const cs_program_t *p = J->prog;
     if (p->chain || period < 1 || period >= n || n % period != 0)
         return FALSE;
     g_autofree int *owner = g_new(int, f->nres);
@@ -527,7 +844,7 @@ static gboolean fold_exact(const cs_flow_t *f, const edge_t *edges, const hop_t 
                 owner[x->res] = pos / period;
             }
             /* the sender's memory */
-            int m = res_mem(f, cs_program_rank(p, c, pos));
+            int m = job_mem(f, J, cs_program_rank(p, c, pos));
             if (owner[m] >= 0 && owner[m] != pos / period)
                 return FALSE;
             owner[m] = pos / period;
@@ -536,9 +853,8 @@ static gboolean fold_exact(const cs_flow_t *f, const edge_t *edges, const hop_t 
 }
 
 /* Whether channels a and b are interchangeable over the whole ring. */
-static gboolean same_channel(const cs_flow_t *f, const edge_t *edges, const hop_t *hops, int n, int a, int b)
+static gboolean same_channel(const cs_program_t *p, const edge_t *edges, const hop_t *hops, int n, int a, int b)
 {
-    const cs_program_t *p = f->prog;
     if (p->ch_bytes[a] != p->ch_bytes[b] ||
         memcmp(&p->order[(gsize)a * n], &p->order[(gsize)b * n], sizeof(int) * n) != 0)
         return FALSE;
@@ -553,19 +869,198 @@ static gboolean same_channel(const cs_flow_t *f, const edge_t *edges, const hop_
     return TRUE;
 }
 
-/* Per-resource lane lists, the fair-share scratch arrays and the lanes'
- * finish events: everything the event loop touches, sized before it. */
-static gboolean setup_resources(cs_flow_t *f, const cs_program_t *prog)
+/* A ring or chain program's lanes, appended to 'lanes'/'edges'/'hops'. */
+static gboolean setup_ring(cs_flow_t *f, fjob_t *J, gboolean allow_fold, GArray *lanes, GArray *edges_out,
+                           GArray *hops, GError **err)
 {
-    /* Resource lists sized by the lanes that can use each resource. */
+    const cs_program_t *prog = J->prog;
+    const cs_flow_net_t *net = J->net;
+    int n = prog->nranks, nch = prog->nch;
+    double cap = cs_flow_channel_bw(net, prog->proto);
+    /* Edges of every position, then decide whether one node suffices. */
+    gsize ne = (gsize)nch * n;
+    g_autofree edge_t *edges = g_new0(edge_t, ne);
+    GArray *eh = g_array_new(FALSE, FALSE, sizeof(hop_t));
+    cs_flow_edge_t eb;
+    for (int c = 0; c < nch; c++)
+        for (int pos = 0; pos < n; pos++) {
+            edge_t *e = &edges[(gsize)c * n + pos];
+            e->off = (int)eh->len;
+            e->cap = cap;
+            if (!cs_program_sends(prog, pos))
+                continue;
+            int a = cs_program_rank(prog, c, pos), b = cs_program_rank(prog, c, (pos + 1) % n);
+            if (!cs_flow_build_edge(net, c, a, b, prog->proto, &eb, err)) {
+                g_array_free(eh, TRUE);
+                return FALSE;
+            }
+            edge_from(f, J, &eb, cap, eh, e);
+        }
+    /* Only rings spread over whole nodes can fold. Candidate periods, in
+     * nodes: 1, 2 (NCCL alternates odd nodes' rings), a leaf's nodes and
+     * twice that (the fabric repeats per leaf). */
+    int ppn = net->info->ppn, period = n;
+    if (allow_fold && net->info->nnodes > 1 && n == net->info->nnodes * ppn) {
+        int npl = MAX(1, net->topo->fabric.nodes_per_leaf);
+        const int cand[4] = { 1, 2, npl, 2 * npl };
+        for (int k = 0; k < 4 && period == n; k++)
+            if ((k < 2 || cand[k] > 2) && fold_exact(f, J, edges, (const hop_t *)eh->data, nch, n, cand[k] * ppn))
+                period = cand[k] * ppn;
+    }
+    J->P = period;
+    J->cut = prog->chain && prog->proto != CS_PROTO_SIMPLE;
+    /* Channels with the same ring, bytes and edges (the very same links)
+     * are indistinguishable: their transfers always get the same shares,
+     * so one lane stands for all of them, with their weight on every
+     * resource. Exact; off with a sink (every channel gets its track). */
+    g_autofree int *rep = g_new(int, nch);
+    g_autofree int *mult = g_new0(int, nch);
+    int nrep = 0;
+    for (int c = 0; c < nch; c++) {
+        int k = nrep;
+        if (f->sink == NULL)
+            for (k = 0; k < nrep; k++)
+                if (same_channel(prog, edges, (const hop_t *)eh->data, n, rep[k], c))
+                    break;
+        if (k == nrep)
+            rep[nrep++] = c;
+        mult[k]++;
+    }
+    J->nlanes = nrep * J->P;
+    for (int k = 0; k < nrep; k++)
+        for (int pos = 0; pos < J->P; pos++) {
+            edge_t e = edges[(gsize)rep[k] * n + pos];
+            int off = e.off;
+            e.off = (int)hops->len;
+            g_array_append_vals(hops, (const hop_t *)eh->data + off, e.nh);
+            g_array_append_val(edges_out, e);
+            lane_t L = { 0 };
+            L.job = (int)(J - f->jobs);
+            L.ch = rep[k];
+            L.pos = pos;
+            L.mult = mult[k];
+            L.mem_res = job_mem(f, J, cs_program_rank(prog, rep[k], pos));
+            L.nops = cs_program_nops(prog, rep[k], pos);
+            g_array_append_val(lanes, L);
+        }
+    g_array_free(eh, TRUE);
+    return TRUE;
+}
+
+/* A dataflow program: one lane per flow of every channel (no folding: the
+ * trees are not periodic), its edge from the job's network view. */
+static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, GArray *lanes, GArray *edges, GArray *hops, GError **err)
+{
+    const cs_program_t *prog = J->prog;
+    const cs_flow_net_t *net = J->net;
+    double cap = cs_flow_channel_bw(net, prog->proto);
+    J->df = TRUE;
+    J->cut = FALSE;
+    J->nlanes = prog->nflows;
+    J->P = 1;
+    cs_flow_edge_t eb;
+    for (int c = 0; c < prog->nch; c++)
+        for (int fi = prog->flow_off[c]; fi < prog->flow_off[c + 1]; fi++) {
+            const cs_prog_flow_t *fl = &prog->flows[fi];
+            /* NVLSTree: GPU i's tree leaves through the NIC nearest it */
+            if (!cs_flow_build_flow_edge(net, fl, c, prog->proto, &eb, err))
+                return FALSE;
+            edge_t e;
+            edge_from(f, J, &eb, cap / fl->cap_div, hops, &e);
+            g_array_append_val(edges, e);
+            lane_t L = { 0 };
+            L.job = (int)(J - f->jobs);
+            L.ch = c;
+            L.pos = fi;
+            L.mult = 1;
+            L.mem_res = job_mem(f, J, fl->src);
+            L.nops = cs_program_units(prog, c);
+            g_array_append_val(lanes, L);
+        }
+    return TRUE;
+}
+
+/* Dependency lists of every dataflow job, in global lane indices. */
+static void setup_deps(cs_flow_t *f)
+{
+    f->wake_off = g_new0(int, f->nlanes + 1);
+    f->cons_off = g_new0(int, f->nlanes + 1);
+    int nd = 0;
+    for (int j = 0; j < f->njobs; j++) {
+        const fjob_t *J = &f->jobs[j];
+        if (!J->df)
+            continue;
+        const cs_program_t *p = J->prog;
+        nd += p->dep_off[p->nflows];
+        for (int fi = 0; fi < p->nflows; fi++)
+            for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
+                f->wake_off[J->base + p->deps[k].flow + 1]++;
+                if (p->deps[k].lag == 0)
+                    f->cons_off[J->base + p->deps[k].flow + 1]++;
+            }
+    }
+    for (int li = 0; li < f->nlanes; li++) {
+        f->wake_off[li + 1] += f->wake_off[li];
+        f->cons_off[li + 1] += f->cons_off[li];
+    }
+    f->wake = g_new(int, MAX(1, nd));
+    f->cons = g_new(int, MAX(1, nd));
+    g_autofree int *wf = g_memdup2(f->wake_off, sizeof(int) * (f->nlanes + 1));
+    g_autofree int *cf = g_memdup2(f->cons_off, sizeof(int) * (f->nlanes + 1));
+    for (int j = 0; j < f->njobs; j++) {
+        const fjob_t *J = &f->jobs[j];
+        if (!J->df)
+            continue;
+        const cs_program_t *p = J->prog;
+        for (int fi = 0; fi < p->nflows; fi++)
+            for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
+                int d = J->base + p->deps[k].flow;
+                f->wake[wf[d]++] = J->base + fi;
+                if (p->deps[k].lag == 0)
+                    f->cons[cf[d]++] = J->base + fi;
+            }
+    }
+}
+
+/* The resources each lane shares. A resource whose every possible user
+ * at its ceiling together cannot fill it never saturates: leaving it out
+ * of the fair share changes no rate (exact) and keeps the components of
+ * the sharing small. Then per-resource lane lists, the fair-share scratch
+ * arrays and the lanes' finish events: everything the event loop touches,
+ * sized before it. */
+static void setup_resources(cs_flow_t *f)
+{
+    g_autofree double *demand = g_new0(double, f->nres);
+    for (int li = 0; li < f->nlanes; li++) {
+        const lane_t *L = &f->lanes[li];
+        const edge_t *e = &f->edges[li];
+        const fjob_t *J = &f->jobs[L->job];
+        for (int h = 0; h < e->nh; h++)
+            demand[f->hops[e->off + h].res] += f->hops[e->off + h].coeff * L->mult * e->cap;
+        int mp = J->df ? J->prog->flows[li - J->base].mem_passes : 3;   /* cs_prog_op_t: at most 3 */
+        demand[L->mem_res] += mp * L->mult * e->cap;
+    }
+    GArray *bh = g_array_new(FALSE, FALSE, sizeof(bhop_t));
     f->res_off = g_new0(int, f->nres + 1);
     f->res_len = g_new0(int, f->nres);
     for (int li = 0; li < f->nlanes; li++) {
+        lane_t *L = &f->lanes[li];
         const edge_t *e = &f->edges[li];
-        for (int h = 0; h < e->nh; h++)
-            f->res_off[f->hops[e->off + h].res + 1]++;
-        f->res_off[f->lanes[li].mem_res + 1]++;
+        L->boff = (int)bh->len;
+        for (int h = 0; h <= e->nh; h++) {
+            bhop_t b = h < e->nh ? (bhop_t){ f->hops[e->off + h].res, f->hops[e->off + h].coeff }
+                                 : (bhop_t){ L->mem_res, -1 };
+            if (demand[b.res] <= f->res_cap[b.res])
+                continue;
+            g_array_append_val(bh, b);
+            f->res_off[b.res + 1]++;
+        }
+        L->bn = (int)bh->len - L->boff;
+        L->fin = cs_evq_alloc(f->q);
+        L->fin->kind = EV_FIN;
+        L->fin->a = li;
     }
+    f->bhops = (bhop_t *)g_array_free(bh, FALSE);
     for (int r = 0; r < f->nres; r++)
         f->res_off[r + 1] += f->res_off[r];
     f->res_list = g_new(int, MAX(1, f->res_off[f->nres]));
@@ -578,181 +1073,17 @@ static gboolean setup_resources(cs_flow_t *f, const cs_program_t *prog)
     f->comp_lanes = g_new(int, MAX(1, f->nlanes));
     f->ndirty = 0;
     f->stamp = 0;
-    for (int li = 0; li < f->nlanes; li++) {
-        lane_t *L = &f->lanes[li];
-        L->nops = f->df ? cs_program_units(prog, L->ch) : cs_program_nops(prog, L->ch, L->pos);
-        L->fin = cs_evq_alloc(f->q);
-        L->fin->kind = EV_FIN;
-        L->fin->a = li;
+    if (f->sink != NULL) {
+        f->load = g_new0(double, f->nres);
+        f->load_sent = g_new0(double, f->nres);
+        f->load_mark = g_new0(int, f->nres);
+        f->changed = g_new(int, f->nres);
+        f->nchanged = 0;
     }
     memset(f->res_bytes, 0, sizeof(double) * f->nres);
-    return TRUE;
 }
 
-/* A dataflow program: one lane per flow of every channel (no folding: the
- * trees are not periodic), its edge from the network view. */
-static gboolean setup_dataflow(cs_flow_t *f, const cs_program_t *prog, GError **err)
-{
-    const cs_flow_net_t *net = &f->net;
-    double cap = cs_flow_channel_bw(net, prog->proto);
-    int nics = MAX(1, net->info->nics_used);
-    /* NVLSTree: GPU i's tree leaves through the NIC nearest it */
-    g_autofree int *nic_of = g_new(int, MAX(1, net->info->ppn));
-    for (int i = 0; i < net->info->ppn; i++)
-        nic_of[i] = -1;
-    for (int k = 0; k < nics; k++) {
-        int g = cs_flow_exit_gpu(net, k);
-        if (g >= 0 && g < net->info->ppn && nic_of[g] < 0)
-            nic_of[g] = k;
-    }
-    f->prog = prog;
-    f->df = TRUE;
-    f->cut = FALSE;
-    f->nlanes = prog->nflows;
-    f->P = 1;
-    f->edges = g_new0(edge_t, MAX(1, f->nlanes));
-    f->lanes = g_new0(lane_t, MAX(1, f->nlanes));
-    GArray *hops = g_array_new(FALSE, FALSE, sizeof(hop_t));
-    cs_flow_edge_t eb;
-    for (int c = 0; c < prog->nch; c++)
-        for (int li = prog->flow_off[c]; li < prog->flow_off[c + 1]; li++) {
-            const cs_prog_flow_t *fl = &prog->flows[li];
-            if (fl->kind == CS_FLOW_P2P) {
-                int route = fl->net_local < 0 ? c : nic_of[fl->net_local] >= 0 ? nic_of[fl->net_local]
-                                                                                  : fl->net_local % nics;
-                if (!cs_flow_build_edge(net, route, fl->src, fl->dst, prog->proto, &eb, err)) {
-                    g_array_free(hops, TRUE);
-                    free_call(f);
-                    f->prog = NULL;
-                    f->df = FALSE;
-                    return FALSE;
-                }
-            } else {
-                cs_flow_build_nvls(net, fl->src, fl->kind == CS_FLOW_NVLS_REDUCE, net->info->ppn, prog->proto, &eb);
-            }
-            edge_t *e = &f->edges[li];
-            e->off = (int)hops->len;
-            e->nh = eb.n;
-            e->lat = (cs_time_t)llround(eb.lat * CS_PS_PER_S);
-            e->cap = cap / fl->cap_div;
-            g_array_append_vals(hops, eb.h, eb.n);
-            lane_t *L = &f->lanes[li];
-            L->ch = c;
-            L->pos = li;
-            L->mult = 1;
-            L->mem_res = res_mem(f, fl->src);
-        }
-    f->nhops_total = (int)hops->len;
-    f->hops = (hop_t *)g_array_free(hops, FALSE);
-    /* who waits for each flow's units, and who consumes them */
-    int nd = prog->dep_off[prog->nflows];
-    f->wake_off = g_new0(int, f->nlanes + 1);
-    f->cons_off = g_new0(int, f->nlanes + 1);
-    for (int li = 0; li < f->nlanes; li++)
-        for (int k = prog->dep_off[li]; k < prog->dep_off[li + 1]; k++) {
-            f->wake_off[prog->deps[k].flow + 1]++;
-            if (prog->deps[k].lag == 0)
-                f->cons_off[prog->deps[k].flow + 1]++;
-        }
-    for (int li = 0; li < f->nlanes; li++) {
-        f->wake_off[li + 1] += f->wake_off[li];
-        f->cons_off[li + 1] += f->cons_off[li];
-    }
-    f->wake = g_new(int, MAX(1, nd));
-    f->cons = g_new(int, MAX(1, nd));
-    g_autofree int *wf = g_memdup2(f->wake_off, sizeof(int) * (f->nlanes + 1));
-    g_autofree int *cf = g_memdup2(f->cons_off, sizeof(int) * (f->nlanes + 1));
-    for (int li = 0; li < f->nlanes; li++)
-        for (int k = prog->dep_off[li]; k < prog->dep_off[li + 1]; k++) {
-            int d = prog->deps[k].flow;
-            f->wake[wf[d]++] = li;
-            if (prog->deps[k].lag == 0)
-                f->cons[cf[d]++] = li;
-        }
-    return setup_resources(f, prog);
-}
-
-static gboolean setup_call(cs_flow_t *f, const cs_program_t *prog, gboolean allow_fold, GError **err)
-{
-    if (prog->nflows > 0)
-        return setup_dataflow(f, prog, err);
-    int n = prog->nranks, nch = prog->nch;
-    double cap = cs_flow_channel_bw(&f->net, prog->proto);
-    f->prog = prog;
-    f->df = FALSE;
-    /* Edges of every position, then decide whether one node suffices. */
-    gsize ne = (gsize)nch * n;
-    edge_t *edges = g_new0(edge_t, ne);
-    GArray *hops = g_array_new(FALSE, FALSE, sizeof(hop_t));
-    cs_flow_edge_t eb;
-    for (int c = 0; c < nch; c++)
-        for (int pos = 0; pos < n; pos++) {
-            edge_t *e = &edges[(gsize)c * n + pos];
-            e->off = (int)hops->len;
-            e->cap = cap;
-            if (!cs_program_sends(prog, pos))
-                continue;
-            int a = cs_program_rank(prog, c, pos), b = cs_program_rank(prog, c, (pos + 1) % n);
-            if (!cs_flow_build_edge(&f->net, c, a, b, prog->proto, &eb, err)) {
-                g_free(edges);
-                g_array_free(hops, TRUE);
-                return FALSE;
-            }
-            e->nh = eb.n;
-            e->lat = (cs_time_t)llround(eb.lat * CS_PS_PER_S);
-            g_array_append_vals(hops, eb.h, eb.n);
-        }
-    /* Only rings spread over whole nodes can fold. */
-    /* Only rings spread over whole nodes can fold. Candidate periods, in
-     * nodes: 1, 2 (NCCL alternates odd nodes' rings), a leaf's nodes and
-     * twice that (the fabric repeats per leaf). */
-    int ppn = f->net.info->ppn, period = n;
-    if (allow_fold && f->net.info->nnodes > 1 && n == f->net.info->nnodes * ppn) {
-        int npl = MAX(1, f->net.topo->fabric.nodes_per_leaf);
-        const int cand[4] = { 1, 2, npl, 2 * npl };
-        for (int k = 0; k < 4 && period == n; k++)
-            if ((k < 2 || cand[k] > 2) && fold_exact(f, edges, (const hop_t *)hops->data, nch, n, cand[k] * ppn))
-                period = cand[k] * ppn;
-    }
-    f->P = period;
-    f->cut = prog->chain && prog->proto != CS_PROTO_SIMPLE;
-    /* Channels with the same ring, bytes and edges (the very same links)
-     * are indistinguishable: their transfers always get the same shares,
-     * so one lane stands for all of them, with their weight on every
-     * resource. Exact. */
-    g_autofree int *rep = g_new(int, nch);
-    g_autofree int *mult = g_new0(int, nch);
-    int nrep = 0;
-    for (int c = 0; c < nch; c++) {
-        int k;
-        for (k = 0; k < nrep; k++)
-            if (same_channel(f, edges, (const hop_t *)hops->data, n, rep[k], c))
-                break;
-        if (k == nrep)
-            rep[nrep++] = c;
-        mult[k]++;
-    }
-    f->nlanes = nrep * f->P;
-    f->edges = g_new0(edge_t, MAX(1, f->nlanes));
-    f->lanes = g_new0(lane_t, MAX(1, f->nlanes));
-    for (int k = 0; k < nrep; k++)
-        for (int pos = 0; pos < f->P; pos++) {
-            int li = k * f->P + pos;
-            f->edges[li] = edges[(gsize)rep[k] * n + pos];
-            lane_t *L = &f->lanes[li];
-            L->ch = rep[k];
-            L->pos = pos;
-            L->mult = mult[k];
-            L->mem_res = res_mem(f, cs_program_rank(prog, rep[k], pos));
-        }
-    g_free(edges);
-    f->nhops_total = (int)hops->len;
-    f->hops = (hop_t *)g_array_free(hops, FALSE);
-
-    return setup_resources(f, prog);
-}
-
-static void teardown_call(cs_flow_t *f)
+static void teardown_run(cs_flow_t *f)
 {
     for (int li = 0; li < f->nlanes; li++) {
         cs_evq_cancel(f->q, f->lanes[li].fin);
@@ -761,93 +1092,129 @@ static void teardown_call(cs_flow_t *f)
     cs_event_t *ev;
     while ((ev = cs_evq_pop(f->q)) != NULL)
         cs_evq_release(f->q, ev);
-    free_call(f);
-    f->prog = NULL;
-    f->df = FALSE;
+    free_run(f);
 }
 
-/* Runs the events until nothing is left; the time of the last one is the
- * call's time without launch. */
-static void run_events(cs_flow_t *f)
+/* Builds job j's program and lanes. */
+static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const cs_flow_net_t *net,
+                          gboolean allow_fold, GArray *lanes, GArray *edges, GArray *hops, GError **err)
 {
-    f->now = 0;
-    for (int li = 0; li < f->nlanes; li++) {
-        if (f->df)
-            df_advance(f, li);
-        else
-            advance(f, li);
-    }
-    for (;;) {
-        cs_event_t *ev = cs_evq_peek(f->q);
-        if (f->ndirty > 0 && (ev == NULL || ev->time > f->now)) {
-            recompute(f);
-            continue;
-        }
-        if (ev == NULL)
-            break;
-        cs_evq_pop(f->q);
-        f->now = ev->time;
-        if (ev->kind == EV_FIN) {
-            on_fin(f, ev->a);
-        } else {
-            int li = ev->a, kind = ev->kind;
-            cs_evq_release(f->q, ev);
-            if (kind == EV_HEAD) {
-                f->lanes[li].headed++;
-                advance(f, li);
-            } else {
-                on_arrive(f, li);
-            }
-        }
-    }
-}
-
-gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean allow_fold,
-                          cs_flow_stats_t *stats_p, GError **err)
-{
-    const cs_comm_info_t *info = f->net.info;
+    fjob_t *J = &f->jobs[j];
+    const cs_comm_info_t *info = net->info;
+    const cs_engine_call_t *call = &t->call;
     const cs_decision_t *d = call->decision;
-    double launch = cs_flow_launch(&f->net);
-    cs_flow_stats_t st = { 0 };
+    J->net = net;
+    J->rank_map = t->rank_map;
+    J->link_map = t->link_map;
+    J->base = (int)lanes->len;
+    J->P = 1;
+    J->iters = MAX(1, t->iters);
+    J->start = (cs_time_t)llround(t->start_s * CS_PS_PER_S);
+    J->call_start = -1;
+    double gap = cs_flow_launch(net);
     if (info->nranks <= 1) {
         /* As the analytic engine: one rank copies the buffer. */
-        double mem = f->res_cap[res_mem(f, 0)];
-        st.time_s = launch + 2.0 * (double)call->nccl_bytes / mem;
-        *stats_p = st;
+        gap += 2.0 * (double)call->nccl_bytes / f->res_cap[job_mem(f, J, 0)];
+        J->gap = (cs_time_t)llround(gap * CS_PS_PER_S);
         return TRUE;
     }
     int nics = MAX(1, info->nics_used);
     g_autofree int *exit_local = g_new(int, MAX(1, d->nchannels));
     for (int c = 0; c < d->nchannels; c++)
-        exit_local[c] = info->nnodes > 1 ? cs_flow_exit_gpu(&f->net, c % nics) : -1;
-    g_autoptr(cs_program_t) prog = cs_program_new(info, f->net.coll, d, call->nccl_bytes, f->net.root, exit_local, err);
-    if (prog == NULL) {
+        exit_local[c] = info->nnodes > 1 ? cs_flow_exit_gpu(net, c % nics) : -1;
+    J->prog = cs_program_new(info, net->coll, d, call->nccl_bytes, net->root, exit_local, err);
+    if (J->prog == NULL) {
         g_prefix_error(err, "flow engine: ");
         return FALSE;
     }
-    if (!setup_call(f, prog, allow_fold, err))
+    if (J->prog->nvls)
+        gap += cs_flow_nvls_lat(net);   /* once per call, as the analytic engine */
+    J->gap = (cs_time_t)llround(gap * CS_PS_PER_S);
+    if (J->prog->nflows > 0)
+        return setup_dataflow(f, J, lanes, edges, hops, err);
+    return setup_ring(f, J, allow_fold && f->sink == NULL, lanes, edges, hops, err);
+}
+
+static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_flow_net_t *const *nets, int ntasks,
+                          gboolean allow_fold, double *end_s, cs_flow_stats_t *stats_p, GError **err)
+{
+    f->njobs = ntasks;
+    f->jobs = g_new0(fjob_t, MAX(1, ntasks));
+    GArray *lanes = g_array_new(FALSE, FALSE, sizeof(lane_t));
+    GArray *edges = g_array_new(FALSE, FALSE, sizeof(edge_t));
+    GArray *hops = g_array_new(FALSE, FALSE, sizeof(hop_t));
+    gboolean ok = TRUE;
+    for (int j = 0; j < ntasks && ok; j++)
+        ok = setup_job(f, j, &tasks[j], nets[j], allow_fold && ntasks == 1, lanes, edges, hops, err);
+    f->nlanes = (int)lanes->len;
+    f->lanes = (lane_t *)g_array_free(lanes, FALSE);
+    f->edges = (edge_t *)g_array_free(edges, FALSE);
+    f->hops = (hop_t *)g_array_free(hops, FALSE);
+    if (!ok) {
+        free_run(f);
         return FALSE;
+    }
+    setup_deps(f);
+    setup_resources(f);
     guint64 ev0 = cs_evq_popped(f->q);
     f->recomputes = 0;
+    for (int j = 0; j < ntasks; j++)
+        push_start(f, j, f->jobs[j].start + f->jobs[j].gap);
     run_events(f);
-    st.time_s = launch + (double)f->now / CS_PS_PER_S;
+    if (f->sink != NULL && f->sink->end != NULL)
+        f->sink->end(f->sink, (double)f->now / CS_PS_PER_S);
+    f->last_end = f->now;
+    cs_flow_stats_t st = { 0 };
     st.events = cs_evq_popped(f->q) - ev0;
     st.recomputes = f->recomputes;
     st.lanes = f->nlanes;
-    st.folded = !f->df && f->P != prog->nranks;
-    st.dataflow = f->df;
-    if (prog->nvls)
-        st.time_s += cs_flow_nvls_lat(&f->net);   /* once per call, as the analytic engine */
     gboolean done = TRUE;
-    for (int li = 0; li < f->nlanes; li++)
-        done &= f->lanes[li].op_next == f->lanes[li].nops;
-    teardown_call(f);
+    for (int j = 0; j < ntasks; j++) {
+        const fjob_t *J = &f->jobs[j];
+        done &= J->done;
+        if (end_s != NULL)
+            end_s[j] = (double)J->end / CS_PS_PER_S;
+        if (j == 0) {
+            st.time_s = (double)(J->end - J->start) / CS_PS_PER_S;
+            st.folded = J->prog != NULL && !J->df && J->P != J->prog->nranks;
+            st.dataflow = J->df;
+        }
+    }
+    teardown_run(f);
     if (!done) {
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "flow engine: the program deadlocked");
         return FALSE;
     }
-    *stats_p = st;
+    if (stats_p != NULL)
+        *stats_p = st;
     return TRUE;
+}
+
+gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean allow_fold,
+                          cs_flow_stats_t *stats_p, GError **err)
+{
+    g_return_val_if_fail(f->has_net, FALSE);
+    cs_engine_task_t t = { .call = *call, .iters = 1 };
+    const cs_flow_net_t *net = &f->net;
+    return run_tasks(f, &t, &net, 1, allow_fold, NULL, stats_p, err);
+}
+
+gboolean cs_flow_run(cs_flow_t *f, const cs_engine_task_t *tasks, int ntasks, double *end_s,
+                     cs_flow_stats_t *stats_p, GError **err)
+{
+    g_autofree cs_flow_net_t *nets = g_new0(cs_flow_net_t, MAX(1, ntasks));
+    g_autofree const cs_flow_net_t **np = g_new0(const cs_flow_net_t *, MAX(1, ntasks));
+    int built = 0;
+    gboolean ok = TRUE;
+    for (int j = 0; j < ntasks && ok; j++, built++) {
+        ok = cs_flow_net_init(&nets[j], &tasks[j].job, err);
+        np[j] = &nets[j];
+    }
+    if (ok)
+        ok = run_tasks(f, tasks, np, ntasks, FALSE, end_s, stats_p, err);
+    for (int j = 0; j < built; j++)
+        cs_flow_net_clear(&nets[j]);
+    return ok;
 }
 
 /* ---- engine ops --------------------------------------------------------- */
@@ -857,6 +1224,7 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
     cs_flow_t *f = cs_flow_new(job, err);
     if (f == NULL)
         return FALSE;
+    f->sink = job->sink;
     *state_p = f;
     return TRUE;
 }
@@ -864,6 +1232,7 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
 static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                              double time_s[2], GError **err)
 {
+    (void)job;
     cs_flow_stats_t st;
     if (!cs_flow_simulate(state, call, TRUE, &st, err))
         return FALSE;
@@ -877,6 +1246,22 @@ static void flow_close(void *state)
     cs_flow_free(state);
 }
 
+static cs_link_stats_t *flow_link_stats(void *state)
+{
+    return cs_flow_link_stats(state);
+}
+
+static gboolean flow_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err)
+{
+    g_autoptr(cs_flow_t) f = cs_flow_new_shared(m->topo, m->params);
+    f->sink = m->sink;
+    if (!cs_flow_run(f, m->tasks, m->ntasks, end_s, NULL, err))
+        return FALSE;
+    if (stats_p != NULL)
+        *stats_p = cs_flow_link_stats(f);
+    return TRUE;
+}
+
 const cs_engine_ops_t cs_engine_flow = {
     .name = "flow",
     .description = "rank programs executed as transfers with max-min fair link sharing, "
@@ -884,4 +1269,7 @@ const cs_engine_ops_t cs_engine_flow = {
     .open = flow_open,
     .predict = flow_predict,
     .close = flow_close,
+    .timeline = TRUE,
+    .link_stats = flow_link_stats,
+    .run_jobs = flow_run_jobs,
 };

@@ -10,7 +10,8 @@ extern const cs_engine_ops_t cs_engine_simgrid;
 
 typedef struct {
     double time_s;           /* the call's time, launch included */
-    int lanes;               /* (channel, position) pairs, one actor each */
+    int lanes;               /* ring lanes ((channel, position) pairs) or
+                              * dataflow flows, one actor each */
     int links;               /* SimGrid links in the generated platform */
     double quant_err;        /* worst relative error of a link coefficient
                               * approximated by an integer multiplicity (0 =

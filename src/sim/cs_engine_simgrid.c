@@ -1,8 +1,9 @@
 /* The SimGrid engine: executes the same rank programs as the flow engine
- * (cs_program.h) as SimGrid actors, one per (channel, position), on a
- * platform generated from the topology, so that SimGrid's own max-min
- * solver (network model CM02, factors 1) cross-checks the flow engine's
- * bandwidth sharing. Resources, coefficients, ceilings and per-step costs
+ * (cs_program.h) as SimGrid actors, one per (channel, position) of a ring
+ * or chain and one per flow of a dataflow program (Tree, NVLS, NVLSTree
+ * all-reduce), on a platform generated from the topology, so that
+ * SimGrid's own max-min solver (network model CM02, factors 1)
+ * cross-checks the flow engine's bandwidth sharing. Resources, coefficients, ceilings and per-step costs
  * are the flow engine's (cs_engine_flow.c, docs/model-flow.md); the mapping
  * onto SimGrid is in docs/model-simgrid.md.
  *
@@ -63,40 +64,72 @@ static void ctx_free(ctx_t *c)
 
 /* ---- the platform ------------------------------------------------------ */
 
-/* Notices (a unit's first or last bytes) on their way to the next
- * position: each is due the edge's latency after it was posted, so they
- * are due in the order posted. */
+/* Notices (a unit's first or last bytes) on their way to the receiver:
+ * each is due the edge's latency after it was posted, so they are due in
+ * the order posted. */
 typedef struct {
     sg_sem_t posted;                 /* notices posted, not yet delivered */
     double *due;                     /* ring of len delivery times */
-    int len, head, tail;
+    int len, head, tail, n;
 } notice_q_t;
 
-/* One lane = one (channel, position) pair; it sends its units over its
- * edge and consumes the previous position's. */
+enum { NOTICE_LAST = 0, NOTICE_FIRST = 1, NOTICE_FLOW = 2 };
+
+/* A route: one source host whose route to the sink carries one owner's
+ * transfers (a ring lane's with one memory-pass count, or a dataflow
+ * flow's): the owner's ceiling link, its edge's links, the sender's
+ * memory. */
+typedef struct {
+    int owner;                       /* lane or flow: its edge and ceiling */
+    int mem_res;                     /* the sender's memory */
+    int mem_passes;                  /* coefficient there; 0: not crossed (NVLS) */
+    sg_host_t host;
+} route_t;
+
+/* One lane = one (channel, position) pair of a ring or chain; it sends
+ * its units over its edge and consumes the previous position's. */
 typedef struct {
     int ch, pos, next, prev, rank;
     gboolean sends;
     gint64 nops, nsends;
     unsigned mclasses;               /* bit m: some send has mem_passes m */
-    int mult[MPASS_MAX + 1][CS_FLOW_HMAX + 1];  /* link multiplicity of each hop per class */
-    sg_host_t src[MPASS_MAX + 1];    /* the class's source host */
+    int route[MPASS_MAX + 1];        /* the class's route */
     sg_sem_t credit;                 /* sends it may still start (receiver's free slots) */
     sg_sem_t arrived;                /* units of the previous position delivered, unconsumed */
     sg_sem_t headed;                 /* ... whose first bytes were delivered (cut-through) */
-    notice_q_t q[2];                 /* 0: last bytes sent, 1: first bytes sent */
+    notice_q_t q[2];                 /* NOTICE_LAST: last bytes sent, NOTICE_FIRST: first bytes sent */
     gint64 done_ops;
 } lane_t;
+
+/* One flow of a dataflow program (cs_prog_flow_t). */
+typedef struct {
+    int ch;
+    gint64 nunits, sent;
+    double share;                    /* of each unit's bytes */
+    int route;
+    sg_sem_t self_slot;              /* nothing consumes its units: slots freed on arrival */
+    notice_q_t q;                    /* NOTICE_FLOW: units sent, not yet arrived */
+} dflow_t;
 
 typedef struct {
     const ctx_t *ctx;
     const cs_program_t *prog;
-    int nlanes;
+    int nowners;                     /* lanes (rings, chains) or flows (dataflow) */
+    cs_flow_edge_t *edges;           /* per owner; memory excluded */
+    double *cap;                     /* per owner: payload ceiling of one transfer (one CTA), bytes/s */
+    GArray *routes;                  /* route_t, grouped by owner */
+    /* rings and chains */
     lane_t *lanes;
-    cs_flow_edge_t *edges;                   /* per lane; mem excluded */
-    double *res_bw;                  /* SimGrid link bandwidth per resource, 0 = unused */
-    double cta;                      /* per-transfer ceiling, bytes/s */
     gboolean cut;                    /* LL/LL128 chains: forward on first bytes */
+    /* dataflow programs: per dependency k (prog->deps[k]) of flow i on
+     * flow d, 'arr[k]' counts d's arrived units not yet taken by i, and
+     * for lag 0, 'slot[k]' the units d may still send before i has sent
+     * its own (initially credit). 'wake' lists per flow the dependencies
+     * naming it, 'cons' those with lag 0 (its consumers' slots). */
+    dflow_t *flows;
+    sg_sem_t *arr, *slot;
+    int *wake_off, *wake, *cons_off, *cons;
+    double *res_bw;                  /* SimGrid link bandwidth per resource, 0 = unused */
     sg_host_t sink;
     double quant_err;
     int nlinks;
@@ -116,6 +149,31 @@ static void resource_name(const ctx_t *c, int r, char *buf, gsize len)
     int k = r - t->nlinks;
     static const char *const what[3] = { "nvlink-out", "nvlink-in", "mem" };
     g_snprintf(buf, len, "%s.%s", cs_topo_rank_dev(t, k / 3)->name, what[k % 3]);
+}
+
+static int add_route(sim_t *s, int owner, int mem_res, int mem_passes)
+{
+    route_t r = { owner, mem_res, mem_passes, NULL };
+    g_array_append_val(s->routes, r);
+    return (int)s->routes->len - 1;
+}
+
+/* Hop h of a route: the edge's hops, then the sender's memory (when
+ * crossed). Returns FALSE past the last. */
+static gboolean route_hop(const sim_t *s, const route_t *rt, int h, int *res_p, double *coeff_p)
+{
+    const cs_flow_edge_t *e = &s->edges[rt->owner];
+    if (h < e->n) {
+        *res_p = e->h[h].res;
+        *coeff_p = e->h[h].coeff;
+        return TRUE;
+    }
+    if (h == e->n && rt->mem_passes > 0) {
+        *res_p = rt->mem_res;
+        *coeff_p = rt->mem_passes;
+        return TRUE;
+    }
+    return FALSE;
 }
 
 typedef struct {
@@ -142,16 +200,11 @@ static void choose_multiplicities(sim_t *s, double *base_p, int *q_p)
 {
     const ctx_t *c = s->ctx;
     GArray *uses = g_array_new(FALSE, FALSE, sizeof(use_t));
-    for (int li = 0; li < s->nlanes; li++) {
-        const lane_t *L = &s->lanes[li];
-        const cs_flow_edge_t *e = &s->edges[li];
-        for (int m = 1; m <= MPASS_MAX; m++) {
-            if (!(L->mclasses & (1u << m)))
-                continue;
-            for (int h = 0; h < e->n; h++)
-                g_array_append_val(uses, ((use_t){ e->h[h].res, e->h[h].coeff }));
-            g_array_append_val(uses, ((use_t){ cs_flow_res_mem(c, L->rank), (double)m }));
-        }
+    for (guint i = 0; i < s->routes->len; i++) {
+        const route_t *rt = &g_array_index(s->routes, route_t, i);
+        use_t u;
+        for (int h = 0; route_hop(s, rt, h, &u.res, &u.coeff); h++)
+            g_array_append_val(uses, u);
     }
     g_array_sort(uses, use_cmp);
     for (guint i = 0; i < uses->len;) {
@@ -193,10 +246,10 @@ static int multiplicity(double coeff, double base, int q)
     return MAX(1, (int)lround(coeff * q / base));
 }
 
-/* Writes the platform: one host per (lane, memory-pass class) as the
- * source, one sink host, a link per used resource (and per lane for the
- * one-CTA ceiling), one route per class. Latencies are 0: steps pay their
- * latency after the data is sent (see the delivery actor). */
+/* Writes the platform: one source host per route, one sink host, a link
+ * per used resource and per owner (its one-CTA ceiling), the routes.
+ * Latencies are 0: transfers pay their latency after the data is sent
+ * (see the delivery actor). */
 static char *platform_xml(sim_t *s)
 {
     const ctx_t *c = s->ctx;
@@ -208,10 +261,10 @@ static char *platform_xml(sim_t *s)
                               "<platform version=\"4.1\">\n<zone id=\"collsim\" routing=\"Full\">\n"
                               "  <host id=\"sink\" speed=\"1f\"/>\n");
     char name[256];
-    for (int li = 0; li < s->nlanes; li++)
-        for (int m = 1; m <= MPASS_MAX; m++)
-            if (s->lanes[li].mclasses & (1u << m))
-                g_string_append_printf(x, "  <host id=\"c%d.m%d\" speed=\"1f\"/>\n", li, m);
+    const route_t *routes = (const route_t *)s->routes->data;
+    int nroutes = (int)s->routes->len;
+    for (int i = 0; i < nroutes; i++)
+        g_string_append_printf(x, "  <host id=\"h%d\" speed=\"1f\"/>\n", i);
     for (int r = 0; r < c->nres; r++) {
         if (s->res_bw[r] <= 0)
             continue;
@@ -221,31 +274,27 @@ static char *platform_xml(sim_t *s)
                                s->res_bw[r], esc);
         s->nlinks++;
     }
-    gboolean cta = isfinite(s->cta) && s->cta > 0;
-    for (int li = 0; li < s->nlanes && cta; li++)
-        if (s->lanes[li].mclasses != 0) {
-            g_string_append_printf(x, "  <link id=\"cta%d\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", li, s->cta);
+    for (int i = 0; i < nroutes; i++) {
+        int o = routes[i].owner;
+        if ((i == 0 || routes[i - 1].owner != o) && isfinite(s->cap[o]) && s->cap[o] > 0) {
+            g_string_append_printf(x, "  <link id=\"cta%d\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", o,
+                                   s->cap[o]);
             s->nlinks++;
         }
-    for (int li = 0; li < s->nlanes; li++) {
-        lane_t *L = &s->lanes[li];
-        const cs_flow_edge_t *e = &s->edges[li];
-        for (int m = 1; m <= MPASS_MAX; m++) {
-            if (!(L->mclasses & (1u << m)))
-                continue;
-            g_string_append_printf(x, "  <route src=\"c%d.m%d\" dst=\"sink\" symmetrical=\"NO\">", li, m);
-            if (cta)
-                g_string_append_printf(x, "<link_ctn id=\"cta%d\"/>", li);
-            for (int h = 0; h <= e->n; h++) {
-                int r = h < e->n ? e->h[h].res : cs_flow_res_mem(c, L->rank);
-                double coeff = h < e->n ? e->h[h].coeff : m;
-                int k = multiplicity(coeff, base[r], q[r]);
-                L->mult[m][h] = k;
-                for (int i = 0; i < k; i++)
-                    g_string_append_printf(x, "<link_ctn id=\"r%d\"/>", r);
-            }
-            g_string_append(x, "</route>\n");
+    }
+    for (int i = 0; i < nroutes; i++) {
+        const route_t *rt = &routes[i];
+        g_string_append_printf(x, "  <route src=\"h%d\" dst=\"sink\" symmetrical=\"NO\">", i);
+        if (isfinite(s->cap[rt->owner]) && s->cap[rt->owner] > 0)
+            g_string_append_printf(x, "<link_ctn id=\"cta%d\"/>", rt->owner);
+        int r;
+        double coeff;
+        for (int h = 0; route_hop(s, rt, h, &r, &coeff); h++) {
+            int k = multiplicity(coeff, base[r], q[r]);
+            for (int j = 0; j < k; j++)
+                g_string_append_printf(x, "<link_ctn id=\"r%d\"/>", r);
         }
+        g_string_append(x, "</route>\n");
     }
     g_string_append(x, "</zone>\n</platform>\n");
     return g_string_free(x, FALSE);
@@ -253,22 +302,39 @@ static char *platform_xml(sim_t *s)
 
 /* ---- actors --------------------------------------------------------- */
 
-static sg_sem_t notice_target(const sim_t *s, const lane_t *L, int which)
+static notice_q_t *notice_queue(sim_t *s, int owner, int which)
 {
-    const lane_t *N = &s->lanes[L->next];
-    return which == 0 ? N->arrived : N->headed;
+    return which == NOTICE_FLOW ? &s->flows[owner].q : &s->lanes[owner].q[which];
 }
 
-/* Posts a notice to the next position, due 'lat' from now. */
-static void notify(sim_t *s, lane_t *L, int which, double lat)
+/* A notice is due: a ring lane's unit (or its first bytes) reached the
+ * next position; a flow's unit reached its receiver, which wakes the
+ * flows depending on it and, when nothing consumes it, frees its slot. */
+static void deliver(sim_t *s, int owner, int which)
 {
-    if (lat <= 0) {
-        sg_sem_release(notice_target(s, L, which));
+    if (which != NOTICE_FLOW) {
+        const lane_t *N = &s->lanes[s->lanes[owner].next];
+        sg_sem_release(which == NOTICE_LAST ? N->arrived : N->headed);
         return;
     }
-    notice_q_t *q = &L->q[which];
+    for (int k = s->wake_off[owner]; k < s->wake_off[owner + 1]; k++)
+        sg_sem_release(s->arr[s->wake[k]]);
+    if (s->flows[owner].self_slot != NULL)
+        sg_sem_release(s->flows[owner].self_slot);
+}
+
+/* Posts a notice, due 'lat' from now. */
+static void notify(sim_t *s, int owner, int which, double lat)
+{
+    if (lat <= 0) {
+        deliver(s, owner, which);
+        return;
+    }
+    notice_q_t *q = notice_queue(s, owner, which);
+    g_assert(q->n < q->len);   /* at most 'credit' units are in flight */
     q->due[q->tail] = simgrid_get_clock() + lat;
     q->tail = (q->tail + 1) % q->len;
+    q->n++;
     sg_sem_release(q->posted);
 }
 
@@ -295,11 +361,11 @@ static void lane_actor(int argc, char **argv)
         if (op.send) {
             sg_sem_acquire(L->credit);
             if (s->cut)
-                notify(s, L, 1, lat);
-            sg_host_sendto(L->src[op.mem_passes], s->sink, op.bytes);
+                notify(s, li, NOTICE_FIRST, lat);
+            sg_host_sendto(g_array_index(s->routes, route_t, L->route[op.mem_passes]).host, s->sink, op.bytes);
             if (cut && op.consume >= 0)
                 sg_sem_acquire(L->arrived);   /* cannot forward what has not come */
-            notify(s, L, 0, lat);
+            notify(s, li, NOTICE_LAST, lat);
         }
         if (op.consume >= 0)
             sg_sem_release(s->lanes[L->prev].credit);
@@ -307,21 +373,56 @@ static void lane_actor(int argc, char **argv)
     }
 }
 
-/* Delivers one kind of a lane's notices to the next position when due. */
+/* A flow of a dataflow program sends its units in order (cs_program.h):
+ * unit u waits for unit u - lag of each dependency to have arrived and for
+ * its receiver to have consumed unit u - credit (a slot from every flow
+ * consuming its units, or from its own arrivals when none does), then
+ * moves share x the unit's bytes through SimGrid's network; it arrives the
+ * edge's latency after its last byte left. Once sent, the units it read
+ * with lag 0 are consumed by it: their senders get a slot back. */
+static void flow_actor(int argc, char **argv)
+{
+    g_assert(argc == 2);
+    sim_t *s = sim_g;
+    const cs_program_t *p = s->prog;
+    int fi = atoi(argv[1]);
+    dflow_t *F = &s->flows[fi];
+    sg_host_t host = g_array_index(s->routes, route_t, F->route).host;
+    double lat = s->edges[fi].lat;
+    int d0 = p->dep_off[fi], d1 = p->dep_off[fi + 1];
+    for (gint64 u = 0; u < F->nunits; u++) {
+        for (int k = d0; k < d1; k++)
+            if (u >= p->deps[k].lag)
+                sg_sem_acquire(s->arr[k]);
+        if (F->self_slot != NULL)
+            sg_sem_acquire(F->self_slot);
+        for (int k = s->cons_off[fi]; k < s->cons_off[fi + 1]; k++)
+            sg_sem_acquire(s->slot[s->cons[k]]);
+        sg_host_sendto(host, s->sink, cs_program_unit_bytes(p, F->ch, u) * F->share);
+        notify(s, fi, NOTICE_FLOW, lat);
+        for (int k = d0; k < d1; k++)
+            if (p->deps[k].lag == 0)
+                sg_sem_release(s->slot[k]);
+        F->sent++;
+    }
+}
+
+/* Delivers one kind of an owner's notices when due. */
 static void delivery_actor(int argc, char **argv)
 {
     g_assert(argc == 3);
     sim_t *s = sim_g;
-    lane_t *L = &s->lanes[atoi(argv[1])];
-    int which = atoi(argv[2]);
-    notice_q_t *q = &L->q[which];
-    for (gint64 k = 0; k < L->nsends; k++) {
+    int owner = atoi(argv[1]), which = atoi(argv[2]);
+    notice_q_t *q = notice_queue(s, owner, which);
+    gint64 count = which == NOTICE_FLOW ? s->flows[owner].nunits : s->lanes[owner].nsends;
+    for (gint64 k = 0; k < count; k++) {
         sg_sem_acquire(q->posted);
         double t = q->due[q->head];
         q->head = (q->head + 1) % q->len;
+        q->n--;
         if (t > simgrid_get_clock())
             sg_actor_sleep_until(t);
-        sg_sem_release(notice_target(s, L, which));
+        deliver(s, owner, which);
     }
 }
 
@@ -335,15 +436,25 @@ typedef struct {
     char msg[512];
 } reply_t;
 
+static void notice_q_init(notice_q_t *q, int len)
+{
+    q->len = len;
+    q->due = g_new0(double, len);
+}
+
 static gboolean setup_lanes(sim_t *s, GError **err)
 {
     const ctx_t *c = s->ctx;
     const cs_program_t *p = s->prog;
     int n = p->nranks;
-    s->nlanes = p->nch * n;
-    s->lanes = g_new0(lane_t, s->nlanes);
-    s->edges = g_new0(cs_flow_edge_t, s->nlanes);
-    s->res_bw = g_new0(double, c->nres);
+    double cap = cs_flow_channel_bw(c, p->proto);
+    s->nowners = p->nch * n;
+    s->lanes = g_new0(lane_t, s->nowners);
+    s->edges = g_new0(cs_flow_edge_t, s->nowners);
+    s->cap = g_new(double, s->nowners);
+    /* As the flow engine: LL and LL128 chains forward each line as soon
+     * as its flag is seen. */
+    s->cut = p->chain && p->proto != CS_PROTO_SIMPLE;
     for (int ch = 0; ch < p->nch; ch++)
         for (int pos = 0; pos < n; pos++) {
             int li = ch * n + pos;
@@ -355,6 +466,7 @@ static gboolean setup_lanes(sim_t *s, GError **err)
             L->rank = cs_program_rank(p, ch, pos);
             L->sends = cs_program_sends(p, pos);
             L->nops = cs_program_nops(p, ch, pos);
+            s->cap[li] = cap;
             if (L->sends) {
                 int b = cs_program_rank(p, ch, (pos + 1) % n);
                 if (!cs_flow_build_edge(c, ch, L->rank, b, p->proto, &s->edges[li], err))
@@ -379,11 +491,139 @@ static gboolean setup_lanes(sim_t *s, GError **err)
                     return FALSE;
                 }
             }
-            for (int w = 0; w < 2; w++) {
-                L->q[w].len = p->credit + 2;
-                L->q[w].due = g_new0(double, L->q[w].len);
-            }
+            for (int m = 1; m <= MPASS_MAX; m++)
+                L->route[m] = L->mclasses & (1u << m) ? add_route(s, li, cs_flow_res_mem(c, L->rank), m) : -1;
+            for (int w = 0; w < 2; w++)
+                notice_q_init(&L->q[w], p->credit + 2);
         }
+    return TRUE;
+}
+
+/* Counting sort of the dependencies by the flow they name: per flow, the
+ * dependencies on it (all, or with lag 0 only). */
+static void deps_by_target(const cs_program_t *p, gboolean lag0, int **off_p, int **list_p)
+{
+    int nf = p->nflows, nd = p->dep_off[nf];
+    int *off = g_new0(int, nf + 1);
+    for (int k = 0; k < nd; k++)
+        if (!lag0 || p->deps[k].lag == 0)
+            off[p->deps[k].flow + 1]++;
+    for (int i = 0; i < nf; i++)
+        off[i + 1] += off[i];
+    int *list = g_new(int, MAX(1, off[nf]));
+    g_autofree int *fill = g_memdup2(off, sizeof(int) * (nf + 1));
+    for (int k = 0; k < nd; k++)
+        if (!lag0 || p->deps[k].lag == 0)
+            list[fill[p->deps[k].flow]++] = k;
+    *off_p = off;
+    *list_p = list;
+}
+
+/* A dataflow program (Tree, NVLS, NVLSTree all-reduce): one owner per
+ * flow, its edge and ceiling as the flow engine builds them. */
+static gboolean setup_flows(sim_t *s, GError **err)
+{
+    const ctx_t *c = s->ctx;
+    const cs_program_t *p = s->prog;
+    double cap = cs_flow_channel_bw(c, p->proto);
+    s->nowners = p->nflows;
+    s->flows = g_new0(dflow_t, s->nowners);
+    s->edges = g_new0(cs_flow_edge_t, s->nowners);
+    s->cap = g_new(double, s->nowners);
+    for (int ch = 0; ch < p->nch; ch++)
+        for (int fi = p->flow_off[ch]; fi < p->flow_off[ch + 1]; fi++) {
+            const cs_prog_flow_t *fl = &p->flows[fi];
+            dflow_t *F = &s->flows[fi];
+            if (fl->mem_passes < 0 || fl->mem_passes > MPASS_MAX) {
+                g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                            "simgrid engine: %d memory passes per unit not supported", fl->mem_passes);
+                return FALSE;
+            }
+            if (!cs_flow_build_flow_edge(c, fl, ch, p->proto, &s->edges[fi], err))
+                return FALSE;
+            s->cap[fi] = cap / fl->cap_div;
+            F->ch = ch;
+            F->nunits = cs_program_units(p, ch);
+            F->share = fl->share;
+            F->route = add_route(s, fi, cs_flow_res_mem(c, fl->src), fl->mem_passes);
+            notice_q_init(&F->q, p->credit + 2);
+        }
+    deps_by_target(p, FALSE, &s->wake_off, &s->wake);
+    deps_by_target(p, TRUE, &s->cons_off, &s->cons);
+    return TRUE;
+}
+
+/* The SimGrid objects of a dataflow program and its actors. */
+static void start_flows(sim_t *s)
+{
+    const cs_program_t *p = s->prog;
+    int nd = p->dep_off[p->nflows];
+    s->arr = g_new0(sg_sem_t, MAX(1, nd));
+    s->slot = g_new0(sg_sem_t, MAX(1, nd));
+    for (int k = 0; k < nd; k++) {
+        s->arr[k] = sg_sem_init(0);
+        if (p->deps[k].lag == 0)
+            s->slot[k] = sg_sem_init(p->credit);
+    }
+    char name[64], arg[32], which[8];
+    g_snprintf(which, sizeof which, "%d", NOTICE_FLOW);
+    for (int fi = 0; fi < p->nflows; fi++) {
+        dflow_t *F = &s->flows[fi];
+        if (s->cons_off[fi] == s->cons_off[fi + 1])
+            F->self_slot = sg_sem_init(p->credit);
+        F->q.posted = sg_sem_init(0);
+        g_snprintf(arg, sizeof arg, "%d", fi);
+        g_snprintf(name, sizeof name, "flow%d", fi);
+        const char *av[] = { "flow", arg, NULL };
+        sg_actor_create(name, s->sink, flow_actor, 2, (char *const *)av);
+        if (F->nunits > 0 && s->edges[fi].lat > 0) {
+            const char *dv[] = { "deliver", arg, which, NULL };
+            g_snprintf(name, sizeof name, "deliver-flow%d", fi);
+            sg_actor_create(name, s->sink, delivery_actor, 3, (char *const *)dv);
+        }
+    }
+}
+
+/* The SimGrid objects of a ring or chain program and its actors. */
+static void start_lanes(sim_t *s)
+{
+    char name[64], arg[32];
+    for (int li = 0; li < s->nowners; li++) {
+        lane_t *L = &s->lanes[li];
+        L->credit = sg_sem_init(s->prog->credit);
+        L->arrived = sg_sem_init(0);
+        L->headed = sg_sem_init(0);
+        L->q[0].posted = sg_sem_init(0);
+        L->q[1].posted = sg_sem_init(0);
+        g_snprintf(arg, sizeof arg, "%d", li);
+        g_snprintf(name, sizeof name, "lane%d", li);
+        const char *av[] = { "lane", arg, NULL };
+        sg_actor_create(name, s->sink, lane_actor, 2, (char *const *)av);
+        for (int w = 0; w < (s->cut ? 2 : 1) && L->nsends > 0 && s->edges[li].lat > 0; w++) {
+            const char *dv[] = { "deliver", arg, w == 0 ? "0" : "1", NULL };
+            g_snprintf(name, sizeof name, "deliver%d.%d", li, w);
+            sg_actor_create(name, s->sink, delivery_actor, 3, (char *const *)dv);
+        }
+    }
+}
+
+/* Whether every owner ran its whole program. */
+static gboolean check_done(const sim_t *s, GError **err)
+{
+    for (int i = 0; i < s->nowners; i++) {
+        gboolean done = s->flows != NULL ? s->flows[i].sent == s->flows[i].nunits
+                                         : s->lanes[i].done_ops == s->lanes[i].nops;
+        if (done)
+            continue;
+        if (s->flows != NULL)
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                        "simgrid engine: the program deadlocked (channel %d flow %d)", s->flows[i].ch, i);
+        else
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                        "simgrid engine: the program deadlocked (channel %d position %d)", s->lanes[i].ch,
+                        s->lanes[i].pos);
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -422,31 +662,23 @@ static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const ch
                           GError **err)
 {
     const cs_decision_t *d = call->decision;
-    /* The rank programs' shapes (cs_program_new refuses the others with
-     * the flow engine's name in its message). */
-    if (!(d->algo == CS_ALGO_RING || (d->algo == CS_ALGO_TREE && c->coll != CS_COLL_ALLREDUCE))) {
-        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                    "%s %s is not modelled by the simgrid engine (rings and chains only); "
-                    "use --model analytic or restrict NCCL_ALGO to Ring",
-                    cs_algo_name(d->algo), cs_coll_name(c->coll));
-        return FALSE;
-    }
     int nics = MAX(1, c->info->nics_used);
     g_autofree int *exit_local = g_new(int, MAX(1, d->nchannels));
     for (int ch = 0; ch < d->nchannels; ch++)
         exit_local[ch] = c->info->nnodes > 1 ? cs_flow_exit_gpu(c, ch % nics) : -1;
     cs_program_t *prog = cs_program_new(c->info, c->coll, d, call->nccl_bytes, c->root, exit_local, err);
-    if (prog == NULL)
+    if (prog == NULL) {
+        g_prefix_error(err, "simgrid engine: ");
         return FALSE;
+    }
+    /* The child exits when done: nothing below is freed. */
     sim_t *s = g_new0(sim_t, 1);
     s->ctx = c;
     s->prog = prog;
-    s->cta = cs_flow_channel_bw(c, prog->proto);
-    /* As the flow engine: LL and LL128 chains forward each line as soon
-     * as its flag is seen. */
-    s->cut = prog->chain && prog->proto != CS_PROTO_SIMPLE;
-    if (!setup_lanes(s, err))
-        return FALSE;   /* the child exits: nothing to free */
+    s->routes = g_array_new(FALSE, FALSE, sizeof(route_t));
+    s->res_bw = g_new0(double, c->nres);
+    if (!(prog->nflows > 0 ? setup_flows(s, err) : setup_lanes(s, err)))
+        return FALSE;
     g_autofree char *xml = platform_xml(s);
     g_autofree char *path = NULL;
     if (platform_path != NULL) {
@@ -468,39 +700,22 @@ static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const ch
         unlink(path);
     s->sink = sg_host_by_name("sink");
     sim_g = s;
-    for (int li = 0; li < s->nlanes; li++) {
-        lane_t *L = &s->lanes[li];
-        char host[64], arg[32];
-        for (int m = 1; m <= MPASS_MAX; m++)
-            if (L->mclasses & (1u << m)) {
-                g_snprintf(host, sizeof host, "c%d.m%d", li, m);
-                L->src[m] = sg_host_by_name(host);
-            }
-        L->credit = sg_sem_init(prog->credit);
-        L->arrived = sg_sem_init(0);
-        L->headed = sg_sem_init(0);
-        L->q[0].posted = sg_sem_init(0);
-        L->q[1].posted = sg_sem_init(0);
-        g_snprintf(arg, sizeof arg, "%d", li);
-        g_snprintf(host, sizeof host, "lane%d", li);
-        const char *av[] = { "lane", arg, NULL };
-        sg_actor_create(host, s->sink, lane_actor, 2, (char *const *)av);
-        for (int w = 0; w < (s->cut ? 2 : 1) && L->nsends > 0 && s->edges[li].lat > 0; w++) {
-            const char *dv[] = { "deliver", arg, w == 0 ? "0" : "1", NULL };
-            g_snprintf(host, sizeof host, "deliver%d.%d", li, w);
-            sg_actor_create(host, s->sink, delivery_actor, 3, (char *const *)dv);
-        }
+    char host[32];
+    for (guint i = 0; i < s->routes->len; i++) {
+        g_snprintf(host, sizeof host, "h%u", i);
+        g_array_index(s->routes, route_t, i).host = sg_host_by_name(host);
     }
+    if (prog->nflows > 0)
+        start_flows(s);
+    else
+        start_lanes(s);
     simgrid_run();
-    for (int li = 0; li < s->nlanes; li++)
-        if (s->lanes[li].done_ops != s->lanes[li].nops) {
-            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                        "simgrid engine: the program deadlocked (channel %d position %d)", s->lanes[li].ch,
-                        s->lanes[li].pos);
-            return FALSE;
-        }
+    if (!check_done(s, err))
+        return FALSE;
     rep->time_s = cs_flow_launch(c) + simgrid_get_clock();
-    rep->lanes = s->nlanes;
+    if (prog->nvls)
+        rep->time_s += cs_flow_nvls_lat(c);   /* once per call, as the flow engine */
+    rep->lanes = s->nowners;
     rep->links = s->nlinks;
     rep->quant_err = s->quant_err;
     return TRUE;

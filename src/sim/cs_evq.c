@@ -11,8 +11,16 @@
 
 #define BLOCK_MIN 256
 
+/* A heap slot carries its event's key, so that sifting compares without
+ * touching the events (they are scattered over the pool). */
+typedef struct {
+    cs_time_t time;
+    guint64 seq;
+    cs_event_t *ev;
+} slot_t;
+
 struct cs_evq {
-    cs_event_t **heap;
+    slot_t *heap;
     gsize len, cap;
     guint64 next_seq;
     guint64 popped;
@@ -69,50 +77,50 @@ void cs_evq_release(cs_evq_t *q, cs_event_t *ev)
     q->free_list = ev;
 }
 
-static inline gboolean before(const cs_event_t *x, const cs_event_t *y)
+static inline gboolean before(const slot_t *x, const slot_t *y)
 {
     return x->time < y->time || (x->time == y->time && x->seq < y->seq);
 }
 
-static inline void put(cs_evq_t *q, gsize i, cs_event_t *ev)
+static inline void put(cs_evq_t *q, gsize i, slot_t s)
 {
-    q->heap[i] = ev;
-    ev->heap_idx = (int)i;
+    q->heap[i] = s;
+    s.ev->heap_idx = (int)i;
 }
 
 static void sift_up(cs_evq_t *q, gsize i)
 {
-    cs_event_t *ev = q->heap[i];
+    slot_t s = q->heap[i];
     while (i > 0) {
         gsize parent = (i - 1) / 2;
-        if (!before(ev, q->heap[parent]))
+        if (!before(&s, &q->heap[parent]))
             break;
         put(q, i, q->heap[parent]);
         i = parent;
     }
-    put(q, i, ev);
+    put(q, i, s);
 }
 
 static void sift_down(cs_evq_t *q, gsize i)
 {
-    cs_event_t *ev = q->heap[i];
+    slot_t s = q->heap[i];
     for (;;) {
         gsize l = 2 * i + 1, best = i;
-        cs_event_t *bev = ev;
-        if (l < q->len && before(q->heap[l], bev)) {
+        const slot_t *b = &s;
+        if (l < q->len && before(&q->heap[l], b)) {
             best = l;
-            bev = q->heap[l];
+            b = &q->heap[l];
         }
-        if (l + 1 < q->len && before(q->heap[l + 1], bev)) {
+        if (l + 1 < q->len && before(&q->heap[l + 1], b)) {
             best = l + 1;
-            bev = q->heap[l + 1];
+            b = &q->heap[l + 1];
         }
         if (best == i)
             break;
-        put(q, i, bev);
+        put(q, i, *b);
         i = best;
     }
-    put(q, i, ev);
+    put(q, i, s);
 }
 
 void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
@@ -120,25 +128,24 @@ void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
     g_return_if_fail(ev->heap_idx < 0);
     if (G_UNLIKELY(q->len == q->cap)) {
         q->cap = q->cap ? q->cap * 2 : BLOCK_MIN;
-        q->heap = g_renew(cs_event_t *, q->heap, q->cap);
+        q->heap = g_renew(slot_t, q->heap, q->cap);
     }
     ev->time = time;
     ev->seq = q->next_seq++;
-    put(q, q->len++, ev);
+    put(q, q->len++, (slot_t){ time, ev->seq, ev });
     sift_up(q, q->len - 1);
 }
 
 /* Removes the event at slot i, filling the hole with the last event. */
 static void remove_at(cs_evq_t *q, gsize i)
 {
-    cs_event_t *ev = q->heap[i];
-    ev->heap_idx = -1;
+    q->heap[i].ev->heap_idx = -1;
     q->len--;
     if (i == q->len)
         return;
-    cs_event_t *last = q->heap[q->len];
+    slot_t last = q->heap[q->len];
     put(q, i, last);
-    if (i > 0 && before(last, q->heap[(i - 1) / 2]))
+    if (i > 0 && before(&last, &q->heap[(i - 1) / 2]))
         sift_up(q, i);
     else
         sift_down(q, i);
@@ -158,14 +165,14 @@ void cs_evq_reschedule(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
 
 cs_event_t *cs_evq_peek(const cs_evq_t *q)
 {
-    return q->len > 0 ? q->heap[0] : NULL;
+    return q->len > 0 ? q->heap[0].ev : NULL;
 }
 
 cs_event_t *cs_evq_pop(cs_evq_t *q)
 {
     if (q->len == 0)
         return NULL;
-    cs_event_t *ev = q->heap[0];
+    cs_event_t *ev = q->heap[0].ev;
     remove_at(q, 0);
     q->popped++;
     return ev;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/cs_engine_flow-int.h"
+#include "models/cs_program.h"
 #include "util/cs_error.h"
 
 #define US 1e-6
@@ -67,6 +68,35 @@ static double gpu_nvlink_bw(const cs_topo_t *t, int dev, int dir)
     return bw;
 }
 
+double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p)
+{
+    int nres = t->nlinks + 3 * t->ngpus;
+    double *cap = g_new0(double, MAX(1, nres));
+    for (int l = 0; l < t->nlinks; l++)
+        cap[l] = t->links[l].bw;
+    for (int r = 0; r < t->ngpus; r++) {
+        int d = t->rank_dev[r];
+        cap[t->nlinks + 3 * r] = gpu_nvlink_bw(t, d, 0);
+        cap[t->nlinks + 3 * r + 1] = gpu_nvlink_bw(t, d, 1);
+        const cs_gpu_model_t *g = t->devs[d].gpu;
+        cap[t->nlinks + 3 * r + 2] = (g != NULL && g->mem_bw > 0 ? g->mem_bw : 1e12) * cs_params_get(par, CS_P_EFF_MEM);
+    }
+    *nres_p = nres;
+    return cap;
+}
+
+char *cs_flow_res_name(const cs_topo_t *t, int res)
+{
+    if (res < t->nlinks) {
+        const cs_link_t *l = &t->links[res];
+        return g_strdup_printf("%s -> %s (%s)", t->devs[l->src].name, t->devs[l->dst].name,
+                               cs_link_kind_name(l->kind));
+    }
+    static const char *const what[3] = { "NVLink out", "NVLink in", "memory" };
+    int k = res - t->nlinks;
+    return g_strdup_printf("%s %s", cs_topo_rank_dev(t, k / 3)->name, what[k % 3]);
+}
+
 gboolean cs_flow_net_init(cs_flow_net_t *f, const cs_engine_job_t *job, GError **err)
 {
     memset(f, 0, sizeof *f);
@@ -80,17 +110,7 @@ gboolean cs_flow_net_init(cs_flow_net_t *f, const cs_engine_job_t *job, GError *
     f->arch = cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
     const cs_topo_t *t = f->topo;
     f->cache = cs_path_cache_new(t, cs_comm_settings(job->comm)->nvb_disable > 0);
-    f->nres = t->nlinks + 3 * t->ngpus;
-    f->res_cap = g_new0(double, MAX(1, f->nres));
-    for (int l = 0; l < t->nlinks; l++)
-        f->res_cap[l] = t->links[l].bw;
-    for (int r = 0; r < t->ngpus; r++) {
-        int d = t->rank_dev[r];
-        f->res_cap[cs_flow_res_nvl_out(f, r)] = gpu_nvlink_bw(t, d, 0);
-        f->res_cap[cs_flow_res_nvl_in(f, r)] = gpu_nvlink_bw(t, d, 1);
-        const cs_gpu_model_t *g = t->devs[d].gpu;
-        f->res_cap[cs_flow_res_mem(f, r)] = (g != NULL && g->mem_bw > 0 ? g->mem_bw : 1e12) * par(f, CS_P_EFF_MEM);
-    }
+    f->res_cap = cs_flow_res_caps(t, f->par, &f->nres);
     f->nics_max = 1;
     g_autofree int *tmp = g_new0(int, MAX(1, t->ndevs));
     for (int n = 0; n < t->nnodes; n++)
@@ -262,4 +282,24 @@ void cs_flow_build_nvls(const cs_flow_net_t *f, int rank, gboolean reduce, int p
 double cs_flow_nvls_lat(const cs_flow_net_t *f)
 {
     return par(f, CS_P_LAT_NVLS) * US;
+}
+
+gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *fl, int ch, cs_proto_t pr,
+                                 cs_flow_edge_t *e, GError **err)
+{
+    if (fl->kind != CS_FLOW_P2P) {
+        cs_flow_build_nvls(f, fl->src, fl->kind == CS_FLOW_NVLS_REDUCE, f->info->ppn, pr, e);
+        return TRUE;
+    }
+    int route = ch;
+    if (fl->net_local >= 0) {
+        int nics = MAX(1, f->info->nics_used);
+        route = fl->net_local % nics;
+        for (int k = 0; k < nics; k++)
+            if (cs_flow_exit_gpu(f, k) == fl->net_local) {
+                route = k;
+                break;
+            }
+    }
+    return cs_flow_build_edge(f, route, fl->src, fl->dst, pr, e, err);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # collsim run --model simgrid. Where configure found SimGrid: the same
 # table as the flow engine, times within 1% of it (same rank programs and
-# parameters, SimGrid's own sharing; docs/model-simgrid.md), deterministic.
+# parameters, SimGrid's own sharing; docs/model-simgrid.md), deterministic,
+# for rings and for the dataflow programs (Tree, NVLS, NVLSTree all-reduce).
 # Where it did not: the engine is not registered, and --model simgrid gets
 # the standard one-line unknown-model error (exit 2) listing the engines
 # that are built in.
@@ -33,21 +34,41 @@ for m in flow simgrid; do
 done
 head -1 simgrid.txt | grep -q '(model: simgrid)' && ok producer || bad producer
 cut_cols() { grep -v '^#' "$1" | awk '{print $1,$2,$3,$4,$5,$9,$13,$14,$15,$16,$17}'; }
-cut_cols flow.txt >f.cols
-cut_cols simgrid.txt >s.cols
-[ -s f.cols ] && cmp -s f.cols s.cols && ok same-columns || bad same-columns
-grep -v '^#' flow.txt | awk '{print $1, $6}' >f.t
-grep -v '^#' simgrid.txt | awk '{print $6}' >s.t
-paste f.t s.t | awk '{ r = $3 / $2; if (!($2 > 0 && r > 0.99 && r < 1.01)) { print "size " $1 ": " $3 " vs " $2; bad = 1 } }
-    END { exit bad }' && ok "agree-1%" || bad "agree-1%"
+# agree NAME FLOW SIMGRID: same columns but the times; times within 1%.
+agree() {
+    cut_cols "$2" >"$1.f.cols"
+    cut_cols "$3" >"$1.s.cols"
+    [ -s "$1.f.cols" ] && cmp -s "$1.f.cols" "$1.s.cols" && ok "$1-same-columns" || bad "$1-same-columns"
+    grep -v '^#' "$2" | awk '{print $1, $6}' >"$1.f.t"
+    grep -v '^#' "$3" | awk '{print $6}' >"$1.s.t"
+    paste "$1.f.t" "$1.s.t" | awk '{ r = $3 / $2; if (!($2 > 0 && r > 0.99 && r < 1.01)) { print "size " $1 ": " $3 " vs " $2; bad = 1 } }
+        END { exit bad }' && ok "$1-agree-1%" || bad "$1-agree-1%"
+}
+agree ring flow.txt simgrid.txt
 # shellcheck disable=SC2086
 "$COLLSIM" run $args --model simgrid >simgrid2.txt 2>/dev/null
 cmp -s simgrid.txt simgrid2.txt && ok deterministic || bad deterministic
+# Dataflow programs: NCCL's own choices on one node (Ring, then NVLS from
+# 4 MiB) and on two (Tree, then NVLSTree), and Tree forced on two nodes.
+for case in "nvls:--topo dgx-h100" "nvlstree:--topo dgx-h100 --nodes 2" \
+            "tree:--topo dgx-h100 --nodes 2 --env NCCL_ALGO=Tree"; do
+    name=${case%%:*}
+    for m in flow simgrid; do
+        # shellcheck disable=SC2086
+        "$COLLSIM" run ${case#*:} --model "$m" -b 64K -e 256M -f 16 >"$name-$m.txt" 2>"$name-$m.err" \
+            || bad "run-$name-$m ($(cat "$name-$m.err"))"
+    done
+    agree "$name" "$name-flow.txt" "$name-simgrid.txt"
+done
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --model simgrid -b 64K -e 256M -f 16 >nvlstree-simgrid2.txt 2>/dev/null
+cmp -s nvlstree-simgrid.txt nvlstree-simgrid2.txt && ok dataflow-deterministic || bad dataflow-deterministic
+grep -q ' NVLS ' nvls-simgrid.txt && grep -q ' NVLSTree ' nvlstree-simgrid.txt && grep -q ' Tree ' tree-simgrid.txt \
+    && ok dataflow-algos || bad dataflow-algos
 # What the programs cannot express fails the same clean way as in the
 # flow engine: exit 2, one line.
-"$COLLSIM" run --topo dgx-h100 --model simgrid --env NCCL_ALGO=NVLS -b 1G -e 1G >nvls.txt 2>nvls.err
+"$COLLSIM" run --topo dgx-h100 --model simgrid --op allgather --env NCCL_ALGO=NVLS -b 1G -e 1G >ag.txt 2>ag.err
 rc=$?
-[ "$rc" -eq 2 ] && [ "$(wc -l <nvls.err)" -eq 1 ] && [ ! -s nvls.txt ] \
-    && grep -q 'not modelled by the simgrid engine' nvls.err && ok "nvls-refused: $(cat nvls.err)" \
-    || bad "nvls-refused (exit $rc: $(cat nvls.err))"
+[ "$rc" -eq 2 ] && [ "$(wc -l <ag.err)" -eq 1 ] && [ ! -s ag.txt ] \
+    && grep -q 'simgrid engine: NVLS allgather has no rank program' ag.err && ok "refuse-nvls-allgather: $(cat ag.err)" \
+    || bad "refuse-nvls-allgather (exit $rc: $(cat ag.err))"
 exit $fail

@@ -279,6 +279,178 @@ static void test_chains(void)
     coll = CS_COLL_ALLREDUCE;
 }
 
+static cs_topo_t *dgx_h100(int nodes)
+{
+    GError *err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = nodes;
+    cs_topo_t *t = cs_preset_build("dgx-h100", &o, &err);
+    g_assert_no_error(err);
+    return t;
+}
+
+/* A dataflow program (Tree, NVLS, NVLSTree all-reduce) where NCCL picks
+ * 'algo' with 'proto': both engines run every flow with its dependencies,
+ * credits and latencies; they agree within 1%. The SimGrid time must also
+ * exceed 'floor_s' (a bound that only holds with the flows ordered by
+ * their dependencies; 0: none). */
+static double dataflow_check(job_fix_t *j, guint64 bytes, cs_algo_t algo, cs_proto_t proto, double floor_s)
+{
+    GError *err = NULL;
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(j->comm, coll, CS_DTYPE_FLOAT, bytes, &d, &err));
+    g_assert_no_error(err);
+    g_assert_cmpint(d.algo, ==, algo);
+    g_assert_cmpint(d.proto, ==, proto);
+    char what[96];
+    g_snprintf(what, sizeof what, "%s %s %d node(s) %" G_GUINT64_FORMAT " B", cs_algo_name(algo),
+               cs_proto_name(proto), cs_comm_info(j->comm)->nnodes, bytes);
+    cs_simgrid_stats_t st;
+    double ratio;
+    cross_check(what, j, bytes, &ratio, &st);
+    /* one actor per flow: more than one per (channel, rank) */
+    g_assert_cmpint(st.lanes, >, d.nchannels * cs_comm_info(j->comm)->nranks);
+    double t = simgrid_time(j, bytes, NULL, NULL);
+    g_test_message("  above the floor %.3f us by %.3f us", floor_s * 1e6, (t - floor_s) * 1e6);
+    g_assert_cmpfloat(t, >, floor_s);
+    return t;
+}
+
+/* The unit-by-unit critical path of a tree all-reduce through 'nn' nodes
+ * of 'ppn' GPUs, by hand: a unit climbs each node's chain (ppn-1 NVLink
+ * edges), the double binary tree up and down (depth network edges each
+ * way), and the chains down again, each edge paying its latency after its
+ * data (lat.hop.nvlink + lat.sync.<proto> [+ lat.sync.simple.nvlink];
+ * lat.hop.net + lat.sync.<proto> [+ lat.net.simple]). Flows started
+ * without waiting for their inputs would overlap these. */
+static double tree_path_lat(const cs_params_t *p, int nn, int ppn, cs_proto_t proto)
+{
+    double sync = cs_params_get(p, proto == CS_PROTO_SIMPLE ? CS_P_LAT_SYNC_SIMPLE : proto == CS_PROTO_LL128
+                                                                                        ? CS_P_LAT_SYNC_LL128
+                                                                                        : CS_P_LAT_SYNC_LL);
+    double nvl = cs_params_get(p, CS_P_LAT_HOP_NVLINK) + sync, net = cs_params_get(p, CS_P_LAT_HOP_NET) + sync;
+    if (proto == CS_PROTO_SIMPLE) {
+        nvl += cs_params_get(p, CS_P_LAT_SYNC_SIMPLE_NVLINK);
+        net += cs_params_get(p, CS_P_LAT_NET_SIMPLE);
+    }
+    int depth = 0;
+    while ((1 << depth) < nn)
+        depth++;   /* a binary tree over nn nodes is at least this deep */
+    return (2.0 * (ppn - 1) * nvl + 2.0 * depth * net) * 1e-6;
+}
+
+/* Tree all-reduce (NCCL_ALGO=Tree) on 2 and 4 DGX H100: per channel the
+ * chain through each node's GPUs and the double binary tree between the
+ * nodes, reduce-up and broadcast-down concurrent, the tree edges through
+ * the channel's NIC. LL128 at 1 MiB (latency-bound: the critical path is
+ * most of the time) and Simple at the first power of two from 64 MiB
+ * where NCCL picks it (512 MiB on 2 nodes, 64 MiB on 4). Floor: launch
+ * plus the longer of the critical path and the NVLink out-ports' bytes
+ * (per channel the chain up and down: 2 (ppn - 1) edges per node, so the
+ * busiest of a node's 8 ports carries at least 2 S 7/8, at eff.nvlink x
+ * proto.eff). */
+static void test_tree(void)
+{
+    static const int nodes[] = { 2, 4 };
+    for (gsize i = 0; i < G_N_ELEMENTS(nodes); i++) {
+        job_fix_t j;
+        fix_init(&j, dgx_h100(nodes[i]), "Tree", NULL);
+        double launch = cs_params_get(&j.params, CS_P_LAT_LAUNCH) * 1e-6;
+        double port = 450e9 * cs_params_get(&j.params, CS_P_EFF_NVLINK);
+        double lat = tree_path_lat(&j.params, nodes[i], 8, CS_PROTO_LL128);
+        double vol = 2.0 * 7 / 8 * (1 << 20) / (port * cs_params_get(&j.params, CS_P_PROTO_EFF_LL128));
+        dataflow_check(&j, G_GUINT64_CONSTANT(1) << 20, CS_ALGO_TREE, CS_PROTO_LL128, launch + MAX(lat, vol));
+        guint64 S = G_GUINT64_CONSTANT(64) << 20;
+        for (;; S <<= 1) {
+            cs_decision_t d;
+            GError *err = NULL;
+            g_assert_true(cs_comm_decide(j.comm, coll, CS_DTYPE_FLOAT, S, &d, &err));
+            if (d.proto == CS_PROTO_SIMPLE)
+                break;
+            g_assert_cmpuint(S, <, G_GUINT64_CONSTANT(4) << 30);
+        }
+        lat = tree_path_lat(&j.params, nodes[i], 8, CS_PROTO_SIMPLE);
+        vol = 2.0 * 7 / 8 * (double)S / (port * cs_params_get(&j.params, CS_P_PROTO_EFF_SIMPLE));
+        dataflow_check(&j, S, CS_ALGO_TREE, CS_PROTO_SIMPLE, launch + MAX(lat, vol));
+        fix_clear(&j);
+    }
+}
+
+/* NVLS all-reduce on one DGX H100 (NCCL's pick from 4 MiB): each GPU's
+ * NVSwitch reduction and multicast of its slice, the multicast after the
+ * reduction, the reduction of unit u after the multicasts of unit u - 8
+ * (slot reuse). Its NVLink ports carry S (1 + 1/8) each way at
+ * eff.nvls.sm90: the time exceeds that volume plus the latency of the
+ * last transfer (lat.sync.simple), launch and the once-per-call NVLS
+ * latency. */
+static void test_nvls(void)
+{
+    job_fix_t j;
+    fix_init(&j, dgx_h100(1), "NVLS", NULL);
+    const cs_params_t *p = &j.params;
+    static const guint64 sizes[] = { G_GUINT64_CONSTANT(4) << 20, G_GUINT64_CONSTANT(256) << 20 };
+    for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        double vol = 9.0 / 8 * (double)sizes[i] / (450e9 * cs_params_get(p, CS_P_EFF_NVLS_SM90));
+        double fixed = (cs_params_get(p, CS_P_LAT_LAUNCH) + 7 * cs_params_get(p, CS_P_LAT_LAUNCH_PER_GPU) +
+                        cs_params_get(p, CS_P_LAT_NVLS) + cs_params_get(p, CS_P_LAT_SYNC_SIMPLE)) * 1e-6;
+        dataflow_check(&j, sizes[i], CS_ALGO_NVLS, CS_PROTO_SIMPLE, vol + fixed);
+    }
+    fix_clear(&j);
+}
+
+/* NVLSTree on two DGX H100 (NCCL's pick from 4 MiB on 2 nodes): NVLS
+ * in each node, and per GPU a tree edge to the other node's GPU of the
+ * same local index, through the NIC nearest to it. Floor: launch, NVLS
+ * latency, and the longer of a unit's path (its reduction, the network
+ * edge up and back: one tree level each way on 2 nodes, its multicast)
+ * and the NVLink ports' volume as in NVLS plus one step's latency. */
+static void test_nvls_tree(void)
+{
+    job_fix_t j;
+    fix_init(&j, dgx_h100(2), NULL, NULL);
+    const cs_params_t *p = &j.params;
+    double sync = cs_params_get(p, CS_P_LAT_SYNC_SIMPLE);
+    double net = cs_params_get(p, CS_P_LAT_HOP_NET) + sync + cs_params_get(p, CS_P_LAT_NET_SIMPLE);
+    double fixed = (cs_params_get(p, CS_P_LAT_LAUNCH) + cs_params_get(p, CS_P_LAT_NVLS)) * 1e-6;
+    double path = (2 * sync + 2 * net) * 1e-6;
+    static const guint64 sizes[] = { G_GUINT64_CONSTANT(16) << 20, G_GUINT64_CONSTANT(256) << 20 };
+    for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        double vol = 9.0 / 8 * (double)sizes[i] / (450e9 * cs_params_get(p, CS_P_EFF_NVLS_SM90)) + sync * 1e-6;
+        dataflow_check(&j, sizes[i], CS_ALGO_NVLS_TREE, CS_PROTO_SIMPLE, fixed + MAX(path, vol));
+    }
+    fix_clear(&j);
+}
+
+/* GPU memory made the bottleneck (eff.mem 0.01: about 34 GB/s per H100):
+ * Tree flows pass each unit 2 (copy) or 3 (reduce) times through the
+ * sender's memory, so the coefficients differ on one resource, the
+ * flows of one GPU run at different speeds and the credits bind. */
+static void test_tree_memory(void)
+{
+    static const int nodes[] = { 1, 2 };
+    for (gsize i = 0; i < G_N_ELEMENTS(nodes); i++) {
+        job_fix_t j;
+        fix_init(&j, dgx_h100(nodes[i]), "Tree", "Simple");
+        j.params.v[CS_P_EFF_MEM] = 0.01;
+        dataflow_check(&j, G_GUINT64_CONSTANT(64) << 20, CS_ALGO_TREE, CS_PROTO_SIMPLE, 0);
+        fix_clear(&j);
+    }
+}
+
+/* A long-haul network (lat.hop.net 50 us) under Tree LL128 at 16 MiB on
+ * 2 DGX H100: a tree edge's latency exceeds the time to send 8 units, so
+ * the 8-slot credit paces the senders (ignoring it makes SimGrid 9.7%
+ * faster); both engines agree. */
+static void test_tree_credit(void)
+{
+    job_fix_t j;
+    fix_init(&j, dgx_h100(2), "Tree", "LL128");
+    j.params.v[CS_P_LAT_HOP_NET] = 50;
+    dataflow_check(&j, G_GUINT64_CONSTANT(16) << 20, CS_ALGO_TREE, CS_PROTO_LL128, 0);
+    fix_clear(&j);
+}
+
 /* The platform file says what SimGrid was given: the CM02 routes of the
  * oracle use one NIC link per direction, at its bandwidth. */
 static void test_platform_file(void)
@@ -310,5 +482,10 @@ int main(int argc, char **argv)
     g_test_add_func("/simgrid/cross/shared-spine", test_shared_spine);
     g_test_add_func("/simgrid/cross/fat-tree", test_fat_tree);
     g_test_add_func("/simgrid/cross/chains", test_chains);
+    g_test_add_func("/simgrid/cross/tree", test_tree);
+    g_test_add_func("/simgrid/cross/tree-memory", test_tree_memory);
+    g_test_add_func("/simgrid/cross/tree-credit", test_tree_credit);
+    g_test_add_func("/simgrid/cross/nvls", test_nvls);
+    g_test_add_func("/simgrid/cross/nvls-tree", test_nvls_tree);
     return g_test_run();
 }
