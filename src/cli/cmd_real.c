@@ -128,6 +128,8 @@ static int run_verbs(int argc, char **argv)
  * does not use: lend it one while checking the rest. */
 static gboolean validate(cs_scenario_t *s, GError **err)
 {
+    if (!cs_run_args_check_measured(s, "real", err))
+        return FALSE;
     gboolean lent = s->topo.preset == NULL && s->topo.file == NULL;
     if (lent)
         s->topo.preset = g_strdup("pcie");

@@ -8,6 +8,8 @@
 #include "cli/cs_commands.h"
 #include "io/cs_run_args.h"
 #include "io/cs_writers.h"
+#include "io/cs_trace.h"
+#include "io/cs_link_stats_text.h"
 #include "models/cs_decide.h"
 #include "models/cs_params.h"
 #include "sim/cs_engine.h"
@@ -32,6 +34,242 @@ static void add_notes(cs_result_t *r, const cs_scenario_t *s, const GPtrArray *w
         g_ptr_array_insert(r->notes, at++, g_strdup_printf("warning: %s", (const char *)g_ptr_array_index(warnings, i)));
 }
 
+/* --json, --csv and --trace: all written or none. */
+static gboolean write_outputs(const cs_scenario_t *s, const char *json, const char *csv, cs_trace_t *trace,
+                              GError **err)
+{
+    const char *paths[3], *data[3];
+    int n = 0;
+    g_autofree char *tr = trace != NULL ? cs_trace_to_json(trace, NULL) : NULL;
+    if (json != NULL)
+        paths[n] = s->json_out, data[n++] = json;
+    if (csv != NULL)
+        paths[n] = s->csv_out, data[n++] = csv;
+    if (tr != NULL)
+        paths[n] = s->trace_out, data[n++] = tr;
+    return cs_write_files_atomic(n, paths, data, err);
+}
+
+/* ---- several jobs --------------------------------------------------------- */
+
+/* One job's view of the machine: its GPUs (nodes x local GPUs), its
+ * topology, communicator and engine job. */
+typedef struct {
+    cs_topo_t *topo;
+    int *rank_map, *link_map;
+    cs_comm_t *comm;
+} job_view_t;
+
+static void job_view_clear(job_view_t *v)
+{
+    cs_comm_free(v->comm);
+    cs_topo_free(v->topo);
+    g_free(v->rank_map);
+    g_free(v->link_map);
+}
+
+static gboolean job_view_build(const cs_scenario_t *s, const cs_scenario_job_t *sj, const cs_topo_t *topo,
+                               job_view_t *v, GError **err)
+{
+    g_autofree gboolean *nodes = g_new0(gboolean, MAX(1, topo->nnodes));
+    g_autoptr(GError) e = NULL;
+    g_autofree char *id_nodes = g_strdup_printf("job %s.nodes", sj->name);
+    g_autofree char *id_gpus = g_strdup_printf("job %s.gpus", sj->name);
+    if (!cs_scenario_index_list(sj->nodes != NULL ? sj->nodes : "all", topo->nnodes, "node", nodes, &e)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", cs_run_args_origin(s, id_nodes, sj->origin), e->message);
+        return FALSE;
+    }
+    int maxg = 0;
+    for (int n = 0; n < topo->nnodes; n++)
+        maxg = MAX(maxg, cs_topo_node_gpus(topo, n));
+    g_autofree gboolean *gpus = g_new0(gboolean, MAX(1, maxg));
+    if (!cs_scenario_index_list(sj->gpus != NULL ? sj->gpus : "all", maxg, "GPU", gpus, &e)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", cs_run_args_origin(s, id_gpus, sj->origin), e->message);
+        return FALSE;
+    }
+    g_autofree gboolean *keep = g_new0(gboolean, topo->ngpus);
+    int nkeep = 0;
+    for (int r = 0; r < topo->ngpus; r++) {
+        const cs_device_t *d = cs_topo_rank_dev(topo, r);
+        keep[r] = nodes[d->node] && gpus[r - topo->node_first_rank[d->node]];
+        nkeep += keep[r];
+    }
+    if (nkeep == 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: [job %s] selects no GPU; expected nodes and gpus that exist",
+                    sj->origin, sj->name);
+        return FALSE;
+    }
+    v->topo = cs_topo_select(topo, keep, &v->rank_map, &v->link_map, &e);
+    if (v->topo == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: [job %s]: %s", sj->origin, sj->name, e->message);
+        return FALSE;
+    }
+    v->comm = cs_comm_new(v->topo, s->env, &e);
+    if (v->comm == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: [job %s]: %s", sj->origin, sj->name, e->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* No two jobs may use one GPU: NCCL would run them on one GPU's SMs,
+ * which the engines do not model. */
+static gboolean check_disjoint(const cs_scenario_t *s, const job_view_t *views, GError **err)
+{
+    g_autoptr(GHashTable) owner = g_hash_table_new(NULL, NULL);
+    for (guint i = 0; i < s->jobs->len; i++)
+        for (int r = 0; r < views[i].topo->ngpus; r++) {
+            gpointer key = GINT_TO_POINTER(views[i].rank_map[r] + 1);
+            gpointer o = g_hash_table_lookup(owner, key);
+            if (o != NULL) {
+                const cs_scenario_job_t *a = g_ptr_array_index(s->jobs, GPOINTER_TO_INT(o) - 1);
+                const cs_scenario_job_t *b = g_ptr_array_index(s->jobs, i);
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                            "%s: [job %s] uses machine rank %d, which [job %s] uses too; expected jobs on distinct GPUs",
+                            b->origin, b->name, views[i].rank_map[r], a->name);
+                return FALSE;
+            }
+            g_hash_table_insert(owner, key, GINT_TO_POINTER(i + 1));
+        }
+    return TRUE;
+}
+
+/* Runs the jobs together and alone, then writes files and the table. */
+static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs_params_t *params,
+                    const cs_topo_t *topo, const job_view_t *views, const cs_engine_task_t *tasks, cs_trace_t *trace,
+                    GError **err)
+{
+    guint n = s->jobs->len;
+    g_autofree cs_engine_outcome_t *out = g_new0(cs_engine_outcome_t, n);
+    g_autofree cs_job_row_t *rows = g_new0(cs_job_row_t, n);
+    g_autoptr(cs_link_stats_t) stats = NULL;
+    cs_engine_multi_t m = { .topo = topo, .params = params, .sink = trace != NULL ? cs_trace_sink(trace) : NULL,
+                            .ntasks = (int)n, .tasks = tasks };
+    if (trace != NULL)
+        cs_trace_begin_run(trace, s->name != NULL ? s->name : "jobs");
+    if (!cs_engine_run_jobs(ops, &m, out, s->link_stats ? &stats : NULL, err))
+        return 2;
+
+    g_autofree char *producer = g_strconcat("model:", ops->name, NULL);
+    for (guint i = 0; i < n; i++) {
+        const cs_scenario_job_t *sj = g_ptr_array_index(s->jobs, i);
+        const cs_engine_task_t *t = &tasks[i];
+        const cs_comm_info_t *info = cs_comm_info(views[i].comm);
+        cs_job_row_t *r = &rows[i];
+        guint64 count = cs_coll_count(t->job.coll, sj->size, t->job.dtype, info->nranks);
+        *r = (cs_job_row_t){
+            .name = sj->name, .nranks = info->nranks, .nnodes = info->nnodes, .coll = t->job.coll,
+            .dtype = t->job.dtype, .size = cs_coll_print_size(t->job.coll, count, t->job.dtype, info->nranks),
+            .count = count, .start_s = sj->start_s, .iters = sj->iters,
+            .algo = cs_algo_name(out[i].decision.algo), .proto = cs_proto_name(out[i].decision.proto),
+            .nchannels = out[i].decision.nchannels, .time_s = out[i].end_s - sj->start_s, .alone_s = out[i].alone_s,
+        };
+    }
+    cs_jobs_report_t rep = { .producer = producer, .title = s->name, .topo_desc = topo->description,
+                             .nrows = (int)n, .rows = rows };
+    /* files first and atomically */
+    g_autofree char *json = s->json_out != NULL ? cs_write_jobs_json(&rep) : NULL;
+    g_autofree char *csv = s->csv_out != NULL ? cs_write_jobs_csv(&rep) : NULL;
+    if (!write_outputs(s, json, csv, trace, err))
+        return 2;
+    cs_write_jobs_table(stdout, &rep);
+    if (stats != NULL)
+        cs_write_link_stats(stdout, stats, "all jobs together", 20);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "collsim: cannot write the table to standard output\n");
+        return 1;
+    }
+    return 0;
+}
+
+static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs_params_t *params,
+                        const cs_topo_t *topo, GError **err)
+{
+    if (ops->run_jobs == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "%s: the %s model cannot run several jobs at once (it sees no contention); expected --model flow",
+                    cs_run_args_origin(s, "scenario.model", "collsim: --model"), ops->name);
+        return 2;
+    }
+    guint n = s->jobs->len;
+    g_autofree job_view_t *views = g_new0(job_view_t, n);
+    g_autofree cs_engine_task_t *tasks = g_new0(cs_engine_task_t, n);
+    g_autoptr(cs_trace_t) trace = s->trace_out != NULL ? cs_trace_new() : NULL;
+    int status = 2;
+    guint built = 0;
+    for (; built < n; built++) {
+        const cs_scenario_job_t *sj = g_ptr_array_index(s->jobs, built);
+        if (!job_view_build(s, sj, topo, &views[built], err)) {
+            job_view_clear(&views[built]);
+            goto out_views;
+        }
+        cs_engine_task_t *t = &tasks[built];
+        cs_coll_t coll = sj->coll >= 0 ? (cs_coll_t)sj->coll : s->coll;
+        int root = sj->root >= 0 ? sj->root : s->root;
+        if (cs_coll_has_root(coll) && root >= views[built].topo->ngpus) {
+            g_autofree char *id = g_strdup_printf("job %s.root", sj->name);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: root %d is not a rank of [job %s]; expected 0 to %d",
+                        cs_run_args_origin(s, id, sj->origin), root, sj->name, views[built].topo->ngpus - 1);
+            built++;
+            goto out_views;
+        }
+        if (sj->size == 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: [job %s] has no size; expected size = SIZE (e.g. 1G)",
+                        sj->origin, sj->name);
+            built++;
+            goto out_views;
+        }
+        t->job = (cs_engine_job_t){
+            .topo = views[built].topo, .comm = views[built].comm, .params = params, .coll = coll,
+            .dtype = sj->dtype >= 0 ? (cs_dtype_t)sj->dtype : s->dtype,
+            .redop = sj->redop >= 0 ? (cs_redop_t)sj->redop : s->redop,
+            .root = cs_coll_has_root(coll) ? root : -1, .seed = s->seed,
+        };
+        t->rank_map = views[built].rank_map;
+        t->link_map = views[built].link_map;
+        t->call.size = sj->size;
+        t->start_s = sj->start_s;
+        t->iters = sj->iters;
+        if (trace != NULL) {
+            g_autofree char *label = g_strdup_printf("job %s (%d ranks)", sj->name, views[built].topo->ngpus);
+            cs_trace_set_job_name(trace, (int)built, label);
+        }
+    }
+    if (check_disjoint(s, views, err))
+        status = run_jobs(s, ops, params, topo, views, tasks, trace, err);
+out_views:
+    for (guint i = 0; i < built; i++)
+        job_view_clear(&views[i]);
+    return status;
+}
+
+/* ---- one job, a sweep ------------------------------------------------------ */
+
+/* --link-stats after a sweep: the bottleneck of every size, then every
+ * link of the largest size. */
+static void write_link_stats(const cs_result_t *r, const GPtrArray *stats)
+{
+    const cs_link_stats_t *last = NULL;
+    guint k = 0;
+    fprintf(stdout, "#\n");
+    for (guint i = 0; i < r->rows->len; i++) {
+        const cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, i);
+        if (row->time_us[CS_OOP] <= 0 || k >= stats->len)
+            continue;   /* an empty call runs nothing */
+        last = g_ptr_array_index(stats, k++);
+        g_autofree char *sz = cs_format_size(row->size);
+        g_autofree char *prefix = g_strdup_printf("%10s ", sz);
+        cs_write_bottleneck_line(stdout, last, prefix);
+    }
+    if (last != NULL) {
+        const cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, r->rows->len - 1);
+        g_autofree char *sz = cs_format_size(row->size);
+        g_autofree char *what = g_strdup_printf("%s %s, the largest size", cs_coll_name(r->coll), sz);
+        cs_write_link_stats(stdout, last, what, 20);
+    }
+}
+
+
 /* Returns the exit status; 2 with *err set for bad input. */
 static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GError **err)
 {
@@ -52,9 +290,19 @@ static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GErr
     }
     if (s->calibration != NULL && !cs_params_load(params, s->calibration, err))
         return 2;
+    if ((s->trace_out != NULL || s->link_stats) && !ops->timeline) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "%s: the %s model has no timeline for %s; expected --model flow",
+                    cs_run_args_origin(s, s->trace_out != NULL ? "output.trace" : "output.link-stats",
+                                       s->trace_out != NULL ? "collsim: --trace" : "collsim: --link-stats"),
+                    ops->name, s->trace_out != NULL ? "a trace" : "link statistics");
+        return 2;
+    }
     g_autoptr(cs_topo_t) topo = cs_topo_spec_build(&s->topo, err);
     if (topo == NULL)
         return 2;
+    if (s->jobs->len > 0)
+        return predict_jobs(s, ops, params, topo, err);
     if (cs_coll_has_root(s->coll) && s->root >= topo->ngpus) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: root %d is not a rank; expected 0 to %d",
                     cs_run_args_origin(s, "collective.root", "collsim: -r"), s->root, topo->ngpus - 1);
@@ -66,9 +314,12 @@ static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GErr
 
     int nsizes = 0;
     g_autofree guint64 *sizes = cs_scenario_sizes(s, &nsizes);
+    g_autoptr(cs_trace_t) trace = s->trace_out != NULL ? cs_trace_new() : NULL;
+    g_autoptr(GPtrArray) stats = s->link_stats ? g_ptr_array_new_with_free_func((GDestroyNotify)cs_link_stats_free) : NULL;
     cs_engine_job_t job = {
         .topo = topo, .comm = comm, .params = params, .coll = s->coll, .dtype = s->dtype,
         .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed,
+        .sink = trace != NULL ? cs_trace_sink(trace) : NULL, .link_stats = stats,
     };
     g_autoptr(cs_result_t) r = cs_engine_run_sweep(ops, &job, sizes, nsizes, err);
     if (r == NULL)
@@ -82,9 +333,9 @@ static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GErr
 
     /* Files first and atomically: on failure nothing is half-written and
      * no table is printed as if all went well. */
-    if (s->json_out != NULL && !cs_write_json_file(s->json_out, r, err))
-        return 2;
-    if (s->csv_out != NULL && !cs_write_csv_file(s->csv_out, r, err))
+    g_autofree char *json = s->json_out != NULL ? cs_write_json(r) : NULL;
+    g_autofree char *csv = s->csv_out != NULL ? cs_write_csv(r) : NULL;
+    if (!write_outputs(s, json, csv, trace, err))
         return 2;
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
@@ -109,6 +360,8 @@ static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GErr
         .topo = topo,
     };
     cs_write_table(stdout, r, &o);
+    if (stats != NULL)
+        write_link_stats(r, stats);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "collsim: cannot write the table to standard output\n");
         return 1;

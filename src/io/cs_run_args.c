@@ -49,8 +49,8 @@ static gboolean on_key_flag(const char *option_name, const char *value, gpointer
     cs_run_args_t *a = data;
     const cs_scenario_key_t *k = cs_scenario_key_by_flag(option_name);
     g_assert_nonnull(k);
-    /* the one switch: --no-extra-columns */
-    const char *v = value != NULL ? value : "false";
+    /* switches: --no-extra-columns turns its key off, --link-stats on */
+    const char *v = value != NULL ? value : g_str_has_prefix(k->long_flag, "no-") ? "false" : "true";
     g_autoptr(GError) e = NULL;
     if (!cs_scenario_set(&a->scratch, k->group, k->key, v, NULL, NULL, &e)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", option_name, e->message);
@@ -260,4 +260,24 @@ char *cs_run_args_nccl_tests_command(const cs_scenario_t *s, int nnodes, int ngp
     if (s->check != 1)
         g_string_append_printf(g, " -c %d", s->check);
     return g_string_free(g, FALSE);
+}
+
+gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command, GError **err)
+{
+    if (s->jobs->len > 0) {
+        const cs_scenario_job_t *j = g_ptr_array_index(s->jobs, 0);
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "%s: [job %s]: several jobs at once are a prediction (collsim run --model flow); "
+                    "expected a scenario without [job NAME] groups for collsim %s", j->origin, j->name, command);
+        return FALSE;
+    }
+    if (s->trace_out != NULL || s->link_stats) {
+        gboolean tr = s->trace_out != NULL;
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: only a simulation has %s; expected it with collsim run, not collsim %s",
+                    cs_run_args_origin(s, tr ? "output.trace" : "output.link-stats",
+                                       tr ? "collsim: --trace" : "collsim: --link-stats"),
+                    tr ? "a timeline" : "link statistics", command);
+        return FALSE;
+    }
+    return TRUE;
 }

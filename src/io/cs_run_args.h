@@ -39,6 +39,10 @@ gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int a
 /* Loads the scenario file, applies the flags, the process's NCCL_*
  * variables and --env, and merges the topology flags into s. */
 gboolean cs_run_args_build(cs_run_args_t *a, cs_scenario_t *s, GError **err);
+/* For commands that measure (real, real --verbs): refuses what only a
+ * simulation has, --trace, --link-stats and [job NAME] groups, with one
+ * line naming where it was set. */
+gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command, GError **err);
 /* Where a scenario value came from ("FILE:LINE: key", "collsim: -b"),
  * or 'fallback'. */
 const char *cs_run_args_origin(const cs_scenario_t *s, const char *id, const char *fallback);

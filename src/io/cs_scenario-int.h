@@ -22,7 +22,22 @@ extern const cs_scenario_key_t cs_scenario_keys[];
 /* Keys of [topology], NULL-terminated; "file" and "preset" share --topo. */
 extern const cs_scenario_key_t cs_topo_spec_keys[];
 
+/* Keys of a [job NAME] group (no flags), NULL-terminated. */
+extern const cs_scenario_key_t cs_scenario_job_keys[];
+
+/* The key in 'group' ("job NAME" groups: the job keys), or NULL. */
 const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key);
+/* "job NAME" -> NAME, or NULL when the group is not a job's. */
+const char *cs_scenario_job_group_name(const char *group);
+/* Whether NAME is a valid job name (letters, digits, '-', '_', '.'). */
+gboolean cs_scenario_job_name_ok(const char *name);
+/* The job named NAME, created (at the end, with 'origin') if absent. */
+cs_scenario_job_t *cs_scenario_job_get(cs_scenario_t *s, const char *name, const char *origin);
+void cs_scenario_job_free(gpointer j);
+/* Parses one job key (errors "what; expected", no prefix). */
+gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *value, GError **err);
+/* Writes the jobs back as [job NAME] groups. */
+void cs_scenario_jobs_to_kf(const cs_scenario_t *s, GKeyFile *kf);
 /* By what the user typed: "-b", "--minbytes" or "--warmup_iters". */
 const cs_scenario_key_t *cs_scenario_key_by_flag(const char *option_name);
 

@@ -34,6 +34,8 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { "output", "json", 0, "json", NULL, "FILE", "Also write every row as JSON to FILE" },
     { "output", "csv", 0, "csv", NULL, "FILE", "Also write every row as CSV to FILE" },
     { "output", "extra-columns", 0, "no-extra-columns", NULL, NULL, "Print only nccl-tests's columns (key: extra-columns = false)" },
+    { "output", "trace", 0, "trace", NULL, "FILE", "Write the simulation's timeline as Chrome Trace Event JSON (Perfetto) to FILE (--model flow)" },
+    { "output", "link-stats", 0, "link-stats", NULL, NULL, "Print each link's utilization and the bottleneck (--model flow; key: link-stats = true)" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -41,6 +43,12 @@ static const char *const groups[] = { "scenario", "topology", "collective", "ncc
 
 const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key)
 {
+    if (cs_scenario_job_group_name(group) != NULL) {
+        for (const cs_scenario_key_t *k = cs_scenario_job_keys; k->key != NULL; k++)
+            if (strcmp(k->key, key) == 0)
+                return k;
+        return NULL;
+    }
     const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys };
     for (int t = 0; t < 2; t++)
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
@@ -263,15 +271,18 @@ static gboolean is_nccl_name(const char *k)
 gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, const char *value,
                          const char *origin, const char *base_dir, GError **err)
 {
-    if (strcmp(group, "nccl") == 0) {
+    const char *job = cs_scenario_job_group_name(group);
+    if (job != NULL) {
+        if (!cs_scenario_job_set(cs_scenario_job_get(s, job, origin), key, value, err))
+            return FALSE;
+    } else if (strcmp(group, "nccl") == 0) {
         if (!is_nccl_name(key)) {
             set_input_error(err, "'%s' is not an NCCL_* variable; expected NCCL_NAME = value", key);
             return FALSE;
         }
         cs_nccl_env_set(s->env, key, value, origin);
         return TRUE;
-    }
-    if (strcmp(group, "topology") == 0) {
+    } else if (strcmp(group, "topology") == 0) {
         if (!cs_topo_spec_set(&s->topo, key, value, base_dir, err))
             return FALSE;
         if (strcmp(key, "file") == 0 || strcmp(key, "preset") == 0)
@@ -303,8 +314,8 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
             g_assert_not_reached();
         }
     } else if (strcmp(group, "output") == 0) {
-        if (strcmp(key, "extra-columns") == 0) {
-            if (!parse_bool(value, &s->extra_columns)) {
+        if (strcmp(key, "extra-columns") == 0 || strcmp(key, "link-stats") == 0) {
+            if (!parse_bool(value, key[0] == 'e' ? &s->extra_columns : &s->link_stats)) {
                 set_input_error(err, "'%s' is not a truth value; expected true or false", value);
                 return FALSE;
             }
@@ -312,7 +323,8 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
             /* Output paths stay relative to the working directory. */
             if (!parse_text(value, "a file name", err))
                 return FALSE;
-            replace_str(strcmp(key, "json") == 0 ? &s->json_out : &s->csv_out, g_strdup(value));
+            replace_str(strcmp(key, "json") == 0 ? &s->json_out : strcmp(key, "csv") == 0 ? &s->csv_out : &s->trace_out,
+                        g_strdup(value));
         }
     } else {
         g_assert_not_reached();
@@ -345,6 +357,7 @@ void cs_scenario_init(cs_scenario_t *s)
     s->seed = 1;
     s->extra_columns = TRUE;
     s->env = cs_nccl_env_new();
+    s->jobs = g_ptr_array_new_with_free_func(cs_scenario_job_free);
     s->origins = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 }
 
@@ -357,6 +370,9 @@ void cs_scenario_clear(cs_scenario_t *s)
     g_free(s->calibration);
     g_free(s->json_out);
     g_free(s->csv_out);
+    g_free(s->trace_out);
+    if (s->jobs != NULL)
+        g_ptr_array_unref(s->jobs);
     if (s->env != NULL)
         cs_nccl_env_free(s->env);
     if (s->origins != NULL)
@@ -384,8 +400,10 @@ static void ini_entry_free(gpointer p)
 static char *keys_of_group(const char *group)
 {
     GString *g = g_string_new(NULL);
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys };
-    for (int t = 0; t < 2; t++)
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_scenario_job_keys };
+    if (cs_scenario_job_group_name(group) != NULL)
+        group = "job";
+    for (int t = 0; t < 3; t++)
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
             if (strcmp(k->group, group) == 0)
                 g_string_append_printf(g, "%s%s", g->len ? ", " : "", k->key);
@@ -452,10 +470,33 @@ static gboolean scan_ini(const char *buf, gsize len, const char *name, GPtrArray
             }
             g_free(group);
             group = g_strndup(p + 1, close - p - 1);
+            const char *job = cs_scenario_job_group_name(group);
+            if (job != NULL) {
+                g_autofree char *q = quote_line(job);
+                if (!cs_scenario_job_name_ok(job)) {
+                    cs_set_error_at(err, name, lineno,
+                                    "'%s' is not a job name; expected letters, digits, '-', '_' or '.' (up to 64)", q);
+                    return FALSE;
+                }
+                char *id = g_strdup_printf("%s\n", group);
+                gpointer first = g_hash_table_lookup(seen, id);
+                if (first != NULL) {
+                    cs_set_error_at(err, name, lineno, "[job %s] already appeared on line %d; expected each job once",
+                                    q, GPOINTER_TO_INT(first));
+                    g_free(id);
+                    return FALSE;
+                }
+                g_hash_table_insert(seen, id, GINT_TO_POINTER(lineno));
+                ini_entry_t *e = g_new0(ini_entry_t, 1);    /* the job itself, key NULL */
+                e->group = g_strdup(group);
+                e->line = lineno;
+                g_ptr_array_add(entries, e);
+                continue;
+            }
             if (!known_group(group)) {
                 g_autofree char *q = quote_line(group);
                 cs_set_error_at(err, name, lineno,
-                                "unknown group [%s]; expected [scenario], [topology], [collective], [nccl] or [output]", q);
+                                "unknown group [%s]; expected [scenario], [topology], [collective], [nccl], [output] or [job NAME]", q);
                 return FALSE;
             }
             continue;
@@ -538,6 +579,11 @@ static gboolean load_mem(cs_scenario_t *s, const char *buf, gsize len, const cha
     for (guint i = 0; i < entries->len; i++) {
         const ini_entry_t *e = g_ptr_array_index(entries, i);
         g_autoptr(GError) verr = NULL;
+        if (e->key == NULL) {
+            g_autofree char *where = g_strdup_printf("%s:%d", name, e->line);
+            cs_scenario_job_get(s, cs_scenario_job_group_name(e->group), where);
+            continue;
+        }
         /* GKeyFile returns the raw text *and* an error for a bad escape */
         g_autofree char *value = g_key_file_get_string(kf, e->group, e->key, &verr);
         if (value == NULL || verr != NULL) {
@@ -838,5 +884,8 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
     kf_set_opt(kf, "output", "json", s->json_out);
     kf_set_opt(kf, "output", "csv", s->csv_out);
     g_key_file_set_string(kf, "output", "extra-columns", s->extra_columns ? "true" : "false");
+    kf_set_opt(kf, "output", "trace", s->trace_out);
+    g_key_file_set_string(kf, "output", "link-stats", s->link_stats ? "true" : "false");
+    cs_scenario_jobs_to_kf(s, kf);
     return g_key_file_to_data(kf, NULL, NULL);
 }

@@ -26,6 +26,19 @@ typedef struct {
     char *origin;          /* "FILE:LINE" of the topology key, for messages */
 } cs_topo_spec_t;
 
+/* [job NAME]: one of several jobs sharing the machine
+ * (docs/collsim-scenario.5). Unset: coll/dtype/redop/root < 0 (the
+ * [collective] values), nodes/gpus NULL (all). */
+typedef struct {
+    char *name;
+    char *nodes, *gpus;    /* index lists as written: "0-3,8" */
+    int coll, dtype, redop, root;
+    guint64 size;          /* 0 = unset (an error) */
+    double start_s;
+    int iters;             /* calls back to back (default 1) */
+    char *origin;          /* "FILE:LINE" of the [job NAME] line */
+} cs_scenario_job_t;
+
 typedef struct {
     char *path;            /* scenario file, NULL when from flags only */
     char *name;            /* [scenario] name */
@@ -42,6 +55,9 @@ typedef struct {
     guint64 seed;
     char *json_out, *csv_out;
     gboolean extra_columns; /* [output] extra-columns: algo, proto, nch, transport (default TRUE) */
+    char *trace_out;       /* [output] trace: Chrome Trace Event JSON of the simulation */
+    gboolean link_stats;   /* [output] link-stats: each link's utilization and the bottleneck */
+    GPtrArray *jobs;       /* cs_scenario_job_t, file order; empty: one job, the sweep */
     cs_nccl_env_t *env;    /* [nccl] section */
     GHashTable *origins;   /* "group.key" -> where the value came from ("FILE:LINE: key"
                             * or "collsim: -b"), for messages */
@@ -60,6 +76,11 @@ gboolean cs_scenario_load(cs_scenario_t *s, const char *path, GError **err);
 gboolean cs_scenario_validate(const cs_scenario_t *s, GError **err);
 /* The list of sizes swept, as nccl-tests does it. */
 guint64 *cs_scenario_sizes(const cs_scenario_t *s, int *n_p);
+/* Marks the indices an index list names ("0-3,8,10-11"; "all") in mask
+ * (n entries, zeroed first). Errors: syntax, an index >= n ("what" names
+ * them: "node", "GPU"). No prefix: the caller adds where. */
+gboolean cs_scenario_index_list(const char *v, int n, const char *what, gboolean *mask, GError **err);
+
 /* Builds the topology the spec describes (file or preset + builders,
  * then --gpus). */
 cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err);

@@ -7,11 +7,15 @@
 #include "io/cs_writers-int.h"
 #include "util/cs_error.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void json_str(GString *g, const char *s)
+void cs_write_append_json_string(GString *g, const char *s)
 {
     if (s == NULL) {
         g_string_append(g, "null");
@@ -33,6 +37,11 @@ static void json_str(GString *g, const char *s)
         }
     }
     g_string_append_c(g, '"');
+}
+
+static void json_str(GString *g, const char *s)
+{
+    cs_write_append_json_string(g, s);
 }
 
 void cs_write_append_number(GString *g, double v)
@@ -151,6 +160,55 @@ gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GE
         return FALSE;
     }
     return TRUE;
+}
+
+/* Every file to a temporary name beside it first; only when all are
+ * written are they renamed, so a failure leaves none of them. */
+gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, GError **err)
+{
+    g_autofree char **tmps = g_new0(char *, MAX(1, n));
+    gboolean ok = TRUE;
+    int i;
+    for (i = 0; i < n && ok; i++) {
+        tmps[i] = g_strconcat(paths[i], ".XXXXXX", NULL);
+        int fd = g_mkstemp_full(tmps[i], O_WRONLY, 0666);
+        const char *reason = NULL;
+        if (fd < 0) {
+            reason = g_strerror(errno);
+            g_clear_pointer(&tmps[i], g_free);
+        } else {
+            gsize len = strlen(data[i]), off = 0;
+            while (off < len && reason == NULL) {
+                gssize w = write(fd, data[i] + off, len - off);
+                if (w < 0 && errno != EINTR)
+                    reason = g_strerror(errno);
+                else if (w > 0)
+                    off += (gsize)w;
+            }
+            if (reason == NULL && fsync(fd) != 0)
+                reason = g_strerror(errno);
+            if (close(fd) != 0 && reason == NULL)
+                reason = g_strerror(errno);
+        }
+        if (reason != NULL) {
+            g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the file (%s); expected a writable path", paths[i],
+                        reason);
+            ok = FALSE;
+        }
+    }
+    for (int k = 0; k < n && ok; k++)
+        if (g_rename(tmps[k], paths[k]) != 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the file (%s); expected a writable path",
+                        paths[k], g_strerror(errno));
+            ok = FALSE;
+        }
+    for (int k = 0; k < i; k++)
+        if (tmps[k] != NULL) {
+            if (!ok)
+                g_unlink(tmps[k]);
+            g_free(tmps[k]);
+        }
+    return ok;
 }
 
 gboolean cs_write_json_file(const char *path, const cs_result_t *r, GError **err)

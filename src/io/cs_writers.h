@@ -26,7 +26,38 @@ gboolean cs_write_json_file(const char *path, const cs_result_t *r, GError **err
 gboolean cs_write_csv_file(const char *path, const cs_result_t *r, GError **err);
 char *cs_write_json(const cs_result_t *r);
 char *cs_write_csv(const cs_result_t *r);
+/* Several jobs on one machine (collsim run with [job NAME] groups): one
+ * row per job, its time shared and alone, from model 'producer'. */
+typedef struct {
+    const char *name;
+    int nranks, nnodes;
+    cs_coll_t coll;
+    cs_dtype_t dtype;
+    guint64 size, count;     /* the size column as nccl-tests prints it; elements per rank */
+    double start_s;
+    int iters;
+    const char *algo, *proto;
+    int nchannels;
+    double time_s;           /* first launch to the end of the last call, sharing */
+    double alone_s;          /* the same with the machine to itself */
+} cs_job_row_t;
+
+typedef struct {
+    const char *producer;    /* "model:flow" */
+    const char *title;       /* scenario name or topology description */
+    const char *topo_desc;
+    int nrows;
+    const cs_job_row_t *rows;
+} cs_jobs_report_t;
+
+void cs_write_jobs_table(FILE *f, const cs_jobs_report_t *r);
+char *cs_write_jobs_json(const cs_jobs_report_t *r);
+char *cs_write_jobs_csv(const cs_jobs_report_t *r);
+
 /* Atomic write of a buffer (temp + rename). */
 gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err);
+/* Several files, all or none: each is written beside its path and renamed
+ * only when every one was written. */
+gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, GError **err);
 
 #endif

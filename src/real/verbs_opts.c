@@ -217,5 +217,6 @@ gboolean vb_opts_parse(vb_opts_t *o, int argc, char **argv, GError **err)
 
 gboolean vb_opts_scenario(vb_opts_t *o, cs_scenario_t *s, GError **err)
 {
-    return cs_run_args_build(&o->args, s, err) && cs_scenario_validate(s, err);
+    return cs_run_args_build(&o->args, s, err) && cs_run_args_check_measured(s, "real --verbs", err) &&
+           cs_scenario_validate(s, err);
 }

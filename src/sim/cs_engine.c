@@ -9,6 +9,7 @@
 #include "sim/cs_engine_analytic-int.h"
 #include "sim/cs_engine_flow-int.h"
 #include "util/cs_error.h"
+#include "util/cs_units.h"
 /* The SimGrid engine exists where configure found SimGrid. */
 #ifdef HAVE_SIMGRID
 #include "sim/cs_engine_simgrid-int.h"
@@ -135,6 +136,11 @@ cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job
             break;
         }
         call.decision = &d;
+        if (job->sink != NULL && job->sink->begin != NULL) {
+            g_autofree char *sz = cs_format_size(row->size);
+            g_autofree char *label = g_strdup_printf("%s %s", cs_coll_name(job->coll), sz);
+            job->sink->begin(job->sink, label);
+        }
         if (!ops->predict(state, job, &call, t, err)) {
             g_prefix_error(err, "size %" G_GUINT64_FORMAT ": ", sizes[i]);
             ok = FALSE;

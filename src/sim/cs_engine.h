@@ -26,6 +26,8 @@ struct cs_sim_sink {
     void (*call)(cs_sim_sink_t *s, int job, int iter, double t0, double t1);
     /* the run ended at t */
     void (*end)(cs_sim_sink_t *s, double t);
+    /* a run is about to start; 'label' says what it is ("allreduce 32 MiB") */
+    void (*begin)(cs_sim_sink_t *s, const char *label);
 };
 
 /* What each link carried in one run (the links that carried anything),

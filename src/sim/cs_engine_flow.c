@@ -97,6 +97,7 @@ struct cs_flow {
     gboolean has_net;
     cs_flow_net_t net;       /* the creating job's network view (cs_flow_simulate) */
     cs_sim_sink_t *sink;
+    gboolean no_fold;        /* link statistics need every link's bytes: no folding */
 
     /* per run */
     int njobs;
@@ -1196,7 +1197,7 @@ gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean a
     g_return_val_if_fail(f->has_net, FALSE);
     cs_engine_task_t t = { .call = *call, .iters = 1 };
     const cs_flow_net_t *net = &f->net;
-    return run_tasks(f, &t, &net, 1, allow_fold, NULL, stats_p, err);
+    return run_tasks(f, &t, &net, 1, allow_fold && !f->no_fold, NULL, stats_p, err);
 }
 
 gboolean cs_flow_run(cs_flow_t *f, const cs_engine_task_t *tasks, int ntasks, double *end_s,
@@ -1225,6 +1226,7 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
     if (f == NULL)
         return FALSE;
     f->sink = job->sink;
+    f->no_fold = job->link_stats != NULL;
     *state_p = f;
     return TRUE;
 }

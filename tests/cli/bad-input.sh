@@ -75,7 +75,32 @@ check ini-value exact "s1.ini:3: minbytes: size must be at least 1 byte; got '0'
 printf '[topology]\npreset = dgx-h100\n[collective]\nmaxbytes = 1K\nminbytes = 1M\n' >s2.ini
 check ini-range exact "s2.ini:4: maxbytes: maximum size 1024 is below the minimum size 1048576; expected at least the minimum" -- run --scenario s2.ini
 printf '[topology]\npreset = dgx-h100\n[colective]\n' >s3.ini
-check ini-group exact "s3.ini:3: unknown group [colective]; expected [scenario], [topology], [collective], [nccl] or [output]" -- run s3.ini
+check ini-group exact "s3.ini:3: unknown group [colective]; expected [scenario], [topology], [collective], [nccl], [output] or [job NAME]" -- run s3.ini
+# several jobs, --trace, --link-stats
+J='[scenario]\nmodel = flow\n[topology]\npreset = dgx-h100\nnodes = 2\n'
+printf "$J[job a b]\nsize = 1M\n" >j1.ini
+check job-name exact "j1.ini:6: 'a b' is not a job name; expected letters, digits, '-', '_' or '.' (up to 64)" -- run j1.ini
+printf "$J[job a]\nsize = 1M\n[job a]\nsize = 2M\n" >j2.ini
+check job-twice exact "j2.ini:8: [job a] already appeared on line 6; expected each job once" -- run j2.ini
+printf "$J[job a]\nnodes = 0-x\n" >j3.ini
+check job-nodes-syntax exact "j3.ini:7: nodes: '0-x' is not an index list; expected node indices such as 0-3,8" -- run j3.ini
+printf "$J[job a]\nnodes = 5\nsize = 1M\n" >j4.ini
+check job-nodes-range exact "j4.ini:7: nodes: node 5 does not exist; expected 0 to 1" -- run j4.ini
+printf "$J[job a]\nnodes = 0\n" >j5.ini
+check job-no-size exact "j5.ini:6: [job a] has no size; expected size = SIZE (e.g. 1G)" -- run j5.ini
+printf "$J[job a]\nsize = 1M\n[job b]\nnodes = 1\nsize = 1M\n" >j6.ini
+check job-overlap exact "j6.ini:8: [job b] uses machine rank 8, which [job a] uses too; expected jobs on distinct GPUs" -- run j6.ini
+printf "$J[job a]\nsize = 1M\nstart = soon\n" >j7.ini
+check job-start exact "j7.ini:8: start: 'soon' is not a start time; expected 0 to 1 hour such as 0, 250us or 1.5ms" -- run j7.ini
+printf "$J[job a]\nsize = 1M\nbogus = 1\n" >j8.ini
+check job-key exact "j8.ini:8: unknown key 'bogus' in [job a]; expected one of nodes, gpus, op, datatype, redop, root, size, start, iters" -- run j8.ini
+printf "$J[job a]\nsize = 1M\n" >j9.ini
+check job-analytic exact "collsim: --model: the analytic model cannot run several jobs at once (it sees no contention); expected --model flow" -- run j9.ini --model analytic
+check trace-analytic exact "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow" -- run $H --trace t.json
+check link-stats-analytic exact "collsim: --link-stats: the analytic model has no timeline for link statistics; expected --model flow" -- run $H --link-stats
+check trace-unwritable prefix "nosuchdir/t.json: cannot write the file (" -- run $H --model flow -b 1M -e 1M --trace nosuchdir/t.json --json out.json
+check real-jobs exact "j9.ini:6: [job a]: several jobs at once are a prediction (collsim run --model flow); expected a scenario without [job NAME] groups for collsim real" -- real j9.ini
+check real-trace exact "collsim: --trace: only a simulation has a timeline; expected it with collsim run, not collsim real" -- real $H --trace t.json
 printf '[topology]\npreset = dgx-h100\n[nccl]\nNCCL_ALGO = Bogus\n[output]\njson = out.json\ncsv = out.csv\n' >s4.ini
 check ini-nccl prefix "s4.ini:4: " -- run s4.ini
 printf '[topology]\npreset = dgx-h100\n[collective]\nroot = 9\nop = reduce\n' >s5.ini

@@ -44,5 +44,6 @@ golden dgx-h100-allreduce --topo dgx-h100 -b 8 -e 64M -f 8
 golden pcie-rtx4090 "$S/pcie-rtx4090.ini" -e 1M -f 16
 golden dgx-a100-2nodes-allgather --topo dgx-a100 --nodes 2 --op allgather -b 1M -e 256M -f 16
 golden lab-socket-fallback "$S/lab-socket-fallback.ini" -b 1K -e 64M -f 64 --no-extra-columns
+golden two-jobs-spine "$S/two-jobs-spine.ini" --link-stats
 
 exit $fail

@@ -140,6 +140,13 @@ fi
 # ---- every example scenario --------------------------------------------------------
 for s in "$top_srcdir"/scenarios/*.ini; do
     n=$(basename "$s" .ini)
+    if grep -q '^\[job ' "$s"; then
+        # several jobs: one row per job with its slowdown
+        if "$COLLSIM" run "$s" >"ex-$n.txt" 2>"ex-$n.err" && grep -q 'slowdown' "ex-$n.txt" &&
+            [ "$(grep -c '^  [A-Za-z0-9._-]' "ex-$n.txt")" -eq "$(grep -c '^\[job ' "$s")" ]; then
+            ok "example $n"; else bad "example $n: $(head -1 "ex-$n.err")"; fi
+        continue
+    fi
     if "$COLLSIM" run "$s" >"ex-$n.txt" 2>"ex-$n.err" && [ "$(rows "ex-$n.txt")" -ge 1 ] &&
         grep -q '^# Avg bus bandwidth' "ex-$n.txt"; then ok "example $n"; else bad "example $n: $(head -1 "ex-$n.err")"; fi
 done

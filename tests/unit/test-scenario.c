@@ -263,8 +263,8 @@ static void test_line_errors(void)
 
     /* structure */
     expect_error("[colective]\nop = allreduce\n",
-                 "s.ini:1: unknown group [colective]; expected [scenario], [topology], [collective], [nccl] or "
-                 "[output]");
+                 "s.ini:1: unknown group [colective]; expected [scenario], [topology], [collective], [nccl], "
+                 "[output] or [job NAME]");
     expect_error("[collective]\nmax-bytes = 1M\n",
                  "s.ini:2: unknown key 'max-bytes' in [collective]; expected one of op, datatype, redop, root, "
                  "minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, agg-iters");
@@ -347,7 +347,7 @@ static void test_keys_and_flags(void)
             g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
         }
     }
-    g_assert_cmpint(n, ==, 30);
+    g_assert_cmpint(n, ==, 32);
     /* nccl-tests's letters */
     static const struct { const char *flag, *key; } letters[] = {
         { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },
@@ -560,6 +560,70 @@ static void test_examples(void)
     g_assert_cmpint(n, >=, 10);
 }
 
+/* [job NAME] groups: fields, defaults, origins, and the round trip. */
+static void test_jobs(void)
+{
+    static const char text[] =
+        "[collective]\nop = allgather\n"
+        "[job train-a]\nnodes = 0-3, 8\ngpus = 4-7\nsize = 1G\nstart = 250us\niters = 3\n"
+        "[job b]\nop = broadcast\nroot = 2\ndatatype = half\nsize = 64M\n";
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    GError *err = NULL;
+    g_assert_true(load_text(&s, text, &err));
+    g_assert_no_error(err);
+    g_assert_cmpuint(s.jobs->len, ==, 2);
+    const cs_scenario_job_t *a = g_ptr_array_index(s.jobs, 0), *b = g_ptr_array_index(s.jobs, 1);
+    g_assert_cmpstr(a->name, ==, "train-a");
+    g_assert_cmpstr(a->nodes, ==, "0-3, 8");
+    g_assert_cmpstr(a->gpus, ==, "4-7");
+    g_assert_cmpint(a->coll, ==, -1);            /* from [collective] when run */
+    g_assert_cmpuint(a->size, ==, G_GUINT64_CONSTANT(1) << 30);
+    g_assert_cmpfloat_with_epsilon(a->start_s, 250e-6, 1e-15);
+    g_assert_cmpint(a->iters, ==, 3);
+    g_assert_cmpstr(a->origin, ==, "s.ini:3");
+    g_assert_cmpint(b->coll, ==, CS_COLL_BROADCAST);
+    g_assert_cmpint(b->root, ==, 2);
+    g_assert_cmpint(b->dtype, ==, CS_DTYPE_HALF);
+    g_assert_cmpint(b->iters, ==, 1);
+    g_assert_null(b->nodes);
+    /* back to INI and in again: the same jobs */
+    g_autofree char *ini = cs_scenario_to_ini(&s);
+    cs_scenario_t t;
+    cs_scenario_init(&t);
+    g_assert_true(cs_scenario_load_mem(&t, ini, strlen(ini), "back.ini", &err));
+    g_assert_no_error(err);
+    g_assert_cmpuint(t.jobs->len, ==, 2);
+    const cs_scenario_job_t *a2 = g_ptr_array_index(t.jobs, 0), *b2 = g_ptr_array_index(t.jobs, 1);
+    g_assert_cmpstr(a2->name, ==, "train-a");
+    g_assert_cmpstr(a2->nodes, ==, a->nodes);
+    g_assert_cmpfloat(a2->start_s, ==, a->start_s);
+    g_assert_cmpuint(a2->size, ==, a->size);
+    g_assert_cmpint(a2->coll, ==, -1);
+    g_assert_cmpint(b2->root, ==, 2);
+    g_assert_cmpint(b2->dtype, ==, CS_DTYPE_HALF);
+    cs_scenario_clear(&t);
+    cs_scenario_clear(&s);
+
+    /* index lists */
+    gboolean m[10];
+    g_assert_true(cs_scenario_index_list("0-2, 7,9", 10, "node", m, &err));
+    const gboolean want[10] = { 1, 1, 1, 0, 0, 0, 0, 1, 0, 1 };
+    for (int i = 0; i < 10; i++)
+        g_assert_cmpint(m[i], ==, want[i]);
+    g_assert_true(cs_scenario_index_list("all", 10, "node", m, &err));
+    g_assert_true(m[0] && m[9]);
+    g_assert_false(cs_scenario_index_list("3-1", 10, "node", m, &err));
+    g_assert_cmpstr(err->message, ==, "'3-1' is not an index list; expected node indices such as 0-3,8");
+    g_clear_error(&err);
+    g_assert_false(cs_scenario_index_list("10", 10, "GPU", m, &err));
+    g_assert_cmpstr(err->message, ==, "GPU 10 does not exist; expected 0 to 9");
+    g_clear_error(&err);
+    expect_error("[job x]\nsize = 0\n", "s.ini:2: size: '0' is not a size; expected a size of at least 1 byte such as 1G");
+    expect_error("[job x]\niters = 0\n", "s.ini:2: iters: 0 is out of range; expected a number of calls from 1 to 100000");
+    expect_error("[job ]\n", "s.ini:1: '' is not a job name; expected letters, digits, '-', '_' or '.' (up to 64)");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -575,5 +639,6 @@ int main(int argc, char **argv)
     g_test_add_func("/scenario/build", test_build);
     g_test_add_func("/scenario/load-file", test_load_file);
     g_test_add_func("/scenario/examples", test_examples);
+    g_test_add_func("/scenario/jobs", test_jobs);
     return g_test_run();
 }

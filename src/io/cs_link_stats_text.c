@@ -1,0 +1,70 @@
+/* The --link-stats block. Every number is derived from the engine's
+ * cs_link_stats_t (a model's output), and the title says so. Lines start
+ * with "# " so nccl-tests log parsers (ours included) skip them. The
+ * program sets only LC_CTYPE, so printf's decimal point is '.'. */
+#include "config.h"
+#include "io/cs_link_stats_text.h"
+
+#include <math.h>
+
+char *cs_format_bytes_human(double bytes, char *buf, size_t n)
+{
+    static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    if (!isfinite(bytes) || bytes < 0)
+        bytes = 0;
+    int u = 0;
+    double v = bytes;
+    while (u < (int)G_N_ELEMENTS(units) - 1 && v >= 1024) {
+        v /= 1024;
+        u++;
+    }
+    if (v == floor(v))
+        snprintf(buf, n, "%.0f %s", v, units[u]);
+    else
+        snprintf(buf, n, "%.2f %s", v, units[u]);
+    return buf;
+}
+
+/* Busy fraction in percent: bytes / (cap x time); 0 when undefined. */
+static double util_percent(const cs_link_stat_t *l, double time_s)
+{
+    if (l->cap <= 0 || time_s <= 0)
+        return 0;
+    return 100.0 * l->bytes / (l->cap * time_s);
+}
+
+void cs_write_link_stats(FILE *f, const cs_link_stats_t *s, const char *what, int max)
+{
+    int n = s != NULL ? s->n : 0;
+    double time_s = s != NULL ? s->time_s : 0;
+    fprintf(f, "# Link statistics (model:flow%s%s, %.1f us):\n", what != NULL ? ", " : "", what != NULL ? what : "",
+            time_s * 1e6);
+    int shown = max < 0 || max > n ? n : max;
+    if (shown > 0)
+        fprintf(f, "# %8s %10s %10s %12s  %s\n", "util%", "avg GB/s", "cap GB/s", "carried", "link");
+    for (int i = 0; i < shown; i++) {
+        const cs_link_stat_t *l = &s->links[i];
+        char carried[32];
+        fprintf(f, "# %8.1f %10.2f %10.2f %12s  %s\n", util_percent(l, time_s),
+                time_s > 0 ? l->bytes / time_s / 1e9 : 0.0, l->cap / 1e9,
+                cs_format_bytes_human(l->bytes, carried, sizeof carried), l->name);
+    }
+    if (shown < n)
+        fprintf(f, "# ... %d more links carried traffic\n", n - shown);
+    if (n == 0)
+        fprintf(f, "# bottleneck: none (no link carried data)\n");
+    else
+        fprintf(f, "# bottleneck: %s (%.1f%% busy on average)\n", s->links[0].name,
+                util_percent(&s->links[0], time_s));
+}
+
+void cs_write_bottleneck_line(FILE *f, const cs_link_stats_t *s, const char *prefix)
+{
+    if (prefix == NULL)
+        prefix = "";
+    if (s == NULL || s->n == 0)
+        fprintf(f, "# %sbottleneck: none (no link carried data)\n", prefix);
+    else
+        fprintf(f, "# %sbottleneck: %s (%.1f%% busy)\n", prefix, s->links[0].name,
+                util_percent(&s->links[0], s->time_s));
+}

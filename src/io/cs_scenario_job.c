@@ -1,0 +1,209 @@
+/* [job NAME] groups of a scenario: several jobs sharing one machine, each
+ * with its GPUs, collective, size, start time and calls (docs/
+ * collsim-scenario.5). Parsed here; run by `collsim run` with an engine
+ * that simulates contention (cs_engine_run_jobs). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "io/cs_scenario-int.h"
+#include "util/cs_error.h"
+#include "util/cs_units.h"
+
+const cs_scenario_key_t cs_scenario_job_keys[] = {
+    { "job", "nodes", 0, NULL, NULL, "LIST", "Nodes the job runs on: indices and ranges, 0-3,8 (default: all)" },
+    { "job", "gpus", 0, NULL, NULL, "LIST", "GPUs of each of those nodes, by local index: 0-3 (default: all)" },
+    { "job", "op", 0, NULL, NULL, "COLL", "Collective (default: [collective] op)" },
+    { "job", "datatype", 0, NULL, NULL, "TYPE", "Data type (default: [collective] datatype)" },
+    { "job", "redop", 0, NULL, NULL, "OP", "Reduction (default: [collective] redop)" },
+    { "job", "root", 0, NULL, NULL, "RANK", "Root rank within the job (default: [collective] root)" },
+    { "job", "size", 0, NULL, NULL, "SIZE", "Size of each call, as nccl-tests's size column (required)" },
+    { "job", "start", 0, NULL, NULL, "TIME", "When its first call is launched: 0, 250us, 1.5ms (default: 0)" },
+    { "job", "iters", 0, NULL, NULL, "N", "Calls back to back (default: 1)" },
+    { NULL, NULL, 0, NULL, NULL, NULL, NULL }
+};
+
+const char *cs_scenario_job_group_name(const char *group)
+{
+    return g_str_has_prefix(group, "job ") ? group + 4 : NULL;
+}
+
+gboolean cs_scenario_job_name_ok(const char *name)
+{
+    if (name == NULL || *name == '\0' || strlen(name) > 64)
+        return FALSE;
+    for (const char *p = name; *p != '\0'; p++)
+        if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.')
+            return FALSE;
+    return TRUE;
+}
+
+void cs_scenario_job_free(gpointer p)
+{
+    cs_scenario_job_t *j = p;
+    if (j == NULL)
+        return;
+    g_free(j->name);
+    g_free(j->nodes);
+    g_free(j->gpus);
+    g_free(j->origin);
+    g_free(j);
+}
+
+cs_scenario_job_t *cs_scenario_job_get(cs_scenario_t *s, const char *name, const char *origin)
+{
+    for (guint i = 0; i < s->jobs->len; i++) {
+        cs_scenario_job_t *j = g_ptr_array_index(s->jobs, i);
+        if (strcmp(j->name, name) == 0)
+            return j;
+    }
+    cs_scenario_job_t *j = g_new0(cs_scenario_job_t, 1);
+    j->name = g_strdup(name);
+    j->coll = j->dtype = j->redop = j->root = -1;
+    j->iters = 1;
+    j->origin = g_strdup(origin);
+    g_ptr_array_add(s->jobs, j);
+    return j;
+}
+
+gboolean cs_scenario_index_list(const char *v, int n, const char *what, gboolean *mask, GError **err)
+{
+    if (mask != NULL)
+        memset(mask, 0, sizeof(gboolean) * (gsize)MAX(0, n));
+    if (g_ascii_strcasecmp(v, "all") == 0) {
+        for (int i = 0; mask != NULL && i < n; i++)
+            mask[i] = TRUE;
+        return TRUE;
+    }
+    g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+    if (parts[0] == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "empty list; expected %s indices such as 0-3,8", what);
+        return FALSE;
+    }
+    for (int i = 0; parts[i] != NULL; i++) {
+        char *p = g_strstrip(parts[i]);
+        char *dash = strchr(p, '-');
+        gint64 lo, hi;
+        gboolean ok;
+        if (dash != NULL) {
+            *dash = '\0';
+            ok = cs_parse_int(g_strstrip(p), 0, G_MAXINT, &lo) && cs_parse_int(g_strstrip(dash + 1), 0, G_MAXINT, &hi);
+        } else {
+            ok = cs_parse_int(p, 0, G_MAXINT, &lo);
+            hi = lo;
+        }
+        if (!ok || hi < lo) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not an index list; expected %s indices such as 0-3,8",
+                        v, what);
+            return FALSE;
+        }
+        if (hi >= n) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s %" G_GINT64_FORMAT " does not exist; expected 0 to %d",
+                        what, hi, n - 1);
+            return FALSE;
+        }
+        for (gint64 k = lo; mask != NULL && k <= hi; k++)
+            mask[k] = TRUE;
+    }
+    return TRUE;
+}
+
+static char *names_of(const char *(*name)(int), int n)
+{
+    GString *g = g_string_new(NULL);
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(g, "%s%s", i ? ", " : "", name(i));
+    return g_string_free(g, FALSE);
+}
+
+static const char *coll_i(int i) { return cs_coll_name((cs_coll_t)i); }
+static const char *dtype_i(int i) { return cs_dtype_name((cs_dtype_t)i); }
+static const char *redop_i(int i) { return cs_redop_name((cs_redop_t)i); }
+
+gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *v, GError **err)
+{
+    if (strcmp(key, "nodes") == 0 || strcmp(key, "gpus") == 0) {
+        gboolean nodes = key[0] == 'n';
+        if (!cs_scenario_index_list(v, G_MAXINT, nodes ? "node" : "GPU", NULL, err))
+            return FALSE;
+        char **dst = nodes ? &j->nodes : &j->gpus;
+        g_free(*dst);
+        *dst = g_strdup(v);
+    } else if (strcmp(key, "op") == 0) {
+        cs_coll_t c;
+        if (!cs_coll_parse(v, &c)) {
+            g_autofree char *names = names_of(coll_i, CS_COLL_COUNT);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "unknown collective '%s'; expected one of %s", v, names);
+            return FALSE;
+        }
+        j->coll = c;
+    } else if (strcmp(key, "datatype") == 0) {
+        cs_dtype_t d;
+        if (!cs_dtype_parse(v, &d)) {
+            g_autofree char *names = names_of(dtype_i, CS_DTYPE_COUNT);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "unknown data type '%s'; expected one of %s", v, names);
+            return FALSE;
+        }
+        j->dtype = d;
+    } else if (strcmp(key, "redop") == 0) {
+        cs_redop_t r;
+        if (!cs_redop_parse(v, &r)) {
+            g_autofree char *names = names_of(redop_i, CS_REDOP_COUNT);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "unknown reduction '%s'; expected one of %s", v, names);
+            return FALSE;
+        }
+        j->redop = r;
+    } else if (strcmp(key, "root") == 0) {
+        return cs_scenario_parse_count(v, 0, G_MAXINT, "a rank number from 0", &j->root, err);
+    } else if (strcmp(key, "size") == 0) {
+        guint64 b;
+        if (!cs_parse_size(v, &b) || b == 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a size; expected a size of at least 1 byte such as 1G", v);
+            return FALSE;
+        }
+        j->size = b;
+    } else if (strcmp(key, "start") == 0) {
+        double t;
+        if (!cs_parse_time(v, &t) || t > 3600) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a start time; expected 0 to 1 hour such as 0, 250us or 1.5ms", v);
+            return FALSE;
+        }
+        j->start_s = t;
+    } else if (strcmp(key, "iters") == 0) {
+        return cs_scenario_parse_count(v, 1, 100000, "a number of calls from 1 to 100000", &j->iters, err);
+    } else {
+        g_assert_not_reached();
+    }
+    return TRUE;
+}
+
+void cs_scenario_jobs_to_kf(const cs_scenario_t *s, GKeyFile *kf)
+{
+    for (guint i = 0; i < s->jobs->len; i++) {
+        const cs_scenario_job_t *j = g_ptr_array_index(s->jobs, i);
+        g_autofree char *g = g_strconcat("job ", j->name, NULL);
+        if (j->nodes != NULL)
+            g_key_file_set_string(kf, g, "nodes", j->nodes);
+        if (j->gpus != NULL)
+            g_key_file_set_string(kf, g, "gpus", j->gpus);
+        if (j->coll >= 0)
+            g_key_file_set_string(kf, g, "op", cs_coll_name((cs_coll_t)j->coll));
+        if (j->dtype >= 0)
+            g_key_file_set_string(kf, g, "datatype", cs_dtype_name((cs_dtype_t)j->dtype));
+        if (j->redop >= 0)
+            g_key_file_set_string(kf, g, "redop", cs_redop_name((cs_redop_t)j->redop));
+        if (j->root >= 0)
+            g_key_file_set_integer(kf, g, "root", j->root);
+        if (j->size > 0) {
+            g_autofree char *sz = cs_scenario_size_str(j->size);
+            g_key_file_set_string(kf, g, "size", sz);
+        }
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        /* nanoseconds to the picosecond: what the engines resolve */
+        g_autofree char *st = g_strconcat(g_ascii_formatd(buf, sizeof buf, "%.15g", round(j->start_s * 1e12) / 1e3),
+                                          "ns", NULL);
+        g_key_file_set_string(kf, g, "start", st);
+        g_key_file_set_integer(kf, g, "iters", j->iters);
+    }
+}
