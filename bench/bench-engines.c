@@ -224,7 +224,8 @@ int main(int argc, char **argv)
     printf("# flow: nodes folded where exact (as users get it); flow-full: every lane (as SimGrid)\n");
     printf("# targets: flow >= 20x faster than SimGrid at 1024 GPUs; 16384 GPUs < 60 s and < 4 GiB\n");
     print_header();
-    gboolean sg_over = FALSE;   /* once SimGrid passes the limit, larger sizes would too */
+    gboolean sg_over = FALSE;   /* once SimGrid passes the limit, larger sizes would too; but
+                                 * 1024 GPUs, the target's size, runs to give its lower bound */
     for (size_t k = 0; k < G_N_ELEMENTS(cmp_gpus); k++) {
         int g = cmp_gpus[k];
         reply_t rf, rff, rs;
@@ -235,10 +236,10 @@ int main(int argc, char **argv)
 #ifdef HAVE_SIMGRID
         int ds = -2;   /* not run */
         memset(&rs, 0, sizeof rs);
-        if (!sg_over) {
+        if (!sg_over || g == 1024) {
             ds = run_limited(ENG_SIMGRID, g, sg_limit, &rs);
             print_run(g, ENG_SIMGRID, ds, &rs, sg_limit);
-            sg_over = ds == 0;
+            sg_over |= ds == 0;
         } else {
             printf("  %6d  %-9s  %10s  > %.0f s (not run: a smaller size already passed the limit)\n", g,
                    "simgrid", "-", sg_limit);

@@ -22,6 +22,10 @@ extern const cs_scenario_key_t cs_scenario_keys[];
 /* Keys of [topology], NULL-terminated; "file" and "preset" share --topo. */
 extern const cs_scenario_key_t cs_topo_spec_keys[];
 
+/* The value of an "op", "datatype" or "redop" key as its enum; errors
+ * "unknown collective 'X'; expected one of ..." (no prefix). */
+gboolean cs_scenario_parse_enum(const char *key, const char *v, int *out_p, GError **err);
+
 /* Keys of a [job NAME] group (no flags), NULL-terminated. */
 extern const cs_scenario_key_t cs_scenario_job_keys[];
 

@@ -190,10 +190,11 @@ static const char *coll_name_i(int i) { return cs_coll_name((cs_coll_t)i); }
 static const char *dtype_name_i(int i) { return cs_dtype_name((cs_dtype_t)i); }
 static const char *redop_name_i(int i) { return cs_redop_name((cs_redop_t)i); }
 
-static gboolean set_collective(cs_scenario_t *s, const char *key, const char *v, GError **err)
+gboolean cs_scenario_parse_enum(const char *key, const char *v, int *out_p, GError **err)
 {
     if (strcmp(key, "op") == 0) {
-        if (!cs_coll_parse(v, &s->coll)) {
+        cs_coll_t c;
+        if (!cs_coll_parse(v, &c)) {
             g_autofree char *names = names_list(coll_name_i, CS_COLL_COUNT);
             cs_redop_t r;
             /* nccl-tests's --op is the reduction; ours is the collective. */
@@ -201,18 +202,40 @@ static gboolean set_collective(cs_scenario_t *s, const char *key, const char *v,
                             cs_redop_parse(v, &r) ? " (the reduction is -o/--redop)" : "");
             return FALSE;
         }
+        *out_p = (int)c;
     } else if (strcmp(key, "datatype") == 0) {
-        if (!cs_dtype_parse(v, &s->dtype)) {
+        cs_dtype_t d;
+        if (!cs_dtype_parse(v, &d)) {
             g_autofree char *names = names_list(dtype_name_i, CS_DTYPE_COUNT);
             set_input_error(err, "unknown data type '%s'; expected one of %s", v, names);
             return FALSE;
         }
-    } else if (strcmp(key, "redop") == 0) {
-        if (!cs_redop_parse(v, &s->redop)) {
+        *out_p = (int)d;
+    } else {
+        g_assert(strcmp(key, "redop") == 0);
+        cs_redop_t r;
+        if (!cs_redop_parse(v, &r)) {
             g_autofree char *names = names_list(redop_name_i, CS_REDOP_COUNT);
             set_input_error(err, "unknown reduction '%s'; expected one of %s", v, names);
             return FALSE;
         }
+        *out_p = (int)r;
+    }
+    return TRUE;
+}
+
+static gboolean set_collective(cs_scenario_t *s, const char *key, const char *v, GError **err)
+{
+    int e;
+    if (strcmp(key, "op") == 0 || strcmp(key, "datatype") == 0 || strcmp(key, "redop") == 0) {
+        if (!cs_scenario_parse_enum(key, v, &e, err))
+            return FALSE;
+        if (key[0] == 'o')
+            s->coll = (cs_coll_t)e;
+        else if (key[0] == 'd')
+            s->dtype = (cs_dtype_t)e;
+        else
+            s->redop = (cs_redop_t)e;
     } else if (strcmp(key, "root") == 0) {
         return cs_scenario_parse_count(v, 0, G_MAXINT, "a rank number from 0", &s->root, err);
     } else if (strcmp(key, "minbytes") == 0) {

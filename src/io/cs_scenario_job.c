@@ -109,18 +109,6 @@ gboolean cs_scenario_index_list(const char *v, int n, const char *what, gboolean
     return TRUE;
 }
 
-static char *names_of(const char *(*name)(int), int n)
-{
-    GString *g = g_string_new(NULL);
-    for (int i = 0; i < n; i++)
-        g_string_append_printf(g, "%s%s", i ? ", " : "", name(i));
-    return g_string_free(g, FALSE);
-}
-
-static const char *coll_i(int i) { return cs_coll_name((cs_coll_t)i); }
-static const char *dtype_i(int i) { return cs_dtype_name((cs_dtype_t)i); }
-static const char *redop_i(int i) { return cs_redop_name((cs_redop_t)i); }
-
 gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *v, GError **err)
 {
     if (strcmp(key, "nodes") == 0 || strcmp(key, "gpus") == 0) {
@@ -131,29 +119,11 @@ gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *
         g_free(*dst);
         *dst = g_strdup(v);
     } else if (strcmp(key, "op") == 0) {
-        cs_coll_t c;
-        if (!cs_coll_parse(v, &c)) {
-            g_autofree char *names = names_of(coll_i, CS_COLL_COUNT);
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "unknown collective '%s'; expected one of %s", v, names);
-            return FALSE;
-        }
-        j->coll = c;
+        return cs_scenario_parse_enum(key, v, &j->coll, err);
     } else if (strcmp(key, "datatype") == 0) {
-        cs_dtype_t d;
-        if (!cs_dtype_parse(v, &d)) {
-            g_autofree char *names = names_of(dtype_i, CS_DTYPE_COUNT);
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "unknown data type '%s'; expected one of %s", v, names);
-            return FALSE;
-        }
-        j->dtype = d;
+        return cs_scenario_parse_enum(key, v, &j->dtype, err);
     } else if (strcmp(key, "redop") == 0) {
-        cs_redop_t r;
-        if (!cs_redop_parse(v, &r)) {
-            g_autofree char *names = names_of(redop_i, CS_REDOP_COUNT);
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "unknown reduction '%s'; expected one of %s", v, names);
-            return FALSE;
-        }
-        j->redop = r;
+        return cs_scenario_parse_enum(key, v, &j->redop, err);
     } else if (strcmp(key, "root") == 0) {
         return cs_scenario_parse_count(v, 0, G_MAXINT, "a rank number from 0", &j->root, err);
     } else if (strcmp(key, "size") == 0) {

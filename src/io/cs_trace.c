@@ -7,6 +7,7 @@
  * hash tables serve look-ups, never iteration. */
 #include "config.h"
 #include "io/cs_trace.h"
+#include "io/cs_writers-int.h"
 #include "io/cs_link_stats_text.h"
 #include "io/cs_writers.h"
 #include "util/cs_error.h"
@@ -237,24 +238,7 @@ void cs_trace_set_job_name(cs_trace_t *t, int job, const char *name)
 static void put_str(GString *g, const char *s)
 {
     g_autofree char *valid = g_utf8_validate(s, -1, NULL) ? NULL : g_utf8_make_valid(s, -1);
-    if (valid != NULL)
-        s = valid;
-    g_string_append_c(g, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-        switch (*p) {
-        case '"': g_string_append(g, "\\\""); break;
-        case '\\': g_string_append(g, "\\\\"); break;
-        case '\n': g_string_append(g, "\\n"); break;
-        case '\r': g_string_append(g, "\\r"); break;
-        case '\t': g_string_append(g, "\\t"); break;
-        default:
-            if (*p < 0x20)
-                g_string_append_printf(g, "\\u%04x", *p);
-            else
-                g_string_append_c(g, (char)*p);
-        }
-    }
-    g_string_append_c(g, '"');
+    cs_write_append_json_string(g, valid != NULL ? valid : s);
 }
 
 /* A JSON number in the C locale; JSON has no NaN/Inf (0 instead) and "-0"

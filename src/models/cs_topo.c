@@ -508,22 +508,11 @@ err_clear:
     return FALSE;
 }
 
-cs_topo_t *cs_topo_restrict_gpus(const cs_topo_t *t, int n, GError **err)
+/* Copies every link pair of t whose ends are both kept (map[dev] >= 0)
+ * into r, each direction as it is; lmap (may be NULL) gets, per new link,
+ * the old link's index. */
+static void copy_links(const cs_topo_t *t, const int *map, cs_topo_t *r, GArray *lmap)
 {
-    g_return_val_if_fail(t != NULL, NULL);
-    if (n < 1) {
-        topo_error(err, t, CS_ERROR_INPUT, 0,
-                   "cannot keep %d GPUs per node; expected at least 1", n);
-        return NULL;
-    }
-    g_autoptr(cs_topo_t) r = cs_topo_new(t->source);
-    r->fabric = t->fabric;
-    r->description = g_strdup(t->description);
-    g_autofree int *map = g_new(int, MAX(t->ndevs, 1));
-    for (int i = 0; i < t->ndevs; i++) {
-        const cs_device_t *d = &t->devs[i];
-        map[i] = d->kind == CS_DEV_GPU && d->local >= n ? -1 : cs_topo_add_device(r, d);
-    }
     for (int i = 0; i < t->nlinks; i++) {
         const cs_link_t *l = &t->links[i];
         if (l->reverse < i)      /* each pair once, from its a->b side */
@@ -540,8 +529,31 @@ cs_topo_t *cs_topo_restrict_gpus(const cs_topo_t *t, int n, GError **err)
             dl->count = s->count;
             dl->pcie_gen = s->pcie_gen;
             dl->pcie_width = s->pcie_width;
+            if (lmap != NULL) {
+                int old = j ? l->reverse : i;
+                g_array_append_val(lmap, old);
+            }
         }
     }
+}
+
+cs_topo_t *cs_topo_restrict_gpus(const cs_topo_t *t, int n, GError **err)
+{
+    g_return_val_if_fail(t != NULL, NULL);
+    if (n < 1) {
+        topo_error(err, t, CS_ERROR_INPUT, 0,
+                   "cannot keep %d GPUs per node; expected at least 1", n);
+        return NULL;
+    }
+    g_autoptr(cs_topo_t) r = cs_topo_new(t->source);
+    r->fabric = t->fabric;
+    r->description = g_strdup(t->description);
+    g_autofree int *map = g_new(int, MAX(t->ndevs, 1));
+    for (int i = 0; i < t->ndevs; i++) {
+        const cs_device_t *d = &t->devs[i];
+        map[i] = d->kind == CS_DEV_GPU && d->local >= n ? -1 : cs_topo_add_device(r, d);
+    }
+    copy_links(t, map, r, NULL);
     if (!cs_topo_finish(r, err))
         return NULL;
     return g_steal_pointer(&r);
@@ -588,23 +600,7 @@ cs_topo_t *cs_topo_select(const cs_topo_t *t, const gboolean *keep, int **rank_m
             r->devs[map[d]].local = local_new[r->devs[map[d]].node]++;
     }
     GArray *lmap = g_array_new(FALSE, FALSE, sizeof(int));
-    for (int i = 0; i < t->nlinks; i++) {
-        const cs_link_t *l = &t->links[i];
-        if (l->reverse < i || map[l->src] < 0 || map[l->dst] < 0)
-            continue;
-        int k = cs_topo_add_link(r, map[l->src], map[l->dst], l->kind, l->bw, l->lat, l->line);
-        for (int j = 0; j < 2; j++) {
-            const cs_link_t *s = j ? &t->links[l->reverse] : l;
-            cs_link_t *dl = &r->links[k + j];
-            dl->bw = s->bw;
-            dl->lat = s->lat;
-            dl->count = s->count;
-            dl->pcie_gen = s->pcie_gen;
-            dl->pcie_width = s->pcie_width;
-            int old = j ? l->reverse : i;
-            g_array_insert_val(lmap, k + j, old);
-        }
-    }
+    copy_links(t, map, r, lmap);
     if (!cs_topo_finish(r, err)) {
         g_array_free(lmap, TRUE);
         return NULL;
