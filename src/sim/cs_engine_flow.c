@@ -42,13 +42,16 @@ typedef struct {
     int off, nh;             /* into hops[]: every hop, in the shared numbering */
     cs_time_t lat;           /* fixed cost after the data is sent */
     double cap;              /* payload ceiling of one transfer (one CTA) */
+    int stream;              /* event stream of its arrivals (one per latency), -1: the heap */
 } edge_t;
 
 /* A resource that can bind: coeff < 0 marks the sender's memory, whose
  * coefficient is the op's passes. */
 typedef struct {
     int res;
+    int lane;                /* whose it is */
     double coeff;
+    int slot;                /* its position in the resource's list while active */
 } bhop_t;
 
 typedef struct {
@@ -70,7 +73,6 @@ typedef struct {
     int mem_res;             /* the sender's GPU memory */
     double mult;             /* identical channels this lane stands for */
     int boff, bn;            /* into bhops[]: the resources it shares */
-    int slot[HMAX];          /* position in each shared resource's list */
 } lane_t;
 
 /* One job of a run: its program and where its lanes are. */
@@ -107,7 +109,7 @@ struct cs_flow {
     edge_t *edges;
     hop_t *hops;
     bhop_t *bhops;
-    int *res_off, *res_len, *res_list;   /* active (lane*HMAX + hop) per resource */
+    int *res_off, *res_len, *res_list;   /* active bhops[] entries per resource */
     double *rem_cap, *wsum;
     int *res_stamp;
     int *dirty_res, ndirty;
@@ -337,10 +339,10 @@ static void res_add(cs_flow_t *f, int li)
         schedule_fin(f, L);
         return;
     }
-    for (int h = 0; h < L->bn; h++) {
-        int r = f->bhops[L->boff + h].res;
-        L->slot[h] = f->res_len[r];
-        f->res_list[f->res_off[r] + f->res_len[r]++] = li * HMAX + h;
+    for (int k = L->boff; k < L->boff + L->bn; k++) {
+        bhop_t *b = &f->bhops[k];
+        b->slot = f->res_len[b->res];
+        f->res_list[f->res_off[b->res] + f->res_len[b->res]++] = k;
     }
     mark_dirty(f, li);
 }
@@ -348,12 +350,12 @@ static void res_add(cs_flow_t *f, int li)
 static void res_remove(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
-    for (int h = 0; h < L->bn; h++) {
-        int r = f->bhops[L->boff + h].res;
-        int s = L->slot[h];
-        int last = f->res_list[f->res_off[r] + --f->res_len[r]];
-        f->res_list[f->res_off[r] + s] = last;
-        f->lanes[last / HMAX].slot[last % HMAX] = s;
+    for (int k = L->boff; k < L->boff + L->bn; k++) {
+        const bhop_t *b = &f->bhops[k];
+        int *list = &f->res_list[f->res_off[b->res]];
+        int last = list[--f->res_len[b->res]];
+        list[b->slot] = last;
+        f->bhops[last].slot = b->slot;
     }
     if (L->bn > 0)
         mark_dirty(f, li);
@@ -376,7 +378,7 @@ static void recompute(cs_flow_t *f)
         int r = f->stack[--sp];
         f->comp_res[ncr++] = r;
         for (int k = 0; k < f->res_len[r]; k++) {
-            int li = f->res_list[f->res_off[r] + k] / HMAX;
+            int li = f->bhops[f->res_list[f->res_off[r] + k]].lane;
             lane_t *L = &f->lanes[li];
             if (L->stamp == stamp)
                 continue;
@@ -501,14 +503,22 @@ static inline void op_done(cs_flow_t *f, int li)
         job_of(f, li)->unfinished--;
 }
 
-static void push_arrival(cs_flow_t *f, int kind, int to, int job, cs_time_t at)
+/* An arrival over edge 'from' (now + its latency): arrivals over edges of
+ * one latency come in time order, so they take that latency's stream
+ * instead of the heap (same order, cheaper). */
+static void push_arrival(cs_flow_t *f, int kind, int to, int from)
 {
+    const edge_t *e = &f->edges[from];
+    int job = f->lanes[from].job;
     cs_event_t *ev = cs_evq_alloc(f->q);
     ev->kind = kind;
     ev->a = to;
     ev->b = job;
     f->jobs[job].inflight++;
-    cs_evq_push(f->q, ev, at);
+    if (e->stream >= 0)
+        cs_evq_push_stream(f->q, ev, f->now + e->lat, e->stream);
+    else
+        cs_evq_push(f->q, ev, f->now + e->lat);
 }
 
 static void advance(cs_flow_t *f, int li)
@@ -535,7 +545,7 @@ static void advance(cs_flow_t *f, int li)
             L->last = f->now;
             res_add(f, li);
             if (J->cut)
-                push_arrival(f, EV_HEAD, lane_next(f, li), L->job, f->now + f->edges[li].lat);
+                push_arrival(f, EV_HEAD, lane_next(f, li), li);
             return;
         }
         /* A receive only: the data is there, the slot is freed. */
@@ -553,7 +563,7 @@ static void op_complete(cs_flow_t *f, int li)
     lane_t *L = &f->lanes[li];
     L->sending = FALSE;
     L->wait_tail = FALSE;
-    push_arrival(f, EV_ARR, lane_next(f, li), L->job, f->now + f->edges[li].lat);
+    push_arrival(f, EV_ARR, lane_next(f, li), li);
     if (L->op.consume >= 0)
         L->consumed++;
     op_done(f, li);
@@ -614,7 +624,7 @@ static void df_complete(cs_flow_t *f, int li)
     const fjob_t *J = &f->jobs[L->job];
     const cs_program_t *p = J->prog;
     L->sending = FALSE;
-    push_arrival(f, EV_ARR, li, L->job, f->now + f->edges[li].lat);
+    push_arrival(f, EV_ARR, li, li);
     op_done(f, li);
     df_advance(f, li);
     /* the units it read may be consumed now: their senders may go on */
@@ -1049,8 +1059,8 @@ static void setup_resources(cs_flow_t *f)
         const edge_t *e = &f->edges[li];
         L->boff = (int)bh->len;
         for (int h = 0; h <= e->nh; h++) {
-            bhop_t b = h < e->nh ? (bhop_t){ f->hops[e->off + h].res, f->hops[e->off + h].coeff }
-                                 : (bhop_t){ L->mem_res, -1 };
+            bhop_t b = h < e->nh ? (bhop_t){ f->hops[e->off + h].res, li, f->hops[e->off + h].coeff, 0 }
+                                 : (bhop_t){ L->mem_res, li, -1, 0 };
             if (demand[b.res] <= f->res_cap[b.res])
                 continue;
             g_array_append_val(bh, b);
@@ -1062,6 +1072,18 @@ static void setup_resources(cs_flow_t *f)
         L->fin->a = li;
     }
     f->bhops = (bhop_t *)g_array_free(bh, FALSE);
+    /* one event stream per distinct edge latency (the first ones) */
+    cs_time_t lats[CS_EVQ_STREAMS];
+    int nl = 0;
+    for (int li = 0; li < f->nlanes; li++) {
+        edge_t *e = &f->edges[li];
+        int k;
+        for (k = 0; k < nl && lats[k] != e->lat; k++)
+            ;
+        if (k == nl && nl < CS_EVQ_STREAMS)
+            lats[nl++] = e->lat;
+        e->stream = k < nl ? k : -1;
+    }
     for (int r = 0; r < f->nres; r++)
         f->res_off[r + 1] += f->res_off[r];
     f->res_list = g_new(int, MAX(1, f->res_off[f->nres]));

@@ -642,6 +642,9 @@ static char **simgrid_argv(int *argc_p)
         "--cfg=network/crosstraffic:0",
         "--cfg=network/TCP-gamma:1e30",
         "--cfg=contexts/stack-size:512",
+        /* no guard page per actor stack: each costs a memory mapping, and
+         * 1024 GPUs' 16384+ actors pass Linux's vm.max_map_count (65530) */
+        "--cfg=contexts/guard-size:0",
         "--log=root.thres:critical",
     };
     for (gsize i = 0; i < G_N_ELEMENTS(defaults); i++)

@@ -19,7 +19,16 @@ typedef struct {
     cs_event_t *ev;
 } slot_t;
 
+/* A stream: a FIFO ring of slots in time order. */
+typedef struct {
+    slot_t *ring;
+    gsize head, len, cap;         /* cap: a power of 2 */
+} stream_t;
+
 struct cs_evq {
+    stream_t streams[CS_EVQ_STREAMS];
+    int nstreams;                 /* streams used so far: 0 .. nstreams - 1 scanned */
+    gsize stream_len;             /* events in all streams */
     slot_t *heap;
     gsize len, cap;
     guint64 next_seq;
@@ -42,6 +51,8 @@ void cs_evq_free(cs_evq_t *q)
     if (q == NULL)
         return;
     g_ptr_array_free(q->blocks, TRUE);
+    for (int i = 0; i < CS_EVQ_STREAMS; i++)
+        g_free(q->streams[i].ring);
     g_free(q->heap);
     g_free(q);
 }
@@ -151,8 +162,54 @@ static void remove_at(cs_evq_t *q, gsize i)
         sift_down(q, i);
 }
 
+void cs_evq_push_stream(cs_evq_t *q, cs_event_t *ev, cs_time_t time, int stream)
+{
+    g_return_if_fail(ev->heap_idx < 0 && stream >= 0 && stream < CS_EVQ_STREAMS);
+    stream_t *st = &q->streams[stream];
+    if (G_UNLIKELY(st->len == st->cap)) {
+        gsize cap = st->cap ? st->cap * 2 : BLOCK_MIN;
+        slot_t *r = g_new(slot_t, cap);
+        for (gsize i = 0; i < st->len; i++)
+            r[i] = st->ring[(st->head + i) & (st->cap - 1)];
+        g_free(st->ring);
+        st->ring = r;
+        st->head = 0;
+        st->cap = cap;
+    }
+    g_return_if_fail(st->len == 0 || st->ring[(st->head + st->len - 1) & (st->cap - 1)].time <= time);
+    ev->time = time;
+    ev->seq = q->next_seq++;
+    ev->heap_idx = CS_EVQ_IN_STREAM;
+    st->ring[(st->head + st->len++) & (st->cap - 1)] = (slot_t){ time, ev->seq, ev };
+    q->stream_len++;
+    if (stream >= q->nstreams)
+        q->nstreams = stream + 1;
+}
+
+/* The stream whose head comes first, or -1 when the heap's top comes
+ * before every stream's head (or all streams are empty). */
+static int first_stream(const cs_evq_t *q)
+{
+    if (q->stream_len == 0)
+        return -1;
+    int best = -1;
+    const slot_t *b = q->len > 0 ? &q->heap[0] : NULL;
+    for (int i = 0; i < q->nstreams; i++) {
+        const stream_t *st = &q->streams[i];
+        if (st->len == 0)
+            continue;
+        const slot_t *h = &st->ring[st->head];
+        if (b == NULL || before(h, b)) {
+            b = h;
+            best = i;
+        }
+    }
+    return best;
+}
+
 void cs_evq_cancel(cs_evq_t *q, cs_event_t *ev)
 {
+    g_return_if_fail(ev->heap_idx != CS_EVQ_IN_STREAM);
     if (ev->heap_idx >= 0)
         remove_at(q, (gsize)ev->heap_idx);
 }
@@ -165,11 +222,25 @@ void cs_evq_reschedule(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
 
 cs_event_t *cs_evq_peek(const cs_evq_t *q)
 {
+    int s = first_stream(q);
+    if (s >= 0)
+        return q->streams[s].ring[q->streams[s].head].ev;
     return q->len > 0 ? q->heap[0].ev : NULL;
 }
 
 cs_event_t *cs_evq_pop(cs_evq_t *q)
 {
+    int s = first_stream(q);
+    if (s >= 0) {
+        stream_t *st = &q->streams[s];
+        cs_event_t *ev = st->ring[st->head].ev;
+        st->head = (st->head + 1) & (st->cap - 1);
+        st->len--;
+        q->stream_len--;
+        ev->heap_idx = -1;
+        q->popped++;
+        return ev;
+    }
     if (q->len == 0)
         return NULL;
     cs_event_t *ev = q->heap[0].ev;
@@ -180,7 +251,7 @@ cs_event_t *cs_evq_pop(cs_evq_t *q)
 
 gsize cs_evq_len(const cs_evq_t *q)
 {
-    return q->len;
+    return q->len + q->stream_len;
 }
 
 guint64 cs_evq_popped(const cs_evq_t *q)

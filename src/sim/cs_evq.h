@@ -20,12 +20,14 @@ typedef gint64 cs_time_t;             /* picoseconds */
 typedef struct cs_event {
     cs_time_t time;
     guint64 seq;                      /* scheduling order, breaks ties */
-    int heap_idx;                     /* position in the heap; -1 = not scheduled */
+    int heap_idx;                     /* position in the heap; CS_EVQ_IN_STREAM; -1 = not scheduled */
     int kind;                         /* payload, for the engine */
     int a, b;
     gint64 c;
     struct cs_event *next_free;       /* free-list link (pool) */
 } cs_event_t;
+
+#define CS_EVQ_IN_STREAM G_MAXINT
 
 typedef struct cs_evq cs_evq_t;
 
@@ -40,6 +42,14 @@ void cs_evq_release(cs_evq_t *q, cs_event_t *ev);
 
 /* Schedules an unscheduled event at 'time'. */
 void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time);
+/* Streams: events pushed to one stream come with nondecreasing times (for
+ * instance "now + a fixed delay": an arrival over a link of a given
+ * latency). They skip the heap (a FIFO each) and come out in the same
+ * (time, sequence) order as heap events; only the heap's events can be
+ * cancelled or rescheduled. Streams 0 to CS_EVQ_STREAMS - 1. */
+#define CS_EVQ_STREAMS 16
+void cs_evq_push_stream(cs_evq_t *q, cs_event_t *ev, cs_time_t time, int stream);
+
 /* Moves a scheduled event to a new time. It takes a fresh sequence number:
  * among events at its new time it comes after those already there, as if
  * cancelled and pushed again. */

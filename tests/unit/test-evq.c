@@ -147,6 +147,52 @@ static void test_random(void)
     g_free(rank);
 }
 
+/* Streams beside the heap, as a simulation uses them: at each step time
+ * moves to the next event, which pushes a few events, each either to the
+ * heap (any later time) or to the stream of its delay (now + delay). The
+ * pops must come out in (time, push order), as a heap alone would give. */
+static void test_streams(void)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    g_autoptr(GRand) rng = g_rand_new_with_seed(7);
+    static const cs_time_t delays[3] = { 100, 250, 1000 };
+    g_autoptr(GArray) popped = g_array_new(FALSE, FALSE, sizeof(ref_t));
+    int next_id = 0;
+    cs_event_t *seed = cs_evq_alloc(q);
+    seed->a = next_id++;
+    cs_evq_push(q, seed, 0);
+    int streamed = 0;
+    cs_time_t now = 0;
+    for (int step = 0; cs_evq_len(q) > 0; step++) {
+        cs_event_t *ev = cs_evq_pop(q);
+        g_assert_cmpint(ev->time, >=, now);
+        now = ev->time;
+        ref_t r = { ev->time, ev->a };
+        g_array_append_val(popped, r);
+        cs_evq_release(q, ev);
+        int k = step < 150000 ? g_rand_int_range(rng, 1, 3) : 0;   /* then drain */
+        for (int i = 0; i < k; i++) {
+            cs_event_t *e = cs_evq_alloc(q);
+            e->a = next_id++;
+            int s = g_rand_int_range(rng, -1, 3);
+            if (s < 0) {
+                cs_evq_push(q, e, now + g_rand_int_range(rng, 0, 2000));
+            } else {
+                cs_evq_push_stream(q, e, now + delays[s], s);
+                streamed++;
+            }
+        }
+    }
+    g_assert_cmpuint(cs_evq_len(q), ==, 0);
+    g_assert_cmpint(streamed, >, 10000);
+    /* within equal times, ids (push order) rise: with ids allocated in push
+     * order, (time, id) must be sorted */
+    for (guint k = 1; k < popped->len; k++) {
+        const ref_t *a = &g_array_index(popped, ref_t, k - 1), *b = &g_array_index(popped, ref_t, k);
+        g_assert_true(a->time < b->time || (a->time == b->time && a->id < b->id));
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -154,5 +200,6 @@ int main(int argc, char **argv)
     g_test_add_func("/evq/ties", test_ties);
     g_test_add_func("/evq/reschedule-cancel", test_reschedule_cancel);
     g_test_add_func("/evq/random-1e6", test_random);
+    g_test_add_func("/evq/streams", test_streams);
     return g_test_run();
 }
