@@ -30,6 +30,10 @@ typedef struct {
 
 /* The environment variables our launcher sets for its ranks. */
 #define CS_BOOT_ENV_WORKER "COLLSIM_REAL_WORKER"
+/* Exit status of a rank started by our launcher that stopped because
+ * another rank failed: the launcher blames the rank that failed first,
+ * whichever of them exits first. */
+#define CS_BOOT_EXIT_SIBLING 4
 #define CS_BOOT_ENV_LISTEN_FD "COLLSIM_REAL_LISTEN_FD"
 
 /* Reads the job from an environment (g_get_environ() form) and the

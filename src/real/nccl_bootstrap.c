@@ -610,6 +610,9 @@ int cs_boot_launch(char **argv, int nranks, double grace_s, GError **err)
     }
     close(lfd);
     gboolean stopping = err != NULL && *err != NULL;
+    int sibling_rank = -1, sibling_st = 0;   /* the first rank that stopped for another's failure */
+    gint64 sibling_at = 0;                   /* ... and when to report it if no culprit exits */
+    int nsiblings = 0;                       /* ranks that stopped so, already reaped */
     gint64 kill_at = stopping ? now_us() + (gint64)(grace_s * 1e6) : G_MAXINT64;
     if (stopping)
         for (int q = 0; q < nranks; q++)
@@ -617,11 +620,29 @@ int cs_boot_launch(char **argv, int nranks, double grace_s, GError **err)
                 kill(pids[q], SIGTERM);
     while (running > 0) {
         int st;
-        pid_t pid = waitpid(-1, &st, stopping ? WNOHANG : 0);
+        gboolean pending = !stopping && sibling_rank >= 0;
+        pid_t pid = waitpid(-1, &st, stopping || pending ? WNOHANG : 0);
         if (pid < 0 && errno == EINTR)
             continue;
         if (pid < 0)
             break;
+        if (pid == 0 && pending) {
+            /* the failed rank has not exited within the grace time: the
+             * stopped one is all there is to report */
+            if (now_us() >= sibling_at) {
+                g_autofree char *what = status_text(sibling_st);
+                fprintf(stderr, "collsim: real: rank %d %s; stopping the other %d rank(s)\n", sibling_rank, what,
+                        running);
+                status = 1;
+                stopping = TRUE;
+                kill_at = now_us() + (gint64)(grace_s * 1e6);
+                for (int q = 0; q < nranks; q++)
+                    if (pids[q] > 0)
+                        kill(pids[q], SIGTERM);
+            }
+            g_usleep(20000);
+            continue;
+        }
         if (pid == 0) {   /* stopping: wait for the others, then force them */
             if (now_us() >= kill_at) {
                 for (int q = 0; q < nranks; q++)
@@ -640,9 +661,22 @@ int cs_boot_launch(char **argv, int nranks, double grace_s, GError **err)
         pids[r] = -1;
         running--;
         gboolean failed = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+        /* a rank that stopped because another failed: blame that one when
+         * it is reaped (it may exit later, e.g. slower to tear down) */
+        if (failed && !stopping && WIFEXITED(st) && WEXITSTATUS(st) == CS_BOOT_EXIT_SIBLING && running > 0) {
+            nsiblings++;
+            if (sibling_rank < 0) {
+                sibling_rank = r;
+                sibling_st = st;
+                sibling_at = now_us() + (gint64)(grace_s * 1e6);
+            }
+            continue;
+        }
         if (failed && !stopping) {
             g_autofree char *what = status_text(st);
-            fprintf(stderr, "collsim: real: rank %d %s; stopping the other %d rank(s)\n", r, what, running);
+            /* the others: still running, or already stopped because of it */
+            fprintf(stderr, "collsim: real: rank %d %s; stopping the other %d rank(s)\n", r, what,
+                    running + nsiblings);
             status = WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
             stopping = TRUE;
             /* give the ranks a moment to abort NCCL themselves (they see the
@@ -652,6 +686,12 @@ int cs_boot_launch(char **argv, int nranks, double grace_s, GError **err)
                 if (pids[q] > 0)
                     kill(pids[q], SIGTERM);
         }
+    }
+    if (!stopping && sibling_rank >= 0) {
+        /* every other rank ended well: the stopped one is the failure */
+        g_autofree char *what = status_text(sibling_st);
+        fprintf(stderr, "collsim: real: rank %d %s\n", sibling_rank, what);
+        status = 1;
     }
     g_free(pids);
     return status;

@@ -283,6 +283,8 @@ static gboolean wait_done(runner_t *x, guint64 size, int in_place, double limit_
             x->b = NULL;
             gboolean r = fail(x, err, "stopping %s of %" G_GUINT64_FORMAT " bytes (%s): %s",
                               cs_coll_name(x->r->s->coll), size, placement(in_place), why);
+            if (err != NULL && *err != NULL)
+                (*err)->code = CS_ERROR_STOPPED;
             x->b = b;
             g_free(why);
             return r;

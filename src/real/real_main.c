@@ -253,8 +253,8 @@ static int run_test_rank(const cs_real_opts_t *o, const cs_boot_job_t *job)
             fprintf(stderr, "collsim: real: rank %d: stopping: %s\n", job->rank, why);
         else
             fprintf(stderr, "collsim: real: rank %d: timed out after %.0f s\n", job->rank, o->timeout_s);
+        status = why != NULL && job->kind == CS_BOOT_LAUNCHER ? CS_BOOT_EXIT_SIBLING : 1;
         g_free(why);
-        status = 1;
     } else {
         cs_real_dev_t d;
         fill_dev_basic(&d);
@@ -310,6 +310,8 @@ out:
     if (e != NULL) {
         fprintf(stderr, "%s\n", e->message);
         show_nccl_warnings(log, job->rank);
+        if (e->code == CS_ERROR_STOPPED && job->kind == CS_BOOT_LAUNCHER)
+            status = CS_BOOT_EXIT_SIBLING;
     }
     cs_boot_free(b);
     g_free(all);

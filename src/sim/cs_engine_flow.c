@@ -908,15 +908,15 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, gboolean allow_fold, GArray 
             edge_from(f, J, &eb, cap, eh, e);
         }
     /* Only rings spread over whole nodes can fold. Candidate periods, in
-     * nodes: 1, 2 (NCCL alternates odd nodes' rings), a leaf's nodes and
-     * twice that (the fabric repeats per leaf). */
-    int ppn = net->info->ppn, period = n;
-    if (allow_fold && net->info->nnodes > 1 && n == net->info->nnodes * ppn) {
+     * nodes: 1, 2 (NCCL alternates odd nodes' rings), then a leaf's nodes
+     * times 1, 2, 4, ... (the fabric repeats per leaf, or per group of
+     * leaves under one spine or pod); the smallest exact one wins. */
+    int ppn = net->info->ppn, period = n, nnodes = net->info->nnodes;
+    if (allow_fold && nnodes > 1 && n == nnodes * ppn) {
         int npl = MAX(1, net->topo->fabric.nodes_per_leaf);
-        const int cand[4] = { 1, 2, npl, 2 * npl };
-        for (int k = 0; k < 4 && period == n; k++)
-            if ((k < 2 || cand[k] > 2) && fold_exact(f, J, edges, (const hop_t *)eh->data, nch, n, cand[k] * ppn))
-                period = cand[k] * ppn;
+        for (int c = 1; c < nnodes && period == n; c = c < 2 ? 2 : c == 2 && npl > 2 ? npl : c * 2)
+            if (nnodes % c == 0 && fold_exact(f, J, edges, (const hop_t *)eh->data, nch, n, c * ppn))
+                period = c * ppn;
     }
     J->P = period;
     J->cut = prog->chain && prog->proto != CS_PROTO_SIMPLE;

@@ -14,7 +14,8 @@ typedef enum {
     CS_ERROR_TOPOLOGY,    /* a topology that NCCL could not use (no path...) */
     CS_ERROR_IO,          /* a file could not be read or written */
     CS_ERROR_UNSUPPORTED, /* valid, but not modelled / not built in */
-    CS_ERROR_RUNTIME      /* a real run failed (NCCL, CUDA, verbs) */
+    CS_ERROR_RUNTIME,     /* a real run failed (NCCL, CUDA, verbs) */
+    CS_ERROR_STOPPED      /* a real rank stopped because another one failed */
 } cs_error_code_t;
 
 /* Sets *err to "FILE:LINE: message" (or "FILE: message" when line <= 0, or
