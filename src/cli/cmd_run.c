@@ -187,7 +187,7 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
 {
     if (ops->run_jobs == NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "%s: the %s model cannot run several jobs at once (it sees no contention); expected --model flow",
+                    "%s: the %s model cannot run several jobs at once; expected --model flow",
                     cs_run_args_origin(s, "scenario.model", "collsim: --model"), ops->name);
         return 2;
     }

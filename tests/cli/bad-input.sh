@@ -95,7 +95,7 @@ check job-start exact "j7.ini:8: start: 'soon' is not a start time; expected 0 t
 printf "$J[job a]\nsize = 1M\nbogus = 1\n" >j8.ini
 check job-key exact "j8.ini:8: unknown key 'bogus' in [job a]; expected one of nodes, gpus, op, datatype, redop, root, size, start, iters" -- run j8.ini
 printf "$J[job a]\nsize = 1M\n" >j9.ini
-check job-analytic exact "collsim: --model: the analytic model cannot run several jobs at once (it sees no contention); expected --model flow" -- run j9.ini --model analytic
+check job-analytic exact "collsim: --model: the analytic model cannot run several jobs at once; expected --model flow" -- run j9.ini --model analytic
 check trace-analytic exact "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow" -- run $H --trace t.json
 check link-stats-analytic exact "collsim: --link-stats: the analytic model has no timeline for link statistics; expected --model flow" -- run $H --link-stats
 check trace-unwritable prefix "nosuchdir/t.json: cannot write the file (" -- run $H --model flow -b 1M -e 1M --trace nosuchdir/t.json --json out.json
