@@ -47,7 +47,7 @@ static gboolean write_outputs(const cs_scenario_t *s, const char *json, const ch
         paths[n] = s->csv_out, data[n++] = csv;
     if (tr != NULL)
         paths[n] = s->trace_out, data[n++] = tr;
-    return cs_write_files_atomic(n, paths, data, err);
+    return cs_write_files_atomic(n, paths, data, NULL, err);
 }
 
 /* ---- several jobs --------------------------------------------------------- */

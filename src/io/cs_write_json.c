@@ -144,27 +144,10 @@ char *cs_write_json(const cs_result_t *r)
     return g_string_free(g, FALSE);
 }
 
-gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err)
-{
-    g_autoptr(GError) ferr = NULL;
-    if (len < 0)
-        len = (gssize)strlen(data);
-    /* GLib writes a temporary file next to 'path' and renames it. */
-    if (!g_file_set_contents_full(path, data, len, G_FILE_SET_CONTENTS_CONSISTENT, 0666, &ferr)) {
-        /* GLib's message names its temporary file; keep only the reason. */
-        const char *reason = strrchr(ferr->message, ':');
-        reason = reason != NULL ? reason + 1 : ferr->message;
-        while (*reason == ' ')
-            reason++;
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the file (%s); expected a writable path", path, reason);
-        return FALSE;
-    }
-    return TRUE;
-}
-
 /* Every file to a temporary name beside it first; only when all are
  * written are they renamed, so a failure leaves none of them. */
-gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, GError **err)
+gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, const gsize *lens,
+                               GError **err)
 {
     g_autofree char **tmps = g_new0(char *, MAX(1, n));
     gboolean ok = TRUE;
@@ -177,7 +160,7 @@ gboolean cs_write_files_atomic(int n, const char *const *paths, const char *cons
             reason = g_strerror(errno);
             g_clear_pointer(&tmps[i], g_free);
         } else {
-            gsize len = strlen(data[i]), off = 0;
+            gsize len = lens != NULL ? lens[i] : strlen(data[i]), off = 0;
             while (off < len && reason == NULL) {
                 gssize w = write(fd, data[i] + off, len - off);
                 if (w < 0 && errno != EINTR)
@@ -209,6 +192,12 @@ gboolean cs_write_files_atomic(int n, const char *const *paths, const char *cons
             g_free(tmps[k]);
         }
     return ok;
+}
+
+gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err)
+{
+    gsize l = len < 0 ? strlen(data) : (gsize)len;
+    return cs_write_files_atomic(1, &path, &data, &l, err);
 }
 
 gboolean cs_write_json_file(const char *path, const cs_result_t *r, GError **err)

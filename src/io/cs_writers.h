@@ -57,7 +57,9 @@ char *cs_write_jobs_csv(const cs_jobs_report_t *r);
 /* Atomic write of a buffer (temp + rename). */
 gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err);
 /* Several files, all or none: each is written beside its path and renamed
- * only when every one was written. */
-gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, GError **err);
+ * only when every one was written. lens: each one's length, or NULL
+ * (NUL-terminated texts). */
+gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, const gsize *lens,
+                               GError **err);
 
 #endif

@@ -105,10 +105,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_flow_t, cs_flow_free)
  * node symmetry would make one node exact (tests compare both). */
 gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean allow_fold,
                           cs_flow_stats_t *stats_p, GError **err);
-/* Payload-weighted wire bytes each resource carried in the last call
- * (topology links first, then per GPU: NVLink out port, in port, memory);
- * the seam for link statistics. */
-const double *cs_flow_link_bytes(const cs_flow_t *f, int *n_p);
 /* The last run's link statistics (cs_engine.h). */
 cs_link_stats_t *cs_flow_link_stats(const cs_flow_t *f);
 /* Where the timeline of every run goes (NULL: nowhere). With a sink,

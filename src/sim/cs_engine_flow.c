@@ -32,8 +32,6 @@
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
-#define HMAX CS_FLOW_HMAX   /* hops of one edge, memory included */
-
 enum { EV_FIN = 1, EV_ARR = 2, EV_HEAD = 3, EV_START = 4 };
 
 typedef cs_flow_hop_t hop_t;
@@ -206,12 +204,6 @@ void cs_flow_free(cs_flow_t *f)
     g_free(f->res_bytes);
     cs_evq_free(f->q);
     g_free(f);
-}
-
-const double *cs_flow_link_bytes(const cs_flow_t *f, int *n_p)
-{
-    *n_p = f->nres;
-    return f->res_bytes;
 }
 
 static const char *res_name(cs_flow_t *f, int r)
