@@ -95,7 +95,7 @@ static void run_engine(engine_t eng, int gpus, reply_t *r)
         cs_flow_t *f = cs_flow_new(&job, &err);
         cs_flow_stats_t st;
         double t1 = now();
-        if (f != NULL && cs_flow_simulate(f, &call, eng == ENG_FLOW, &st, &err)) {
+        if (f != NULL && cs_flow_simulate(f, &call, eng == ENG_FLOW ? CS_FLOW_FOLD_AUTO : CS_FLOW_FOLD_NONE, &st, &err)) {
             double t2 = now();
             r->ok = 1;
             r->sim_s = st.time_s;

@@ -3,8 +3,10 @@
  * time of the simulation, events per second, lanes simulated, whether the
  * ring was folded to one node period (exact symmetry, docs/model-flow.md)
  * and the peak RSS. Issue target: 16384 GPUs under a minute. Nothing is
- * asserted. Usage: bench-flow [max_nodes [min_nodes]] (default 512, 1: a
- * few minutes; the issue target is "bench-flow 2048 2048"). */
+ * asserted. Usage: bench-flow [max_nodes [min_nodes [auto|approx|exact|none]]]
+ * (default 512 1 auto, as --model flow: a few minutes; the issue target is "bench-flow
+ * 2048 2048"). The folded column: "exact/P" or "approx/P" (P positions
+ * per channel simulated, cs_flow_fold_t), or "no". */
 #include "config.h"
 
 #include <stdio.h>
@@ -34,6 +36,11 @@ int main(int argc, char **argv)
     static const guint64 sizes[] = { G_GUINT64_CONSTANT(1) << 30, G_GUINT64_CONSTANT(4) << 30 };
     int max_nodes = argc > 1 ? atoi(argv[1]) : 512;
     int min_nodes = argc > 2 ? atoi(argv[2]) : 1;
+    const char *mode = argc > 3 ? argv[3] : "auto";
+    cs_flow_fold_t fold = g_str_equal(mode, "exact")    ? CS_FLOW_FOLD_EXACT
+                          : g_str_equal(mode, "none")   ? CS_FLOW_FOLD_NONE
+                          : g_str_equal(mode, "approx") ? CS_FLOW_FOLD_APPROX
+                                                        : CS_FLOW_FOLD_AUTO;
     cs_params_t params;
     cs_params_init_defaults(&params);
     printf("# bench-flow: DGX H100 x8, ib-ndr x8 rails, ring all-reduce (target: 16384 GPUs < 60 s)\n");
@@ -66,14 +73,19 @@ int main(int argc, char **argv)
             cs_engine_call_t call = { .size = sizes[s], .count = sizes[s] / 4, .nccl_bytes = sizes[s], .decision = &d };
             cs_flow_stats_t st;
             double t0 = now();
-            if (!cs_flow_simulate(f, &call, TRUE, &st, &err)) {
+            if (!cs_flow_simulate(f, &call, fold, &st, &err)) {
                 fprintf(stderr, "%s\n", err->message);
                 return 1;
             }
             double wall = now() - t0;
+            char how[32];
+            if (!st.folded)
+                g_strlcpy(how, "no", sizeof how);
+            else
+                g_snprintf(how, sizeof how, "%s/%d", st.approx ? "approx" : "exact", st.period);
             printf("  %6d %6d %7.0fM %5s %4d %9.1f %10.3f %12.3g %11.3g %7d %10s %9.1f\n", o.nodes,
                    cs_comm_info(comm)->nranks, sizes[s] / 1048576.0, cs_proto_name(d.proto), d.nchannels,
-                   st.time_s * 1e6, wall, st.events / MAX(wall, 1e-9), (double)st.recomputes, st.lanes, st.folded ? "yes" : "no", peak_rss_kib() / 1024.0);
+                   st.time_s * 1e6, wall, st.events / MAX(wall, 1e-9), (double)st.recomputes, st.lanes, how, peak_rss_kib() / 1024.0);
             fflush(stdout);
         }
     }

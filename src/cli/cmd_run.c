@@ -223,7 +223,7 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
             .topo = views[built].topo, .comm = views[built].comm, .params = params, .coll = coll,
             .dtype = sj->dtype >= 0 ? (cs_dtype_t)sj->dtype : s->dtype,
             .redop = sj->redop >= 0 ? (cs_redop_t)sj->redop : s->redop,
-            .root = cs_coll_has_root(coll) ? root : -1, .seed = s->seed,
+            .root = cs_coll_has_root(coll) ? root : -1, .seed = s->seed, .exact = s->exact,
         };
         t->rank_map = views[built].rank_map;
         t->link_map = views[built].link_map;
@@ -318,7 +318,7 @@ static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GErr
     g_autoptr(GPtrArray) stats = s->link_stats ? g_ptr_array_new_with_free_func((GDestroyNotify)cs_link_stats_free) : NULL;
     cs_engine_job_t job = {
         .topo = topo, .comm = comm, .params = params, .coll = s->coll, .dtype = s->dtype,
-        .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed,
+        .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed, .exact = s->exact,
         .sink = trace != NULL ? cs_trace_sink(trace) : NULL, .link_stats = stats,
     };
     g_autoptr(cs_result_t) r = cs_engine_run_sweep(ops, &job, sizes, nsizes, err);

@@ -434,7 +434,7 @@ static cs_result_t *run_sweep_skipping(const cs_engine_ops_t *ops, const cs_engi
  * print several), over the same sizes. With 'skip', sizes the engine
  * refuses are left out (noted in the result). */
 static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *topo, const cs_comm_t *comm,
-                                  const cs_params_t *params, guint64 seed, const cs_result_t *m, gboolean skip,
+                                  const cs_params_t *params, guint64 seed, gboolean exact, const cs_result_t *m, gboolean skip,
                                   const char *where, GError **err)
 {
     g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
@@ -463,6 +463,7 @@ static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *t
         cs_engine_job_t job = {
             .topo = topo, .comm = comm, .params = params, .coll = m->coll, .dtype = g->dtype,
             .redop = g->redop, .root = cs_coll_has_root(m->coll) ? MAX(g->root, 0) : -1, .seed = seed,
+            .exact = exact,
         };
         GError *e = NULL;
         g_autoptr(cs_result_t) p = run_sweep_skipping(ops, &job, sizes, n, skip, skipped, algos, &e);
@@ -595,7 +596,7 @@ static int validate(validate_args_t *a, GError **err)
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);
-        c->predicted = predict_table(ops, topo, comm, &params, s.seed, c->measured, a->skip_unsupported, where,
+        c->predicted = predict_table(ops, topo, comm, &params, s.seed, s.exact, c->measured, a->skip_unsupported, where,
                                      err);
         if (c->predicted == NULL)
             goto out;
@@ -605,7 +606,7 @@ static int validate(validate_args_t *a, GError **err)
         if (params.calibration_source != NULL) {
             cs_params_t builtin;
             cs_params_init_defaults(&builtin);
-            g_autoptr(cs_result_t) before = predict_table(ops, topo, comm, &builtin, s.seed, c->measured,
+            g_autoptr(cs_result_t) before = predict_table(ops, topo, comm, &builtin, s.seed, s.exact, c->measured,
                                                           a->skip_unsupported, where, err);
             if (before == NULL)
                 goto out;

@@ -18,6 +18,7 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { "scenario", "model", 0, "model", NULL, "ENGINE", "Time model that prices NCCL's decisions (default: analytic)" },
     { "scenario", "seed", 0, "seed", NULL, "N", "Seed of every random choice (default: 1)" },
     { "scenario", "calibration", 0, "calibration", NULL, "FILE", "Parameter file written by collsim calibrate" },
+    { "scenario", "exact", 0, "exact", NULL, NULL, "Make no approximation to save time: --model flow simulates every period of a long ring (key: exact = true)" },
     { "collective", "op", 0, "op", NULL, "COLL", "Collective: allreduce, allgather, reducescatter, broadcast or reduce (default: allreduce)" },
     { "collective", "datatype", 'd', "datatype", NULL, "TYPE", "Data type, as nccl-tests -d (default: float)" },
     { "collective", "redop", 'o', "redop", NULL, "OP", "Reduction: sum, prod, min, max or avg, as nccl-tests -o (default: sum)" },
@@ -329,6 +330,11 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
             if (!parse_text(value, "a model name such as analytic", err))
                 return FALSE;
             replace_str(&s->model, g_strdup(value));
+        } else if (strcmp(key, "exact") == 0) {
+            if (!parse_bool(value, &s->exact)) {
+                set_input_error(err, "'%s' is not a truth value; expected true or false", value);
+                return FALSE;
+            }
         } else if (strcmp(key, "calibration") == 0) {
             if (!parse_text(value, "a parameter file", err))
                 return FALSE;
@@ -861,6 +867,7 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
     g_autofree char *seed = g_strdup_printf("%" G_GUINT64_FORMAT, s->seed);
     g_key_file_set_string(kf, "scenario", "seed", seed);
     kf_set_opt(kf, "scenario", "calibration", s->calibration);
+    g_key_file_set_string(kf, "scenario", "exact", s->exact ? "true" : "false");
 
     const cs_topo_spec_t *t = &s->topo;
     kf_set_opt(kf, "topology", "file", t->file);

@@ -51,6 +51,7 @@ typedef struct {
     double stepfactor;     /* 0 = use stepbytes */
     int iters, warmup, check, agg_iters;
     char *model;           /* "analytic" (default) */
+    gboolean exact;        /* [scenario] exact: no approximation that saves time */
     char *calibration;     /* parameter file */
     guint64 seed;
     char *json_out, *csv_out;

@@ -84,6 +84,28 @@ static void add_param_note(cs_result_t *r, const cs_params_t *params)
         cs_result_add_note(r, "parameters: built-in defaults (docs/model-analytic.md)");
 }
 
+/* One note per run of consecutive sizes the engine approximated alike:
+ * "approximate for 1 GiB to 4 GiB: <what>". */
+static void note_approximations(cs_result_t *r, GPtrArray *approx)
+{
+    guint n = MIN(approx->len, r->rows->len);
+    for (guint i = 0; i < n;) {
+        const char *what = g_ptr_array_index(approx, i);
+        guint j = i + 1;
+        while (j < n && what != NULL && g_strcmp0(g_ptr_array_index(approx, j), what) == 0)
+            j++;
+        if (what != NULL) {
+            g_autofree char *a = cs_format_size(g_array_index(r->rows, cs_result_row_t, i).size);
+            g_autofree char *b = cs_format_size(g_array_index(r->rows, cs_result_row_t, j - 1).size);
+            if (j - i == 1)
+                cs_result_add_note(r, "approximate for %s: %s", a, what);
+            else
+                cs_result_add_note(r, "approximate for %s to %s: %s", a, b, what);
+        }
+        i = j;
+    }
+}
+
 cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job_t *job,
                                  const guint64 *sizes, int nsizes, GError **err)
 {
@@ -106,6 +128,7 @@ cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job
     char xport[64];
     const char *xname = call_transport(info, xport, sizeof xport);
     gboolean ok = TRUE;
+    g_autoptr(GPtrArray) approx = g_ptr_array_new_with_free_func(g_free);   /* per size, NULL: exact */
     g_array_set_size(r->rows, MAX(0, nsizes));
     for (int i = 0; i < nsizes && ok; i++) {
         cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, i);
@@ -148,6 +171,7 @@ cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job
         }
         if (job->link_stats != NULL && ops->link_stats != NULL)
             g_ptr_array_add(job->link_stats, ops->link_stats(state));
+        g_ptr_array_add(approx, ops->approximation != NULL ? ops->approximation(state) : NULL);
         row->time_us[CS_OOP] = t[CS_OOP] * 1e6;
         row->time_us[CS_INP] = t[CS_INP] * 1e6;
         cs_result_row_fill_bw(r, row);
@@ -161,6 +185,7 @@ cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job
         ops->close(state);
     if (!ok)
         return NULL;
+    note_approximations(r, approx);
     cs_result_finish(r);
     return g_steal_pointer(&r);
 }

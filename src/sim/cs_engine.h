@@ -56,6 +56,7 @@ typedef struct {
     cs_redop_t redop;
     int root;
     guint64 seed;
+    gboolean exact;          /* no approximation that would save time (flow: averaged ring latencies) */
     /* Optional, for engines with ops->timeline: */
     cs_sim_sink_t *sink;     /* receives the timeline of every call */
     GPtrArray *link_stats;   /* out: cs_engine_run_sweep appends one cs_link_stats_t per size */
@@ -81,6 +82,10 @@ typedef struct cs_engine_ops {
     gboolean (*predict)(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                         double time_s[2], GError **err);
     void (*close)(void *state);
+    /* Optional: what the last predict approximated to save time, as one
+     * sentence (g_free it), or NULL when nothing; job->exact turns such
+     * approximations off. cs_engine_run_sweep notes it with the sizes. */
+    char *(*approximation)(void *state);
     /* Engines that simulate a timeline: they honour job->sink, report the
      * last call's link statistics and run several jobs at once. */
     gboolean timeline;

@@ -15,7 +15,11 @@ typedef struct {
     guint64 events;          /* events processed */
     guint64 recomputes;      /* max-min fair share computations */
     int lanes;               /* (channel, position) pairs simulated */
-    gboolean folded;         /* simulated one node of each ring (exact symmetry) */
+    gboolean folded;         /* simulated one period of each ring */
+    int period;              /* ring positions simulated per channel (rings) */
+    gboolean approx;         /* ... with latencies averaged over the periods */
+    double spread_s;         /* the widest range of latencies averaged, seconds */
+    double spread_rel;       /* ... relative to their mean */
     gboolean dataflow;       /* Tree/NVLS/NVLSTree program: every flow of every channel simulated */
 } cs_flow_stats_t;
 
@@ -101,9 +105,24 @@ cs_flow_t *cs_flow_new(const cs_engine_job_t *job, GError **err);
 cs_flow_t *cs_flow_new_shared(const cs_topo_t *topo, const cs_params_t *params);
 void cs_flow_free(cs_flow_t *f);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_flow_t, cs_flow_free)
-/* Simulates one call. 'allow_fold' FALSE forces the whole ring even where
- * node symmetry would make one node exact (tests compare both). */
-gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean allow_fold,
+/* How much of a ring one call simulates (docs/model-flow.md, "Exact
+ * reductions" and "Approximate folding"): every position (NONE); one
+ * period where the ring repeats exactly (EXACT); that, or where it still
+ * leaves more than CS_FLOW_EXACT_WORK transfers, one period of a ring that
+ * repeats but for its edges' latencies, which are averaged over the
+ * periods (AUTO, what --model flow does); the smaller of the two
+ * (APPROX, for tests and benchmarks). */
+typedef enum {
+    CS_FLOW_FOLD_NONE,
+    CS_FLOW_FOLD_EXACT,
+    CS_FLOW_FOLD_AUTO,
+    CS_FLOW_FOLD_APPROX,
+} cs_flow_fold_t;
+#define CS_FLOW_EXACT_WORK 67108864.0   /* transfers (lanes x ops): about half a minute */
+
+/* Simulates one call, folding rings as 'fold' allows (tests compare
+ * CS_FLOW_FOLD_NONE with the others). */
+gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, cs_flow_fold_t fold,
                           cs_flow_stats_t *stats_p, GError **err);
 /* The last run's link statistics (cs_engine.h). */
 cs_link_stats_t *cs_flow_link_stats(const cs_flow_t *f);

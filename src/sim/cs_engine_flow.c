@@ -80,6 +80,10 @@ typedef struct {
     cs_program_t *prog;          /* NULL: one rank, nothing to simulate */
     int base, nlanes, P;         /* lanes [base, base + nlanes), P positions per block */
     gboolean df, cut;
+    guint8 *bind;                /* ring_binding over the whole ring, when it folds (one job) */
+    gboolean approx;             /* folded with latencies averaged over the periods */
+    cs_time_t spread;            /* ... the widest range of latencies averaged */
+    double spread_rel;           /* ... and relative to their mean */
     cs_time_t start, gap;        /* first launch; launch (+ NVLS round, or a 1-rank copy) per call */
     int iters, iter;
     int unfinished;              /* lanes with ops left in this call */
@@ -94,6 +98,7 @@ struct cs_flow {
     double *res_cap;         /* bytes/s per resource */
     double *res_bytes;       /* carried in the last run */
     cs_time_t last_end;      /* the last run's length */
+    cs_flow_stats_t last;    /* ... and how it was simulated */
     gboolean has_net;
     cs_flow_net_t net;       /* the creating job's network view (cs_flow_simulate) */
     cs_sim_sink_t *sink;
@@ -160,8 +165,10 @@ void cs_flow_set_sink(cs_flow_t *f, cs_sim_sink_t *sink)
 
 static void free_run(cs_flow_t *f)
 {
-    for (int j = 0; j < f->njobs; j++)
+    for (int j = 0; j < f->njobs; j++) {
         cs_program_free(f->jobs[j].prog);
+        g_free(f->jobs[j].bind);
+    }
     g_clear_pointer(&f->jobs, g_free);
     f->njobs = 0;
     g_clear_pointer(&f->lanes, g_free);
@@ -816,54 +823,118 @@ static void edge_from(cs_flow_t *f, const fjob_t *J, const cs_flow_edge_t *eb, d
     }
 }
 
-/* Whether 'period' consecutive positions (one node, or two where NCCL
- * alternates odd nodes' rings) stand exactly for the whole ring: the ring
- * repeats with the period in rank numbering, every period's edges cost the
- * same as the first's (same resources' capacities, coefficients and
- * latency), and no resource is used by edges of two different periods (so
- * no transfer shares a link with another period's). */
-static gboolean fold_exact(const cs_flow_t *f, const fjob_t *J, const edge_t *edges, const hop_t *hops, int nch,
-                           int n, int period)
+/* Resources that can saturate anywhere on the ring: summed over every
+ * position and channel, the demand at each transfer's ceiling (memory at 3
+ * passes) exceeds the capacity. Only they ever limit a rate (the others
+ * leave the fair share, setup_resources), so only they shape the timeline. */
+static guint8 *ring_binding(const cs_flow_t *f, const fjob_t *J, const edge_t *edges, const hop_t *hops, int nch,
+                            int n)
+{
+    const cs_program_t *p = J->prog;
+    g_autofree double *demand = g_new0(double, f->nres);
+    for (int c = 0; c < nch; c++)
+        for (int pos = 0; pos < n; pos++) {
+            const edge_t *e = &edges[(gsize)c * n + pos];
+            for (int h = 0; h < e->nh; h++)
+                demand[hops[e->off + h].res] += hops[e->off + h].coeff * e->cap;
+            demand[job_mem(f, J, cs_program_rank(p, c, pos))] += 3 * e->cap;
+        }
+    guint8 *bind = g_new0(guint8, f->nres);
+    for (int r = 0; r < f->nres; r++)
+        bind[r] = demand[r] > f->res_cap[r];
+    return bind;
+}
+
+/* The next hop at or after h of edge e on a resource that can saturate;
+ * e->nh when none is left. */
+static inline int next_binding(const edge_t *e, const hop_t *hops, const guint8 *bind, int h)
+{
+    while (h < e->nh && !bind[hops[e->off + h].res])
+        h++;
+    return h;
+}
+
+/* Whether edges x and y load resources that can saturate alike: the same
+ * sequence of capacities and coefficients, and, with 'same_res', the very
+ * same resources. Hops on resources that cannot saturate never change a
+ * rate, so they are not compared. */
+static gboolean edges_alike(const cs_flow_t *f, const edge_t *x, const edge_t *y, const hop_t *hops,
+                            const guint8 *bind, gboolean same_res)
+{
+    if (x->cap != y->cap)
+        return FALSE;
+    int i = next_binding(x, hops, bind, 0), k = next_binding(y, hops, bind, 0);
+    for (; i < x->nh && k < y->nh; i = next_binding(x, hops, bind, i + 1), k = next_binding(y, hops, bind, k + 1)) {
+        const hop_t *a = &hops[x->off + i], *b = &hops[y->off + k];
+        if (a->coeff != b->coeff || f->res_cap[a->res] != f->res_cap[b->res] || (same_res && a->res != b->res))
+            return FALSE;
+    }
+    return i == x->nh && k == y->nh;
+}
+
+typedef enum { FOLD_NO, FOLD_EXACT, FOLD_LATENCY } fold_fit_t;
+
+/* Whether 'period' consecutive positions (one node, two where NCCL
+ * alternates odd nodes' rings, a leaf's nodes, ...) stand for the whole
+ * ring: the ring repeats with the period in rank numbering, every period's
+ * edges load resources that can saturate as the first period's do (same
+ * capacities and coefficients), and no such resource is used by edges of
+ * two different periods (so no transfer shares a binding link with another
+ * period's). FOLD_EXACT when the latencies are the same too: then each
+ * position's timeline is the same in every period. FOLD_LATENCY when only
+ * latencies differ (a leaf whose ring leaves through a core switch rather
+ * than a spine): folding then averages them (approximate). */
+static fold_fit_t fold_fit(const cs_flow_t *f, const fjob_t *J, const edge_t *edges, const hop_t *hops,
+                           const guint8 *bind, int nch, int n, int period)
 {
     const cs_program_t *p = J->prog;
     if (p->chain || period < 1 || period >= n || n % period != 0)
-        return FALSE;
+        return FOLD_NO;
     g_autofree int *owner = g_new(int, f->nres);
     for (int r = 0; r < f->nres; r++)
         owner[r] = -1;
+    fold_fit_t fit = FOLD_EXACT;
     for (int c = 0; c < nch; c++)
         for (int pos = 0; pos < n; pos++) {
             if (cs_program_rank(p, c, pos) != cs_program_rank(p, c, pos % period) + (pos / period) * period)
-                return FALSE;
+                return FOLD_NO;
             const edge_t *e = &edges[(gsize)c * n + pos], *e0 = &edges[(gsize)c * n + pos % period];
-            if (e->nh != e0->nh || e->lat != e0->lat || e->cap != e0->cap)
-                return FALSE;
-            for (int h = 0; h < e->nh; h++) {
-                const hop_t *x = &hops[e->off + h], *y = &hops[e0->off + h];
-                if (x->coeff != y->coeff || f->res_cap[x->res] != f->res_cap[y->res])
-                    return FALSE;
-                if (owner[x->res] >= 0 && owner[x->res] != pos / period)
-                    return FALSE;
-                owner[x->res] = pos / period;
+            if (!edges_alike(f, e, e0, hops, bind, FALSE))
+                return FOLD_NO;
+            if (e->lat != e0->lat)
+                fit = FOLD_LATENCY;
+            for (int h = 0; h <= e->nh; h++) {
+                /* the hops, then the sender's memory */
+                int r = h < e->nh ? hops[e->off + h].res : job_mem(f, J, cs_program_rank(p, c, pos));
+                if (!bind[r])
+                    continue;
+                if (owner[r] >= 0 && owner[r] != pos / period)
+                    return FOLD_NO;
+                owner[r] = pos / period;
             }
-            /* the sender's memory */
-            int m = job_mem(f, J, cs_program_rank(p, c, pos));
-            if (owner[m] >= 0 && owner[m] != pos / period)
-                return FALSE;
-            owner[m] = pos / period;
         }
-    return TRUE;
+    return fit;
 }
 
-/* Whether channels a and b are interchangeable over the whole ring. */
-static gboolean same_channel(const cs_program_t *p, const edge_t *edges, const hop_t *hops, int n, int a, int b)
+/* Whether channels a and b are interchangeable over the whole ring: the
+ * same ring, bytes, latencies and the very same resources that can
+ * saturate (all resources with 'bind' NULL). */
+static gboolean same_channel(const cs_flow_t *f, const cs_program_t *p, const edge_t *edges, const hop_t *hops,
+                             const guint8 *bind, int n, int a, int b)
 {
     if (p->ch_bytes[a] != p->ch_bytes[b] ||
         memcmp(&p->order[(gsize)a * n], &p->order[(gsize)b * n], sizeof(int) * n) != 0)
         return FALSE;
     for (int pos = 0; pos < n; pos++) {
         const edge_t *x = &edges[(gsize)a * n + pos], *y = &edges[(gsize)b * n + pos];
-        if (x->nh != y->nh || x->lat != y->lat || x->cap != y->cap)
+        if (x->lat != y->lat)
+            return FALSE;
+        if (bind != NULL) {
+            if (!edges_alike(f, x, y, hops, bind, TRUE))
+                return FALSE;
+            continue;
+        }
+        if (x->nh != y->nh || x->cap != y->cap)
             return FALSE;
         for (int h = 0; h < x->nh; h++)
             if (hops[x->off + h].res != hops[y->off + h].res || hops[x->off + h].coeff != hops[y->off + h].coeff)
@@ -873,7 +944,7 @@ static gboolean same_channel(const cs_program_t *p, const edge_t *edges, const h
 }
 
 /* A ring or chain program's lanes, appended to 'lanes'/'edges'/'hops'. */
-static gboolean setup_ring(cs_flow_t *f, fjob_t *J, gboolean allow_fold, GArray *lanes, GArray *edges_out,
+static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray *lanes, GArray *edges_out,
                            GArray *hops, GError **err)
 {
     const cs_program_t *prog = J->prog;
@@ -899,23 +970,15 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, gboolean allow_fold, GArray 
             }
             edge_from(f, J, &eb, cap, eh, e);
         }
-    /* Only rings spread over whole nodes can fold. Candidate periods, in
-     * nodes: 1, 2 (NCCL alternates odd nodes' rings), then a leaf's nodes
-     * times 1, 2, 4, ... (the fabric repeats per leaf, or per group of
-     * leaves under one spine or pod); the smallest exact one wins. */
-    int ppn = net->info->ppn, period = n, nnodes = net->info->nnodes;
-    if (allow_fold && nnodes > 1 && n == nnodes * ppn) {
-        int npl = MAX(1, net->topo->fabric.nodes_per_leaf);
-        for (int c = 1; c < nnodes && period == n; c = c < 2 ? 2 : c == 2 && npl > 2 ? npl : c * 2)
-            if (nnodes % c == 0 && fold_exact(f, J, edges, (const hop_t *)eh->data, nch, n, c * ppn))
-                period = c * ppn;
-    }
-    J->P = period;
+    const hop_t *hp = (const hop_t *)eh->data;
+    /* With folding allowed the run is one job alone with nothing watching
+     * every link: only resources that can saturate matter (ring_binding). */
+    const guint8 *bind = J->bind = fold != CS_FLOW_FOLD_NONE ? ring_binding(f, J, edges, hp, nch, n) : NULL;
     J->cut = prog->chain && prog->proto != CS_PROTO_SIMPLE;
-    /* Channels with the same ring, bytes and edges (the very same links)
-     * are indistinguishable: their transfers always get the same shares,
-     * so one lane stands for all of them, with their weight on every
-     * resource. Exact; off with a sink (every channel gets its track). */
+    /* Channels with the same ring, bytes, latencies and resources that can
+     * saturate are indistinguishable: their transfers always get the same
+     * shares, so one lane stands for all of them, with their weight on
+     * every resource. Exact; off with a sink (every channel gets its track). */
     g_autofree int *rep = g_new(int, nch);
     g_autofree int *mult = g_new0(int, nch);
     int nrep = 0;
@@ -923,11 +986,58 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, gboolean allow_fold, GArray 
         int k = nrep;
         if (f->sink == NULL)
             for (k = 0; k < nrep; k++)
-                if (same_channel(prog, edges, (const hop_t *)eh->data, n, rep[k], c))
+                if (same_channel(f, prog, edges, hp, bind, n, rep[k], c))
                     break;
         if (k == nrep)
             rep[nrep++] = c;
         mult[k]++;
+    }
+    /* Only rings spread over whole nodes can fold. Candidate periods, in
+     * nodes: 1, 2 (NCCL alternates odd nodes' rings), then a leaf's nodes
+     * times 1, 2, 4, ... (the fabric repeats per leaf, or per group of
+     * leaves under one spine or pod); the smallest exact one wins. With
+     * CS_FLOW_FOLD_AUTO, when that still leaves more than
+     * CS_FLOW_EXACT_WORK transfers to simulate, the smallest period that
+     * differs from the others only in latencies stands for the ring, with
+     * each position's latency averaged over the periods. */
+    int ppn = net->info->ppn, period = n, nnodes = net->info->nnodes, approx = n;
+    if (fold != CS_FLOW_FOLD_NONE && nnodes > 1 && n == nnodes * ppn) {
+        int npl = MAX(1, net->topo->fabric.nodes_per_leaf);
+        for (int c = 1; c < nnodes && period == n; c = c < 2 ? 2 : c == 2 && npl > 2 ? npl : c * 2) {
+            if (nnodes % c != 0)
+                continue;
+            fold_fit_t fit = fold_fit(f, J, edges, hp, bind, nch, n, c * ppn);
+            if (fit == FOLD_EXACT)
+                period = c * ppn;
+            else if (fit == FOLD_LATENCY && approx == n)
+                approx = c * ppn;
+        }
+    }
+    J->P = period;
+    J->approx = FALSE;
+    J->spread = 0;
+    J->spread_rel = 0;
+    if (approx < period && (fold == CS_FLOW_FOLD_APPROX ||
+                            (fold == CS_FLOW_FOLD_AUTO && (double)nrep * period * (double)cs_program_nops(prog, rep[0], 0) >
+                                                              CS_FLOW_EXACT_WORK))) {
+        J->P = approx;
+        J->approx = TRUE;
+        for (int k = 0; k < nrep; k++)
+            for (int pos = 0; pos < approx; pos++) {
+                edge_t *e = &edges[(gsize)rep[k] * n + pos];
+                cs_time_t lo = e->lat, hi = e->lat;
+                double sum = 0;
+                for (int q = pos; q < n; q += approx) {
+                    cs_time_t l = edges[(gsize)rep[k] * n + q].lat;
+                    lo = MIN(lo, l);
+                    hi = MAX(hi, l);
+                    sum += (double)l;
+                }
+                e->lat = (cs_time_t)llround(sum / (n / approx));
+                J->spread = MAX(J->spread, hi - lo);
+                if (e->lat > 0)
+                    J->spread_rel = MAX(J->spread_rel, (double)(hi - lo) / (double)e->lat);
+            }
     }
     J->nlanes = nrep * J->P;
     for (int k = 0; k < nrep; k++)
@@ -1049,11 +1159,14 @@ static void setup_resources(cs_flow_t *f)
     for (int li = 0; li < f->nlanes; li++) {
         lane_t *L = &f->lanes[li];
         const edge_t *e = &f->edges[li];
+        const fjob_t *J = &f->jobs[L->job];
         L->boff = (int)bh->len;
         for (int h = 0; h <= e->nh; h++) {
             bhop_t b = h < e->nh ? (bhop_t){ f->hops[e->off + h].res, li, f->hops[e->off + h].coeff, 0 }
                                  : (bhop_t){ L->mem_res, li, -1, 0 };
-            if (demand[b.res] <= f->res_cap[b.res])
+            /* A merged lane's weight lands on its representative's links:
+             * those that cannot saturate over the whole ring stay out. */
+            if (demand[b.res] <= f->res_cap[b.res] || (J->bind != NULL && !J->bind[b.res]))
                 continue;
             g_array_append_val(bh, b);
             f->res_off[b.res + 1]++;
@@ -1112,7 +1225,7 @@ static void teardown_run(cs_flow_t *f)
 
 /* Builds job j's program and lanes. */
 static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const cs_flow_net_t *net,
-                          gboolean allow_fold, GArray *lanes, GArray *edges, GArray *hops, GError **err)
+                          cs_flow_fold_t fold, GArray *lanes, GArray *edges, GArray *hops, GError **err)
 {
     fjob_t *J = &f->jobs[j];
     const cs_comm_info_t *info = net->info;
@@ -1147,11 +1260,11 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
     J->gap = (cs_time_t)llround(gap * CS_PS_PER_S);
     if (J->prog->nflows > 0)
         return setup_dataflow(f, J, lanes, edges, hops, err);
-    return setup_ring(f, J, allow_fold && f->sink == NULL, lanes, edges, hops, err);
+    return setup_ring(f, J, f->sink == NULL ? fold : CS_FLOW_FOLD_NONE, lanes, edges, hops, err);
 }
 
 static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_flow_net_t *const *nets, int ntasks,
-                          gboolean allow_fold, double *end_s, cs_flow_stats_t *stats_p, GError **err)
+                          cs_flow_fold_t fold, double *end_s, cs_flow_stats_t *stats_p, GError **err)
 {
     f->njobs = ntasks;
     f->jobs = g_new0(fjob_t, MAX(1, ntasks));
@@ -1160,7 +1273,7 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
     GArray *hops = g_array_new(FALSE, FALSE, sizeof(hop_t));
     gboolean ok = TRUE;
     for (int j = 0; j < ntasks && ok; j++)
-        ok = setup_job(f, j, &tasks[j], nets[j], allow_fold && ntasks == 1, lanes, edges, hops, err);
+        ok = setup_job(f, j, &tasks[j], nets[j], ntasks == 1 ? fold : CS_FLOW_FOLD_NONE, lanes, edges, hops, err);
     f->nlanes = (int)lanes->len;
     f->lanes = (lane_t *)g_array_free(lanes, FALSE);
     f->edges = (edge_t *)g_array_free(edges, FALSE);
@@ -1192,6 +1305,10 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
         if (j == 0) {
             st.time_s = (double)(J->end - J->start) / CS_PS_PER_S;
             st.folded = J->prog != NULL && !J->df && J->P != J->prog->nranks;
+            st.period = J->prog != NULL && !J->df ? J->P : 0;
+            st.approx = J->approx;
+            st.spread_s = (double)J->spread / CS_PS_PER_S;
+            st.spread_rel = J->spread_rel;
             st.dataflow = J->df;
         }
     }
@@ -1200,18 +1317,19 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "flow engine: the program deadlocked");
         return FALSE;
     }
+    f->last = st;
     if (stats_p != NULL)
         *stats_p = st;
     return TRUE;
 }
 
-gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, gboolean allow_fold,
+gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, cs_flow_fold_t fold,
                           cs_flow_stats_t *stats_p, GError **err)
 {
     g_return_val_if_fail(f->has_net, FALSE);
     cs_engine_task_t t = { .call = *call, .iters = 1 };
     const cs_flow_net_t *net = &f->net;
-    return run_tasks(f, &t, &net, 1, allow_fold && !f->no_fold, NULL, stats_p, err);
+    return run_tasks(f, &t, &net, 1, f->no_fold ? CS_FLOW_FOLD_NONE : fold, NULL, stats_p, err);
 }
 
 gboolean cs_flow_run(cs_flow_t *f, const cs_engine_task_t *tasks, int ntasks, double *end_s,
@@ -1226,7 +1344,7 @@ gboolean cs_flow_run(cs_flow_t *f, const cs_engine_task_t *tasks, int ntasks, do
         np[j] = &nets[j];
     }
     if (ok)
-        ok = run_tasks(f, tasks, np, ntasks, FALSE, end_s, stats_p, err);
+        ok = run_tasks(f, tasks, np, ntasks, CS_FLOW_FOLD_NONE, end_s, stats_p, err);
     for (int j = 0; j < built; j++)
         cs_flow_net_clear(&nets[j]);
     return ok;
@@ -1248,13 +1366,26 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
 static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                              double time_s[2], GError **err)
 {
-    (void)job;
     cs_flow_stats_t st;
-    if (!cs_flow_simulate(state, call, TRUE, &st, err))
+    if (!cs_flow_simulate(state, call, job->exact ? CS_FLOW_FOLD_EXACT : CS_FLOW_FOLD_AUTO, &st, err))
         return FALSE;
     time_s[CS_OOP] = st.time_s;
     time_s[CS_INP] = st.time_s;
     return TRUE;
+}
+
+static char *flow_approximation(void *state)
+{
+    const cs_flow_t *f = state;
+    if (!f->last.approx)
+        return NULL;
+    const cs_comm_info_t *info = f->net.info;
+    int n = info->nranks, P = f->last.period;
+    return g_strdup_printf("every ring simulated over %d of its %d positions (%d of %d nodes), with each edge's "
+                           "latency averaged over the %d periods (they differ by up to %.2f us, %.1f%%); "
+                           "--exact simulates them all (docs/model-flow.md)",
+                           P, n, P / MAX(1, info->ppn), info->nnodes, n / MAX(1, P), f->last.spread_s * 1e6,
+                           f->last.spread_rel * 100);
 }
 
 static void flow_close(void *state)
@@ -1285,6 +1416,7 @@ const cs_engine_ops_t cs_engine_flow = {
     .open = flow_open,
     .predict = flow_predict,
     .close = flow_close,
+    .approximation = flow_approximation,
     .timeline = TRUE,
     .link_stats = flow_link_stats,
     .run_jobs = flow_run_jobs,

@@ -2,7 +2,7 @@
 # collsim run --model flow: the same table as the analytic engine (every
 # column but the times and bandwidths), times that agree with it at 1 GiB
 # where nothing contends, NCCL's NVLS/Tree/NVLSTree picks at every size,
-# and one clear error for shapes the flow engine does not model. Skips (77) when the flow engine is not built in.
+# --exact and the note of an approximate fold, and one clear error for shapes the flow engine does not model. Skips (77) when the flow engine is not built in.
 set -u
 : "${COLLSIM:?}"
 tmp=$(mktemp -d) || exit 1
@@ -52,6 +52,18 @@ ta=$(awk '$1 == 1073741824 && $14 == "NVLS" {print $6}' nvls-analytic.txt)
 tf=$(awk '$1 == 1073741824 && $14 == "NVLS" {print $6}' nvls-flow.txt)
 awk -v a="$ta" -v f="$tf" 'BEGIN { r = f / a; exit !(a > 0 && r > 0.95 && r < 1.05) }' \
     && ok "nvls-agree-1GiB ($tf vs $ta us)" || bad "nvls-agree-1GiB ($tf vs $ta us)"
+# --exact changes nothing where nothing is approximated, and the output
+# says nothing about approximations there
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --env NCCL_ALGO=Ring --model flow -b 1M -e 1G -f 4 --exact >exact.txt 2>/dev/null
+[ -s exact.txt ] && cmp -s flow.txt exact.txt && ! grep -q approximate flow.txt && ok exact-same || bad exact-same
+"$COLLSIM" run --topo dgx-h100 --exact --dump 2>/dev/null | grep -qx 'exact=true' && ok exact-dump || bad exact-dump
+# 2048 nodes: the ring leaves its pod through a core switch, so it repeats
+# exactly only per 1024 nodes; the engine folds it to 2 nodes with averaged
+# latencies, and the header says so with the sizes it applies to
+"$COLLSIM" run --topo dgx-h100 --nodes 2048 --env NCCL_ALGO=Ring --model flow -b 1G -e 1G >big.txt 2>big.err
+rc=$?
+grep -q '^# approximate for 1 GiB: every ring simulated over 16 of its 16384 positions (2 of 2048 nodes)' big.txt \
+    && [ "$rc" -eq 0 ] && [ "$(grep -vc '^#' big.txt)" -eq 1 ] && ok approx-noted || bad "approx-noted (rc $rc: $(cat big.err))"
 # NVLS all-gather has no rank program: exit 2, one line naming the way out
 "$COLLSIM" run --topo dgx-h100 --model flow --op allgather --env NCCL_ALGO=NVLS -b 1G -e 1G >ag.txt 2>ag.err
 rc=$?

@@ -116,7 +116,7 @@ static void test_one_job_same(void)
     cs_engine_call_t call = { .size = 256 << 20, .count = 64 << 20, .nccl_bytes = 256 << 20, .decision = &out.decision };
     g_autoptr(cs_flow_t) f = cs_flow_new(&job, &err);
     cs_flow_stats_t st;
-    g_assert_true(cs_flow_simulate(f, &call, FALSE, &st, &err));
+    g_assert_true(cs_flow_simulate(f, &call, CS_FLOW_FOLD_NONE, &st, &err));
     g_test_message("run_jobs %.3f us, simulate %.3f us", out.end_s * 1e6, st.time_s * 1e6);
     g_assert_cmpfloat(fabs(out.end_s - st.time_s), <, 1e-11);
     g_assert_cmpfloat(fabs(out.alone_s - st.time_s), <, 1e-11);

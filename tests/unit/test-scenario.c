@@ -260,6 +260,7 @@ static void test_line_errors(void)
     expect_error("[scenario]\nname =\n", "s.ini:2: name: empty value; expected a name");
     expect_error("[output]\nextra-columns = maybe\n",
                  "s.ini:2: extra-columns: 'maybe' is not a truth value; expected true or false");
+    expect_error("[scenario]\nexact = 2\n", "s.ini:2: exact: '2' is not a truth value; expected true or false");
 
     /* structure */
     expect_error("[colective]\nop = allreduce\n",
@@ -347,7 +348,7 @@ static void test_keys_and_flags(void)
             g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
         }
     }
-    g_assert_cmpint(n, ==, 32);
+    g_assert_cmpint(n, ==, 33);
     /* nccl-tests's letters */
     static const struct { const char *flag, *key; } letters[] = {
         { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },

@@ -103,7 +103,7 @@ static double flow_time(job_fix_t *j, guint64 bytes)
     g_assert_no_error(err);
     cs_flow_stats_t st;
     /* The whole ring, as SimGrid simulates it. */
-    gboolean ok = cs_flow_simulate(f, &call, FALSE, &st, &err);
+    gboolean ok = cs_flow_simulate(f, &call, CS_FLOW_FOLD_NONE, &st, &err);
     g_assert_no_error(err);
     g_assert_true(ok);
     return st.time_s;
