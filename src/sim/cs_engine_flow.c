@@ -599,7 +599,9 @@ static void df_advance(cs_flow_t *f, int li)
     int fi = li - J->base;
     for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
         gint64 need = u - p->deps[k].lag;
-        if (need >= 0 && f->lanes[J->base + p->deps[k].flow].arrived <= need)
+        const lane_t *D = &f->lanes[J->base + p->deps[k].flow];
+        /* LL/LL128: the data it forwards may start on its first bytes */
+        if (need >= 0 && (J->cut && p->deps[k].lag == 0 ? D->headed : D->arrived) <= need)
             return;
     }
     if (df_consumed(f, li) < u + 1 - p->credit)
@@ -615,6 +617,21 @@ static void df_advance(cs_flow_t *f, int li)
     L->rate = L->old_rate = 0;
     L->last = f->now;
     res_add(f, li);
+    if (J->cut)
+        push_arrival(f, EV_HEAD, li, li);
+}
+
+/* Whether the data the unit in progress forwards has fully arrived. */
+static gboolean df_tail_in(const cs_flow_t *f, int li)
+{
+    const lane_t *L = &f->lanes[li];
+    const fjob_t *J = &f->jobs[L->job];
+    const cs_program_t *p = J->prog;
+    int fi = li - J->base;
+    for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++)
+        if (p->deps[k].lag == 0 && f->lanes[J->base + p->deps[k].flow].arrived <= L->op.send_unit)
+            return FALSE;
+    return TRUE;
 }
 
 static void df_complete(cs_flow_t *f, int li)
@@ -636,10 +653,28 @@ static void df_complete(cs_flow_t *f, int li)
 static void df_arrive(cs_flow_t *f, int li)
 {
     f->lanes[li].arrived++;
-    for (int k = f->wake_off[li]; k < f->wake_off[li + 1]; k++)
-        df_advance(f, f->wake[k]);
+    for (int k = f->wake_off[li]; k < f->wake_off[li + 1]; k++) {
+        int w = f->wake[k];
+        if (f->lanes[w].wait_tail) {
+            /* it sent its bytes and waited for the last of its input */
+            if (df_tail_in(f, w)) {
+                f->lanes[w].wait_tail = FALSE;
+                df_complete(f, w);
+            }
+            continue;
+        }
+        df_advance(f, w);
+    }
     if (f->cons_off[li] == f->cons_off[li + 1])
         df_advance(f, li);
+}
+
+/* The first bytes of lane li's unit reached its receiver (cut-through). */
+static void df_head(cs_flow_t *f, int li)
+{
+    f->lanes[li].headed++;
+    for (int k = f->wake_off[li]; k < f->wake_off[li + 1]; k++)
+        df_advance(f, f->wake[k]);
 }
 
 /* ---- events ---------------------------------------------------------------- */
@@ -679,6 +714,10 @@ static void on_fin(cs_flow_t *f, int li)
                       (double)f->now / CS_PS_PER_S, L->op.bytes);
     }
     if (J->df) {
+        if (J->cut && !df_tail_in(f, li)) {
+            L->wait_tail = TRUE;
+            return;
+        }
         df_complete(f, li);
         return;
     }
@@ -781,6 +820,10 @@ static void run_events(cs_flow_t *f)
         case EV_HEAD:
             cs_evq_release(f->q, ev);
             f->jobs[j].inflight--;
+            if (f->jobs[j].df) {
+                df_head(f, li);
+                break;
+            }
             f->lanes[li].headed++;
             advance(f, li);
             break;
@@ -1068,7 +1111,10 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, GArray *lanes, GArray *e
     const cs_flow_net_t *net = J->net;
     double cap = cs_flow_channel_bw(net, prog->proto);
     J->df = TRUE;
-    J->cut = FALSE;
+    /* LL and LL128 forward each line as soon as its flag is seen (as the
+     * chains do): a flow's unit may start once the first bytes of the
+     * data it forwards are there, and ends no earlier than their last. */
+    J->cut = prog->proto != CS_PROTO_SIMPLE;
     J->nlanes = prog->nflows;
     J->P = 1;
     cs_flow_edge_t eb;

@@ -73,7 +73,7 @@ typedef struct {
     int len, head, tail, n;
 } notice_q_t;
 
-enum { NOTICE_LAST = 0, NOTICE_FIRST = 1, NOTICE_FLOW = 2 };
+enum { NOTICE_LAST = 0, NOTICE_FIRST = 1, NOTICE_FLOW = 2, NOTICE_FLOW_FIRST = 3 };
 
 /* A route: one source host whose route to the sink carries one owner's
  * transfers (a ring lane's with one memory-pass count, or a dataflow
@@ -109,6 +109,7 @@ typedef struct {
     int route;
     sg_sem_t self_slot;              /* nothing consumes its units: slots freed on arrival */
     notice_q_t q;                    /* NOTICE_FLOW: units sent, not yet arrived */
+    notice_q_t qh;                   /* NOTICE_FLOW_FIRST: units started, first bytes not yet arrived */
 } dflow_t;
 
 typedef struct {
@@ -120,14 +121,16 @@ typedef struct {
     GArray *routes;                  /* route_t, grouped by owner */
     /* rings and chains */
     lane_t *lanes;
-    gboolean cut;                    /* LL/LL128 chains: forward on first bytes */
+    gboolean cut;                    /* LL/LL128 chains and trees: forward on first bytes */
     /* dataflow programs: per dependency k (prog->deps[k]) of flow i on
      * flow d, 'arr[k]' counts d's arrived units not yet taken by i, and
      * for lag 0, 'slot[k]' the units d may still send before i has sent
-     * its own (initially credit). 'wake' lists per flow the dependencies
-     * naming it, 'cons' those with lag 0 (its consumers' slots). */
+     * its own (initially credit); with cut-through, 'head[k]' (lag 0)
+     * counts d's units whose first bytes arrived, not yet taken by i.
+     * 'wake' lists per flow the dependencies naming it, 'cons' those with
+     * lag 0 (its consumers' slots). */
     dflow_t *flows;
-    sg_sem_t *arr, *slot;
+    sg_sem_t *arr, *slot, *head;
     int *wake_off, *wake, *cons_off, *cons;
     double *res_bw;                  /* SimGrid link bandwidth per resource, 0 = unused */
     sg_host_t sink;
@@ -304,7 +307,9 @@ static char *platform_xml(sim_t *s)
 
 static notice_q_t *notice_queue(sim_t *s, int owner, int which)
 {
-    return which == NOTICE_FLOW ? &s->flows[owner].q : &s->lanes[owner].q[which];
+    if (which == NOTICE_FLOW || which == NOTICE_FLOW_FIRST)
+        return which == NOTICE_FLOW ? &s->flows[owner].q : &s->flows[owner].qh;
+    return &s->lanes[owner].q[which];
 }
 
 /* A notice is due: a ring lane's unit (or its first bytes) reached the
@@ -312,6 +317,12 @@ static notice_q_t *notice_queue(sim_t *s, int owner, int which)
  * flows depending on it and, when nothing consumes it, frees its slot. */
 static void deliver(sim_t *s, int owner, int which)
 {
+    if (which == NOTICE_FLOW_FIRST) {
+        for (int k = s->wake_off[owner]; k < s->wake_off[owner + 1]; k++)
+            if (s->prog->deps[s->wake[k]].lag == 0)
+                sg_sem_release(s->head[s->wake[k]]);
+        return;
+    }
     if (which != NOTICE_FLOW) {
         const lane_t *N = &s->lanes[s->lanes[owner].next];
         sg_sem_release(which == NOTICE_LAST ? N->arrived : N->headed);
@@ -393,12 +404,18 @@ static void flow_actor(int argc, char **argv)
     for (gint64 u = 0; u < F->nunits; u++) {
         for (int k = d0; k < d1; k++)
             if (u >= p->deps[k].lag)
-                sg_sem_acquire(s->arr[k]);
+                sg_sem_acquire(s->cut && p->deps[k].lag == 0 ? s->head[k] : s->arr[k]);
         if (F->self_slot != NULL)
             sg_sem_acquire(F->self_slot);
         for (int k = s->cons_off[fi]; k < s->cons_off[fi + 1]; k++)
             sg_sem_acquire(s->slot[s->cons[k]]);
+        if (s->cut)
+            notify(s, fi, NOTICE_FLOW_FIRST, lat);
         sg_host_sendto(host, s->sink, cs_program_unit_bytes(p, F->ch, u) * F->share);
+        if (s->cut)
+            for (int k = d0; k < d1; k++)
+                if (p->deps[k].lag == 0)
+                    sg_sem_acquire(s->arr[k]);   /* cannot forward what has not come */
         notify(s, fi, NOTICE_FLOW, lat);
         for (int k = d0; k < d1; k++)
             if (p->deps[k].lag == 0)
@@ -414,7 +431,7 @@ static void delivery_actor(int argc, char **argv)
     sim_t *s = sim_g;
     int owner = atoi(argv[1]), which = atoi(argv[2]);
     notice_q_t *q = notice_queue(s, owner, which);
-    gint64 count = which == NOTICE_FLOW ? s->flows[owner].nunits : s->lanes[owner].nsends;
+    gint64 count = which >= NOTICE_FLOW ? s->flows[owner].nunits : s->lanes[owner].nsends;
     for (gint64 k = 0; k < count; k++) {
         sg_sem_acquire(q->posted);
         double t = q->due[q->head];
@@ -527,6 +544,8 @@ static gboolean setup_flows(sim_t *s, GError **err)
     const cs_program_t *p = s->prog;
     double cap = cs_flow_channel_bw(c, p->proto);
     s->nowners = p->nflows;
+    /* As the flow engine: LL and LL128 trees forward on first bytes. */
+    s->cut = p->proto != CS_PROTO_SIMPLE;
     s->flows = g_new0(dflow_t, s->nowners);
     s->edges = g_new0(cs_flow_edge_t, s->nowners);
     s->cap = g_new(double, s->nowners);
@@ -547,6 +566,7 @@ static gboolean setup_flows(sim_t *s, GError **err)
             F->share = fl->share;
             F->route = add_route(s, fi, cs_flow_res_mem(c, fl->src), fl->mem_passes);
             notice_q_init(&F->q, p->credit + 2);
+            notice_q_init(&F->qh, p->credit + 2);
         }
     deps_by_target(p, FALSE, &s->wake_off, &s->wake);
     deps_by_target(p, TRUE, &s->cons_off, &s->cons);
@@ -560,18 +580,23 @@ static void start_flows(sim_t *s)
     int nd = p->dep_off[p->nflows];
     s->arr = g_new0(sg_sem_t, MAX(1, nd));
     s->slot = g_new0(sg_sem_t, MAX(1, nd));
+    s->head = g_new0(sg_sem_t, MAX(1, nd));
     for (int k = 0; k < nd; k++) {
         s->arr[k] = sg_sem_init(0);
-        if (p->deps[k].lag == 0)
+        if (p->deps[k].lag == 0) {
             s->slot[k] = sg_sem_init(p->credit);
+            s->head[k] = sg_sem_init(0);
+        }
     }
-    char name[64], arg[32], which[8];
+    char name[64], arg[32], which[8], which_first[8];
     g_snprintf(which, sizeof which, "%d", NOTICE_FLOW);
+    g_snprintf(which_first, sizeof which_first, "%d", NOTICE_FLOW_FIRST);
     for (int fi = 0; fi < p->nflows; fi++) {
         dflow_t *F = &s->flows[fi];
         if (s->cons_off[fi] == s->cons_off[fi + 1])
             F->self_slot = sg_sem_init(p->credit);
         F->q.posted = sg_sem_init(0);
+        F->qh.posted = sg_sem_init(0);
         g_snprintf(arg, sizeof arg, "%d", fi);
         g_snprintf(name, sizeof name, "flow%d", fi);
         const char *av[] = { "flow", arg, NULL };
@@ -580,6 +605,11 @@ static void start_flows(sim_t *s)
             const char *dv[] = { "deliver", arg, which, NULL };
             g_snprintf(name, sizeof name, "deliver-flow%d", fi);
             sg_actor_create(name, s->sink, delivery_actor, 3, (char *const *)dv);
+            if (s->cut) {
+                const char *hv[] = { "deliver", arg, which_first, NULL };
+                g_snprintf(name, sizeof name, "deliver-head%d", fi);
+                sg_actor_create(name, s->sink, delivery_actor, 3, (char *const *)hv);
+            }
         }
     }
 }
