@@ -1103,6 +1103,40 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
     return TRUE;
 }
 
+/* Whether channels a and b of a dataflow program are interchangeable: the
+ * same bytes, and flow for flow the same senders, receivers, shares,
+ * dependencies (within the channel) and edges over the very same
+ * resources. 'edges'/'hops' hold every flow's edge. */
+static gboolean same_df_channel(const cs_program_t *p, const edge_t *edges, const hop_t *hops, int a, int b)
+{
+    int na = p->flow_off[a + 1] - p->flow_off[a];
+    if (p->ch_bytes[a] != p->ch_bytes[b] || na != p->flow_off[b + 1] - p->flow_off[b])
+        return FALSE;
+    for (int i = 0; i < na; i++) {
+        int fa = p->flow_off[a] + i, fb = p->flow_off[b] + i;
+        const cs_prog_flow_t *x = &p->flows[fa], *y = &p->flows[fb];
+        if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->mem_passes != y->mem_passes ||
+            x->share != y->share || x->cap_div != y->cap_div)
+            return FALSE;
+        int nd = p->dep_off[fa + 1] - p->dep_off[fa];
+        if (nd != p->dep_off[fb + 1] - p->dep_off[fb])
+            return FALSE;
+        for (int k = 0; k < nd; k++) {
+            const cs_prog_dep_t *da = &p->deps[p->dep_off[fa] + k], *db = &p->deps[p->dep_off[fb] + k];
+            if (da->lag != db->lag || da->flow - p->flow_off[a] != db->flow - p->flow_off[b] ||
+                da->flow < p->flow_off[a] || da->flow >= p->flow_off[a + 1])
+                return FALSE;
+        }
+        const edge_t *ea = &edges[fa], *eb = &edges[fb];
+        if (ea->nh != eb->nh || ea->lat != eb->lat || ea->cap != eb->cap)
+            return FALSE;
+        for (int h = 0; h < ea->nh; h++)
+            if (hops[ea->off + h].res != hops[eb->off + h].res || hops[ea->off + h].coeff != hops[eb->off + h].coeff)
+                return FALSE;
+    }
+    return TRUE;
+}
+
 /* A dataflow program: one lane per flow of every channel (no folding: the
  * trees are not periodic), its edge from the job's network view. */
 static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, GArray *lanes, GArray *edges, GArray *hops, GError **err)
@@ -1136,6 +1170,30 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, GArray *lanes, GArray *e
             L.nops = cs_program_units(prog, c);
             g_array_append_val(lanes, L);
         }
+    /* Identical channels (NVLSTree: every GPU's tree leaves through its own
+     * NIC whatever the channel) always get the same shares: the first one
+     * runs with the weight of all, the others' flows have nothing to do.
+     * Exact, as for rings; off with a sink (every channel its track). */
+    if (f->sink != NULL)
+        return TRUE;
+    lane_t *lv = &g_array_index(lanes, lane_t, J->base);
+    const edge_t *ev = &g_array_index(edges, edge_t, J->base);
+    g_autofree int *rep = g_new(int, prog->nch);
+    int nrep = 0;
+    for (int c = 0; c < prog->nch; c++) {
+        int k;
+        for (k = 0; k < nrep; k++)
+            if (same_df_channel(prog, ev, (const hop_t *)hops->data, rep[k], c))
+                break;
+        if (k == nrep) {
+            rep[nrep++] = c;
+            continue;
+        }
+        for (int fi = prog->flow_off[c]; fi < prog->flow_off[c + 1]; fi++) {
+            lv[fi].nops = 0;
+            lv[prog->flow_off[rep[k]] + fi - prog->flow_off[c]].mult++;
+        }
+    }
     return TRUE;
 }
 
@@ -1194,6 +1252,8 @@ static void setup_resources(cs_flow_t *f)
         const lane_t *L = &f->lanes[li];
         const edge_t *e = &f->edges[li];
         const fjob_t *J = &f->jobs[L->job];
+        if (L->nops == 0)
+            continue;   /* never sends (a merged channel's flow) */
         for (int h = 0; h < e->nh; h++)
             demand[f->hops[e->off + h].res] += f->hops[e->off + h].coeff * L->mult * e->cap;
         int mp = J->df ? J->prog->flows[li - J->base].mem_passes : 3;   /* cs_prog_op_t: at most 3 */
@@ -1207,7 +1267,7 @@ static void setup_resources(cs_flow_t *f)
         const edge_t *e = &f->edges[li];
         const fjob_t *J = &f->jobs[L->job];
         L->boff = (int)bh->len;
-        for (int h = 0; h <= e->nh; h++) {
+        for (int h = 0; h <= e->nh && L->nops > 0; h++) {
             bhop_t b = h < e->nh ? (bhop_t){ f->hops[e->off + h].res, li, f->hops[e->off + h].coeff, 0 }
                                  : (bhop_t){ L->mem_res, li, -1, 0 };
             /* A merged lane's weight lands on its representative's links:

@@ -275,6 +275,46 @@ static void test_nvls_tree(void)
     fix_clear(&j);
 }
 
+/* Identical channels of a dataflow program run as one with their weight
+ * (NVLSTree: every GPU's tree leaves through its own NIC whatever the
+ * channel): the same time as every channel simulated, which a sink (a
+ * timeline with a track per channel) forces, with fewer events. */
+static void test_df_merge(void)
+{
+    static const struct { const char *algo, *proto; guint64 bytes; } cases[] = {
+        { "NVLSTree", NULL, G_GUINT64_CONSTANT(64) << 20 },
+        { "Tree", "LL128", G_GUINT64_CONSTANT(1) << 20 },
+        { "Tree", "Simple", G_GUINT64_CONSTANT(64) << 20 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        job_fix_t j;
+        fix_init(&j, preset("dgx-h100", 2), cases[i].algo, cases[i].proto);
+        GError *err = NULL;
+        cs_decision_t d;
+        g_assert_true(cs_comm_decide(j.comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, cases[i].bytes, &d, &err));
+        cs_engine_job_t job = { .topo = j.topo, .comm = j.comm, .params = &j.params, .coll = CS_COLL_ALLREDUCE,
+                                .dtype = CS_DTYPE_FLOAT };
+        cs_engine_call_t call = { .size = cases[i].bytes, .count = cases[i].bytes / 4,
+                                  .nccl_bytes = cases[i].bytes, .decision = &d };
+        cs_flow_stats_t merged, every;
+        g_autoptr(cs_flow_t) f = cs_flow_new(&job, &err);
+        g_assert_no_error(err);
+        g_assert_true(cs_flow_simulate(f, &call, CS_FLOW_FOLD_AUTO, &merged, &err));
+        cs_sim_sink_t quiet = { 0 };
+        cs_flow_set_sink(f, &quiet);
+        g_assert_true(cs_flow_simulate(f, &call, CS_FLOW_FOLD_AUTO, &every, &err));
+        g_assert_no_error(err);
+        g_test_message("%s %s: merged %.3f us (%" G_GUINT64_FORMAT " events), every channel %.3f us (%" G_GUINT64_FORMAT
+                       " events)", cases[i].algo, cs_proto_name(d.proto), merged.time_s * 1e6, merged.events,
+                       every.time_s * 1e6, every.events);
+        g_assert_true(merged.dataflow && every.dataflow);
+        g_assert_cmpfloat(fabs(merged.time_s / every.time_s - 1), <, 1e-12);
+        if (d.algo == CS_ALGO_NVLS_TREE)
+            g_assert_cmpuint(merged.events * 4, <=, every.events);
+        fix_clear(&j);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -287,5 +327,6 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/tree", test_tree);
     g_test_add_func("/flow/nvls", test_nvls);
     g_test_add_func("/flow/nvls-tree", test_nvls_tree);
+    g_test_add_func("/flow/df-merge", test_df_merge);
     return g_test_run();
 }
