@@ -888,11 +888,11 @@ static guint8 *ring_binding(const cs_flow_t *f, const fjob_t *J, const edge_t *e
     return bind;
 }
 
-/* The next hop at or after h of edge e on a resource that can saturate;
- * e->nh when none is left. */
+/* The next hop at or after h of edge e on a resource that can saturate
+ * (any, with 'bind' NULL); e->nh when none is left. */
 static inline int next_binding(const edge_t *e, const hop_t *hops, const guint8 *bind, int h)
 {
-    while (h < e->nh && !bind[hops[e->off + h].res])
+    while (h < e->nh && bind != NULL && !bind[hops[e->off + h].res])
         h++;
     return h;
 }
@@ -900,7 +900,7 @@ static inline int next_binding(const edge_t *e, const hop_t *hops, const guint8 
 /* Whether edges x and y load resources that can saturate alike: the same
  * sequence of capacities and coefficients, and, with 'same_res', the very
  * same resources. Hops on resources that cannot saturate never change a
- * rate, so they are not compared. */
+ * rate, so they are not compared ('bind' NULL: every hop is). */
 static gboolean edges_alike(const cs_flow_t *f, const edge_t *x, const edge_t *y, const hop_t *hops,
                             const guint8 *bind, gboolean same_res)
 {
@@ -970,18 +970,8 @@ static gboolean same_channel(const cs_flow_t *f, const cs_program_t *p, const ed
         return FALSE;
     for (int pos = 0; pos < n; pos++) {
         const edge_t *x = &edges[(gsize)a * n + pos], *y = &edges[(gsize)b * n + pos];
-        if (x->lat != y->lat)
+        if (x->lat != y->lat || !edges_alike(f, x, y, hops, bind, TRUE))
             return FALSE;
-        if (bind != NULL) {
-            if (!edges_alike(f, x, y, hops, bind, TRUE))
-                return FALSE;
-            continue;
-        }
-        if (x->nh != y->nh || x->cap != y->cap)
-            return FALSE;
-        for (int h = 0; h < x->nh; h++)
-            if (hops[x->off + h].res != hops[y->off + h].res || hops[x->off + h].coeff != hops[y->off + h].coeff)
-                return FALSE;
     }
     return TRUE;
 }
@@ -1060,9 +1050,8 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
     J->approx = FALSE;
     J->spread = 0;
     J->spread_rel = 0;
-    if (approx < period && (fold == CS_FLOW_FOLD_APPROX ||
-                            (fold == CS_FLOW_FOLD_AUTO && (double)nrep * period * (double)cs_program_nops(prog, rep[0], 0) >
-                                                              CS_FLOW_EXACT_WORK))) {
+    double work = (double)nrep * period * (double)cs_program_nops(prog, rep[0], 0);   /* transfers */
+    if (approx < period && (fold == CS_FLOW_FOLD_APPROX || (fold == CS_FLOW_FOLD_AUTO && work > CS_FLOW_EXACT_WORK))) {
         J->P = approx;
         J->approx = TRUE;
         for (int k = 0; k < nrep; k++)
@@ -1107,7 +1096,8 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
  * same bytes, and flow for flow the same senders, receivers, shares,
  * dependencies (within the channel) and edges over the very same
  * resources. 'edges'/'hops' hold every flow's edge. */
-static gboolean same_df_channel(const cs_program_t *p, const edge_t *edges, const hop_t *hops, int a, int b)
+static gboolean same_df_channel(const cs_flow_t *f, const cs_program_t *p, const edge_t *edges, const hop_t *hops,
+                                int a, int b)
 {
     int na = p->flow_off[a + 1] - p->flow_off[a];
     if (p->ch_bytes[a] != p->ch_bytes[b] || na != p->flow_off[b + 1] - p->flow_off[b])
@@ -1127,12 +1117,8 @@ static gboolean same_df_channel(const cs_program_t *p, const edge_t *edges, cons
                 da->flow < p->flow_off[a] || da->flow >= p->flow_off[a + 1])
                 return FALSE;
         }
-        const edge_t *ea = &edges[fa], *eb = &edges[fb];
-        if (ea->nh != eb->nh || ea->lat != eb->lat || ea->cap != eb->cap)
+        if (edges[fa].lat != edges[fb].lat || !edges_alike(f, &edges[fa], &edges[fb], hops, NULL, TRUE))
             return FALSE;
-        for (int h = 0; h < ea->nh; h++)
-            if (hops[ea->off + h].res != hops[eb->off + h].res || hops[ea->off + h].coeff != hops[eb->off + h].coeff)
-                return FALSE;
     }
     return TRUE;
 }
@@ -1183,7 +1169,7 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, GArray *lanes, GArray *e
     for (int c = 0; c < prog->nch; c++) {
         int k;
         for (k = 0; k < nrep; k++)
-            if (same_df_channel(prog, ev, (const hop_t *)hops->data, rep[k], c))
+            if (same_df_channel(f, prog, ev, (const hop_t *)hops->data, rep[k], c))
                 break;
         if (k == nrep) {
             rep[nrep++] = c;
