@@ -49,8 +49,15 @@ static gboolean on_key_flag(const char *option_name, const char *value, gpointer
     cs_run_args_t *a = data;
     const cs_scenario_key_t *k = cs_scenario_key_by_flag(option_name);
     g_assert_nonnull(k);
-    /* switches: --no-extra-columns turns its key off, --link-stats on */
-    const char *v = value != NULL ? value : g_str_has_prefix(k->long_flag, "no-") ? "false" : "true";
+    /* switches: --no-extra-columns turns its key off, --link-stats on;
+     * --link-stats=false (an optional value) says which */
+    gboolean negated = g_str_has_prefix(k->long_flag, "no-");
+    if (k->arg == NULL && negated && value != NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: takes no value; expected %s alone", option_name,
+                    option_name);
+        return FALSE;
+    }
+    const char *v = value != NULL ? value : negated ? "false" : "true";
     g_autoptr(GError) e = NULL;
     if (!cs_scenario_set(&a->scratch, k->group, k->key, v, NULL, NULL, &e)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", option_name, e->message);
@@ -105,7 +112,7 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
     for (guint i = 0; i < G_N_ELEMENTS(fixed); i++)
         g_array_append_val(entries, fixed[i]);
     for (const cs_scenario_key_t *k = cs_scenario_keys; k->key != NULL; k++) {
-        GOptionEntry e = { k->long_flag, k->short_flag, k->arg == NULL ? G_OPTION_FLAG_NO_ARG : 0,
+        GOptionEntry e = { k->long_flag, k->short_flag, k->arg == NULL ? G_OPTION_FLAG_OPTIONAL_ARG : 0,
                            G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag, k->doc, k->arg };
         g_array_append_val(entries, e);
         if (k->alias != NULL) {

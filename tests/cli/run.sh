@@ -65,6 +65,15 @@ cmp -s a.txt b.txt && ok deterministic || bad deterministic
 "$COLLSIM" run --topo dgx-h100 -b 1M -e 1M --no-extra-columns >c.txt &&
     grep -q '^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong $' c.txt &&
     [ "$(grep -v '^#' c.txt | awk '{ print NF }')" -eq 13 ] && ok no-extra-columns || bad no-extra-columns
+# switches take an optional truth value (--exact=false); a negative switch none
+"$COLLSIM" run --topo dgx-h100 --exact=false --dump 2>/dev/null | grep -qx 'exact=false' &&
+    "$COLLSIM" run --topo dgx-h100 --exact --dump 2>/dev/null | grep -qx 'exact=true' && ok switch-value || bad switch-value
+"$COLLSIM" run --topo dgx-h100 --exact=maybe >sv.out 2>sv.err
+[ $? -eq 2 ] && [ ! -s sv.out ] && [ "$(cat sv.err)" = "collsim: --exact: 'maybe' is not a truth value; expected true or false" ] \
+    && ok switch-bad-value || bad "switch-bad-value ($(cat sv.err))"
+"$COLLSIM" run --topo dgx-h100 --no-extra-columns=true >sv.out 2>sv.err
+[ $? -eq 2 ] && [ "$(cat sv.err)" = "collsim: --no-extra-columns: takes no value; expected --no-extra-columns alone" ] \
+    && ok negative-switch-value || bad "negative-switch-value ($(cat sv.err))"
 "$COLLSIM" run --topo dgx-h100 -b 1M -e 1M >c2.txt &&
     grep -q '#wrong      algo   proto   nch  transport$' c2.txt && ok extra-header || bad extra-header
 
