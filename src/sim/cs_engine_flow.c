@@ -225,7 +225,9 @@ static const char *res_name(cs_flow_t *f, int r)
 static int stat_cmp(gconstpointer a, gconstpointer b)
 {
     const cs_link_stat_t *x = a, *y = b;
-    double ux = x->bytes / x->cap, uy = y->bytes / y->cap;
+    /* utilization in steps of 1e-9: links that carried the same bytes by
+     * different sums (rounding) tie, and ties go by name */
+    gint64 ux = llround(x->bytes / x->cap * 1e9), uy = llround(y->bytes / y->cap * 1e9);
     if (ux != uy)
         return ux > uy ? -1 : 1;
     return strcmp(x->name, y->name);
