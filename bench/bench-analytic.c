@@ -6,25 +6,14 @@
  * asserted. */
 #include "config.h"
 
+#include "bench-util.h"
+
 #include <stdio.h>
-#include <sys/resource.h>
 
 #include "models/cs_presets.h"
 #include "models/cs_decide.h"
 #include "models/cs_params.h"
 #include "sim/cs_engine.h"
-
-static double now(void)
-{
-    return (double)g_get_monotonic_time() / 1e6;
-}
-
-static long peak_rss_kib(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
-}
 
 int main(int argc, char **argv)
 {
@@ -48,20 +37,20 @@ int main(int argc, char **argv)
             o.nic = "ib-ndr";
             o.nics_per_node = 8;
         }
-        double t0 = now();
+        double t0 = bench_now();
         g_autoptr(cs_topo_t) topo = cs_preset_build("dgx-h100", &o, &err);
         if (topo == NULL) {
             fprintf(stderr, "%s\n", err->message);
             return 1;
         }
-        double t1 = now();
+        double t1 = bench_now();
         g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
         g_autoptr(cs_comm_t) comm = cs_comm_new(topo, env, &err);
         if (comm == NULL) {
             fprintf(stderr, "%s\n", err->message);
             return 1;
         }
-        double t2 = now();
+        double t2 = bench_now();
         cs_engine_job_t job = {
             .topo = topo, .comm = comm, .params = &params, .coll = CS_COLL_ALLREDUCE,
             .dtype = CS_DTYPE_FLOAT, .redop = CS_REDOP_SUM, .root = 0, .seed = 1,
@@ -71,9 +60,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s\n", err->message);
             return 1;
         }
-        double t3 = now();
+        double t3 = bench_now();
         printf("  %6d %6d %10.4f %10.4f %10.4f %10.4f %12.3f %10.1f\n", o.nodes, topo->ngpus,
-               t1 - t0, t2 - t1, t3 - t2, t3 - t0, (t3 - t0) / target_s, peak_rss_kib() / 1024.0);
+               t1 - t0, t2 - t1, t3 - t2, t3 - t0, (t3 - t0) / target_s, bench_peak_rss_kib(FALSE) / 1024.0);
     }
     cs_params_clear(&params);
     return 0;

@@ -21,13 +21,14 @@
  * (defaults 120, 16384, 120). */
 #include "config.h"
 
+#include "bench-util.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,19 +59,6 @@ typedef struct {
     char msg[200];
 } reply_t;
 
-static double now(void)
-{
-    return (double)g_get_monotonic_time() / 1e6;
-}
-
-static long peak_rss_kib(void)
-{
-    struct rusage self, kids;
-    getrusage(RUSAGE_SELF, &self);
-    getrusage(RUSAGE_CHILDREN, &kids);   /* SimGrid's process, once waited for */
-    return MAX(self.ru_maxrss, kids.ru_maxrss);
-}
-
 /* Runs one engine on the scenario in this (child) process. */
 static void run_engine(engine_t eng, int gpus, reply_t *r)
 {
@@ -91,13 +79,13 @@ static void run_engine(engine_t eng, int gpus, reply_t *r)
                             .dtype = CS_DTYPE_FLOAT, .redop = CS_REDOP_SUM, .root = -1 };
     cs_engine_call_t call = { .size = SIZE_BYTES, .count = SIZE_BYTES / 4, .nccl_bytes = SIZE_BYTES,
                               .decision = &d };
-    double t0 = now();
+    double t0 = bench_now();
     if (eng == ENG_FLOW || eng == ENG_FLOW_FULL) {
         cs_flow_t *f = cs_flow_new(&job, &err);
         cs_flow_stats_t st;
-        double t1 = now();
+        double t1 = bench_now();
         if (f != NULL && cs_flow_simulate(f, &call, eng == ENG_FLOW ? CS_FLOW_FOLD_AUTO : CS_FLOW_FOLD_NONE, &st, &err)) {
-            double t2 = now();
+            double t2 = bench_now();
             r->ok = 1;
             r->sim_s = st.time_s;
             r->wall_s = t2 - t0;
@@ -113,7 +101,7 @@ static void run_engine(engine_t eng, int gpus, reply_t *r)
         if (cs_simgrid_simulate(&job, &call, NULL, &st, &err)) {
             r->ok = 1;
             r->sim_s = st.time_s;
-            r->wall_s = now() - t0;
+            r->wall_s = bench_now() - t0;
             r->lanes = st.lanes;
         }
 #else
@@ -123,7 +111,7 @@ static void run_engine(engine_t eng, int gpus, reply_t *r)
 out:
     if (!r->ok && err != NULL)
         g_strlcpy(r->msg, err->message, sizeof r->msg);
-    r->rss_kib = peak_rss_kib();
+    r->rss_kib = bench_peak_rss_kib(TRUE);
     g_clear_error(&err);
     cs_comm_free(comm);
     cs_nccl_env_free(env);
@@ -158,10 +146,10 @@ static int run_limited(engine_t eng, int gpus, double limit_s, reply_t *r)
     setpgid(pid, pid);   /* either side may win the race; both set the same */
     close(fd[1]);
     struct pollfd p = { .fd = fd[0], .events = POLLIN };
-    double deadline = now() + limit_s;
+    double deadline = bench_now() + limit_s;
     int done = -1;
     for (;;) {
-        double left = deadline - now();
+        double left = deadline - bench_now();
         if (left <= 0) {
             done = 0;
             break;

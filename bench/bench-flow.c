@@ -9,26 +9,15 @@
  * per channel simulated, cs_flow_fold_t), or "no". */
 #include "config.h"
 
+#include "bench-util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include "models/cs_presets.h"
 #include "models/cs_decide.h"
 #include "models/cs_params.h"
 #include "sim/cs_engine_flow-int.h"
-
-static double now(void)
-{
-    return (double)g_get_monotonic_time() / 1e6;
-}
-
-static long peak_rss_kib(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
-}
 
 int main(int argc, char **argv)
 {
@@ -72,12 +61,12 @@ int main(int argc, char **argv)
             }
             cs_engine_call_t call = { .size = sizes[s], .count = sizes[s] / 4, .nccl_bytes = sizes[s], .decision = &d };
             cs_flow_stats_t st;
-            double t0 = now();
+            double t0 = bench_now();
             if (!cs_flow_simulate(f, &call, fold, &st, &err)) {
                 fprintf(stderr, "%s\n", err->message);
                 return 1;
             }
-            double wall = now() - t0;
+            double wall = bench_now() - t0;
             char how[32];
             if (!st.folded)
                 g_strlcpy(how, "no", sizeof how);
@@ -85,7 +74,7 @@ int main(int argc, char **argv)
                 g_snprintf(how, sizeof how, "%s/%d", st.approx ? "approx" : "exact", st.period);
             printf("  %6d %6d %7.0fM %5s %4d %9.1f %10.3f %12.3g %11.3g %7d %10s %9.1f\n", o.nodes,
                    cs_comm_info(comm)->nranks, sizes[s] / 1048576.0, cs_proto_name(d.proto), d.nchannels,
-                   st.time_s * 1e6, wall, st.events / MAX(wall, 1e-9), (double)st.recomputes, st.lanes, how, peak_rss_kib() / 1024.0);
+                   st.time_s * 1e6, wall, st.events / MAX(wall, 1e-9), (double)st.recomputes, st.lanes, how, bench_peak_rss_kib(FALSE) / 1024.0);
             fflush(stdout);
         }
     }
