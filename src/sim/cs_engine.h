@@ -86,6 +86,10 @@ typedef struct cs_engine_ops {
      * sentence (g_free it), or NULL when nothing; job->exact turns such
      * approximations off. cs_engine_run_sweep notes it with the sizes. */
     char *(*approximation)(void *state);
+    /* Optional: the engine's counters for the last predict, as one line of
+     * text for `collsim run -v` (e.g. "events 123456, max-min recomputes
+     * 789, 2.1e6 events/s, CPU 0.06 s"); g_free it; NULL when it has none. */
+    char *(*counters)(void *state);
     /* Engines that simulate a timeline: they honour job->sink, report the
      * last call's link statistics and run several jobs at once. */
     gboolean timeline;
