@@ -194,12 +194,48 @@ int vb_tcp_accept(int lfd, GError **err)
     return fd;
 }
 
+/* A host name as RFC 1123 writes it: dot-separated labels of letters, digits
+ * and inner '-' (and '_', which some sites use), 1 to 63 characters each, 253
+ * in all, optionally ending in a dot. */
+static gboolean host_name_ok(const char *h)
+{
+    size_t len = strlen(h), label = 0;
+    if (len == 0 || len > 253)
+        return FALSE;
+    for (const char *c = h; *c != '\0'; c++) {
+        if (*c == '.') {
+            if (label == 0 || c[-1] == '-')
+                return FALSE;
+            label = 0;
+        } else if (g_ascii_isalnum(*c) || *c == '_' || (*c == '-' && label > 0)) {
+            if (++label > 63)
+                return FALSE;
+        } else {
+            return FALSE;
+        }
+    }
+    return h[len - 1] != '-';
+}
+
+/* A numeric address (192.0.2.7, ::1) is used as it is, with no lookup, so the
+ * loopback works on a machine whose /etc/hosts lacks "localhost"; a name goes
+ * through the resolver; anything else is refused before any lookup. */
 int vb_tcp_connect(const char *host, int port, GError **err)
 {
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST };
+    struct addrinfo *res = NULL;
     char ps[16];
     g_snprintf(ps, sizeof ps, "%d", port);
     int rc = getaddrinfo(host, ps, &hints, &res);
+    if (rc != 0 && !host_name_ok(host)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --client: '%s' is not a host name or address; expected "
+                    "a name like node2 or an address like 192.0.2.7", host);
+        return -1;
+    }
+    if (rc != 0) {
+        hints.ai_flags = 0;
+        rc = getaddrinfo(host, ps, &hints, &res);
+    }
     if (rc != 0) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --client: cannot resolve '%s': %s; expected a host name "
                     "or address", host, gai_strerror(rc));

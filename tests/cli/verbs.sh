@@ -3,7 +3,8 @@
 # without an RDMA device (exit 1, one clear line), and, where this machine
 # has an ACTIVE RDMA port, a loopback run (server and client on this host,
 # over the NIC) of the bandwidth and latency tests. The parts that need
-# hardware say so and are skipped (exit 77 if nothing else ran).
+# hardware say so and are skipped (exit 77 if nothing else ran). The loopback
+# is numeric (127.0.0.1): a minimal Debian's /etc/hosts may lack "localhost".
 set -u
 : "${COLLSIM:?}" "${top_srcdir:?}"
 
@@ -60,7 +61,7 @@ ndev=0
 [ -d /sys/class/infiniband ] && ndev=$(ls /sys/class/infiniband 2>/dev/null | wc -l)
 if [ "$ndev" -eq 0 ]; then
     expect no-device 1 "collsim: real --verbs: no RDMA device found (ibv_get_device_list returned none); needs an InfiniBand or RoCE NIC" \
-        -- --verbs --client localhost
+        -- --verbs --client 127.0.0.1
     [ "$(wc -l <err.txt)" -eq 1 ] || { echo "FAIL no-device: expected one line"; fail=1; }
     [ -s out.txt ] && { echo "FAIL no-device: wrote to stdout"; fail=1; }
     echo "SKIP (needs an RDMA device): loopback bandwidth/latency run and scenario replay"
@@ -78,7 +79,7 @@ port=$((20000 + $$ % 20000))
 "$COLLSIM" real --verbs --server --port "$port" >server.txt 2>server.err &
 server_pid=$!
 sleep 1
-expect loopback 0 "" -- --verbs --client localhost --port "$port" --size 4096 --bw-iters 200 --lat-iters 200 --report-gbits
+expect loopback 0 "" -- --verbs --client 127.0.0.1 --port "$port" --size 4096 --bw-iters 200 --lat-iters 200 --report-gbits
 grep -q 'BW average\[Gb/sec\]' out.txt || { echo "FAIL loopback: no bandwidth table"; cat out.txt; fail=1; }
 grep -q '99% percentile\[usec\]' out.txt || { echo "FAIL loopback: no latency table"; cat out.txt; fail=1; }
 grep -q 'measurement (verbs-write)' out.txt || { echo "FAIL loopback: no collsim table"; cat out.txt; fail=1; }
@@ -89,7 +90,7 @@ port=$((port + 1))
 "$COLLSIM" real --verbs --server --port "$port" >server.txt 2>server.err &
 server_pid=$!
 sleep 1
-expect replay 0 "" -- --verbs --client localhost --port "$port" --topo dgx-h100 --nodes 2 -b 1M -e 4M -f 2 -n 2 -w 1
+expect replay 0 "" -- --verbs --client 127.0.0.1 --port "$port" --topo dgx-h100 --nodes 2 -b 1M -e 4M -f 2 -n 2 -w 1
 grep -q 'measurement (verbs-replay)' out.txt || { echo "FAIL replay: no replay table"; cat out.txt; fail=1; }
 wait "$server_pid" || { echo "FAIL replay: server exit $?"; cat server.err; fail=1; }
 server_pid=
