@@ -1,0 +1,117 @@
+#!/bin/sh
+# The labs of docs/labs/ run as written: every fenced block marked
+# "```sh lab-run" of each page is extracted and run (from a directory that
+# sees the source tree's scenarios/, docs/ and tests/, with `collsim` on the
+# PATH), so a page and this test cannot drift apart. Then the facts each
+# lab's answers rely on are checked in the files its commands wrote: which
+# transport, which is faster, that a crossover exists, that doctor flags
+# the mistake, that jobs sharing a spine slow down. Relations, not exact
+# numbers: the models improve, the lessons must stay true.
+set -u
+: "${COLLSIM:?}" "${top_srcdir:?}"
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+
+labs="$top_srcdir/docs/labs"
+mkdir "$tmp/bin" "$tmp/work" || exit 1
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$COLLSIM" >"$tmp/bin/collsim" && chmod +x "$tmp/bin/collsim" || exit 1
+for d in scenarios docs tests; do ln -s "$top_srcdir/$d" "$tmp/work/$d" || exit 1; done
+PATH="$tmp/bin:$PATH"
+export PATH
+
+# The commands of one page: lines inside ```sh lab-run fences, with
+# backslash continuations joined.
+commands() {
+    awk '/^```sh lab-run[ \t]*$/ { on = 1; next }
+         on && /^```/ { on = 0; next }
+         on { if (sub(/\\$/, "")) { line = line $0; next } print line $0; line = "" }' "$1"
+}
+
+# run_lab PAGE: run the page's commands in order in work/ (the outputs they
+# save with tee land there); their output goes to work/PAGE.log.
+run_lab() {
+    page="$labs/$1.md"
+    [ -f "$page" ] || { bad "$1: no page $page"; return 1; }
+    commands "$page" >"$tmp/$1.sh"
+    n=$(grep -c . "$tmp/$1.sh")
+    [ "$n" -ge 1 ] || { bad "$1: no lab-run commands"; return 1; }
+    (cd "$tmp/work" && sh "$tmp/$1.sh") >"$tmp/$1.log" 2>&1
+    ok "$1: ran $n commands"
+}
+
+# f FILE: path of a file a lab's commands wrote
+f() { echo "$tmp/work/$1"; }
+# busbw FILE SIZE: out-of-place busbw of the row for SIZE bytes
+busbw() { awk -v s="$2" '!/^#/ && $1 == s { print $8; exit }' "$(f "$1")"; }
+# col FILE SIZE N: field N of the row for SIZE bytes
+col() { awk -v s="$2" -v n="$3" '!/^#/ && $1 == s { print $n; exit }' "$(f "$1")"; }
+# lt A B: A < B (decimal numbers)
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
+# has FILE REGEX
+has() { grep -q -- "$2" "$(f "$1")" 2>/dev/null; }
+
+G=1073741824
+
+# ---- every page is listed in the index, and has its sections ----------------
+for p in "$labs"/lab*.md; do
+    b=$(basename "$p")
+    grep -q "($b)" "$labs/README.md" && ok "index lists $b" || bad "index lists $b"
+    for s in Goal Setup Commands 'What to look at' Questions Answers; do
+        grep -q "^## $s" "$p" || bad "$b: no section '## $s'"
+    done
+    # answers come last
+    [ "$(grep '^## ' "$p" | tail -1)" = "## Answers" ] || bad "$b: Answers is not the last section"
+done
+
+# ---- lab 1: the socket fallback and its fix ----------------------------------
+if run_lab lab1-socket-fallback; then
+    has machine.txt 'n0.rdma0 .*roce 100 Gb/s' && has machine.txt 'n0.mgmt .*ethernet 1 Gb/s' \
+        && ok "lab1: machine has RoCE NICs and a 1 GbE port" || bad "lab1: machine"
+    has before.txt '^# transports: .*NET/Socket inter (.*eno1, 1 Gb/s)' \
+        && ok "lab1: before: NET/Socket over eno1 in the header" || bad "lab1: before header"
+    [ "$(col before.txt $G 17)" = "SHM+NET/Socket" ] && ok "lab1: before: transport column" \
+        || bad "lab1: before transport column ($(col before.txt $G 17))"
+    b0=$(busbw before.txt $G); b1=$(busbw after.txt $G)
+    lt 0 "$b0" && lt "$b0" 1 && ok "lab1: before: busbw $b0 GB/s below 1 GB/s" || bad "lab1: before busbw ($b0)"
+    has fix.diff '^> NCCL_IB_DISABLE = 0' && ! grep -q '^[<>] *\[topology\]' "$(f fix.diff)" \
+        && ok "lab1: the fix is in [nccl]" || bad "lab1: fix.diff"
+    has after.txt '^# transports: .*NET/IB GDR inter (.*mlx5_0' && ok "lab1: after: NET/IB GDR" || bad "lab1: after header"
+    case "$(col after.txt $G 17)" in *NET/IB*) ok "lab1: after: transport column" ;;
+        *) bad "lab1: after transport column ($(col after.txt $G 17))" ;; esac
+    lt 5 "$b1" && ok "lab1: after: busbw $b1 GB/s above 5 GB/s" || bad "lab1: after busbw ($b1)"
+    lt "$(awk -v b="$b0" 'BEGIN { print b * 20 }')" "$b1" && ok "lab1: fix is over 20x" || bad "lab1: speedup ($b0 -> $b1)"
+    has env-fix.txt 'NET/IB GDR inter' && ok "lab1: --env fix" || bad "lab1: --env fix"
+    has wrong-hca.txt '^# transports: .*NET/Socket inter (.*eno1' && lt "$(busbw wrong-hca.txt $G)" 1 \
+        && ok "lab1: NCCL_IB_HCA=mlx5_9 falls back to sockets" || bad "lab1: wrong HCA"
+fi
+
+# ---- lab 3: NVSwitch vs PCIe vs DGX-1 mesh -------------------------------------
+M=536870912
+if run_lab lab3-topology; then
+    has show-nvswitch.txt '^gpu0  *X  *NVL ' && ok "lab3: DGX H100 GPUs are NVL" || bad "lab3: show nvswitch"
+    has show-dgx1.txt ' NVB ' && has show-dgx1.txt ' NVL ' && ok "lab3: DGX-1 has NVL and NVB pairs" || bad "lab3: show dgx1"
+    has show-pcie.txt 'PCIe P2P no' && has show-pcie.txt ' SYS ' && ok "lab3: RTX 4090: no P2P, SYS pairs" || bad "lab3: show pcie"
+    for d in nvswitch pcie dgx1; do
+        grep -q '^graph ' "$(f $d.dot)" 2>/dev/null && grep -q -- '--' "$(f $d.dot)" && ok "lab3: $d.dot" || bad "lab3: $d.dot"
+    done
+    has run-nvswitch.txt '^# transports: P2P/NVL intra' && [ "$(col run-nvswitch.txt $M 17)" = P2P/NVL ] \
+        && ok "lab3: DGX H100 P2P/NVL" || bad "lab3: nvswitch transport"
+    has run-pcie.txt '^# transports: SHM intra' && [ "$(col run-pcie.txt $M 17)" = SHM ] \
+        && ok "lab3: RTX 4090 SHM" || bad "lab3: pcie transport"
+    has run-dgx1.txt '^# transports: P2P/NVL intra' && ok "lab3: DGX-1 P2P/NVL" || bad "lab3: dgx1 transport"
+    case "$(col run-nvswitch.txt $M 14)" in NVLS*) ok "lab3: DGX H100 uses NVLS at 512 MiB" ;;
+        *) bad "lab3: nvswitch algo ($(col run-nvswitch.txt $M 14))" ;; esac
+    bn=$(busbw run-nvswitch.txt $M); bp=$(busbw run-pcie.txt $M); bd=$(busbw run-dgx1.txt $M)
+    lt "$bp" "$bd" && lt "$bd" "$bn" && ok "lab3: pcie $bp < dgx1 $bd < nvswitch $bn" || bad "lab3: order ($bp $bd $bn)"
+    [ "$(col pair-nop2p.txt $M 17)" = SHM ] && [ "$(col pair-p2p.txt $M 17)" = P2P/PCI ] \
+        && ok "lab3: pair SHM -> P2P/PCI" || bad "lab3: pair transports"
+    lt "$(awk -v b="$(busbw pair-nop2p.txt $M)" 'BEGIN { print b * 2 }')" "$(busbw pair-p2p.txt $M)" \
+        && ok "lab3: P2P over twice SHM" || bad "lab3: pair busbw"
+fi
+
+[ $fail -eq 0 ] || { echo "--- logs:"; tail -n 20 "$tmp"/*.log; }
+exit $fail
