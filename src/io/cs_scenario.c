@@ -4,6 +4,7 @@
  * kept for messages; GKeyFile then only supplies the (unescaped) values. */
 #include "config.h"
 #include "io/cs_scenario-int.h"
+#include "models/cs_presets.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
 
@@ -771,8 +772,24 @@ static gboolean validate_topology(const cs_scenario_t *s, GError **err)
                     s->path != NULL ? " in the scenario" : "");
         return FALSE;
     }
-    if (t->file == NULL)
+    if (t->file == NULL) {
+        /* a fixed machine (every preset but pcie) takes no node option */
+        static const char *const node_keys[] = { "gpu", "sockets", "p2p", NULL };
+        for (int i = 0; node_keys[i] != NULL; i++) {
+            if (!topo_flag_set(t, node_keys[i]))
+                continue;
+            g_autofree char *id = g_strdup_printf("topology.%s", node_keys[i]);
+            g_autofree char *flag = g_strdup_printf("--%s", node_keys[i]);
+            const char *o = origin_of(s, id);
+            gboolean from_flag = o == NULL || g_str_has_prefix(o, "collsim: ");
+            g_autofree char *why = cs_preset_node_option_refusal(t->preset, from_flag ? flag : node_keys[i]);
+            if (why != NULL) {
+                set_origin_error(err, s, id, flag, "%s", why);
+                return FALSE;
+            }
+        }
         return TRUE;
+    }
     /* A file names its own GPUs and NICs: the builders' options apply to a
      * file only when --nodes replicates it into a cluster. */
     static const char *const node_keys[] = { "gpu", "sockets", "p2p", NULL };

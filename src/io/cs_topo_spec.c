@@ -18,17 +18,15 @@ const cs_scenario_key_t cs_topo_spec_keys[] = {
     { "topology", "gpus", 'g', "gpus", "ngpus", "N", "Use the first N GPUs of each node (as nccl-tests -g)" },
     { "topology", "sockets", 0, "sockets", NULL, "1|2", "CPU sockets of the pcie preset" },
     { "topology", "p2p", 0, "p2p", NULL, "on|off", "PCIe peer-to-peer between GPUs of the pcie preset" },
-    { "topology", "nodes", 0, "nodes", NULL, "N", "Number of nodes (a preset's node, or the file's, replicated)" },
+    { "topology", "nodes", 0, "nodes", NULL, "N", "Number of nodes, 1 to " G_STRINGIFY(CS_MAX_NODES) " (a preset's node, or the file's, replicated)" },
     { "topology", "nic", 0, "nic", NULL, "KIND", "NIC type of every node (e.g. ib-ndr, roce-400g, eth-1g)" },
-    { "topology", "nics-per-node", 0, "nics-per-node", NULL, "N", "NICs per node" },
+    { "topology", "nics-per-node", 0, "nics-per-node", NULL, "N", "NICs per node, 1 to " G_STRINGIFY(CS_MAX_NICS_PER_NODE) " (default: the node's own)" },
     { "topology", "fabric", 0, "fabric", NULL, "rail|fat-tree", "How nodes' NICs are switched" },
-    { "topology", "oversubscription", 0, "oversubscription", NULL, "RATIO", "Leaf down/up bandwidth ratio, e.g. 2 or 2:1 (default: 1)" },
+    { "topology", "oversubscription", 0, "oversubscription", NULL, "RATIO", "Leaf down/up bandwidth ratio, e.g. 2 or 2:1 (default: 1); above 1 needs a fabric with a spine" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
-#define MAX_NODES 100000
 #define MAX_GPUS_PER_NODE 1024
-#define MAX_NICS_PER_NODE 64
 
 static void set_input_error(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static void set_input_error(GError **err, const char *fmt, ...)
@@ -132,7 +130,7 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
             return FALSE;
         }
     } else if (strcmp(key, "nodes") == 0) {
-        return cs_scenario_parse_count(v, 1, MAX_NODES, "a number of nodes from 1 to 100000", &spec->nodes, err);
+        return cs_scenario_parse_count(v, 1, CS_MAX_NODES, CS_NODES_EXPECTED, &spec->nodes, err);
     } else if (strcmp(key, "nic") == 0) {
         if (cs_nic_type_find(v) == NULL) {
             set_input_error(err, "unknown NIC type '%s'; expected one of %s", v, cs_nic_type_names());
@@ -140,8 +138,7 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
         }
         replace_str(&spec->nic, g_strdup(v));
     } else if (strcmp(key, "nics-per-node") == 0) {
-        return cs_scenario_parse_count(v, 1, MAX_NICS_PER_NODE, "a number of NICs per node from 1 to 64",
-                               &spec->nics_per_node, err);
+        return cs_scenario_parse_count(v, 1, CS_MAX_NICS_PER_NODE, CS_NICS_EXPECTED, &spec->nics_per_node, err);
     } else if (strcmp(key, "fabric") == 0) {
         if (g_ascii_strcasecmp(v, "rail") == 0)
             replace_str(&spec->fabric, g_strdup("rail"));
@@ -256,6 +253,40 @@ void cs_topo_spec_merge(cs_topo_spec_t *spec, const cs_topo_spec_t *flags)
 
 /* ---- build ----------------------------------------------------------------- */
 
+/* An oversubscription above 1 means the leaves' uplinks are narrower than
+ * their downlinks; a fabric with no switch above its leaves (one node, one
+ * leaf, or rails of one leaf each, whose traffic between rails stays in the
+ * nodes) has no uplink to narrow, so the setting would change nothing. */
+static gboolean check_oversubscription(const cs_topo_spec_t *spec, const cs_topo_t *t, GError **err)
+{
+    if (!(spec->oversubscription > 1))
+        return TRUE;
+    gboolean any_switch = FALSE;
+    for (int d = 0; d < t->ndevs; d++)
+        if (t->devs[d].kind == CS_DEV_SWITCH) {
+            any_switch = TRUE;
+            if (t->devs[d].tier >= 1)
+                return TRUE;
+        }
+    int from = t->fabric.nodes_per_leaf + 1;
+    if (!any_switch)
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "collsim: oversubscription %g does not apply: %d node(s) without a network fabric; "
+                    "expected it with --nodes above 1 and a fabric with a spine, or none", spec->oversubscription,
+                    t->nnodes);
+    else if (t->fabric.kind == CS_FABRIC_RAIL)
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "collsim: oversubscription %g does not apply: the rail fabric of %d nodes is one leaf per rail, "
+                    "with no spine (traffic between rails stays inside the nodes); expected it from %d nodes up, "
+                    "or --fabric fat-tree, or none", spec->oversubscription, t->nnodes, from);
+    else
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "collsim: oversubscription %g does not apply: the fat-tree of %d nodes is one leaf switch, "
+                    "with no uplinks; expected it from %d nodes up, or none", spec->oversubscription, t->nnodes,
+                    from);
+    return FALSE;
+}
+
 static void spec_to_opts(const cs_topo_spec_t *spec, cs_build_opts_t *o)
 {
     cs_build_opts_init(o);
@@ -332,5 +363,7 @@ cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err)
             t = r;
         }
     }
+    if (!check_oversubscription(spec, t, err))
+        return NULL;
     return g_steal_pointer(&t);
 }

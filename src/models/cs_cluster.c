@@ -10,15 +10,12 @@
 #include "models/cs_presets-int.h"
 #include "util/cs_error.h"
 
-#define MAX_NODES 65536
-#define MAX_NICS_PER_NODE 32
-
 /* ---- option checks ------------------------------------------------------- */
 
 gboolean cs_build_opts_check(const cs_build_opts_t *o, GError **err)
 {
-    if (o->nodes < 1 || o->nodes > MAX_NODES) {
-        cs_set_flag_error(err, "--nodes", "%d; expected 1..%d", o->nodes, MAX_NODES);
+    if (o->nodes < 1 || o->nodes > CS_MAX_NODES) {
+        cs_set_flag_error(err, "--nodes", "%d is out of range; expected " CS_NODES_EXPECTED, o->nodes);
         return FALSE;
     }
     if (o->gpus < 0) {
@@ -38,9 +35,9 @@ gboolean cs_build_opts_check(const cs_build_opts_t *o, GError **err)
                           o->nic, cs_nic_type_names());
         return FALSE;
     }
-    if (o->nics_per_node < 0 || o->nics_per_node > MAX_NICS_PER_NODE) {
-        cs_set_flag_error(err, "--nics-per-node", "%d; expected 1..%d (0 = the node's own)",
-                          o->nics_per_node, MAX_NICS_PER_NODE);
+    if (o->nics_per_node < 0 || o->nics_per_node > CS_MAX_NICS_PER_NODE) {
+        cs_set_flag_error(err, "--nics-per-node", "%d is out of range; expected " CS_NICS_EXPECTED,
+                          o->nics_per_node);
         return FALSE;
     }
     if (o->fabric != NULL && strcmp(o->fabric, "rail") != 0 && strcmp(o->fabric, "fat-tree") != 0) {

@@ -644,6 +644,9 @@ static void fill_info(cs_comm_t *c)
                         first_net = n;
                 }
             }
+        for (int d = 0; d < t->ndevs; d++)
+            if (t->devs[d].kind == CS_DEV_NIC && t->devs[d].node == c->nodes[0].host)
+                in->nics_node++;
         if (first_net >= 0) {
             in->nic_bw = sys->nets[first_net].bytes_per_s;
             in->net_device = g_strdup(sys->nets[first_net].name);
@@ -760,13 +763,17 @@ char *cs_comm_transport_summary(const cs_comm_t *c)
             if (c->nodes[n].host != c->nodes[0].host)
                 same_host = FALSE;
         g_autofree char *bw = cs_format_bandwidth(in->nic_bw);
-        g_string_append_printf(s, "%s%s%s %s (%d %s: %s%s, %s)", s->len ? ", " : "",
+        /* "8 of 16 NICs": NCCL's ring search stops once the channels it
+         * found carry the GPUs' bandwidth, so it may leave NICs unused */
+        g_autofree char *of = in->nics_node > in->nics_used ? g_strdup_printf(" of %d", in->nics_node) : g_strdup("");
+        gboolean plural = in->nics_used != 1 || *of != '\0';
+        g_string_append_printf(s, "%s%s%s %s (%d%s %s: %s%s, %s)", s->len ? ", " : "",
                                cs_transport_name(in->inter_transport),
                                in->inter_transport == CS_XPORT_NET_IB ? (in->gdr ? " GDR" : " no GDR") : "",
                                same_host ? "between the host's GPU groups" : "inter",
-                               in->nics_used,
-                               in->inter_transport == CS_XPORT_NET_IB ? (in->nics_used == 1 ? "NIC" : "NICs")
-                                                                      : (in->nics_used == 1 ? "interface" : "interfaces"),
+                               in->nics_used, of,
+                               in->inter_transport == CS_XPORT_NET_IB ? (plural ? "NICs" : "NIC")
+                                                                      : (plural ? "interfaces" : "interface"),
                                in->net_device ? in->net_device : "?", in->nics_used > 1 ? ",..." : "",
                                bw);
     }

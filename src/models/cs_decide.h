@@ -50,6 +50,7 @@ typedef struct {
     gboolean gdr;                    /* GDR used by the network transport */
     cs_path_type_t type_inter;       /* GPU-to-NIC path type (NCCL's typeInter) */
     int nics_used;                   /* NICs per node the rings use */
+    int nics_node;                   /* NICs node 0 has (NCCL's search may use fewer) */
     double nic_bw;                   /* bytes/s of one used NIC port (socket: interface speed) */
     char *net_device;                /* "mlx5_0" / interface chosen for sockets */
 

@@ -42,6 +42,29 @@ const char *cs_preset_doc(const char *name)
     return p != NULL ? p->doc : NULL;
 }
 
+gboolean cs_preset_takes_node_options(const char *name)
+{
+    const cs_node_preset_t *p = cs_node_preset_find(name);
+    return p != NULL && p->nic == NULL;   /* the pcie preset: no NIC of its own */
+}
+
+char *cs_preset_node_option_refusal(const char *name, const char *option)
+{
+    const cs_node_preset_t *p = cs_node_preset_find(name);
+    if (p == NULL || cs_preset_takes_node_options(name))
+        return NULL;
+    GString *takers = g_string_new(NULL);
+    const cs_node_preset_t *q;
+    for (int i = 0; (q = cs_node_preset_at(i)) != NULL; i++)
+        if (q->nic == NULL)
+            g_string_append_printf(takers, "%s%s", takers->len ? ", " : "", q->name);
+    char *msg = g_strdup_printf("applies to the %s preset only (%s is a fixed machine: its GPUs, sockets and "
+                                "GPU links are the vendor's); expected no %s with %s",
+                                takers->str, p->name, option, p->name);
+    g_string_free(takers, TRUE);
+    return msg;
+}
+
 static void set_source(cs_topo_t *t, const cs_node_preset_t *p, const cs_build_opts_t *o,
                        int restricted, gboolean clustered)
 {
@@ -78,6 +101,13 @@ cs_topo_t *cs_preset_build(const char *name, const cs_build_opts_t *opts, GError
     }
     if (!cs_build_opts_check(o, err))
         return NULL;
+    /* a fixed machine takes no node option: one set would be ignored */
+    const char *given = o->gpu != NULL ? "--gpu" : o->sockets > 0 ? "--sockets" : o->p2p != -1 ? "--p2p" : NULL;
+    g_autofree char *refusal = given != NULL ? cs_preset_node_option_refusal(p->name, given) : NULL;
+    if (refusal != NULL) {
+        cs_set_flag_error(err, given, "%s", refusal);
+        return NULL;
+    }
 
     g_autoptr(cs_topo_t) node = p->build(o, err);
     if (node == NULL || !cs_topo_finish(node, err))

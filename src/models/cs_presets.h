@@ -8,6 +8,15 @@
 
 #include "models/cs_topo.h"
 
+/* The limits of a built cluster, stated once for the flags, the scenario
+ * keys, the builders, the help and the man pages: at most CS_MAX_NODES
+ * nodes (a 1024-node flow run already takes seconds; 65536 nodes of 8 GPUs
+ * is half a million GPUs) and CS_MAX_NICS_PER_NODE NICs per node. */
+#define CS_MAX_NODES 65536
+#define CS_MAX_NICS_PER_NODE 32
+#define CS_NODES_EXPECTED "a number of nodes from 1 to " G_STRINGIFY(CS_MAX_NODES)
+#define CS_NICS_EXPECTED "a number of NICs per node from 1 to " G_STRINGIFY(CS_MAX_NICS_PER_NODE)
+
 typedef struct {
     const char *gpu;         /* pcie preset: GPU model (default per preset) */
     int gpus;                /* pcie preset: GPUs per node (default 8); any preset: 0 = all */
@@ -29,6 +38,15 @@ cs_topo_t *cs_preset_build(const char *name, const cs_build_opts_t *o, GError **
 gboolean cs_preset_exists(const char *name);
 const char *cs_preset_names(void);   /* comma-separated */
 const char *cs_preset_doc(const char *name);
+
+/* Whether a preset is built from the node options gpu, sockets and p2p
+ * (the pcie preset); the others are fixed machines whose GPUs, sockets and
+ * GPU-to-GPU links come from the vendor, so those options are an error
+ * with them. cs_preset_node_option_refusal returns that error's text
+ * ("applies to the pcie preset only (...); expected no OPTION with NAME"),
+ * or NULL when the preset takes the option. */
+gboolean cs_preset_takes_node_options(const char *name);
+char *cs_preset_node_option_refusal(const char *name, const char *option);
 
 /* Turns a one-node topology (from a preset or a file) into a cluster of
  * o->nodes copies joined by NICs and a fabric, honouring nic / nics_per_node

@@ -60,6 +60,15 @@ check unknown-preset prefix "collsim: --topo: unknown preset 'dgx-h1000' and no 
 check missing-file prefix "missing.xml" -- run --topo missing.xml
 check bad-fabric exact "collsim: --fabric: unknown fabric 'torus'; expected rail or fat-tree" -- run $H --nodes 2 --fabric torus
 check bad-ratio exact "collsim: --oversubscription: 'x' is not a ratio; expected a number such as 2 or 2:1" -- run $H --oversubscription x
+# flags that do not apply to the preset, and the limits stated once
+FIXED="is a fixed machine: its GPUs, sockets and GPU links are the vendor's)"
+check gpu-fixed-preset exact "collsim: --gpu: applies to the pcie preset only (dgx-h100 $FIXED; expected no --gpu with dgx-h100" -- run $H --gpu a100-pcie
+check sockets-fixed-preset exact "collsim: --sockets: applies to the pcie preset only (dgx-h100 $FIXED; expected no --sockets with dgx-h100" -- run $H --sockets 1
+check p2p-fixed-preset exact "collsim: --p2p: applies to the pcie preset only (dgx-h100 $FIXED; expected no --p2p with dgx-h100" -- topo show $H --p2p off
+check nodes-limit exact "collsim: --nodes: 65537 is out of range; expected a number of nodes from 1 to 65536" -- run $H --nodes 65537
+check nics-limit exact "collsim: --nics-per-node: 33 is out of range; expected a number of NICs per node from 1 to 32" -- run $H --nics-per-node 33
+check over-one-node exact "collsim: oversubscription 2 does not apply: 1 node(s) without a network fabric; expected it with --nodes above 1 and a fabric with a spine, or none" -- run $H --oversubscription 2 --json out.json
+check over-one-leaf exact "collsim: oversubscription 4 does not apply: the fat-tree of 2 nodes is one leaf switch, with no uplinks; expected it from 5 nodes up, or none" -- run $H --nodes 2 --fabric fat-tree --oversubscription 4:1
 check bad-nic prefix "collsim: --nic: unknown NIC type 'ib-qdr'; expected one of " -- run $H --nic ib-qdr
 
 # NCCL environment and model

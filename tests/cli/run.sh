@@ -146,6 +146,14 @@ else
     grep -q '"producer": "model:analytic"' out.json && ok json-grep || bad json-grep
 fi
 
+# ---- the NICs a node has and those NCCL uses say one thing -----------------
+# (issue #9: 16 NICs in the header, "8 NICs" in the transports)
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --nics-per-node 16 -b 1G -e 1G >n16.txt 2>&1
+grep -q '^# Topology: .*16x ib-ndr per node' n16.txt && grep -q '^# transports: .*NET/IB GDR inter ([0-9]* of 16 NICs: ' n16.txt \
+    && ok nics-of-node || bad "nics-of-node: $(grep -E 'Topology|transports' n16.txt)"
+"$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1G -e 1G >n8.txt 2>&1
+grep -q '^# transports: .*NET/IB GDR inter (8 NICs: ' n8.txt && ok nics-all-used || bad "nics-all-used: $(grep transports n8.txt)"
+
 # ---- every example scenario --------------------------------------------------------
 for s in "$top_srcdir"/scenarios/*.ini; do
     n=$(basename "$s" .ini)

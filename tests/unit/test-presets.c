@@ -638,7 +638,25 @@ static void test_errors(void)
     o.nics_per_node = -1;
     expect_error("dgx-h100", &o, "--nics-per-node", NULL);
     o.nics_per_node = 33;
-    expect_error("dgx-h100", &o, "--nics-per-node", "1..32");
+    expect_error("dgx-h100", &o, "collsim: --nics-per-node: 33 is out of range",
+                 "expected a number of NICs per node from 1 to 32");
+    cs_build_opts_init(&o);
+    o.nodes = 65537;
+    expect_error("dgx-h100", &o, "collsim: --nodes: 65537 is out of range",
+                 "expected a number of nodes from 1 to 65536");
+    /* a fixed machine takes no node option (was silently ignored) */
+    cs_build_opts_init(&o);
+    o.gpu = "l40s";
+    expect_error("dgx-h100", &o, "collsim: --gpu: applies to the pcie preset only", "expected no --gpu with dgx-h100");
+    cs_build_opts_init(&o);
+    o.sockets = 1;
+    expect_error("dgx-b200", &o, "collsim: --sockets: applies to the pcie preset only", "no --sockets with dgx-b200");
+    cs_build_opts_init(&o);
+    o.p2p = 0;
+    expect_error("dgx1-v100", &o, "collsim: --p2p: applies to the pcie preset only", "no --p2p with dgx1-v100");
+    g_assert_true(cs_preset_takes_node_options("pcie"));
+    g_assert_false(cs_preset_takes_node_options("hgx-h200"));
+    g_assert_null(cs_preset_node_option_refusal("pcie", "--gpu"));
     cs_build_opts_init(&o);
     o.gpus = 9;
     expect_error("dgx-h100", &o, "--gpus", "1..8");

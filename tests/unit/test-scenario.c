@@ -331,6 +331,24 @@ static void test_validate(void)
                    "s.ini:3: gpu: applies to presets; expected no gpu with the topology file a.xml");
     expect_invalid("[topology]\nfile = a.xml\nnic = ib-ndr\n",
                    "s.ini:3: nic: a topology file is used as it is; expected --nodes N > 1 to build a cluster of it");
+    /* a fixed machine takes no node option (issue #9: --gpu with a DGX
+     * preset was silently ignored) */
+    expect_invalid("[topology]\npreset = dgx-h100\ngpu = l40s\n",
+                   "s.ini:3: gpu: applies to the pcie preset only (dgx-h100 is a fixed machine: its GPUs, sockets "
+                   "and GPU links are the vendor's); expected no gpu with dgx-h100");
+    expect_invalid("[topology]\npreset = dgx-a100\nsockets = 1\n",
+                   "s.ini:3: sockets: applies to the pcie preset only (dgx-a100 is a fixed machine: its GPUs, "
+                   "sockets and GPU links are the vendor's); expected no sockets with dgx-a100");
+    expect_invalid("[topology]\npreset = dgx1-v100\np2p = off\n",
+                   "s.ini:3: p2p: applies to the pcie preset only (dgx1-v100 is a fixed machine: its GPUs, "
+                   "sockets and GPU links are the vendor's); expected no p2p with dgx1-v100");
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(load_text(&s, "[topology]\npreset = pcie\ngpu = l40s\nsockets = 1\np2p = off\n", &err));
+    g_assert_true(cs_scenario_validate(&s, &err));
+    g_assert_no_error(err);
+    cs_scenario_clear(&s);
 }
 
 /* Every key has a flag and the flags find their keys. */
@@ -414,7 +432,9 @@ static void test_topo_flags(void)
         { { "--gpus", "0", NULL }, "collsim: --gpus: 0 is out of range; expected a number of GPUs per node of at least 1" },
         { { "-g", "two", NULL }, "collsim: -g: 'two' is not a whole number; expected a number of GPUs per node of at least 1" },
         { { "--sockets", "3", NULL }, "collsim: --sockets: 3 is out of range; expected 1 or 2" },
-        { { "--nodes", "0", NULL }, "collsim: --nodes: 0 is out of range; expected a number of nodes from 1 to 100000" },
+        { { "--nodes", "0", NULL }, "collsim: --nodes: 0 is out of range; expected a number of nodes from 1 to 65536" },
+        { { "--nodes", "65537", NULL }, "collsim: --nodes: 65537 is out of range; expected a number of nodes from 1 to 65536" },
+        { { "--nics-per-node", "33", NULL }, "collsim: --nics-per-node: 33 is out of range; expected a number of NICs per node from 1 to 32" },
         { { "--topo", "dgxh100", NULL }, NULL },
         { { "--oversubscription", "x", NULL }, "collsim: --oversubscription: 'x' is not a ratio; expected a number such as 2 or 2:1" },
     };
@@ -496,6 +516,43 @@ static void test_build(void)
     g_assert_null(nothing);
     g_assert_cmpstr(err->message, ==,
                     "collsim: no topology given; expected --topo PRESET|FILE or [topology] preset or file");
+    g_clear_error(&err);
+
+    /* oversubscription needs uplinks to narrow: none on one node, a
+     * fat-tree of one leaf (4 x 8 NDR NICs fill the 32 down ports of one
+     * Quantum-2 leaf) or rails of one leaf each; 5 nodes need 2 leaves */
+    static const struct { int nodes; const char *fabric; const char *msg; } over[] = {
+        { 1, NULL, "collsim: oversubscription 2 does not apply: 1 node(s) without a network fabric; expected it "
+                   "with --nodes above 1 and a fabric with a spine, or none" },
+        { 4, "fat-tree", "collsim: oversubscription 2 does not apply: the fat-tree of 4 nodes is one leaf switch, "
+                         "with no uplinks; expected it from 5 nodes up, or none" },
+        { 4, "rail", "collsim: oversubscription 2 does not apply: the rail fabric of 4 nodes is one leaf per rail, "
+                     "with no spine (traffic between rails stays inside the nodes); expected it from 33 nodes up, "
+                     "or --fabric fat-tree, or none" },
+        { 5, "fat-tree", NULL },
+        { 33, "rail", NULL },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(over); i++) {
+        cs_topo_spec_init(&spec);
+        spec.preset = g_strdup("dgx-h100");
+        spec.nodes = over[i].nodes;
+        spec.fabric = g_strdup(over[i].fabric);
+        spec.oversubscription = 2;
+        g_autoptr(cs_topo_t) o = cs_topo_spec_build(&spec, &err);
+        if (over[i].msg == NULL) {
+            g_assert_no_error(err);
+            g_assert_cmpfloat(o->fabric.oversubscription, ==, 2);
+        } else {
+            g_assert_null(o);
+            g_assert_cmpstr(err->message, ==, over[i].msg);
+            g_clear_error(&err);
+        }
+        spec.oversubscription = 1;   /* true of any fabric: accepted */
+        g_autoptr(cs_topo_t) one = cs_topo_spec_build(&spec, &err);
+        g_assert_no_error(err);
+        g_assert_nonnull(one);
+        cs_topo_spec_clear(&spec);
+    }
 }
 
 /* A scenario file names its topology relative to itself. */
@@ -553,7 +610,9 @@ static void test_examples(void)
         if (t == NULL)
             g_printerr("%s: %s\n", name, err->message);
         g_assert_no_error(err);
-        g_assert_cmpint(t->nnodes, ==, s.topo.nodes > 0 ? s.topo.nodes : 1);
+        /* (a file without --nodes has its own node count) */
+        if (s.topo.file == NULL || s.topo.nodes > 1)
+            g_assert_cmpint(t->nnodes, ==, s.topo.nodes > 0 ? s.topo.nodes : 1);
         cs_scenario_clear(&s);
         n++;
     }
