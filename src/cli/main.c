@@ -22,6 +22,7 @@ static const command_t commands[] = {
     { "run", cs_cmd_run, "Predict a collective over a topology and print it as nccl-tests does" },
     { "topo", cs_cmd_topo, "Check, show or draw a topology (a preset or a file)" },
     { "validate", cs_cmd_validate, "Compare a prediction with an nccl-tests log" },
+    { "compare", cs_cmd_compare, "Compare designs side by side: bus bandwidth per size, the winner and why" },
     { "real", cs_cmd_real, "Measure a collective with real NCCL on GPUs, as nccl-tests does" },
     { "doctor", cs_cmd_doctor, "Inspect this machine and its NCCL_* settings: what NCCL will use, what will hurt" },
     { "calibrate", cs_cmd_calibrate, "Fit the model's latency and bandwidth parameters to measured results" },

@@ -113,18 +113,20 @@ static double py(const axes_t *a, double v)
     return a->top + PH - (log10(v) - a->y0) / (a->y1 - a->y0) * PH;
 }
 
-static void value_label(int panel, int decade, char *buf, gsize len)
+/* mult x 10^decade as a tick label: GB/s plain, time with its unit */
+static void value_label(int panel, int decade, double mult, char *buf, gsize len)
 {
     char v[G_ASCII_DTOSTR_BUF_SIZE];
     if (panel == 0) {
-        g_snprintf(buf, len, "%s", g_ascii_formatd(v, sizeof v, "%g", pow(10, decade)));
+        g_snprintf(buf, len, "%s", g_ascii_formatd(v, sizeof v, "%g", mult * pow(10, decade)));
         return;
     }
     /* microseconds as people read them */
     static const struct { int shift; const char *unit; } u[] = { { 6, "s" }, { 3, "ms" }, { 0, "us" }, { -3, "ns" } };
     for (guint i = 0; i < G_N_ELEMENTS(u); i++)
         if (decade >= u[i].shift || i + 1 == G_N_ELEMENTS(u)) {
-            g_snprintf(buf, len, "%s %s", g_ascii_formatd(v, sizeof v, "%g", pow(10, decade - u[i].shift)), u[i].unit);
+            g_snprintf(buf, len, "%s %s", g_ascii_formatd(v, sizeof v, "%g", mult * pow(10, decade - u[i].shift)),
+                       u[i].unit);
             return;
         }
 }
@@ -169,12 +171,19 @@ static void frame(GString *g, const axes_t *a, int panel)
     }
     int step = a->y1 - a->y0 > 10 ? 2 : 1;
     for (int d = (int)a->y0; d <= (int)a->y1; d += step) {
-        double y = a->top + PH - (d - a->y0) / (a->y1 - a->y0) * PH;
-        char lab[48];
-        value_label(panel, d, lab, sizeof lab);
-        line(g, ML, y, ML + PW, y, "grid");
-        line(g, ML - 5, y, ML, y, "tick");
-        text(g, ML - 8, y + 4, "tl", "end", lab);
+        /* two decades or fewer: 2x and 5x too, or the axis says little */
+        static const double mult[] = { 1, 2, 5 };
+        for (int m = 0; m < (a->y1 - a->y0 <= 2 ? 3 : 1); m++) {
+            double lv = d + log10(mult[m]);
+            if (lv > a->y1)
+                break;
+            double y = a->top + PH - (lv - a->y0) / (a->y1 - a->y0) * PH;
+            char lab[48];
+            value_label(panel, d, mult[m], lab, sizeof lab);
+            line(g, ML, y, ML + PW, y, "grid");
+            line(g, ML - 5, y, ML, y, "tick");
+            text(g, ML - 8, y + 4, "tl", "end", lab);
+        }
     }
     g_string_append(g, "<rect class=\"frame\" x=\"");
     num(g, ML);
@@ -247,7 +256,8 @@ static void curve(GString *g, const axes_t *a, const cs_svg_series_t *s, int i, 
             if (ly < a->top + 10)
                 ly = y + 16 + 11 * (i % 3);
             gboolean right = x > ML + PW - 90;
-            g_string_append_printf(g, "<text class=\"algo\" fill=\"%s\" x=\"", colour);
+            /* (a style: the sheet's text rule outranks a fill attribute) */
+            g_string_append_printf(g, "<text class=\"algo\" style=\"fill: %s\" x=\"", colour);
             num(g, right ? x - 6 : x + 6);
             g_string_append(g, "\" y=\"");
             num(g, ly);

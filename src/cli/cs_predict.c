@@ -1,0 +1,277 @@
+/* Scenario -> prediction, and KEY=VALUE on a scenario (see cs_predict.h).
+ * The pricing follows collsim run's predict() (cmd_run.c) step for step:
+ * validate, model, calibration, topology, root, communicator, sweep, notes. */
+#include "config.h"
+#include "cli/cs_predict.h"
+#include "io/cs_run_args.h"
+#include "io/cs_scenario-int.h"
+#include "models/cs_decide.h"
+#include "models/cs_params.h"
+#include "util/cs_error.h"
+
+#include <string.h>
+
+void cs_prediction_free(cs_prediction_t *p)
+{
+    if (p == NULL)
+        return;
+    cs_result_free(p->result);
+    if (p->link_stats != NULL)
+        g_ptr_array_unref(p->link_stats);
+    g_free(p->topo_desc);
+    g_free(p->sizes);
+    g_free(p);
+}
+
+/* As collsim run's header: the --gpus restriction, then NCCL's warnings,
+ * before the engine's own notes. */
+static void add_notes(cs_result_t *r, const cs_scenario_t *s)
+{
+    g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
+    guint at = 0;
+    if (s->topo.gpus > 0 && g_strcmp0(s->topo.preset, "pcie") != 0)
+        g_ptr_array_insert(r->notes, at++,
+                           g_strdup_printf("using the first %d GPU(s) of each node (-g/--gpus)", s->topo.gpus));
+    for (guint i = 0; i < warnings->len; i++)
+        g_ptr_array_insert(r->notes, at++, g_strdup_printf("warning: %s", (const char *)g_ptr_array_index(warnings, i)));
+}
+
+/* The engine's statistics come for the rows that ran; one slot per row. */
+static GPtrArray *stats_per_row(const cs_result_t *r, GPtrArray *ran)
+{
+    GPtrArray *per = g_ptr_array_new_with_free_func((GDestroyNotify)cs_link_stats_free);
+    for (guint i = 0; i < r->rows->len; i++) {
+        const cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, i);
+        gboolean moved = row->time_us[CS_OOP] > 0 && ran->len > 0;
+        g_ptr_array_add(per, moved ? g_ptr_array_steal_index(ran, 0) : NULL);
+    }
+    return per;
+}
+
+static cs_prediction_t *price(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs_params_t *params,
+                              GError **err)
+{
+    g_autoptr(cs_topo_t) topo = cs_topo_spec_build(&s->topo, err);
+    if (topo == NULL)
+        return NULL;
+    if (cs_coll_has_root(s->coll) && s->root >= topo->ngpus) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: root %d is not a rank; expected 0 to %d",
+                    cs_run_args_origin(s, "collective.root", "collsim: -r"), s->root, topo->ngpus - 1);
+        return NULL;
+    }
+    g_autoptr(cs_comm_t) comm = cs_comm_new(topo, s->env, err);
+    if (comm == NULL)
+        return NULL;
+    g_autoptr(cs_prediction_t) p = g_new0(cs_prediction_t, 1);
+    p->sizes = cs_scenario_sizes(s, &p->nsizes);
+    g_autoptr(GPtrArray) ran = ops->link_stats != NULL
+        ? g_ptr_array_new_with_free_func((GDestroyNotify)cs_link_stats_free) : NULL;
+    cs_engine_job_t job = {
+        .topo = topo, .comm = comm, .params = params, .coll = s->coll, .dtype = s->dtype,
+        .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed, .exact = s->exact,
+        .link_stats = ran,
+    };
+    p->result = cs_engine_run_sweep(ops, &job, p->sizes, p->nsizes, err);
+    if (p->result == NULL)
+        return NULL;
+    if (s->name != NULL) {
+        g_free(p->result->source);
+        p->result->source = g_strdup(s->name);
+    }
+    add_notes(p->result, s);
+    if (ran != NULL)
+        p->link_stats = stats_per_row(p->result, ran);
+    p->ops = ops;
+    p->topo_desc = g_strdup(topo->description != NULL ? topo->description : topo->source);
+    return g_steal_pointer(&p);
+}
+
+cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, GError **err)
+{
+    if (!cs_scenario_validate(s, err))
+        return NULL;
+    if (s->jobs->len > 0) {
+        const cs_scenario_job_t *j = g_ptr_array_index(s->jobs, 0);
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "%s: [job %s]: collsim %s prices one collective over a sweep of sizes; "
+                    "expected a scenario without [job NAME] groups (collsim run --model flow prices several jobs)",
+                    j->origin, j->name, command);
+        return NULL;
+    }
+    const cs_engine_ops_t *ops = cs_engine_find(s->model);
+    if (ops == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: unknown model '%s'; expected one of %s",
+                    cs_run_args_origin(s, "scenario.model", "collsim: --model"), s->model, cs_engine_names());
+        return NULL;
+    }
+    cs_params_t params;
+    cs_params_init_defaults(&params);
+    cs_prediction_t *p = NULL;
+    if (s->calibration == NULL || cs_params_load(&params, s->calibration, err))
+        p = price(s, ops, &params, err);
+    cs_params_clear(&params);
+    return p;
+}
+
+/* ---- KEY=VALUE ------------------------------------------------------------- */
+
+static gboolean nccl_name(const char *k)
+{
+    if (!g_str_has_prefix(k, "NCCL_") || k[5] == '\0')
+        return FALSE;
+    for (const char *p = k; *p; p++)
+        if (!g_ascii_isalnum(*p) && *p != '_')
+            return FALSE;
+    return TRUE;
+}
+
+static char *keys_of(const char *group)
+{
+    GString *g = g_string_new(NULL);
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys };
+    for (int t = 0; t < 2; t++)
+        for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
+            if (strcmp(k->group, group) == 0)
+                g_string_append_printf(g, "%s%s.%s", g->len ? ", " : "", group, k->key);
+    return g_string_free(g, FALSE);
+}
+
+gboolean cs_predict_key_resolve(const char *name, char **group_p, char **key_p, GError **err)
+{
+    g_autofree char *group = NULL, *key = NULL;
+    const char *dot = strchr(name, '.');
+    if (dot != NULL) {
+        group = g_strndup(name, dot - name);
+        key = g_strdup(dot + 1);
+    } else if (nccl_name(name)) {
+        group = g_strdup("nccl");
+        key = g_strdup(name);
+    } else if (strcmp(name, "topo") == 0) {
+        group = g_strdup("topology");
+        key = g_strdup("topo");
+    } else {
+        g_autofree char *flag = g_strdup_printf("--%s", name);
+        const cs_scenario_key_t *k = cs_scenario_key_by_flag(flag);
+        if (k == NULL || k->arg == NULL) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "unknown scenario key '%s'; expected GROUP.KEY (e.g. topology.nodes, nccl.NCCL_ALGO, "
+                        "scenario.model), an NCCL_* name or a flag's long name (e.g. nodes)", name);
+            return FALSE;
+        }
+        group = g_strdup(k->group);
+        key = g_strdup(k->key);
+    }
+    if (strcmp(group, "output") == 0 || cs_scenario_job_group_name(group) != NULL || strcmp(group, "job") == 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "'%s' cannot be varied; expected a key of [scenario], [topology], [collective] or [nccl]", name);
+        return FALSE;
+    }
+    if (strcmp(group, "nccl") == 0) {
+        if (!nccl_name(key)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not an NCCL_* variable; expected nccl.NCCL_NAME", name);
+            return FALSE;
+        }
+    } else if (strcmp(group, "scenario") != 0 && strcmp(group, "topology") != 0 && strcmp(group, "collective") != 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "unknown group '%s' in '%s'; expected scenario, topology, collective or nccl", group, name);
+        return FALSE;
+    } else if (!(strcmp(group, "topology") == 0 && strcmp(key, "topo") == 0) &&
+               cs_scenario_key_find(group, key) == NULL) {
+        g_autofree char *keys = keys_of(group);
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "unknown key '%s' in [%s]; expected one of %s", key, group, keys);
+        return FALSE;
+    }
+    *group_p = g_steal_pointer(&group);
+    *key_p = g_steal_pointer(&key);
+    return TRUE;
+}
+
+gboolean cs_predict_set(cs_scenario_t *s, const char *group, const char *key, const char *value, const char *origin,
+                        GError **err)
+{
+    gboolean ok;
+    if (strcmp(group, "topology") == 0 && strcmp(key, "topo") == 0) {
+        ok = cs_topo_spec_set_topo(&s->topo, value, err);
+    } else {
+        ok = cs_scenario_set(s, group, key, value, origin, NULL, err);
+        /* one topology source: the value given replaces the other kind */
+        if (ok && strcmp(group, "topology") == 0 && strcmp(key, "preset") == 0)
+            g_clear_pointer(&s->topo.file, g_free);
+        else if (ok && strcmp(group, "topology") == 0 && strcmp(key, "file") == 0)
+            g_clear_pointer(&s->topo.preset, g_free);
+    }
+    if (ok && strcmp(group, "topology") == 0 && (strcmp(key, "topo") == 0 || strcmp(key, "preset") == 0 ||
+                                                 strcmp(key, "file") == 0)) {
+        g_free(s->topo.origin);
+        s->topo.origin = g_strdup(origin);
+        g_hash_table_replace(s->origins, g_strdup("topology.preset"), g_strdup(origin));
+        g_hash_table_replace(s->origins, g_strdup("topology.file"), g_strdup(origin));
+    }
+    if (ok && origin != NULL)
+        g_hash_table_replace(s->origins, g_strdup_printf("%s.%s", group, key), g_strdup(origin));
+    if (!ok && err != NULL)
+        cs_scenario_error_one_line(*err);
+    return ok;
+}
+
+char **cs_predict_split_list(const char *list)
+{
+    GPtrArray *parts = g_ptr_array_new();
+    GString *cur = g_string_new(NULL);
+    for (const char *p = list;; p++) {
+        if (*p == '\\' && p[1] == ',') {
+            g_string_append_c(cur, ',');
+            p++;
+        } else if (*p == ',' || *p == '\0') {
+            g_ptr_array_add(parts, g_strdup(cur->str));
+            g_string_truncate(cur, 0);
+            if (*p == '\0')
+                break;
+        } else {
+            g_string_append_c(cur, *p);
+        }
+    }
+    g_string_free(cur, TRUE);
+    g_ptr_array_add(parts, NULL);
+    return (char **)g_ptr_array_free(parts, FALSE);
+}
+
+/* "NAME=": a key name (letters, digits, '_', '.', '-') then '='. */
+static const char *setting_eq(const char *piece)
+{
+    const char *p = piece;
+    if (!g_ascii_isalpha(*p))
+        return NULL;
+    while (g_ascii_isalnum(*p) || *p == '_' || *p == '.' || *p == '-')
+        p++;
+    return *p == '=' ? p : NULL;
+}
+
+char **cs_predict_split_settings(const char *list, GError **err)
+{
+    g_auto(GStrv) pieces = cs_predict_split_list(list);
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    for (int i = 0; pieces[i] != NULL; i++) {
+        const char *eq = setting_eq(pieces[i]);
+        if (eq != NULL) {
+            g_ptr_array_add(out, g_strndup(pieces[i], eq - pieces[i]));
+            g_ptr_array_add(out, g_strdup(eq + 1));
+        } else if (out->len > 0) {
+            char *prev = g_ptr_array_index(out, out->len - 1);
+            out->pdata[out->len - 1] = g_strconcat(prev, ",", pieces[i], NULL);
+            g_free(prev);
+        } else {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a setting; expected KEY=VALUE", pieces[i]);
+            g_ptr_array_unref(out);
+            return NULL;
+        }
+    }
+    if (out->len == 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "no setting; expected KEY=VALUE[,KEY=VALUE...]");
+        g_ptr_array_unref(out);
+        return NULL;
+    }
+    g_ptr_array_set_free_func(out, NULL);
+    g_ptr_array_add(out, NULL);
+    return (char **)g_ptr_array_free(out, FALSE);
+}

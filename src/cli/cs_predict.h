@@ -1,0 +1,59 @@
+/* One design priced: a scenario (already built from its file, the flags and
+ * the environment, as collsim run builds it) -> its model's sweep of sizes,
+ * with the link statistics the engine reports. Shared by collsim compare
+ * and collsim sweep; collsim run's predict() takes the same path (the
+ * integrator may fold it onto this). Also the "KEY=VALUE" setter both
+ * commands use to vary a scenario, on the scenario parser itself, so that
+ * every key works and a bad one gets its messages. */
+#ifndef CS_PREDICT_H
+#define CS_PREDICT_H
+
+#include <glib.h>
+#include "io/cs_scenario.h"
+#include "models/cs_result.h"
+#include "sim/cs_engine.h"
+
+typedef struct {
+    cs_result_t *result;          /* producer "model:<engine>", rows in the sweep's order */
+    const cs_engine_ops_t *ops;   /* the model that priced it */
+    GPtrArray *link_stats;        /* per row: cs_link_stats_t, or NULL for a row that moved no
+                                   * data; the array itself NULL when the model reports none */
+    char *topo_desc;              /* the topology's description */
+    guint64 *sizes;               /* the swept sizes (requested, as -b/-e/-f make them), per row */
+    int nsizes;
+} cs_prediction_t;
+
+void cs_prediction_free(cs_prediction_t *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_prediction_t, cs_prediction_free)
+
+/* Validates s and prices its sweep with its model. Refuses what a single
+ * sweep cannot be ([job NAME] groups: collsim run prices those) with one
+ * line naming where it was set. 'command' ("compare") is used in messages.
+ * The result's notes hold the warnings collsim run prints in its header. */
+cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, GError **err);
+
+/* A scenario key as the user names it: "group.key" (topology.nodes,
+ * nccl.NCCL_ALGO, scenario.model, collective.op), a bare NCCL_* name, or a
+ * flag's long name (nodes, fabric, model, topo). Sets *group_p and *key_p
+ * to the canonical "group" and "key" ("topo" stays "topology" "topo": a
+ * preset or a file, as --topo). Errors (no prefix): unknown group or key,
+ * the keys the command sets itself ([output]) and [job NAME] keys. */
+gboolean cs_predict_key_resolve(const char *name, char **group_p, char **key_p, GError **err);
+
+/* Sets one resolved key in s through the scenario parser (values checked
+ * as in a scenario file; relative paths from the working directory);
+ * origin ("collsim: --grid topology.nodes") is what later messages name.
+ * Setting a preset drops a file and the reverse. Errors carry no prefix. */
+gboolean cs_predict_set(cs_scenario_t *s, const char *group, const char *key, const char *value, const char *origin,
+                        GError **err);
+
+/* Splits "a,b\,c" at unescaped commas ("\," is a comma in a value). */
+char **cs_predict_split_list(const char *list);
+
+/* A design variant's "K=V,K=V" list: as cs_predict_split_list, and a piece
+ * that does not start with "NAME=" continues the previous value, so that
+ * NCCL_IB_HCA=mlx5_0,mlx5_1 is one setting. Returns NULL-terminated pairs
+ * (name, value, name, value, ...) or NULL with err set (no prefix). */
+char **cs_predict_split_settings(const char *list, GError **err);
+
+#endif
