@@ -89,6 +89,29 @@ if run_lab lab1-socket-fallback; then
         && ok "lab1: NCCL_IB_HCA=mlx5_9 falls back to sockets" || bad "lab1: wrong HCA"
 fi
 
+# ---- lab 2: ring vs tree --------------------------------------------------------
+# ratios FILE: "size ratio" of each row of a two-design compare table
+ratios() { awk '!/^#/ && $1 ~ /^[0-9]+$/ { r = $NF; sub(/x$/, "", r); print $1, r }' "$(f "$1")"; }
+# crossover FILE: the first size where ring wins after tree won (ratio < 1)
+crossover() { ratios "$1" | awk '$2 > 1 { t = 1 } t && $2 < 1 { print $1; exit }'; }
+if run_lab lab2-ring-vs-tree; then
+    [ "$(ratios compare.txt | head -1 | awk '{ print ($2 > 1) }')" = 1 ] && ok "lab2: tree wins the smallest size" \
+        || bad "lab2: smallest ($(ratios compare.txt | head -1))"
+    [ "$(ratios compare.txt | tail -1 | awk '{ print ($2 < 1) }')" = 1 ] && ok "lab2: ring wins the largest size" \
+        || bad "lab2: largest ($(ratios compare.txt | tail -1))"
+    x8=$(crossover compare.txt)
+    [ -n "$x8" ] && ok "lab2: crossover on 8 nodes at $x8 B" || bad "lab2: no crossover"
+    has compare.txt '^# verdict' && has compare.txt 'tree wins' && has compare.txt 'ring wins' \
+        && ok "lab2: verdict names both winners" || bad "lab2: verdict"
+    grep -q '<svg' "$(f ring-tree.svg)" 2>/dev/null && ok "lab2: plot written" || bad "lab2: plot"
+    # NCCL's own choice follows the winner: Tree below the crossover, Ring from it
+    [ -n "$x8" ] && awk -v x="$x8" '!/^#/ && $1 ~ /^[0-9]+$/ { if (($1 < x && $14 != "Tree") || ($1 >= x && $14 != "Ring")) bad = 1 }
+        END { exit bad }' "$(f default.txt)" && ok "lab2: NCCL's choice follows the winner" || bad "lab2: default algo"
+    x2=$(crossover compare-2.txt); x32=$(crossover compare-32.txt)
+    [ -n "$x2" ] && [ -n "$x32" ] && ! lt "$x8" "$x2" && lt "$x8" "$x32" \
+        && ok "lab2: crossover moves up with nodes ($x2 <= $x8 < $x32)" || bad "lab2: crossover ($x2 $x8 $x32)"
+fi
+
 # ---- lab 3: NVSwitch vs PCIe vs DGX-1 mesh -------------------------------------
 M=536870912
 if run_lab lab3-topology; then
