@@ -188,8 +188,8 @@ static void print_summary_line(FILE *f, const char *what, const cs_validate_stat
             cs_validate_stat_pass(s, target) ? "pass" : "miss");
 }
 
-static void print_comparison(FILE *f, const char *log, const compared_t *c, const cs_topo_t *topo,
-                             const cs_nccl_env_t *env, const cs_params_t *params)
+static void print_comparison(FILE *f, const char *log, const char *nccl_version, const compared_t *c,
+                             const cs_topo_t *topo, const cs_nccl_env_t *env, const cs_params_t *params)
 {
     const cs_result_t *m = c->measured;
     const cs_validation_t *v = c->v;
@@ -219,9 +219,15 @@ static void print_comparison(FILE *f, const char *log, const compared_t *c, cons
         }
         fprintf(f, "\n");
     }
-    g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(env);
+    /* judged for the NCCL that made the log: a variable it still read
+     * (NCCL_TREE_THRESHOLD in 2.4) is a note that the model ignores it,
+     * not a warning that NCCL does */
+    g_autoptr(GPtrArray) version_notes = NULL;
+    g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings_for(env, nccl_version, &version_notes);
     for (guint i = 0; i < warnings->len; i++)
         fprintf(f, "# modelled: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
+    for (guint i = 0; version_notes != NULL && i < version_notes->len; i++)
+        fprintf(f, "# modelled: note: %s\n", (const char *)g_ptr_array_index(version_notes, i));
     for (guint i = 0; i < c->predicted->notes->len; i++)
         fprintf(f, "# modelled: %s\n", (const char *)g_ptr_array_index(c->predicted->notes, i));
     fprintf(f, "# compared: %s columns (the other placement is not used); error = (predicted - measured) / measured;\n"
@@ -632,7 +638,8 @@ static int validate(validate_args_t *a, GError **err)
     for (guint i = 0; i < cmp->len; i++) {
         if (i > 0 || log->notes->len > 0)
             printf("\n");
-        print_comparison(stdout, a->log, &g_array_index(cmp, compared_t, i), topo, s.env, &params);
+        print_comparison(stdout, a->log, log->nccl_version, &g_array_index(cmp, compared_t, i), topo, s.env,
+                         &params);
     }
     status = fflush(stdout) == 0 ? 0 : 1;
     if (status != 0)

@@ -28,6 +28,31 @@ static const command_t commands[] = {
     { "calibrate", cs_cmd_calibrate, "Fit the model's latency and bandwidth parameters to measured results" },
 };
 
+/* Whether a message starts with the input file it is about: "PATH:LINE: "
+ * or "PATH: ", PATH one word holding a '/' or a '.', or ending in
+ * ":LINE" (the standard's "file:line: what is wrong"). */
+static gboolean starts_with_location(const char *msg)
+{
+    const char *end = strstr(msg, ": ");
+    if (end == NULL || end == msg)
+        return FALSE;
+    gboolean dotted = FALSE;
+    for (const char *p = msg; p < end; p++) {
+        if (g_ascii_isspace(*p))
+            return FALSE;
+        dotted = dotted || *p == '/' || *p == '.';
+    }
+    const char *colon = end - 1;
+    while (colon > msg && g_ascii_isdigit(*colon))
+        colon--;
+    return dotted || (*colon == ':' && colon < end - 1);
+}
+
+/* The one line of an error, exit status 2. The rule: a message about an
+ * input file keeps its location first ("s.ini:3: minbytes: ...",
+ * "run.log: cannot read ..."), so editors and the standard's format find
+ * it; every other message starts with "collsim: " (flags: "collsim:
+ * --nodes: ...", and messages from the models, e.g. about NCCL settings). */
 int cs_cli_fail(GError *err)
 {
     g_autofree char *msg = g_strdup(err != NULL ? err->message : "collsim: failed (no reason given)");
@@ -35,7 +60,7 @@ int cs_cli_fail(GError *err)
     for (char *p = msg; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    if (g_str_has_prefix(msg, "collsim") || strchr(msg, ':') != NULL)
+    if (g_str_has_prefix(msg, "collsim: ") || g_str_has_prefix(msg, "collsim ") || starts_with_location(msg))
         fprintf(stderr, "%s\n", msg);
     else
         fprintf(stderr, "collsim: %s\n", msg);

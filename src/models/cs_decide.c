@@ -678,6 +678,17 @@ cs_comm_t *cs_comm_new(const cs_topo_t *t, const cs_nccl_env_t *env, GError **er
         cs_comm_free(c);
         return NULL;
     }
+    /* NCCL's network fallbacks, into the environment's log (the header's
+     * warnings), for hosts whose GPUs talk to other hosts */
+    if (c->hosts != NULL && c->hosts->len > 0 && c->nnodes > 1) {
+        g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+        for (guint i = 0; i < c->hosts->len; i++) {
+            const host_shape_t *hs = g_ptr_array_index(c->hosts, i);
+            cs_netsel_warnings(t, hs->host, &c->s, &hs->net, e, lines);
+        }
+        for (guint i = 0; i < lines->len; i++)
+            cs_nccl_env_log(e, g_ptr_array_index(lines, i));
+    }
     agree_graphs(c);
 
     /* NVLS (nvls.cc ncclNvlsInit; init.cc drops it when a node's NVLS

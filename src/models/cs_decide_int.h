@@ -109,6 +109,12 @@ typedef struct {
 /* cs_decide_net.c */
 gboolean cs_netsel_host(const cs_topo_t *t, int host, const cs_nccl_settings_t *s,
                         gboolean need_net, cs_netsel_t *sel_p, GError **err);
+/* What NCCL would log about the network it chose on a host that uses it
+ * (an NCCL_IB_HCA that keeps no HCA, NCCL_IB_DISABLE beside RDMA NICs, a
+ * GID index): lines for cs_nccl_env_log, naming the variables' origins
+ * from env (NULL: none) and the [nccl] key to change. */
+void cs_netsel_warnings(const cs_topo_t *t, int host, const cs_nccl_settings_t *s, const cs_netsel_t *sel,
+                        const cs_nccl_env_t *env, GPtrArray *out);
 void cs_netsel_clear(cs_netsel_t *sel);
 
 /* cs_decide_graph.c */

@@ -174,6 +174,91 @@ static void socket_devices(const cs_topo_t *t, const int *nics, int nnics,
         g_free(names[i]);
 }
 
+/* "mlx5_0, mlx5_1" (RDMA devices) or "eno1, eth0, lo" (IP interfaces, as
+ * socket_devices names them) of a host's NICs, for messages. */
+static char *host_names(const cs_topo_t *t, const int *nics, int nnics, gboolean rdma)
+{
+    GString *s = g_string_new(NULL);
+    int nib = 0;
+    for (int i = 0; i < nnics; i++) {
+        const cs_device_t *d = &t->devs[nics[i]];
+        if (rdma && !nic_is_rdma(d))
+            continue;
+        g_autofree char *name = NULL;
+        if (rdma)
+            name = d->ifname != NULL ? g_strdup(d->ifname) : g_strdup_printf("mlx5_%d", d->local);
+        else
+            name = netdev_name(d, d->nic_kind == CS_NIC_IB ? nib++ : -1);
+        g_string_append_printf(s, "%s%s", s->len ? ", " : "", name);
+    }
+    if (!rdma)
+        g_string_append_printf(s, "%slo", s->len ? ", " : "");
+    return g_string_free(s, FALSE);
+}
+
+/* "(--env)" / "(s.ini:12)": where a variable was set, for messages */
+static const char *origin_of(const cs_nccl_env_t *env, const char *name)
+{
+    const char *o = env != NULL ? cs_nccl_env_origin(env, name) : NULL;
+    return o != NULL ? o : "settings";
+}
+
+void cs_netsel_warnings(const cs_topo_t *t, int host, const cs_nccl_settings_t *s, const cs_netsel_t *sel,
+                        const cs_nccl_env_t *env, GPtrArray *out)
+{
+    int nnics = cs_topo_node_nics(t, host, NULL, 0);
+    g_autofree int *nics = g_new0(int, MAX(nnics, 1));
+    cs_topo_node_nics(t, host, nics, nnics);
+    int nrdma = 0, nroce = 0;
+    for (int i = 0; i < nnics; i++) {
+        nrdma += nic_is_rdma(&t->devs[nics[i]]);
+        nroce += t->devs[nics[i]].nic_kind == CS_NIC_ROCE;
+    }
+    g_autofree char *hcas = host_names(t, nics, nnics, TRUE);
+    g_autofree char *ifs = host_names(t, nics, nnics, FALSE);
+    const char *via = sel->kind == CS_NET_SOCKET && sel->n > 0 ? sel->devs[0].name : "?";
+
+    if (sel->kind == CS_NET_SOCKET && nrdma > 0 && s->ib_hca != NULL && !s->ib_disable) {
+        /* net_ib.cc ncclIbInitDevices keeps no device; plugin/net.cc then
+         * initialises the next transport, Socket */
+        g_ptr_array_add(out, g_strdup_printf(
+            "NCCL_IB_HCA=%s (%s) matches none of node %d's RDMA devices (%s): NCCL logs \"NET/IB : No device "
+            "found.\" (net_ib.cc) and falls back to TCP sockets (NET/Socket over %s), far slower; its IP "
+            "interfaces are %s; expected [nccl] NCCL_IB_HCA (or --env) naming one of its RDMA devices, or unset",
+            s->ib_hca, origin_of(env, "NCCL_IB_HCA"), host, hcas, via, ifs));
+    } else if (sel->kind == CS_NET_SOCKET && nrdma > 0 && s->ib_disable) {
+        g_ptr_array_add(out, g_strdup_printf(
+            "NCCL_IB_DISABLE=1 (%s): node %d's RDMA devices (%s) stay unused and NCCL moves inter-node data "
+            "over TCP sockets (NET/Socket over %s; IP interfaces: %s); expected [nccl] NCCL_IB_DISABLE = 0 "
+            "(or unset) to use them", origin_of(env, "NCCL_IB_DISABLE"), host, hcas, via, ifs));
+    }
+    if (s->ib_gid_index >= 0 && sel->kind == CS_NET_IB) {
+        if (nroce == 0) {
+            /* net_ib.cc ncclIbGetGidIndex: an InfiniBand port uses GID 0
+             * (or NCCL_IB_ROUTABLE_FLID_GID_INDEX), never NCCL_IB_GID_INDEX */
+            g_ptr_array_add(out, g_strdup_printf(
+                "NCCL_IB_GID_INDEX=%d (%s): node %d's RDMA devices (%s) are InfiniBand, where NCCL ignores it "
+                "(net_ib.cc ncclIbGetGidIndex takes GID 0, or NCCL_IB_ROUTABLE_FLID_GID_INDEX); it changes "
+                "nothing", s->ib_gid_index, origin_of(env, "NCCL_IB_GID_INDEX"), host, hcas));
+        } else if (s->ib_gid_index > 3) {
+            /* A ConnectX RoCE port with one IPv4 address holds GIDs 0-3:
+             * link-local and IPv4-mapped, each as RoCE v1 and v2 (what
+             * show_gids lists); NCCL uses a set index as given
+             * (ncclIbGetGidIndex), so one past the table fails its GID
+             * query and no connection forms. */
+            g_ptr_array_add(out, g_strdup_printf(
+                "NCCL_IB_GID_INDEX=%d (%s) is beyond the GIDs of a RoCE port with one IPv4 address (0 to 3: "
+                "link-local and IPv4, RoCE v1 and v2) on node %d (%s): NCCL uses the index as given "
+                "(net_ib.cc ncclIbGetGidIndex), and where the port's table "
+                "(/sys/class/infiniband/DEV/ports/1/gids) has no such entry its GID query fails and NCCL cannot "
+                "connect; collsim's topology holds no GID table, so these times assume the connection works "
+                "(collsim doctor reads the table); expected [nccl] NCCL_IB_GID_INDEX unset (NCCL picks the "
+                "RoCE v2 IPv4 GID) or an index the table has",
+                s->ib_gid_index, origin_of(env, "NCCL_IB_GID_INDEX"), host, hcas));
+        }
+    }
+}
+
 gboolean cs_netsel_host(const cs_topo_t *t, int host, const cs_nccl_settings_t *s,
                         gboolean need_net, cs_netsel_t *sel_p, GError **err)
 {
@@ -222,9 +307,13 @@ gboolean cs_netsel_host(const cs_topo_t *t, int host, const cs_nccl_settings_t *
             for (guint i = 0; i < devs->len; i++)
                 g_free(g_array_index(devs, cs_netdev_t, i).name);
             g_array_free(devs, TRUE);
+            /* bootstrap.cc bootstrapNetInit logs "Bootstrap : no socket
+             * interface found" and returns an error */
+            g_autofree char *ifs = host_names(t, nics, nnics, FALSE);
             cs_set_error_at(err, NULL, 0, "NCCL_SOCKET_IFNAME=%s matches no interface of node "
-                            "%d; NCCL's bootstrap fails; expected a prefix of an interface name",
-                            s->socket_ifname, host);
+                            "%d (%s); NCCL logs \"Bootstrap : no socket interface found\" (bootstrap.cc) and "
+                            "fails; expected [nccl] NCCL_SOCKET_IFNAME (or --env) naming a prefix of one of them",
+                            s->socket_ifname, host, ifs);
             return FALSE;
         }
     }

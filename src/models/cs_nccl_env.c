@@ -9,6 +9,7 @@
 #include "util/cs_error.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,10 @@ typedef struct {
 struct cs_nccl_env {
     GPtrArray *entries;     /* env_entry_t, in the order first set */
     GHashTable *index;      /* name -> env_entry_t (borrowed) */
+    GPtrArray *log;         /* cs_nccl_env_log lines, each once */
 };
+
+static GMutex log_lock;
 
 /* Every NCCL_* name NCCL v2.28.9 reads: the NCCL_PARAM() declarations and
  * the ncclGetEnv()/getenv() calls of src/ at tag v2.28.9-1, plus the names
@@ -259,6 +263,20 @@ static const struct {
       "the algorithm comes from NCCL's cost model; use NCCL_ALGO to restrict it" },
 };
 
+/* The NCCL release that stopped reading a variable of the hints table, as
+ * 10000 * major + 100 * minor; 0 when unknown. NCCL 2.5 replaced the
+ * size thresholds of 2.4 (NCCL_TREE_THRESHOLD, NCCL_LL_THRESHOLD, read in
+ * 2.4's init.cc) with the cost model of tuning.cc and the NCCL_ALGO /
+ * NCCL_PROTO variables (NCCL 2.5.6 release notes; the environment variable
+ * page of NCCL's documentation lists NCCL_ALGO and NCCL_PROTO "since
+ * 2.5"). */
+static int removed_in(const char *name)
+{
+    if (strcmp(name, "NCCL_TREE_THRESHOLD") == 0 || strcmp(name, "NCCL_LL_THRESHOLD") == 0)
+        return 20500;
+    return 0;
+}
+
 const char *cs_nccl_env_hint(const char *name)
 {
     if (name == NULL)
@@ -285,6 +303,7 @@ cs_nccl_env_t *cs_nccl_env_new(void)
     cs_nccl_env_t *e = g_new0(cs_nccl_env_t, 1);
     e->entries = g_ptr_array_new_with_free_func(entry_free);
     e->index = g_hash_table_new(g_str_hash, g_str_equal);
+    e->log = g_ptr_array_new_with_free_func(g_free);
     return e;
 }
 
@@ -294,6 +313,7 @@ void cs_nccl_env_free(cs_nccl_env_t *e)
         return;
     g_hash_table_destroy(e->index);
     g_ptr_array_free(e->entries, TRUE);
+    g_ptr_array_free(e->log, TRUE);
     g_free(e);
 }
 
@@ -410,12 +430,54 @@ static const char *closest_known(const char *name)
     return best;
 }
 
+/* "2.4.7+cuda10.1" -> 20407; 0 when it does not parse. */
+static int version_code(const char *v)
+{
+    int major = 0, minor = 0, patch = 0;
+    if (v == NULL || sscanf(v, "%d.%d.%d", &major, &minor, &patch) < 2)
+        return 0;
+    return major * 10000 + minor * 100 + patch;
+}
+
+void cs_nccl_env_log(const cs_nccl_env_t *e, const char *line)
+{
+    g_return_if_fail(e != NULL && line != NULL);
+    g_mutex_lock(&log_lock);
+    gboolean seen = FALSE;
+    for (guint i = 0; i < e->log->len && !seen; i++)
+        seen = strcmp(g_ptr_array_index(e->log, i), line) == 0;
+    if (!seen)
+        g_ptr_array_add(e->log, g_strdup(line));
+    g_mutex_unlock(&log_lock);
+}
+
 GPtrArray *cs_nccl_env_warnings(const cs_nccl_env_t *e)
 {
+    return cs_nccl_env_warnings_for(e, NULL, NULL);
+}
+
+GPtrArray *cs_nccl_env_warnings_for(const cs_nccl_env_t *e, const char *version, GPtrArray **notes_p)
+{
     GPtrArray *w = g_ptr_array_new_with_free_func(g_free);
+    int code = version_code(version);
     for (guint i = 0; e != NULL && i < e->entries->len; i++) {
         const env_entry_t *ent = g_ptr_array_index(e->entries, i);
         const char *hint = cs_nccl_env_hint(ent->name);
+        int removed = removed_in(ent->name);
+        if (hint != NULL && code > 0 && removed > 0 && code < removed) {
+            /* the log's NCCL still read it: not the user's mistake, but
+             * the model (v2.28.9's choices) does not honour it */
+            if (notes_p != NULL) {
+                if (*notes_p == NULL)
+                    *notes_p = g_ptr_array_new_with_free_func(g_free);
+                g_ptr_array_add(*notes_p, g_strdup_printf("%s (%s): NCCL %s read it (it is gone from NCCL %d.%d "
+                                                          "on), but collsim models NCCL v2.28.9's choices, which "
+                                                          "do not: it changes nothing here; %s",
+                                                          ent->name, ent->origin, version, removed / 10000,
+                                                          removed / 100 % 100, hint));
+            }
+            continue;
+        }
         if (hint != NULL) {
             g_ptr_array_add(w, g_strdup_printf("%s (%s): NCCL does not read this variable; %s",
                                                ent->name, ent->origin, hint));
@@ -437,6 +499,12 @@ GPtrArray *cs_nccl_env_warnings(const cs_nccl_env_t *e)
             g_ptr_array_add(w, g_strdup_printf("%s (%s): NCCL v2.28.9 does not read this "
                                                "variable; it has no effect",
                                                ent->name, ent->origin));
+    }
+    if (e != NULL) {
+        g_mutex_lock(&log_lock);
+        for (guint i = 0; i < e->log->len; i++)
+            g_ptr_array_add(w, g_strdup(g_ptr_array_index(e->log, i)));
+        g_mutex_unlock(&log_lock);
     }
     return w;
 }

@@ -28,6 +28,18 @@ GPtrArray *cs_nccl_env_names(const cs_nccl_env_t *e);
  * ("NCCL_TIMEOUT (environment): NCCL does not read this variable; the
  * timeout is PyTorch's init_process_group(timeout=...)"). Never fails. */
 GPtrArray *cs_nccl_env_warnings(const cs_nccl_env_t *e);
+/* As cs_nccl_env_warnings, judged for a run of NCCL VERSION ("2.4.7"; NULL
+ * = unknown, judged as the modelled v2.28.9): a variable that version still
+ * read is no warning but a line added to *notes_p (when not NULL) saying
+ * that collsim, which models v2.28.9, does not honour it. */
+GPtrArray *cs_nccl_env_warnings_for(const cs_nccl_env_t *e, const char *version, GPtrArray **notes_p);
+/* NCCL's fallbacks that these settings caused on a topology (an
+ * NCCL_IB_HCA that matches no HCA, a GID index no table has, ...), each
+ * logged once by the communicators built over this environment
+ * (cs_comm_new) and returned after the variable warnings by
+ * cs_nccl_env_warnings. The log is not part of the settings' value: a
+ * const environment takes entries (under a lock, for parallel sweeps). */
+void cs_nccl_env_log(const cs_nccl_env_t *e, const char *line);
 gboolean cs_nccl_env_is_known(const char *name);
 /* A hint for names that guides cite but NCCL does not read; NULL if none. */
 const char *cs_nccl_env_hint(const char *name);

@@ -74,7 +74,8 @@ check bad-nic prefix "collsim: --nic: unknown NIC type 'ib-qdr'; expected one of
 # NCCL environment and model
 check env-not-nccl exact "collsim: --env: 'FOO=1' is not an NCCL variable setting; expected NCCL_NAME=VALUE" -- run $H --env FOO=1
 check env-no-value exact "collsim: --env: 'NCCL_ALGO' is not an NCCL variable setting; expected NCCL_NAME=VALUE" -- run $H --env NCCL_ALGO
-check env-bad-value prefix "--env: NCCL_ALGO=Bogus" -- run $H --env NCCL_ALGO=Bogus --json out.json
+check env-bad-value prefix "collsim: --env: NCCL_ALGO=Bogus" -- run $H --env NCCL_ALGO=Bogus --json out.json
+check socket-ifname-none prefix "collsim: NCCL_SOCKET_IFNAME=eno matches no interface of node 0 (ib0, ib1, ib2, ib3, ib4, ib5, ib6, ib7, lo); NCCL logs \"Bootstrap : no socket interface found\"" -- run $H --nodes 2 --env NCCL_SOCKET_IFNAME=eno
 check unknown-model prefix "collsim: --model: unknown model 'flowx'; expected one of " -- run $H --model flowx
 check missing-calibration prefix "nosuch.ini: " -- run $H --calibration nosuch.ini
 
@@ -120,8 +121,8 @@ check no-scenario exact "nosuch.ini: cannot read the scenario (No such file or d
 check json-unwritable prefix "$tmp/no/such/dir/x.json: cannot write the file (No such file or directory)" -- run $H -b 1M -e 1M --json "$tmp/no/such/dir/x.json" --csv out.csv
 
 # the command itself
-check no-command exact "collsim: no command given; expected one of run, topo, validate, real, doctor, calibrate (collsim --help lists them)" --
-check unknown-command exact "collsim: unknown command 'rnu'; expected one of run, topo, validate, real, doctor, calibrate" -- rnu
-check option-first exact "collsim: unknown option '-b'; expected a command first (run, topo, validate, real, doctor, calibrate), --help or --version" -- -b 8
+check no-command prefix "collsim: no command given; expected one of run, topo, validate, " --
+check unknown-command prefix "collsim: unknown command 'rnu'; expected one of run, topo, validate, " -- rnu
+check option-first prefix "collsim: unknown option '-b'; expected a command first (run, topo, validate, " -- -b 8
 
 exit $fail

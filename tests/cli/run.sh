@@ -154,6 +154,15 @@ grep -q '^# Topology: .*16x ib-ndr per node' n16.txt && grep -q '^# transports: 
 "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1G -e 1G >n8.txt 2>&1
 grep -q '^# transports: .*NET/IB GDR inter (8 NICs: ' n8.txt && ok nics-all-used || bad "nics-all-used: $(grep transports n8.txt)"
 
+# ---- NCCL's fallbacks are in the header, as NCCL logs them -----------------
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --env NCCL_IB_HCA=mlx5_9 -b 1G -e 1G >hca.txt 2>hca.err
+grep -q '^# warning: NCCL_IB_HCA=mlx5_9 (--env) matches none of node 0.s RDMA devices (mlx5_0, .*NCCL logs "NET/IB : No device found." (net_ib.cc) and falls back to TCP sockets' hca.txt &&
+    grep -q '^# transports: .*NET/Socket' hca.txt && grep -q '^collsim: warning: NCCL_IB_HCA=mlx5_9' hca.err \
+    && ok hca-fallback-warns || bad "hca-fallback-warns: $(grep warning hca.txt)"
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --nic roce-400g --env NCCL_IB_GID_INDEX=99 -b 1G -e 1G >gid.txt 2>/dev/null
+grep -q '^# warning: NCCL_IB_GID_INDEX=99 (--env) is beyond the GIDs of a RoCE port' gid.txt \
+    && ok gid-index-warns || bad "gid-index-warns: $(grep warning gid.txt)"
+
 # ---- every example scenario --------------------------------------------------------
 for s in "$top_srcdir"/scenarios/*.ini; do
     n=$(basename "$s" .ini)

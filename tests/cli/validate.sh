@@ -28,6 +28,17 @@ else
     bad "exit-0 ($(cat a.err))"
 fi
 [ "$(grep -c '^# collsim validate: ' a.txt)" -eq 2 ] && ok two-tables || bad two-tables
+
+# ---- a variable NCCL removed is judged by the log's NCCL version ------------
+# (issue #9): NCCL 2.4.7 read NCCL_TREE_THRESHOLD, so an old log gets a note
+# that the model ignores it; a 2.28.9 log (nccl-library=22809) a warning
+sed '4s/.*/NCCL version 2.4.7+cuda10.1/' "$logs/two-tables.txt" > old247.txt
+"$COLLSIM" validate old247.txt --topo dgx-h100 --nodes 2 --gpus 2 --table 1 --env NCCL_TREE_THRESHOLD=0 > tt-old.txt 2>&1
+grep -q '^# modelled: note: NCCL_TREE_THRESHOLD (--env): NCCL 2.4.7+cuda10.1 read it' tt-old.txt &&
+    ! grep -q 'warning: NCCL_TREE_THRESHOLD' tt-old.txt && ok tree-threshold-old-log || bad tree-threshold-old-log
+"$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 --table 1 --env NCCL_TREE_THRESHOLD=0 > tt-new.txt 2>&1
+grep -q '^# modelled: warning: NCCL_TREE_THRESHOLD (--env): NCCL does not read this variable' tt-new.txt &&
+    ! grep -q 'note: NCCL_TREE_THRESHOLD' tt-new.txt && ok tree-threshold-new-log || bad tree-threshold-new-log
 [ "$(rows a.txt)" -eq 5 ] && ok row-count || bad row-count
 grep -q '^# measured: measured:nccl-tests: allreduce, float sum, 4 ranks on 2 nodes, 3 sizes$' a.txt &&
     ok measured-line || bad measured-line

@@ -566,6 +566,85 @@ static void test_many_nodes(void)
     g_assert_cmpfloat_with_epsilon(d.nccl_lat_us, 55.2, 1e-3);
 }
 
+/* NCCL's network fallbacks reach the header through the environment's log
+ * (issue #9: NCCL_IB_HCA matching nothing fell back to sockets without a
+ * word; NCCL_IB_GID_INDEX=99 was silently accepted). */
+static cs_topo_t *two_h100(const char *nic)
+{
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = 2;
+    o.nic = nic;
+    g_autoptr(GError) err = NULL;
+    cs_topo_t *t = cs_preset_build("dgx-h100", &o, &err);
+    g_assert_no_error(err);
+    return t;
+}
+
+static GPtrArray *warnings_with(const cs_topo_t *t, const char *name, const char *value)
+{
+    g_autoptr(cs_nccl_env_t) e = cs_nccl_env_new();
+    cs_nccl_env_set(e, name, value, "s.ini:9");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_comm_t) c = cs_comm_new(t, e, &err);
+    g_assert_no_error(err);
+    GPtrArray *w = cs_nccl_env_warnings(e);
+    /* a second communicator over the same settings logs nothing twice */
+    g_autoptr(cs_comm_t) again = cs_comm_new(t, e, &err);
+    g_autoptr(GPtrArray) w2 = cs_nccl_env_warnings(e);
+    g_assert_cmpuint(w2->len, ==, w->len);
+    return w;
+}
+
+static void test_fallback_warnings(void)
+{
+    g_autoptr(cs_topo_t) ib = two_h100(NULL);
+    g_autoptr(cs_topo_t) roce = two_h100("roce-400g");
+
+    g_autoptr(GPtrArray) hca = warnings_with(ib, "NCCL_IB_HCA", "mlx5_9");
+    g_assert_cmpuint(hca->len, ==, 1);
+    const char *w = g_ptr_array_index(hca, 0);
+    g_assert_true(g_str_has_prefix(w, "NCCL_IB_HCA=mlx5_9 (s.ini:9) matches none of node 0's RDMA devices "
+                                      "(mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7): "
+                                      "NCCL logs \"NET/IB : No device found.\" (net_ib.cc) and falls back to TCP "
+                                      "sockets (NET/Socket over ib0)"));
+    g_assert_nonnull(strstr(w, "expected [nccl] NCCL_IB_HCA"));
+    /* a subset that matches is a choice, not a fallback */
+    g_autoptr(GPtrArray) some = warnings_with(ib, "NCCL_IB_HCA", "mlx5_0,mlx5_1");
+    g_assert_cmpuint(some->len, ==, 0);
+
+    g_autoptr(GPtrArray) off = warnings_with(roce, "NCCL_IB_DISABLE", "1");
+    g_assert_cmpuint(off->len, ==, 1);
+    g_assert_true(g_str_has_prefix(g_ptr_array_index(off, 0), "NCCL_IB_DISABLE=1 (s.ini:9): node 0's RDMA "
+                                                              "devices (mlx5_0, "));
+    g_assert_nonnull(strstr(g_ptr_array_index(off, 0), "IP interfaces: eth0, "));
+    g_assert_nonnull(strstr(g_ptr_array_index(off, 0), "expected [nccl] NCCL_IB_DISABLE = 0"));
+
+    g_autoptr(GPtrArray) gid = warnings_with(roce, "NCCL_IB_GID_INDEX", "99");
+    g_assert_cmpuint(gid->len, ==, 1);
+    g_assert_true(g_str_has_prefix(g_ptr_array_index(gid, 0), "NCCL_IB_GID_INDEX=99 (s.ini:9) is beyond the GIDs "
+                                                              "of a RoCE port with one IPv4 address (0 to 3"));
+    g_autoptr(GPtrArray) gid3 = warnings_with(roce, "NCCL_IB_GID_INDEX", "3");
+    g_assert_cmpuint(gid3->len, ==, 0);
+    g_autoptr(GPtrArray) gid_ib = warnings_with(ib, "NCCL_IB_GID_INDEX", "3");
+    g_assert_cmpuint(gid_ib->len, ==, 1);
+    g_assert_nonnull(strstr(g_ptr_array_index(gid_ib, 0), "are InfiniBand, where NCCL ignores it"));
+
+    /* one node uses no network: nothing to warn about */
+    g_autoptr(cs_topo_t) one = cs_preset_build("dgx-h100", NULL, NULL);
+    g_autoptr(GPtrArray) none = warnings_with(one, "NCCL_IB_HCA", "mlx5_9");
+    g_assert_cmpuint(none->len, ==, 0);
+
+    /* a socket list that matches nothing names the interfaces and the key */
+    g_autoptr(cs_nccl_env_t) e = cs_nccl_env_new();
+    cs_nccl_env_set(e, "NCCL_SOCKET_IFNAME", "eno", "--env");
+    g_autoptr(GError) err = NULL;
+    g_assert_null(cs_comm_new(roce, e, &err));
+    g_assert_nonnull(strstr(err->message, "matches no interface of node 0 (eth0, eth1, eth2, eth3, eth4, eth5, "
+                                          "eth6, eth7, lo); NCCL logs \"Bootstrap : no socket interface found\""));
+    g_assert_nonnull(strstr(err->message, "expected [nccl] NCCL_SOCKET_IFNAME"));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -583,5 +662,6 @@ int main(int argc, char **argv)
     g_test_add_func("/decide/errors", test_errors);
     g_test_add_func("/decide/preset/dgx-h100", test_preset_dgx_h100);
     g_test_add_func("/decide/many-nodes", test_many_nodes);
+    g_test_add_func("/decide/fallback-warnings", test_fallback_warnings);
     return g_test_run();
 }

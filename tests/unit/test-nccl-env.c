@@ -92,6 +92,39 @@ static void test_warnings(void)
     g_assert_true(strstr(g_ptr_array_index(w, 4), "not an NCCL variable") != NULL);
 }
 
+/* A variable NCCL removed is a mistake only for the versions that no longer
+ * read it (issue #9: the NCCL_TREE_THRESHOLD warning fired for NCCL 2.4.7
+ * logs, which honour it). */
+static void test_warnings_by_version(void)
+{
+    g_autoptr(cs_nccl_env_t) e = cs_nccl_env_new();
+    cs_nccl_env_set(e, "NCCL_TREE_THRESHOLD", "600000000", "--env");
+    g_autoptr(GPtrArray) notes = NULL;
+    g_autoptr(GPtrArray) old = cs_nccl_env_warnings_for(e, "2.4.7+cuda10.1", &notes);
+    g_assert_cmpuint(old->len, ==, 0);
+    g_assert_nonnull(notes);
+    g_assert_cmpuint(notes->len, ==, 1);
+    g_assert_cmpstr(g_ptr_array_index(notes, 0), ==,
+                    "NCCL_TREE_THRESHOLD (--env): NCCL 2.4.7+cuda10.1 read it (it is gone from NCCL 2.5 on), but "
+                    "collsim models NCCL v2.28.9's choices, which do not: it changes nothing here; the algorithm "
+                    "comes from NCCL's cost model; use NCCL_ALGO to restrict it");
+    static const char *const later[] = { "2.5.6", "2.18.3", NULL, "unknown" };
+    for (gsize i = 0; i < G_N_ELEMENTS(later); i++) {
+        g_autoptr(GPtrArray) n = NULL;
+        g_autoptr(GPtrArray) w = cs_nccl_env_warnings_for(e, later[i], &n);
+        g_assert_cmpuint(w->len, ==, 1);
+        g_assert_null(n);
+        g_assert_true(g_str_has_prefix(g_ptr_array_index(w, 0),
+                                       "NCCL_TREE_THRESHOLD (--env): NCCL does not read this variable"));
+    }
+    /* the log follows the variable warnings, each line once */
+    cs_nccl_env_log(e, "fallback A");
+    cs_nccl_env_log(e, "fallback A");
+    g_autoptr(GPtrArray) w = cs_nccl_env_warnings(e);
+    g_assert_cmpuint(w->len, ==, 2);
+    g_assert_cmpstr(g_ptr_array_index(w, 1), ==, "fallback A");
+}
+
 static void test_defaults(void)
 {
     cs_nccl_settings_t s;
@@ -265,6 +298,7 @@ int main(int argc, char **argv)
     g_test_add_func("/nccl-env/import", test_import);
     g_test_add_func("/nccl-env/known", test_known);
     g_test_add_func("/nccl-env/warnings", test_warnings);
+    g_test_add_func("/nccl-env/warnings-by-version", test_warnings_by_version);
     g_test_add_func("/nccl-env/defaults", test_defaults);
     g_test_add_func("/nccl-env/parse-list", test_parse_list);
     g_test_add_func("/nccl-env/bad-values", test_bad_values);
