@@ -70,10 +70,10 @@ static gboolean on_design(const char *option_name, const char *value, gpointer d
     return TRUE;
 }
 
-static char *file_label(const cs_scenario_t *s, const char *path)
+/* The file's base name: short enough for a column heading (the scenario's
+ * name, often a sentence, is in the design's header line). */
+static char *file_label(const char *path)
 {
-    if (s->name != NULL)
-        return g_strdup(s->name);
     g_autofree char *base = g_path_get_basename(path);
     if (g_str_has_suffix(base, ".ini"))
         base[strlen(base) - 4] = '\0';
@@ -117,8 +117,8 @@ static gboolean build_design(cs_run_args_t *a, const char *file, const char *var
     if (!ok)
         return FALSE;
     if (variant == NULL) {
-        d->label = file_label(s, file);
-        d->from = g_strdup(file);
+        d->label = file_label(file);
+        d->from = s->name != NULL ? g_strdup_printf("%s (\"%s\")", file, s->name) : g_strdup(file);
         return check_outputs(s, d, err);
     }
     const char *colon = strchr(variant, ':');
@@ -128,7 +128,7 @@ static gboolean build_design(cs_run_args_t *a, const char *file, const char *var
         label_ok = g_ascii_isgraph(*p) || (*p & 0x80);
     if (!label_ok || !g_utf8_validate(label, -1, NULL)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "collsim: --design: '%s' has no label; expected LABEL:KEY=VALUE[,KEY=VALUE...] "
+                    "collsim: --design: '%s' is not a design; expected LABEL:KEY=VALUE[,KEY=VALUE...] "
                     "(e.g. ring:NCCL_ALGO=Ring)", variant);
         cs_scenario_error_one_line(*err);
         return FALSE;
@@ -193,7 +193,7 @@ static gboolean build_designs(cs_run_args_t *a, const compare_opts_t *o, GArray 
             g_autofree char *ini = cs_scenario_to_ini(&s);
             printf("# design %s: %s\n%s", d.label, d.from, ini);
         } else if (ok) {
-            d.p = cs_predict_scenario(&s, "compare", err);
+            d.p = cs_predict_scenario(&s, "compare", TRUE, err);
             ok = d.p != NULL;
         }
         cs_scenario_clear(&s);

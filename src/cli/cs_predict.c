@@ -49,7 +49,7 @@ static GPtrArray *stats_per_row(const cs_result_t *r, GPtrArray *ran)
 }
 
 static cs_prediction_t *price(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs_params_t *params,
-                              GError **err)
+                              gboolean want_stats, GError **err)
 {
     g_autoptr(cs_topo_t) topo = cs_topo_spec_build(&s->topo, err);
     if (topo == NULL)
@@ -64,7 +64,7 @@ static cs_prediction_t *price(const cs_scenario_t *s, const cs_engine_ops_t *ops
         return NULL;
     g_autoptr(cs_prediction_t) p = g_new0(cs_prediction_t, 1);
     p->sizes = cs_scenario_sizes(s, &p->nsizes);
-    g_autoptr(GPtrArray) ran = ops->link_stats != NULL
+    g_autoptr(GPtrArray) ran = want_stats && ops->link_stats != NULL
         ? g_ptr_array_new_with_free_func((GDestroyNotify)cs_link_stats_free) : NULL;
     cs_engine_job_t job = {
         .topo = topo, .comm = comm, .params = params, .coll = s->coll, .dtype = s->dtype,
@@ -86,7 +86,8 @@ static cs_prediction_t *price(const cs_scenario_t *s, const cs_engine_ops_t *ops
     return g_steal_pointer(&p);
 }
 
-cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, GError **err)
+cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, gboolean want_stats,
+                                     GError **err)
 {
     if (!cs_scenario_validate(s, err))
         return NULL;
@@ -108,7 +109,7 @@ cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command
     cs_params_init_defaults(&params);
     cs_prediction_t *p = NULL;
     if (s->calibration == NULL || cs_params_load(&params, s->calibration, err))
-        p = price(s, ops, &params, err);
+        p = price(s, ops, &params, want_stats, err);
     cs_params_clear(&params);
     return p;
 }

@@ -29,8 +29,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_prediction_t, cs_prediction_free)
 /* Validates s and prices its sweep with its model. Refuses what a single
  * sweep cannot be ([job NAME] groups: collsim run prices those) with one
  * line naming where it was set. 'command' ("compare") is used in messages.
- * The result's notes hold the warnings collsim run prints in its header. */
-cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, GError **err);
+ * The result's notes hold the warnings collsim run prints in its header.
+ * want_stats: keep the link statistics the model reports (memory and time
+ * for --model flow). */
+cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, gboolean want_stats,
+                                     GError **err);
 
 /* A scenario key as the user names it: "group.key" (topology.nodes,
  * nccl.NCCL_ALGO, scenario.model, collective.op), a bare NCCL_* name, or a

@@ -23,6 +23,7 @@ static const command_t commands[] = {
     { "topo", cs_cmd_topo, "Check, show or draw a topology (a preset or a file)" },
     { "validate", cs_cmd_validate, "Compare a prediction with an nccl-tests log" },
     { "compare", cs_cmd_compare, "Compare designs side by side: bus bandwidth per size, the winner and why" },
+    { "sweep", cs_cmd_sweep, "Price a grid over scenario keys into one CSV or JSON (local cores or MPI ranks)" },
     { "real", cs_cmd_real, "Measure a collective with real NCCL on GPUs, as nccl-tests does" },
     { "doctor", cs_cmd_doctor, "Inspect this machine and its NCCL_* settings: what NCCL will use, what will hurt" },
     { "calibrate", cs_cmd_calibrate, "Fit the model's latency and bandwidth parameters to measured results" },
