@@ -211,8 +211,28 @@ static gboolean parse_segment(global_t *gl, group_t *g, GPtrArray *argv_seg, GEr
 }
 
 /* Splits argv into segments at each result file and parses each. */
+/* The model is checked before any result's topology is parsed: a bad
+ * --model is reported first, wherever it stands on the line. */
+static gboolean check_model_first(int argc, char **argv, GError **err)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
+            v = argv[i + 1];
+        else if (g_str_has_prefix(argv[i], "--model="))
+            v = argv[i] + strlen("--model=");
+        if (v != NULL && cs_engine_find(v) == NULL) {
+            cs_set_flag_error(err, "--model", "unknown model '%s'; expected one of %s", v, cs_engine_names());
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static gboolean parse_args(global_t *gl, group_t *defaults, GArray *groups, int argc, char **argv, GError **err)
 {
+    if (!check_model_first(argc, argv, err))
+        return FALSE;
     int i = 1;
     int seg_start = 1;
     group_t *cur = defaults;

@@ -82,6 +82,20 @@ static gboolean on_table(const char *option_name, const char *value, gpointer da
     return TRUE;
 }
 
+/* Checked as it is parsed, before the topology flags (which report once
+ * every flag is read): a bad model is reported first. */
+static gboolean on_model(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    validate_args_t *a = data;
+    if (cs_engine_find(value) == NULL) {
+        cs_set_flag_error(err, option_name, "unknown model '%s'; expected one of %s", value, cs_engine_names());
+        return FALSE;
+    }
+    g_free(a->model);
+    a->model = g_strdup(value);
+    return TRUE;
+}
+
 static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **err)
 {
     GOptionEntry entries[] = {
@@ -93,7 +107,7 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
           "Compare only table N of the log (1 = the first; default: every table)", "N" },
         { "env", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_env,
           "An NCCL variable the measured run had (repeatable; wins over [nccl])", "NCCL_X=VALUE" },
-        { "model", 0, 0, G_OPTION_ARG_STRING, &a->model, "Engine that predicts (default: the scenario's, analytic)", "NAME" },
+        { "model", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_model, "Engine that predicts (default: the scenario's, analytic)", "NAME" },
         { "calibration", 0, 0, G_OPTION_ARG_FILENAME, &a->calibration, "Parameter file (collsim calibrate)", "FILE" },
         { "skip-unsupported", 0, 0, G_OPTION_ARG_NONE, &a->skip_unsupported,
           "Leave out the sizes the engine cannot price (e.g. an algorithm it does not model), with a note, "

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "io/cs_scenario-int.h"
 #include "models/cs_presets.h"
+#include "sim/cs_engine.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
 
@@ -330,6 +331,12 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
         } else if (strcmp(key, "model") == 0) {
             if (!parse_text(value, "a model name such as analytic", err))
                 return FALSE;
+            /* checked here, before any topology is built: a bad model is
+             * reported first whatever else is wrong */
+            if (cs_engine_find(value) == NULL) {
+                set_input_error(err, "unknown model '%s'; expected one of %s", value, cs_engine_names());
+                return FALSE;
+            }
             replace_str(&s->model, g_strdup(value));
         } else if (strcmp(key, "exact") == 0) {
             if (!parse_bool(value, &s->exact)) {

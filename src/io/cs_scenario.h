@@ -24,6 +24,9 @@ typedef struct {
     char *fabric;          /* rail | fat-tree */
     double oversubscription; /* 0 = 1 */
     char *origin;          /* "FILE:LINE" of the topology key, for messages */
+    GError *flag_error;    /* the first bad topology flag, raised once every
+                            * flag is parsed (cs_topo_spec_option_group), so
+                            * that a bad --model is reported first */
 } cs_topo_spec_t;
 
 /* [job NAME]: one of several jobs sharing the machine

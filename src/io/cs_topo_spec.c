@@ -52,6 +52,7 @@ void cs_topo_spec_clear(cs_topo_spec_t *spec)
     g_free(spec->nic);
     g_free(spec->fabric);
     g_free(spec->origin);
+    g_clear_error(&spec->flag_error);
     cs_topo_spec_init(spec);
 }
 
@@ -193,9 +194,20 @@ static gboolean on_topo_flag(const char *option_name, const char *value, gpointe
         ok = cs_topo_spec_set_topo(spec, value, &e);
     else
         ok = cs_topo_spec_set(spec, k->key, value, NULL, &e);
-    if (!ok) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", option_name, e->message);
-        cs_scenario_error_one_line(*err);
+    /* kept until every flag is parsed (on_topo_parsed): the other groups'
+     * flags, --model first, are checked as they come */
+    if (!ok && spec->flag_error == NULL) {
+        g_set_error(&spec->flag_error, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", option_name, e->message);
+        cs_scenario_error_one_line(spec->flag_error);
+    }
+    return TRUE;
+}
+
+static gboolean on_topo_parsed(GOptionContext *ctx, GOptionGroup *group, gpointer data, GError **err)
+{
+    cs_topo_spec_t *spec = data;
+    if (spec->flag_error != NULL) {
+        g_propagate_error(err, g_steal_pointer(&spec->flag_error));
         return FALSE;
     }
     return TRUE;
@@ -205,6 +217,7 @@ GOptionGroup *cs_topo_spec_option_group(cs_topo_spec_t *spec)
 {
     GOptionGroup *g = g_option_group_new("topology", "Topology options (also [topology] in a scenario):",
                                          "Show the topology options", spec, NULL);
+    g_option_group_set_parse_hooks(g, NULL, on_topo_parsed);
     GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
     for (const cs_scenario_key_t *k = cs_topo_spec_keys; k->key != NULL; k++) {
         if (strcmp(k->key, "preset") == 0)

@@ -76,6 +76,13 @@ check env-not-nccl exact "collsim: --env: 'FOO=1' is not an NCCL variable settin
 check env-no-value exact "collsim: --env: 'NCCL_ALGO' is not an NCCL variable setting; expected NCCL_NAME=VALUE" -- run $H --env NCCL_ALGO
 check env-bad-value prefix "collsim: --env: NCCL_ALGO=Bogus" -- run $H --env NCCL_ALGO=Bogus --json out.json
 check socket-ifname-none prefix "collsim: NCCL_SOCKET_IFNAME=eno matches no interface of node 0 (ib0, ib1, ib2, ib3, ib4, ib5, ib6, ib7, lo); NCCL logs \"Bootstrap : no socket interface found\"" -- run $H --nodes 2 --env NCCL_SOCKET_IFNAME=eno
+# the model is checked before the topology, wherever each stands
+check model-before-topo prefix "collsim: --model: unknown model 'bogus'; expected one of " -- run --topo nope --model bogus
+check model-before-fixed prefix "collsim: --model: unknown model 'bogus'; expected one of " -- run $H --gpu l40s --model bogus
+check model-before-topo-validate prefix "collsim: --model: unknown model 'bogus'; expected one of " -- validate "$top_srcdir/tests/data/logs/two-tables.txt" --topo nope --model bogus
+check model-before-topo-calibrate prefix "collsim: --model: unknown model 'bogus'; expected one of " -- calibrate "$top_srcdir/tests/data/logs/two-tables.txt" --topo nope --model bogus -o cal.ini
+printf '[scenario]\nmodel = bogus\n[topology]\npreset = nope\n' >s6.ini
+check model-before-topo-ini prefix "s6.ini:2: model: unknown model 'bogus'; expected one of " -- run s6.ini
 check unknown-model prefix "collsim: --model: unknown model 'flowx'; expected one of " -- run $H --model flowx
 check missing-calibration prefix "nosuch.ini: " -- run $H --calibration nosuch.ini
 
