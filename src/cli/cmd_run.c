@@ -1,11 +1,14 @@
 /* collsim run: predict a collective sweep and print it as nccl-tests does.
  *
  * scenario file < flags (and [nccl] < environment < --env) -> topology ->
- * NCCL's communicator -> engine sweep -> JSON/CSV (atomic) -> table.
+ * NCCL's communicator -> engine sweep, one size at a time, each row
+ * printed as it is priced (progress on a terminal, Ctrl-C: exit 130) ->
+ * JSON/CSV/trace (atomic, all or none) -> the table's footer.
  * Every input problem ends here as one line on stderr and exit 2, before
- * anything is written. */
+ * any file is written. */
 #include "config.h"
 #include "cli/cs_commands.h"
+#include "cli/cs_progress.h"
 #include "io/cs_run_args.h"
 #include "io/cs_writers.h"
 #include "io/cs_trace.h"
@@ -17,6 +20,7 @@
 #include "util/cs_units.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the run ----------------------------------------------------------------- */
@@ -48,6 +52,21 @@ static gboolean write_outputs(const cs_scenario_t *s, const char *json, const ch
     if (tr != NULL)
         paths[n] = s->trace_out, data[n++] = tr;
     return cs_write_files_atomic(n, paths, data, NULL, err);
+}
+
+/* --json, --csv and --trace are written at the end of a run that may take
+ * minutes: a path that cannot be written fails now, before any output. */
+static gboolean check_outputs(const cs_scenario_t *s, GError **err)
+{
+    const char *paths[3];
+    int n = 0;
+    if (s->json_out != NULL)
+        paths[n++] = s->json_out;
+    if (s->csv_out != NULL)
+        paths[n++] = s->csv_out;
+    if (s->trace_out != NULL)
+        paths[n++] = s->trace_out;
+    return cs_write_files_check(n, paths, err);
 }
 
 /* ---- several jobs --------------------------------------------------------- */
@@ -147,8 +166,18 @@ static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs
                             .ntasks = (int)n, .tasks = tasks };
     if (trace != NULL)
         cs_trace_begin_run(trace, s->name != NULL ? s->name : "jobs");
-    if (!cs_engine_run_jobs(ops, &m, out, s->link_stats ? &stats : NULL, err))
-        return 2;
+    {
+        guint64 one = 1;
+        g_autoptr(cs_progress_t) progress = cs_progress_new(stderr, 1, &one);
+        g_autofree char *label = g_strdup_printf("%u jobs together, then each alone", n);
+        cs_progress_begin(progress, 0, label);
+        gboolean ok = cs_engine_run_jobs(ops, &m, out, s->link_stats ? &stats : NULL, err);
+        cs_progress_end(progress);
+        if (cs_engine_interrupted())
+            return CS_EXIT_INTERRUPTED;
+        if (!ok)
+            return 2;
+    }
 
     g_autofree char *producer = g_strconcat("model:", ops->name, NULL);
     for (guint i = 0; i < n; i++) {
@@ -235,7 +264,7 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
             cs_trace_set_job_name(trace, (int)built, label);
         }
     }
-    if (check_disjoint(s, views, err))
+    if (check_disjoint(s, views, err) && check_outputs(s, err))
         status = run_jobs(s, ops, params, topo, views, tasks, trace, err);
 out_views:
     for (guint i = 0; i < built; i++)
@@ -270,8 +299,104 @@ static void write_link_stats(const cs_result_t *r, const GPtrArray *stats)
 }
 
 
+/* -v: what pricing a size took, under its row as a '#' comment (the table
+ * stays one that validate reads). */
+static void write_step(const cs_engine_step_t *st)
+{
+    fprintf(stdout, "#   -v: priced in %.3g s CPU, %.3g s wall; %s\n", st->cpu_s, st->wall_s,
+            st->counters != NULL ? st->counters : "the model keeps no counters");
+}
+
+/* The table's header, held back until the first row or until the run has
+ * taken a second, whichever comes first: a run that fails at once (an
+ * engine refusing NCCL's choice) prints nothing on stdout, a long one
+ * shows its header while it prices. */
+typedef struct {
+    GMutex lock;
+    char *text;
+    gboolean out;
+} held_header_t;
+
+static void held_header_print(gpointer data)
+{
+    held_header_t *h = data;
+    g_mutex_lock(&h->lock);
+    if (!h->out) {
+        fputs(h->text, stdout);
+        fflush(stdout);
+        h->out = TRUE;
+    }
+    g_mutex_unlock(&h->lock);
+}
+
+static char *header_text(const cs_result_t *r, const cs_table_opts_t *o)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        g_error("collsim: out of memory");
+    cs_write_table_header(f, r, o);
+    fclose(f);
+    return buf;
+}
+
+/* Prices the sweep and prints the table as it goes: the header (see
+ * held_header_t), each row when its size is priced, then what only the
+ * end knows. *r_p: the finished result; *header_notes_p: how many of its
+ * notes the header printed. Returns the exit status (0, 2 with *err set,
+ * CS_EXIT_INTERRUPTED). */
+static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_ops_t *ops,
+                     const cs_engine_job_t *job, const guint64 *sizes, int nsizes, const cs_table_opts_t *o,
+                     const GPtrArray *warnings, cs_result_t **r_p, guint *header_notes_p, GError **err)
+{
+    g_autoptr(cs_progress_t) progress = cs_progress_new(stderr, nsizes, sizes);
+    g_autoptr(cs_engine_sweep_t) sw = cs_engine_sweep_new(ops, job, sizes, nsizes, err);
+    if (sw == NULL)
+        return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : 2;
+    cs_result_t *r = cs_engine_sweep_result(sw);
+    if (s->name != NULL) {
+        g_free(r->source);
+        r->source = g_strdup(s->name);
+    }
+    add_notes(r, s, warnings);
+    guint header_notes = r->notes->len;
+    held_header_t header = { .text = header_text(r, o) };
+    g_mutex_init(&header.lock);
+    cs_progress_on_slow(progress, held_header_print, &header);
+    int more = 1;
+    for (int i = 0; more > 0; i++) {
+        if (i < nsizes) {
+            g_autofree char *label = cs_format_size(sizes[i]);
+            cs_progress_begin(progress, i, label);
+        }
+        const cs_engine_step_t *st = NULL;
+        more = cs_engine_sweep_next(sw, &st, err);
+        cs_progress_end(progress);
+        if (more > 0) {
+            held_header_print(&header);
+            cs_write_table_row(stdout, r, st->index, o);
+            if (verbose)
+                write_step(st);
+            fflush(stdout);
+        }
+    }
+    /* the thread is gone: the header is ours again */
+    g_clear_pointer(&progress, cs_progress_free);
+    if (more == 0 && !cs_engine_interrupted())
+        held_header_print(&header);   /* a sweep of no rows */
+    g_mutex_clear(&header.lock);
+    free(header.text);
+    if (more < 0)
+        return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : 2;
+    r = cs_engine_sweep_finish(g_steal_pointer(&sw));
+    *r_p = r;
+    *header_notes_p = header_notes;
+    return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : 0;
+}
+
 /* Returns the exit status; 2 with *err set for bad input. */
-static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GError **err)
+static int predict(cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, cs_params_t *params, GError **err)
 {
     if (!cs_run_args_build(a, s, err))
         return 2;
@@ -311,6 +436,8 @@ static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GErr
     g_autoptr(cs_comm_t) comm = cs_comm_new(topo, s->env, err);
     if (comm == NULL)
         return 2;
+    if (!check_outputs(s, err))
+        return 2;
 
     int nsizes = 0;
     g_autofree guint64 *sizes = cs_scenario_sizes(s, &nsizes);
@@ -321,22 +448,7 @@ static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GErr
         .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed, .exact = s->exact,
         .sink = trace != NULL ? cs_trace_sink(trace) : NULL, .link_stats = stats,
     };
-    g_autoptr(cs_result_t) r = cs_engine_run_sweep(ops, &job, sizes, nsizes, err);
-    if (r == NULL)
-        return 2;
-    if (s->name != NULL) {
-        g_free(r->source);
-        r->source = g_strdup(s->name);
-    }
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
-    add_notes(r, s, warnings);
-
-    /* Files first and atomically: on failure nothing is half-written and
-     * no table is printed as if all went well. */
-    g_autofree char *json = s->json_out != NULL ? cs_write_json(r) : NULL;
-    g_autofree char *csv = s->csv_out != NULL ? cs_write_csv(r) : NULL;
-    if (!write_outputs(s, json, csv, trace, err))
-        return 2;
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
 
@@ -359,7 +471,18 @@ static int predict(cs_run_args_t *a, cs_scenario_t *s, cs_params_t *params, GErr
         .extra_columns = s->extra_columns,
         .topo = topo,
     };
-    cs_write_table(stdout, r, &o);
+    g_autoptr(cs_result_t) r = NULL;
+    guint header_notes = 0;
+    int status = run_sweep(verbose, s, ops, &job, sizes, nsizes, &o, warnings, &r, &header_notes, err);
+    if (status != 0)
+        return status;
+
+    /* Files at the end and atomically: all or none. */
+    g_autofree char *json = s->json_out != NULL ? cs_write_json(r) : NULL;
+    g_autofree char *csv = s->csv_out != NULL ? cs_write_csv(r) : NULL;
+    if (!write_outputs(s, json, csv, trace, err))
+        return 2;
+    cs_write_table_footer(stdout, r, header_notes);
     if (stats != NULL)
         write_link_stats(r, stats);
     if (fflush(stdout) != 0) {
@@ -390,18 +513,28 @@ int cs_cmd_run(int argc, char **argv)
     cs_run_args_init(&a);
     g_set_prgname("collsim run");
 
+    gboolean verbose = FALSE;
+    const GOptionEntry own[] = {
+        { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
+          "Under each row, what pricing it took: CPU and wall time, the model's counters", NULL },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    cs_run_args_cmd_t cmd = run_cmd;
+    cmd.main_extra = own;
     g_autoptr(GError) err = NULL;
     int status;
-    if (!cs_run_args_parse(&a, &run_cmd, argc, argv, &err)) {
+    if (!cs_run_args_parse(&a, &cmd, argc, argv, &err)) {
         status = cs_cli_fail(err);
     } else {
         cs_scenario_t s;
         cs_params_t params;
         cs_scenario_init(&s);
         cs_params_init_defaults(&params);
-        status = predict(&a, &s, &params, &err);
+        status = predict(&a, verbose, &s, &params, &err);
         if (status == 2)
             cs_cli_fail(err);
+        else if (status == CS_EXIT_INTERRUPTED)
+            fprintf(stderr, "collsim: interrupted\n");
         cs_params_clear(&params);
         cs_scenario_clear(&s);
     }

@@ -111,6 +111,8 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
     };
     for (guint i = 0; i < G_N_ELEMENTS(fixed); i++)
         g_array_append_val(entries, fixed[i]);
+    for (const GOptionEntry *x = cmd->main_extra; x != NULL && x->long_name != NULL; x++)
+        g_array_append_val(entries, *x);
     for (const cs_scenario_key_t *k = cs_scenario_keys; k->key != NULL; k++) {
         GOptionEntry e = { k->long_flag, k->short_flag, k->arg == NULL ? G_OPTION_FLAG_OPTIONAL_ARG : 0,
                            G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag, k->doc, k->arg };

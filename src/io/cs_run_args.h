@@ -29,6 +29,9 @@ typedef struct {
     gpointer extra_data;        /* user_data of callbacks among 'extra' */
     gboolean extra_main;        /* 'extra' is the main group (--help); the scenario
                                  * options go to --help-scenario */
+    const GOptionEntry *main_extra; /* options added to the scenario options' group
+                                 * (NULL-terminated, or NULL); no callbacks: that
+                                 * group's user_data is the parser's */
 } cs_run_args_cmd_t;
 
 void cs_run_args_init(cs_run_args_t *a);

@@ -194,6 +194,31 @@ gboolean cs_write_files_atomic(int n, const char *const *paths, const char *cons
     return ok;
 }
 
+gboolean cs_write_files_check(int n, const char *const *paths, GError **err)
+{
+    for (int i = 0; i < n; i++) {
+        const char *reason = NULL;
+        if (g_file_test(paths[i], G_FILE_TEST_IS_DIR)) {
+            reason = g_strerror(EISDIR);
+        } else {
+            g_autofree char *tmp = g_strconcat(paths[i], ".XXXXXX", NULL);
+            int fd = g_mkstemp_full(tmp, O_WRONLY, 0666);
+            if (fd < 0) {
+                reason = g_strerror(errno);
+            } else {
+                close(fd);
+                g_unlink(tmp);
+            }
+        }
+        if (reason != NULL) {
+            g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the file (%s); expected a writable path", paths[i],
+                        reason);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err)
 {
     gsize l = len < 0 ? strlen(data) : (gsize)len;

@@ -57,7 +57,7 @@ static void write_devices(FILE *f, const cs_topo_t *t)
         fprintf(f, "# ... %d more ranks\n", t->ngpus - shown);
 }
 
-static void write_header(FILE *f, const cs_result_t *r, const cs_table_opts_t *o)
+void cs_write_table_header(FILE *f, const cs_result_t *r, const cs_table_opts_t *o)
 {
     write_first_line(f, r);
     fprintf(f, "# Collective test starting: %s\n", cs_coll_test_name(r->coll));
@@ -96,8 +96,9 @@ static void write_header(FILE *f, const cs_result_t *r, const cs_table_opts_t *o
             "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
 
-static void write_row(FILE *f, const cs_result_t *r, const cs_result_row_t *row, const cs_table_opts_t *o)
+void cs_write_table_row(FILE *f, const cs_result_t *r, guint i, const cs_table_opts_t *o)
 {
+    const cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, i);
     const char *redop = cs_coll_has_redop(r->coll) ? cs_redop_name(row->redop) : "none";
     fprintf(f, "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT "  %8s  %6s  %6d", row->size, row->count,
             cs_dtype_name(row->dtype), redop, row->root);
@@ -128,8 +129,11 @@ static void write_row(FILE *f, const cs_result_t *r, const cs_result_row_t *row,
     fputc('\n', f);
 }
 
-static void write_footer(FILE *f, const cs_result_t *r)
+void cs_write_table_footer(FILE *f, const cs_result_t *r, guint first_note)
 {
+    /* what was noted after the header went out, under the rows */
+    for (guint i = first_note; i < r->notes->len; i++)
+        fprintf(f, "# %s\n", (const char *)g_ptr_array_index(r->notes, i));
     long wrong = 0;
     gboolean checked = FALSE;
     for (guint i = 0; i < r->rows->len; i++) {
@@ -157,8 +161,8 @@ static void write_footer(FILE *f, const cs_result_t *r)
 
 void cs_write_table(FILE *f, const cs_result_t *r, const cs_table_opts_t *o)
 {
-    write_header(f, r, o);
+    cs_write_table_header(f, r, o);
     for (guint i = 0; i < r->rows->len; i++)
-        write_row(f, r, &g_array_index(r->rows, cs_result_row_t, i), o);
-    write_footer(f, r);
+        cs_write_table_row(f, r, i, o);
+    cs_write_table_footer(f, r, r->notes->len);
 }

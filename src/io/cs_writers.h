@@ -20,6 +20,15 @@ typedef struct {
  * size count type redop root | time algbw busbw #wrong (out-of-place,
  * in-place), "# Avg bus bandwidth", with '#wrong' as N/A when unchecked. */
 void cs_write_table(FILE *f, const cs_result_t *r, const cs_table_opts_t *o);
+/* The same table in parts, for a sweep printed as it is priced: the header
+ * (with r's notes so far), row i, and the footer, which starts with r's
+ * notes from 'first_note' on (those added after the header was written,
+ * e.g. what only the end of a sweep knows) and goes on with "Out of bounds
+ * values" and "Avg bus bandwidth". cs_write_table is header, every row,
+ * footer with every note already in the header. */
+void cs_write_table_header(FILE *f, const cs_result_t *r, const cs_table_opts_t *o);
+void cs_write_table_row(FILE *f, const cs_result_t *r, guint i, const cs_table_opts_t *o);
+void cs_write_table_footer(FILE *f, const cs_result_t *r, guint first_note);
 /* JSON and CSV with every field of every row. Written to a temporary file
  * and renamed, so a failure leaves nothing half-written. */
 gboolean cs_write_json_file(const char *path, const cs_result_t *r, GError **err);
@@ -61,5 +70,9 @@ gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GE
  * (NUL-terminated texts). */
 gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, const gsize *lens,
                                GError **err);
+/* Before a long computation whose files are written at its end: fails
+ * with cs_write_files_atomic's message where a file could not be written
+ * now (no such directory, no permission, a directory). Leaves nothing. */
+gboolean cs_write_files_check(int n, const char *const *paths, GError **err);
 
 #endif

@@ -3,7 +3,9 @@
  * result row in nccl-tests's terms. */
 #include "config.h"
 
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/cs_engine.h"
 #include "sim/cs_engine_analytic-int.h"
@@ -106,88 +108,204 @@ static void note_approximations(cs_result_t *r, GPtrArray *approx)
     }
 }
 
-cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job_t *job,
-                                 const guint64 *sizes, int nsizes, GError **err)
+struct cs_engine_sweep {
+    const cs_engine_ops_t *ops;
+    const cs_engine_job_t *job;
+    void *state;
+    gboolean opened;
+    cs_result_t *r;
+    const guint64 *sizes;
+    int nsizes, next;
+    cs_decision_t *decisions;   /* per size; unset where NCCL launches nothing */
+    char xport[64];
+    const char *xname;
+    GPtrArray *approx;          /* per size priced, NULL: exact */
+    cs_engine_step_t step;
+    char *counters;             /* step.counters' storage */
+};
+
+static volatile sig_atomic_t interrupted;
+
+void cs_engine_interrupt(void)
+{
+    interrupted = 1;
+}
+
+gboolean cs_engine_interrupted(void)
+{
+    return interrupted != 0;
+}
+
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void set_interrupted(GError **err)
+{
+    g_clear_error(err);
+    g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "interrupted");
+}
+
+void cs_engine_sweep_free(cs_engine_sweep_t *sw)
+{
+    if (sw == NULL)
+        return;
+    if (sw->opened && sw->ops->close != NULL)
+        sw->ops->close(sw->state);
+    cs_result_free(sw->r);
+    g_free(sw->decisions);
+    g_ptr_array_unref(sw->approx);
+    g_free(sw->counters);
+    g_free(sw);
+}
+
+cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engine_job_t *job,
+                                       const guint64 *sizes, int nsizes, GError **err)
 {
     g_return_val_if_fail(ops != NULL && job != NULL && job->comm != NULL, NULL);
     const cs_comm_info_t *info = cs_comm_info(job->comm);
     const cs_topo_t *topo = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
 
+    g_autoptr(cs_engine_sweep_t) sw = g_new0(cs_engine_sweep_t, 1);
+    sw->ops = ops;
+    sw->job = job;
+    sw->sizes = sizes;
+    sw->nsizes = MAX(0, nsizes);
+    sw->approx = g_ptr_array_new_with_free_func(g_free);
+    sw->decisions = g_new0(cs_decision_t, MAX(1, sw->nsizes));
     g_autofree char *producer = g_strconcat("model:", ops->name, NULL);
-    g_autoptr(cs_result_t) r = cs_result_new(producer, topo->description != NULL ? topo->description : topo->source,
-                                             job->coll, info->nranks, info->nnodes);
+    sw->r = cs_result_new(producer, topo->description != NULL ? topo->description : topo->source, job->coll,
+                          info->nranks, info->nnodes);
     g_autofree char *xsum = cs_comm_transport_summary(job->comm);
     if (xsum != NULL)
-        cs_result_add_note(r, "transports: %s", xsum);
-    add_param_note(r, job->params);
+        cs_result_add_note(sw->r, "transports: %s", xsum);
+    add_param_note(sw->r, job->params);
+    sw->xname = call_transport(info, sw->xport, sizeof sw->xport);
 
-    void *state = NULL;
-    if (ops->open != NULL && !ops->open(job, &state, err))
-        return NULL;
-
-    char xport[64];
-    const char *xname = call_transport(info, xport, sizeof xport);
-    gboolean ok = TRUE;
-    g_autoptr(GPtrArray) approx = g_ptr_array_new_with_free_func(g_free);   /* per size, NULL: exact */
-    g_array_set_size(r->rows, MAX(0, nsizes));
-    for (int i = 0; i < nsizes && ok; i++) {
-        cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, i);
-        memset(row, 0, sizeof *row);
+    for (int i = 0; i < sw->nsizes; i++) {
         guint64 count = cs_coll_count(job->coll, sizes[i], job->dtype, info->nranks);
-        cs_engine_call_t call = {
-            .size = sizes[i],
-            .count = count,
-            .nccl_bytes = cs_coll_nccl_bytes(job->coll, count, job->dtype, info->nranks),
-        };
-        row->size = cs_coll_print_size(job->coll, count, job->dtype, info->nranks);
-        row->count = count;
-        row->dtype = job->dtype;
-        row->redop = job->redop;
-        row->root = cs_coll_has_root(job->coll) ? job->root : -1;
-        row->wrong[CS_OOP] = row->wrong[CS_INP] = -1;
-        row->nccl_est_us = -1;
-        if (call.nccl_bytes == 0) {
-            /* NCCL returns before launching anything for an empty call:
-             * no time on the GPU, and nccl-tests prints 0 bandwidth. */
-            set_str(row->algo, sizeof row->algo, "none");
-            continue;
-        }
-        cs_decision_t d;
+        guint64 nb = cs_coll_nccl_bytes(job->coll, count, job->dtype, info->nranks);
+        if (nb > 0 && !cs_comm_decide(job->comm, job->coll, job->dtype, nb, &sw->decisions[i], err))
+            return NULL;
+    }
+    if (ops->open != NULL && !ops->open(job, &sw->state, err))
+        return NULL;
+    sw->opened = TRUE;
+    return g_steal_pointer(&sw);
+}
+
+cs_result_t *cs_engine_sweep_result(cs_engine_sweep_t *sw)
+{
+    return sw->r;
+}
+
+int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p, GError **err)
+{
+    if (sw->next >= sw->nsizes)
+        return 0;
+    if (cs_engine_interrupted()) {
+        set_interrupted(err);
+        return -1;
+    }
+    const cs_engine_job_t *job = sw->job;
+    const cs_engine_ops_t *ops = sw->ops;
+    const cs_comm_info_t *info = cs_comm_info(job->comm);
+    int i = sw->next;
+    double cpu0 = cpu_seconds();
+    gint64 wall0 = g_get_monotonic_time();
+
+    cs_result_row_t row;
+    memset(&row, 0, sizeof row);
+    guint64 count = cs_coll_count(job->coll, sw->sizes[i], job->dtype, info->nranks);
+    cs_engine_call_t call = {
+        .size = sw->sizes[i],
+        .count = count,
+        .nccl_bytes = cs_coll_nccl_bytes(job->coll, count, job->dtype, info->nranks),
+    };
+    row.size = cs_coll_print_size(job->coll, count, job->dtype, info->nranks);
+    row.count = count;
+    row.dtype = job->dtype;
+    row.redop = job->redop;
+    row.root = cs_coll_has_root(job->coll) ? job->root : -1;
+    row.wrong[CS_OOP] = row.wrong[CS_INP] = -1;
+    row.nccl_est_us = -1;
+    g_clear_pointer(&sw->counters, g_free);
+    if (call.nccl_bytes == 0) {
+        /* NCCL returns before launching anything for an empty call:
+         * no time on the GPU, and nccl-tests prints 0 bandwidth. */
+        set_str(row.algo, sizeof row.algo, "none");
+        g_ptr_array_add(sw->approx, NULL);
+    } else {
+        const cs_decision_t *d = &sw->decisions[i];
         double t[2];
-        if (!cs_comm_decide(job->comm, job->coll, job->dtype, call.nccl_bytes, &d, err)) {
-            ok = FALSE;
-            break;
-        }
-        call.decision = &d;
+        call.decision = d;
         if (job->sink != NULL && job->sink->begin != NULL) {
-            g_autofree char *sz = cs_format_size(row->size);
+            g_autofree char *sz = cs_format_size(row.size);
             g_autofree char *label = g_strdup_printf("%s %s", cs_coll_name(job->coll), sz);
             job->sink->begin(job->sink, label);
         }
-        if (!ops->predict(state, job, &call, t, err)) {
-            g_prefix_error(err, "size %" G_GUINT64_FORMAT ": ", sizes[i]);
-            ok = FALSE;
-            break;
+        if (!ops->predict(sw->state, job, &call, t, err)) {
+            if (cs_engine_interrupted())
+                set_interrupted(err);
+            else
+                g_prefix_error(err, "size %" G_GUINT64_FORMAT ": ", sw->sizes[i]);
+            return -1;
         }
         if (job->link_stats != NULL && ops->link_stats != NULL)
-            g_ptr_array_add(job->link_stats, ops->link_stats(state));
-        g_ptr_array_add(approx, ops->approximation != NULL ? ops->approximation(state) : NULL);
-        row->time_us[CS_OOP] = t[CS_OOP] * 1e6;
-        row->time_us[CS_INP] = t[CS_INP] * 1e6;
-        cs_result_row_fill_bw(r, row);
-        set_str(row->algo, sizeof row->algo, cs_algo_name(d.algo));
-        set_str(row->proto, sizeof row->proto, cs_proto_name(d.proto));
-        row->nchannels = d.nchannels;
-        set_str(row->transport, sizeof row->transport, xname);
-        row->nccl_est_us = d.nccl_time_us;
+            g_ptr_array_add(job->link_stats, ops->link_stats(sw->state));
+        g_ptr_array_add(sw->approx, ops->approximation != NULL ? ops->approximation(sw->state) : NULL);
+        if (ops->counters != NULL)
+            sw->counters = ops->counters(sw->state);
+        row.time_us[CS_OOP] = t[CS_OOP] * 1e6;
+        row.time_us[CS_INP] = t[CS_INP] * 1e6;
+        cs_result_row_fill_bw(sw->r, &row);
+        set_str(row.algo, sizeof row.algo, cs_algo_name(d->algo));
+        set_str(row.proto, sizeof row.proto, cs_proto_name(d->proto));
+        row.nchannels = d->nchannels;
+        set_str(row.transport, sizeof row.transport, sw->xname);
+        row.nccl_est_us = d->nccl_time_us;
     }
-    if (ops->close != NULL)
-        ops->close(state);
-    if (!ok)
-        return NULL;
-    note_approximations(r, approx);
+    g_array_append_val(sw->r->rows, row);
+    sw->next++;
+    sw->step = (cs_engine_step_t){
+        .index = sw->r->rows->len - 1,
+        .cpu_s = cpu_seconds() - cpu0,
+        .wall_s = (g_get_monotonic_time() - wall0) * 1e-6,
+        .counters = sw->counters,
+    };
+    if (step_p != NULL)
+        *step_p = &sw->step;
+    return 1;
+}
+
+cs_result_t *cs_engine_sweep_finish(cs_engine_sweep_t *sw)
+{
+    if (sw->opened && sw->ops->close != NULL)
+        sw->ops->close(sw->state);
+    sw->opened = FALSE;
+    cs_result_t *r = g_steal_pointer(&sw->r);
+    note_approximations(r, sw->approx);
     cs_result_finish(r);
-    return g_steal_pointer(&r);
+    cs_engine_sweep_free(sw);
+    return r;
+}
+
+cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job_t *job,
+                                 const guint64 *sizes, int nsizes, GError **err)
+{
+    g_autoptr(cs_engine_sweep_t) sw = cs_engine_sweep_new(ops, job, sizes, nsizes, err);
+    if (sw == NULL)
+        return NULL;
+    int more;
+    while ((more = cs_engine_sweep_next(sw, NULL, err)) > 0)
+        ;
+    if (more < 0)
+        return NULL;
+    return cs_engine_sweep_finish(g_steal_pointer(&sw));
 }
 
 void cs_link_stats_free(cs_link_stats_t *s)

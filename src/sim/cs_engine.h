@@ -136,8 +136,53 @@ const cs_engine_ops_t *cs_engine_find(const char *name);
 const char *cs_engine_names(void);
 
 /* Runs a whole sweep: decides each size, prices it with the engine, fills a
- * result whose producer is "model:<engine>". sizes has nsizes entries. */
+ * result whose producer is "model:<engine>". sizes has nsizes entries.
+ * (cs_engine_sweep_new and cs_engine_sweep_next in a loop.) */
 cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job_t *job,
                                  const guint64 *sizes, int nsizes, GError **err);
+
+/* The same one size at a time, for callers that print each row as it is
+ * priced (collsim run): new, then next until it returns 0, then finish.
+ * Data flows one way: the engine fills a row, the caller reads it. */
+typedef struct cs_engine_sweep cs_engine_sweep_t;
+
+/* What pricing one size took, for `collsim run -v`. */
+typedef struct {
+    guint index;             /* the row just filled: r->rows[index] */
+    double cpu_s;            /* process CPU time spent in it (every thread) */
+    double wall_s;           /* wall-clock time spent in it */
+    const char *counters;    /* the engine's counters (ops->counters), or NULL */
+} cs_engine_step_t;
+
+/* Opens the engine, decides every size (so that NCCL's refusals come before
+ * any row) and starts the result with what is known before pricing: its
+ * producer, source and the notes on transports and parameters. */
+cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engine_job_t *job,
+                                       const guint64 *sizes, int nsizes, GError **err);
+/* The result as priced so far (rows 0 to the last step). Before the first
+ * step the caller may add notes or set its source. */
+cs_result_t *cs_engine_sweep_result(cs_engine_sweep_t *sw);
+/* Prices the next size and appends its row: 1 (*step_p says which row and
+ * what it took; valid until the next call), 0 when every size is priced,
+ * -1 on error or when interrupted (cs_engine_interrupted(); err says
+ * "interrupted"). */
+int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p, GError **err);
+/* Adds what only the end knows (notes on approximations, after the notes
+ * of the header; the average bus bandwidth), closes the engine, frees sw
+ * and returns the result. Call it after next returned 0. */
+cs_result_t *cs_engine_sweep_finish(cs_engine_sweep_t *sw);
+/* Closes the engine and drops the result (a sweep not finished). */
+void cs_engine_sweep_free(cs_engine_sweep_t *sw);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_engine_sweep_t, cs_engine_sweep_free)
+
+/* Ctrl-C. The command's SIGINT handler calls cs_engine_interrupt() (it only
+ * sets a volatile sig_atomic_t, so it is async-signal-safe). The sweep
+ * checks the flag between sizes; an engine whose single predict (or
+ * run_jobs) can run for more than about a second polls
+ * cs_engine_interrupted() in its event loop, every few thousand events,
+ * and returns FALSE with any error when it is set: the caller reports the
+ * interruption, not that error. The analytic engine needs no polling. */
+void cs_engine_interrupt(void);
+gboolean cs_engine_interrupted(void);
 
 #endif

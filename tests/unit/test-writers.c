@@ -346,6 +346,69 @@ static void test_files(void)
     g_rmdir(dir);
 }
 
+/* The table in parts, as collsim run prints a sweep: notes added after the
+ * header was written come under the rows, before nccl-tests's footer;
+ * header, every row and a footer with no late note is cs_write_table. */
+static void test_table_parts(void)
+{
+    g_autoptr(cs_result_t) r = cs_result_new("model:flow", NULL, CS_COLL_ALLREDUCE, 8, 1);
+    cs_result_row_t a = row_make(1048576, 262144, CS_DTYPE_FLOAT, CS_REDOP_SUM, -1, 25.5, 41.25, 72.1875, 25.0,
+                                 42.0, 73.5, -1);
+    cs_table_opts_t o = opts_default();
+    cs_result_add_note(r, "transports: P2P/NVL");
+    g_array_append_val(r->rows, a);
+    r->avg_busbw = 72.84;
+    g_autofree char *whole = table_text(r, &o);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    g_assert_nonnull(f);
+    cs_write_table_header(f, r, &o);
+    guint header_notes = r->notes->len;
+    cs_write_table_row(f, r, 0, &o);
+    cs_result_add_note(r, "approximate for 1 MiB: averaged");
+    cs_write_table_footer(f, r, header_notes);
+    fclose(f);
+    g_autofree char *parts = buf;
+
+    /* the same text with the late note inserted before the footer */
+    const char *foot = strstr(whole, "# Out of bounds values");
+    g_assert_nonnull(foot);
+    g_autofree char *want = g_strdup_printf("%.*s# approximate for 1 MiB: averaged\n%s", (int)(foot - whole), whole,
+                                            foot);
+    g_assert_cmpstr(parts, ==, want);
+    /* the early note is in the header, once */
+    g_assert_true(strstr(parts, "# transports: P2P/NVL\n") < strstr(parts, "     1048576"));
+    g_assert_null(strstr(strstr(parts, "# transports: P2P/NVL\n") + 1, "# transports"));
+}
+
+static void test_files_check(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *dir = g_dir_make_tmp("cs-writers-XXXXXX", &err);
+    g_assert_no_error(err);
+    g_autofree char *good = g_build_filename(dir, "out.json", NULL);
+    g_autofree char *bad = g_build_filename(dir, "missing", "out.json", NULL);
+    const char *paths[3] = { good, bad, dir };
+    g_assert_true(cs_write_files_check(1, paths, &err));
+    g_assert_no_error(err);
+    /* as cs_write_files_atomic would say it, one line */
+    g_assert_false(cs_write_files_check(2, paths, &err));
+    g_assert_error(err, CS_ERROR, CS_ERROR_IO);
+    g_assert_true(g_str_has_prefix(err->message, bad));
+    g_assert_nonnull(strstr(err->message, ": cannot write the file (No such file or directory)"));
+    g_clear_error(&err);
+    /* a directory in the way */
+    g_assert_false(cs_write_files_check(1, &paths[2], &err));
+    g_assert_nonnull(strstr(err->message, "(Is a directory)"));
+    /* nothing left behind */
+    GDir *d = g_dir_open(dir, 0, NULL);
+    g_assert_null(g_dir_read_name(d));
+    g_dir_close(d);
+    g_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -356,5 +419,7 @@ int main(int argc, char **argv)
     g_test_add_func("/writers/json", test_json);
     g_test_add_func("/writers/csv", test_csv);
     g_test_add_func("/writers/files", test_files);
+    g_test_add_func("/writers/files-check", test_files_check);
+    g_test_add_func("/writers/table/parts", test_table_parts);
     return g_test_run();
 }
