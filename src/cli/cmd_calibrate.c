@@ -550,6 +550,18 @@ static void print_report(FILE *f, const char *out, const cs_params_t *start, con
         fprintf(f, "# all sizes %s: n=%d median |error| before %.1f%%, after %.1f%%\n", rname[rg], fit->n_range[rg],
                 fit->n_range[rg] ? fit->med_range_before[rg] * 100 : 0.0,
                 fit->n_range[rg] ? fit->med_range_after[rg] * 100 : 0.0);
+    /* a fit that explains an unhealthy system must say so */
+    for (int id = 0; id < CS_P_COUNT; id++) {
+        if (!fit->moved[id])
+            continue;
+        gboolean inside;
+        g_autofree char *range = cs_calib_physical_range((cs_param_id_t)id, fitted->v[id], &inside);
+        if (!inside)
+            fprintf(f, "# warning: %s = %.4g is outside its physical range, %s: the measured system loses what "
+                       "healthy hardware does not (check it: collsim doctor, perftest); this value describes that "
+                       "system, not the parts\n", cs_param_name((cs_param_id_t)id), fitted->v[id], range);
+    }
+    fprintf(f, "# note: %s\n", cs_calib_in_sample_note());
 }
 
 static int calibrate(global_t *gl, group_t *defaults, GArray *groups, GError **err)

@@ -202,6 +202,33 @@ static void print_summary_line(FILE *f, const char *what, const cs_validate_stat
             cs_validate_stat_pass(s, target) ? "pass" : "miss");
 }
 
+/* Whether the calibration file was fitted to this log: its header lists
+ * its inputs as "#   PATH[ table N ...]: ..." (cs_calibrate_ini). */
+static gboolean calibrated_on(const char *calibration, const char *log)
+{
+    g_autofree char *text = NULL;
+    if (calibration == NULL || !g_file_get_contents(calibration, &text, NULL, NULL))
+        return FALSE;
+    g_autofree char *want = g_canonicalize_filename(log, NULL);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (int i = 0; lines[i] != NULL && lines[i][0] == '#'; i++) {
+        if (!g_str_has_prefix(lines[i], "#   "))
+            continue;
+        const char *p = lines[i] + 4;
+        const char *end = strstr(p, " table ");
+        const char *colon = strstr(p, ": ");
+        if (end == NULL || (colon != NULL && colon < end))
+            end = colon;
+        if (end == NULL)
+            continue;
+        g_autofree char *path = g_strndup(p, end - p);
+        g_autofree char *canon = g_canonicalize_filename(path, NULL);
+        if (strcmp(canon, want) == 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
 static void print_comparison(FILE *f, const char *log, const char *nccl_version, const compared_t *c,
                              const cs_topo_t *topo, const cs_nccl_env_t *env, const cs_params_t *params)
 {
@@ -249,6 +276,10 @@ static void print_comparison(FILE *f, const char *log, const char *nccl_version,
             placement_name(v->placement));
     if (v->unmatched > 0)
         fprintf(f, "# compared: %d measured sizes have no prediction\n", v->unmatched);
+    if (calibrated_on(params->calibration_source, log))
+        fprintf(f, "# compared: note: %s was fitted to this log, so these errors are in-sample (a fit judged on "
+                   "its own data), not a validation; judge it on runs it was not fitted to\n",
+                params->calibration_source);
     fprintf(f, "#\n");
     fprintf(f, "# %10s  %10s  %10s  %8s  %10s  %10s  %9s  %13s  %6s  %4s\n", "size", "measured", "predicted",
             "time", "measured", "predicted", "busbw", "algo", "proto", "nch");

@@ -692,6 +692,49 @@ static void append_value(GString *g, double v)
     g_string_append(g, g_ascii_formatd(buf, sizeof buf, "%.4g", v));
 }
 
+/* ---- physical ranges ------------------------------------------------------- */
+
+typedef struct {
+    cs_param_id_t id;
+    double lo, hi;
+    const char *source;
+} physical_t;
+
+static const physical_t physical[] = {
+    /* Upper: the payload share of a 4096-byte RDMA packet. InfiniBand adds
+     * LRH 8 + BTH 12 + RETH 16 + ICRC 4 + VCRC 2 = 42 bytes (IBTA spec vol.
+     * 1, ch. 5 and 9): 0.99; RoCE v2 adds Ethernet 14 + FCS 4 + preamble
+     * and gap 20, IPv4 20, UDP 8, BTH 12, ICRC 4 = 82 bytes: 0.98. Lower: a
+     * healthy ConnectX-7 NDR link moves 98 % of 400 Gb/s in ib_write_bw
+     * (shared data perftest-ib-ndr400-cx7-b2b-*: 392.3 Gb/s); NCCL's proxy
+     * costs a few percent more (the built-in 0.97 was fitted on healthy
+     * 8x NDR runs); below 0.8 the system loses a fifth of the line rate. */
+    { CS_P_EFF_NET, 0.80, 0.99,
+      "4 KiB RDMA packet headers (IB 42 B, RoCE v2 82 B) and perftest's 98% of 400G on healthy NDR" },
+};
+
+char *cs_calib_physical_range(cs_param_id_t id, double v, gboolean *inside_p)
+{
+    for (gsize i = 0; i < G_N_ELEMENTS(physical); i++)
+        if (physical[i].id == id) {
+            *inside_p = v >= physical[i].lo && v <= physical[i].hi;
+            return g_strdup_printf("%g to %g (%s)", physical[i].lo, physical[i].hi, physical[i].source);
+        }
+    double d = cs_param_default(id), lo = d / 2, hi = d * 2;
+    if (strcmp(cs_param_unit(id), "fraction") == 0)
+        hi = MIN(hi, 1.0);   /* a share of a link cannot exceed the link */
+    *inside_p = v >= lo && v <= hi;
+    return g_strdup_printf("%.4g to %.4g (half to twice the built-in %.4g, fitted on healthy systems: "
+                           "cs_params_list.h)", lo, hi, d);
+}
+
+const char *cs_calib_in_sample_note(void)
+{
+    return "the errors after the fit are in-sample: judged on the same sizes it was fitted to, they show "
+           "how well it fits, not how well it predicts; validate it on other runs (collsim validate "
+           "--calibration FILE LOG)";
+}
+
 char *cs_calibrate_ini(const cs_calib_set_t *s, const cs_params_t *start, const cs_params_t *fitted,
                        const cs_calib_fit_t *fit, const char *header)
 {
@@ -736,6 +779,7 @@ char *cs_calibrate_ini(const cs_calib_set_t *s, const cs_params_t *start, const 
             unconstrained--;
         }
     g_string_append_printf(g, "# not constrained by these results, not written: %d parameters\n", unconstrained);
+    g_string_append_printf(g, "# note: %s\n", cs_calib_in_sample_note());
     g_string_append(g, "\n[params]\n");
     for (int id = 0; id < CS_P_COUNT; id++) {
         if (!fit->moved[id] && start->calibrated[id]) {
@@ -758,6 +802,12 @@ char *cs_calibrate_ini(const cs_calib_set_t *s, const cs_params_t *start, const 
         append_pct(g, fit->med_before[id]);
         g_string_append(g, ", after ");
         append_pct(g, fit->med_after[id]);
+        gboolean inside;
+        g_autofree char *range = cs_calib_physical_range((cs_param_id_t)id, fitted->v[id], &inside);
+        if (!inside)
+            g_string_append_printf(g, "\n# warning: outside its physical range, %s: the measured system loses what "
+                                   "healthy hardware does not; this value describes that system, not the parts",
+                                   range);
         g_string_append_printf(g, "\n%s = ", cs_param_name((cs_param_id_t)id));
         append_value(g, fitted->v[id]);
         g_string_append_printf(g, "\n");

@@ -69,6 +69,22 @@ gboolean cs_calibrate_fit(cs_calib_set_t *s, const cs_params_t *start, const cs_
 char *cs_calibrate_ini(const cs_calib_set_t *s, const cs_params_t *start, const cs_params_t *fitted,
                        const cs_calib_fit_t *fit, const char *header);
 
+/* The physical range of a fitted value: where a parameter can lie on
+ * healthy hardware, with the source of its bounds. A value outside it says
+ * that the measured system is losing time the model's parts do not explain
+ * (a misconfiguration, a degraded link), not a property of the hardware.
+ * Every parameter has one: measured bounds where a source gives them
+ * (eff.net: perftest and packet headers), else the built-in value's own
+ * bracket, half to twice the value fitted on healthy systems (each
+ * default's source is in cs_params_list.h). Returns the text of the
+ * range ("0.8 to 0.99 (...)"), and *inside_p. */
+char *cs_calib_physical_range(cs_param_id_t id, double v, gboolean *inside_p);
+
+/* The remark every calibration carries: its errors after the fit are
+ * in-sample (measured on the sizes it was fitted to), so they are no
+ * validation. One line, without '#'. */
+const char *cs_calib_in_sample_note(void);
+
 /* Whether a parameter is ever fitted: the protocols' payload fractions
  * are NCCL's wire formats (device.h), not properties of hardware. */
 gboolean cs_calib_param_fittable(cs_param_id_t id);

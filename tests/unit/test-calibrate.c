@@ -267,6 +267,31 @@ static void test_json_errors(void)
     g_assert_true(g_str_has_prefix(err->message, "t.json:2: "));
 }
 
+/* Fitted values are judged against physical ranges that carry their
+ * source (issue #9: eff.net fitted at 0.30 from an underperforming log
+ * went by without a remark). */
+static void test_physical_range(void)
+{
+    gboolean inside = TRUE;
+    g_autofree char *net = cs_calib_physical_range(CS_P_EFF_NET, 0.30, &inside);
+    g_assert_false(inside);
+    g_assert_true(g_str_has_prefix(net, "0.8 to 0.99 ("));
+    g_assert_nonnull(strstr(net, "perftest"));
+    g_autofree char *ok = cs_calib_physical_range(CS_P_EFF_NET, 0.95, &inside);
+    g_assert_true(inside);
+    /* the others: half to twice the healthy fit, a fraction at most 1 */
+    double d = cs_param_default(CS_P_LAT_LAUNCH);
+    g_autofree char *lat = cs_calib_physical_range(CS_P_LAT_LAUNCH, 3 * d, &inside);
+    g_assert_false(inside);
+    g_assert_nonnull(strstr(lat, "half to twice the built-in"));
+    g_autofree char *lat_ok = cs_calib_physical_range(CS_P_LAT_LAUNCH, 1.5 * d, &inside);
+    g_assert_true(inside);
+    g_autofree char *nvl = cs_calib_physical_range(CS_P_EFF_NVLINK, 1.0, &inside);
+    g_assert_true(inside);
+    g_assert_nonnull(strstr(nvl, " to 1 ("));
+    g_assert_nonnull(strstr(cs_calib_in_sample_note(), "in-sample"));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -275,5 +300,6 @@ int main(int argc, char **argv)
     g_test_add_func("/calibrate/defaults-kept", test_defaults_kept);
     g_test_add_func("/calibrate/rank-mismatch", test_rank_mismatch);
     g_test_add_func("/calibrate/json-errors", test_json_errors);
+    g_test_add_func("/calibrate/physical-range", test_physical_range);
     return g_test_run();
 }
