@@ -6,6 +6,7 @@
 #define CS_ENGINE_ANALYTIC_INT_H
 
 #include "sim/cs_engine.h"
+#include "sim/cs_fabric_load.h"
 
 /* The engine's ops table, registered in cs_engine.c. */
 extern const cs_engine_ops_t cs_engine_analytic;
@@ -26,7 +27,6 @@ typedef struct {
     cs_transport_t inter_xport;
     double nic_bw;            /* one used NIC: port x efficiency, GPU-NIC path bound */
     int nics;                 /* NICs per node the channels spread over */
-    double fabric_factor;     /* <= 1: share left by an oversubscribed fabric */
     double net_lat_near;      /* wire + switches between neighbouring nodes */
     double net_lat_far;       /* ... between the first and the last node */
 
@@ -42,10 +42,44 @@ typedef struct {
 gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
                              const cs_comm_t *comm, const cs_params_t *p, int root, GError **err);
 
+/* What the bandwidth term of a call was priced on: the resource whose
+ * seconds per byte of S are the largest. */
+typedef enum {
+    CS_LIMIT_NONE = 0,
+    CS_LIMIT_FABRIC,          /* the most loaded link of the routed network edges */
+    CS_LIMIT_NIC,             /* the NIC rate (port, GPU-NIC path, staging, proxies) */
+    CS_LIMIT_INTRA,           /* intra-node edges */
+    CS_LIMIT_SM,              /* the channels' SM throughput */
+    CS_LIMIT_MEM,             /* GPU memory */
+    CS_LIMIT_NVLS,            /* NVLink ports at the NVLS rate */
+} cs_limit_kind_t;
+
+typedef struct {
+    cs_limit_kind_t kind;
+    double spb;               /* seconds per byte of S */
+    double busy;              /* S x spb / the call's time */
+} cs_analytic_limit_t;
+
 /* Time of one call, in seconds, out-of-place [CS_OOP] and in-place
- * [CS_INP]. Errors: algorithms the engine does not model (CollNet). */
+ * [CS_INP]. 'fab' (may be NULL: no routed network bound) is the call's
+ * routed network bound (cs_fabric_load_bound); 'limit_p' (may be NULL)
+ * receives what the bandwidth term was priced on. Errors: algorithms the
+ * engine does not model (CollNet). */
+gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
+                                 const cs_engine_call_t *call, const cs_fabric_bound_t *fab, double time_s[2],
+                                 cs_analytic_limit_t *limit_p, GError **err);
+/* The same without a routed bound (tests with hand-written communicators). */
 gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
                           const cs_engine_call_t *call, double time_s[2], GError **err);
+
+/* The bottleneck as one line: "bottleneck: leaf0 -> spine1 (net), loaded
+ * 2.00x the busiest NIC port, fabric 4:1 oversubscribed (99.1% busy)";
+ * g_free it. 'fabric' and 'fab' may be NULL when there is no network. */
+char *cs_analytic_describe(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_fabric_load_t *fabric,
+                           const cs_decision_t *d, const cs_fabric_bound_t *fab, const cs_analytic_limit_t *lim);
+/* The engine's last call's bottleneck (cs_analytic_describe) from its
+ * state; NULL before a call. g_free it. */
+char *cs_analytic_bottleneck(void *state);
 
 /* NCCL's double binary tree over 'nnodes' nodes (trees.cc ncclGetDtree):
  * the largest degree a node has in both trees together, and the depth. */

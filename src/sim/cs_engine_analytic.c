@@ -374,14 +374,6 @@ static gboolean net_summary(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_c
         return FALSE;
     }
 
-    /* An oversubscribed fabric: a leaf's uplinks carry nodes_per_leaf
-     * nodes' worth of NIC bandwidth / oversubscription, and a ring or tree
-     * crossing leaves puts about one node's traffic on them each way. */
-    hw->fabric_factor = 1.0;
-    const cs_fabric_t *f = &t->fabric;
-    if (f->oversubscription > 1 && f->nodes_per_leaf > 0 && t->nnodes > f->nodes_per_leaf)
-        hw->fabric_factor = MIN(1.0, f->nodes_per_leaf / f->oversubscription);
-
     hw->net_lat_near = net_path_lat(t, first_nic[0], first_nic[1]);
     hw->net_lat_far = net_path_lat(t, first_nic[0], last_nic);
     hw->net_lat_far = MAX(hw->net_lat_far, hw->net_lat_near);
@@ -482,12 +474,13 @@ static double net_hop(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_proto
 
 /* One node's network payload rate with nch channels: each channel uses one
  * NIC, so nch channels over 'nics' NICs load the busiest NIC with
- * ceil(nch/nics) of them. */
+ * ceil(nch/nics) of them. The fabric beyond the NICs is the routed bound's
+ * business (cs_fabric_load.h). */
 static double net_bw(const cs_analytic_hw_t *hw, int nch)
 {
     int per_nic = (nch + hw->nics - 1) / hw->nics;
     double nics_eff = (double)nch / per_nic;
-    return hw->nic_bw * nics_eff * hw->fabric_factor;
+    return hw->nic_bw * nics_eff;
 }
 
 typedef struct {
@@ -500,7 +493,31 @@ typedef struct {
     double b_sm;       /* all channels' SM ceiling */
     double chunk;      /* NCCL's chunk: most bytes a lane moves per step */
     double launch;
+    const cs_fabric_bound_t *fab;   /* the routed network bound, or NULL */
+    cs_analytic_limit_t lim;        /* the bandwidth term so far */
 } call_ctx_t;
+
+/* A candidate for the bandwidth term: 'spb' seconds per byte of S on one
+ * resource. The largest wins; the routed fabric bound is offered first,
+ * so that it keeps a tie with the NIC term it reproduces. */
+static void limit(call_ctx_t *c, cs_limit_kind_t kind, double spb)
+{
+    if (spb > c->lim.spb * (1 + 1e-9) || c->lim.kind == CS_LIMIT_NONE) {
+        c->lim.kind = kind;
+        c->lim.spb = spb;
+    }
+}
+
+/* The network: the routed bound (every link the channels' network edges
+ * cross, cs_fabric_load.h), then the NIC rate of net_bw (which also holds
+ * what the route does not: host staging, socket proxies). 'vol' = bytes
+ * per byte of S a rank sends over its network edge. */
+static void limit_net(call_ctx_t *c, const cs_analytic_hw_t *hw, double vol)
+{
+    if (c->fab != NULL && c->fab->spb > 0)
+        limit(c, CS_LIMIT_FABRIC, c->fab->spb / c->peff);
+    limit(c, CS_LIMIT_NIC, vol / (net_bw(hw, c->nch) * c->peff));
+}
 
 /* Time for one lane (a channel) to move D bytes in k steps through a
  * d-stage pipeline at rate b when every step also waits 'tau' for its
@@ -530,28 +547,62 @@ static double fill(const call_ctx_t *c, double d, double b)
     return (d - 1) * per_lane / (b / c->nch);
 }
 
-/* Rate of the links a ring (or a chain) crosses, as payload. */
-static double ring_link_bw(const cs_analytic_hw_t *hw, const call_ctx_t *c, gboolean chain)
+/* Latency a ring exposes, and the bound its credits set. Each rank runs
+ * its steps in order, a step's K slices one after the other (time ts
+ * each), and slice k of step s needs slice k of the previous rank's step
+ * s-1, one hop latency h later (links, switches, transport,
+ * synchronisation). Moving on to the next rank instead of waiting for its
+ * own next slice costs a path through this grid ts + h rather than K ts:
+ * a hop gains g = h - (K-1) ts. The longest path follows consecutive ring
+ * edges, so the latency exposed per loop is the best run of consecutive
+ * hops: every hop when the node's hops gain in sum (all of the latency
+ * for small steps, as LL and LL128 with K = 1 always do), else one node's
+ * crossing and the intra-node hops that gain. Every loop's chunk makes the
+ * journey again; the last loop splits what is left over the n ranks
+ * (all_reduce.h). The credits: a sender may run C slices ahead of what its
+ * receiver consumed, and the receiver consumes a slice when it has
+ * forwarded it, so C slices take at least 2 ts + h on the slowest hop;
+ * Across nodes only (t_ring): one node keeps the whole latency of every
+ * hop, once per call, as the hop costs were fitted to the measured
+ * single-node rings (8 A100 at 1-32 MiB run that much slower than slices
+ * covering their hops would, docs/validation.md).
+ * there a slice moves at the rate of its own NIC and channel, the fabric
+ * beyond being idle while the credits wait ('burst_rate'). */
+static double ring_time(const call_ctx_t *c, double hops, double inter, double h_intra, double h_net,
+                        double edge_rate, double burst_rate)
 {
-    double b = INFINITY;
-    if (c->ppn > 1 || hw->mnnvl)
-        b = MIN(b, chain ? hw->chain_bw : hw->intra_bw);
-    if (c->N > 1)
-        b = MIN(b, net_bw(hw, c->nch));
-    return b * c->peff;
+    int K = c->pr == CS_PROTO_SIMPLE ? 2 : 1;   /* collectives.h: sliceSteps 2 of chunkSteps 4 for Simple */
+    int C = CS_NCCL_STEPS / K;                  /* NCCL_STEPS slots / sliceSteps */
+    double D = c->S / c->nch, loop = c->n * c->chunk;
+    double nloops = MAX(1, ceil(D / loop));
+    double last = MIN(c->chunk, ceil((D - (nloops - 1) * loop) / c->n));
+    double hi = h_intra + c->tau, hn = h_net + c->tau;
+    double hmax = inter > 0 ? (hops > inter ? MAX(hi, hn) : hn) : hi;
+    double t = 0, window = 0;
+    for (int i = 0; i < 2; i++) {
+        double ts = (i == 0 ? c->chunk : last) / K / edge_rate, mult = i == 0 ? nloops - 1 : 1;
+        double tb = (i == 0 ? c->chunk : last) / K / burst_rate;
+        double gi = hi - (K - 1) * ts, gn = hn - (K - 1) * ts;
+        double whole = (hops - inter) * gi + inter * gn;
+        double one = inter > 0 ? (c->ppn - 1) * MAX(0, gi) + MAX(0, gn) : 0;
+        t += mult * (hops * K * ts + MAX(0, MAX(whole, one)));
+        window += mult * hops * K * (2 * tb + hmax) / C;
+    }
+    return MAX(t, window);
 }
 
-/* Ring: every rank sends from the first step and the links stay busy, so
- * the time is the steps' latency plus the volume at the ring's rate. A
- * chain (Broadcast, Reduce) adds the fill of its n-1 stage pipeline. */
-static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, const call_ctx_t *c)
+/* Ring: every rank sends from the first step and the links stay busy; the
+ * time is the volume at the busiest resource's rate plus the latency the
+ * slices do not cover. A chain (Broadcast, Reduce) pays each hop's
+ * latency once and the fill of its n-1 stage pipeline. */
+static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, call_ctx_t *c)
 {
     int n = c->n, N = c->N;
     gboolean chain = coll == CS_COLL_BROADCAST || coll == CS_COLL_REDUCE;
     gboolean reduces = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCESCATTER || coll == CS_COLL_REDUCE;
-    double vol, hops, inter;
+    double v, hops, inter;   /* v: bytes per byte of S each rank sends */
     if (chain) {
-        vol = c->S;
+        v = 1;
         hops = n - 1;
         inter = N - 1;
     } else {
@@ -560,32 +611,56 @@ static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
          * one. */
         double phases = coll == CS_COLL_ALLREDUCE ? 2 : 1;
         double per_phase = N > 1 ? MIN(n - 1, c->ppn > 1 ? N : N - 1) : 0;
-        vol = phases * (n - 1) / (double)n * c->S;
+        v = phases * (n - 1) / (double)n;
         hops = phases * (n - 1);
         inter = phases * per_phase;
     }
-    double b = MIN(ring_link_bw(hw, c, chain), c->b_sm);
-    b = MIN(b, hw->mem_bw / (reduces ? 3.0 : 2.0));
-    double lat = (hops - inter) * intra_hop(hw, p, c->pr) + inter * net_hop(hw, p, c->pr, FALSE) + hops * c->tau;
-    return c->launch + lat + vol / b + (chain ? fill(c, n - 1, b) : 0);
+    if (N > 1)
+        limit_net(c, hw, v);
+    if (c->ppn > 1 || hw->mnnvl)
+        limit(c, CS_LIMIT_INTRA, v / ((chain ? hw->chain_bw : hw->intra_bw) * c->peff));
+    limit(c, CS_LIMIT_SM, v / c->b_sm);
+    limit(c, CS_LIMIT_MEM, v / (hw->mem_bw / (reduces ? 3.0 : 2.0)));
+    double b = v / c->lim.spb;   /* bytes each rank sends per second, all channels */
+    double hi = intra_hop(hw, p, c->pr), hn = net_hop(hw, p, c->pr, FALSE);
+    if (c->fab != NULL && c->fab->wire_lat > 0)   /* the ring's own routes: some cross spines */
+        hn += c->fab->wire_lat - hw->net_lat_near;
+    /* the rate without the fabric beyond the NICs */
+    call_ctx_t local = *c;
+    local.fab = NULL;
+    local.lim.kind = CS_LIMIT_NONE;
+    local.lim.spb = 0;
+    if (N > 1)
+        limit_net(&local, hw, v);
+    if (c->ppn > 1 || hw->mnnvl)
+        limit(&local, CS_LIMIT_INTRA, v / ((chain ? hw->chain_bw : hw->intra_bw) * c->peff));
+    limit(&local, CS_LIMIT_SM, v / c->b_sm);
+    limit(&local, CS_LIMIT_MEM, v / (hw->mem_bw / (reduces ? 3.0 : 2.0)));
+    if (chain)
+        return c->launch + (hops - inter) * hi + inter * hn + hops * c->tau + c->S * c->lim.spb + fill(c, n - 1, b);
+    if (N == 1)   /* one node: every hop's latency once, as fitted (ring_time) */
+        return c->launch + hops * (hi + c->tau) + c->S * c->lim.spb;
+    return c->launch + ring_time(c, hops, inter, hi, hn, b / c->nch, v / local.lim.spb / c->nch);
 }
 
 /* Tree AllReduce: a chain through each node's GPUs and NCCL's double
  * binary tree across nodes, reduce going up while broadcast comes down.
  * Each tree carries half the data; a node sends S/2 on each edge it has in
  * either tree, each direction. */
-static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, const call_ctx_t *c)
+static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_t *c)
 {
     int chain_hops = c->ppn - 1;
     int depth = c->N > 1 ? hw->tree_depth : 0;
     double hops = 2.0 * (chain_hops + depth);
     double lat = 2 * (chain_hops * intra_hop(hw, p, c->pr) + depth * net_hop(hw, p, c->pr, TRUE)) + hops * c->tau;
     /* Seconds per byte of S on the busiest resource. */
-    double spb = MAX(2 / c->b_sm, 6 / hw->mem_bw);
-    if (chain_hops > 0)
-        spb = MAX(spb, MIN(chain_hops, 2) / (hw->intra_bw * c->peff));
     if (c->N > 1)
-        spb = MAX(spb, hw->tree_degsum / 2.0 / (net_bw(hw, c->nch) * c->peff));
+        limit_net(c, hw, hw->tree_degsum / 2.0);
+    if (chain_hops > 0)
+        limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (hw->intra_bw * c->peff));
+    limit(c, CS_LIMIT_SM, 2 / c->b_sm);
+    limit(c, CS_LIMIT_MEM, 6 / hw->mem_bw);
+    double spb = c->lim.spb;
     return c->launch + lat + c->S * spb + fill(c, hops, 1 / spb);
 }
 
@@ -597,37 +672,43 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, const cal
  * Simple synchronisation; steps flow through pipe.nvls.stages stages.
  * Across nodes (NVLSTree) each slice also goes through the node tree. */
 static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, cs_algo_t a,
-                     const call_ctx_t *c)
+                     call_ctx_t *c)
 {
     int m = c->ppn;
     double v = coll == CS_COLL_ALLREDUCE ? 1 + 1.0 / m : (m - 1) / (double)m;
-    double spb = MAX(v / hw->nvls_bw, v / c->b_sm);
     double lat = par(p, CS_P_LAT_NVLS) * US;
     double stages = par(p, CS_P_PIPE_NVLS_STAGES);
     if (a == CS_ALGO_NVLS_TREE && c->N > 1) {
-        spb = MAX(spb, hw->tree_degsum / 2.0 / (net_bw(hw, c->nch) * c->peff));
+        limit_net(c, hw, hw->tree_degsum / 2.0);
         lat += 2 * hw->tree_depth * net_hop(hw, p, c->pr, TRUE);
         stages += 2 * hw->tree_depth;   /* up and down the node tree */
     }
+    limit(c, CS_LIMIT_NVLS, v / hw->nvls_bw);
+    limit(c, CS_LIMIT_SM, v / c->b_sm);
     double D = c->S / c->nch;
-    return c->launch + lat + lane_time(D, nsteps(D, m * c->chunk), MAX(1, stages), 1 / spb / c->nch, c->tau);
+    return c->launch + lat + lane_time(D, nsteps(D, m * c->chunk), MAX(1, stages), 1 / c->lim.spb / c->nch, c->tau);
 }
 
 /* PAT (AllGather/ReduceScatter, one rank per node): log2(n) aggregated
- * network steps, ring volume. */
-static double t_pat(const cs_analytic_hw_t *hw, const cs_params_t *p, const call_ctx_t *c)
+ * network steps, ring volume (and the ring's routes). */
+static double t_pat(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_t *c)
 {
     double hops = ceil(log2((double)c->n));
-    double vol = (c->n - 1) / (double)c->n * c->S;
-    double b = MIN(ring_link_bw(hw, c, FALSE), c->b_sm);
-    return c->launch + hops * (net_hop(hw, p, c->pr, TRUE) + c->tau) + vol / b;
+    double v = (c->n - 1) / (double)c->n;
+    limit_net(c, hw, v);
+    if (c->ppn > 1 || hw->mnnvl)
+        limit(c, CS_LIMIT_INTRA, v / (hw->intra_bw * c->peff));
+    limit(c, CS_LIMIT_SM, v / c->b_sm);
+    return c->launch + hops * (net_hop(hw, p, c->pr, TRUE) + c->tau) + c->S * c->lim.spb;
 }
 
-gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
-                          const cs_engine_call_t *call, double time_s[2], GError **err)
+gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
+                                 const cs_engine_call_t *call, const cs_fabric_bound_t *fab, double time_s[2],
+                                 cs_analytic_limit_t *limit_p, GError **err)
 {
     const cs_decision_t *d = call->decision;
     call_ctx_t c;
+    memset(&c, 0, sizeof c);
     c.S = (double)call->nccl_bytes;
     c.n = hw->nranks;
     c.N = hw->mnnvl ? 1 : hw->nnodes;
@@ -638,6 +719,8 @@ gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_c
     c.tau = proto_sync(p, d->proto);
     c.b_sm = c.nch * channel_bw(p, hw->arch, d->proto, d->nthreads);
     c.chunk = d->chunk_bytes > 0 ? (double)d->chunk_bytes : c.S / c.nch;
+    c.fab = c.N > 1 ? fab : NULL;
+    c.lim.kind = CS_LIMIT_NONE;
     /* The nccl-tests command collsim prints: one process driving every GPU
      * of a single node (-g ppn), one process per GPU across nodes. */
     int gpus_per_proc = hw->nnodes == 1 ? hw->ppn : 1;
@@ -648,6 +731,12 @@ gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_c
         /* One rank: NCCL copies the buffer when out-of-place. */
         time_s[CS_OOP] = c.launch + 2 * c.S / hw->mem_bw;
         time_s[CS_INP] = c.launch;
+        if (limit_p != NULL) {
+            memset(limit_p, 0, sizeof *limit_p);
+            limit_p->kind = CS_LIMIT_MEM;
+            limit_p->spb = 2 / hw->mem_bw;
+            limit_p->busy = c.S * limit_p->spb / time_s[CS_OOP];
+        }
         return TRUE;
     }
     switch (d->algo) {
@@ -680,38 +769,130 @@ gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_c
     }
     time_s[CS_OOP] = t;
     time_s[CS_INP] = t;
+    if (limit_p != NULL) {
+        *limit_p = c.lim;
+        limit_p->busy = t > 0 ? c.S * c.lim.spb / t : 0;
+    }
     return TRUE;
+}
+
+gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
+                          const cs_engine_call_t *call, double time_s[2], GError **err)
+{
+    return cs_analytic_time_routed(hw, p, coll, call, NULL, time_s, NULL, err);
 }
 
 /* ---- engine ops --------------------------------------------------------- */
 
+typedef struct {
+    cs_analytic_hw_t hw;
+    const cs_topo_t *topo;
+    cs_fabric_load_t *fabric;      /* network edges routed (several nodes), or NULL */
+    int arch_cc;
+    /* the last call, for its bottleneck */
+    cs_analytic_limit_t lim;
+    cs_fabric_bound_t fab;
+    cs_decision_t d;
+    gboolean have;
+} analytic_state_t;
+
+char *cs_analytic_describe(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_fabric_load_t *fabric,
+                           const cs_decision_t *d, const cs_fabric_bound_t *fab, const cs_analytic_limit_t *lim)
+{
+    static const char *const arch[] = { "sm70", "sm80", "sm90", "sm100" };
+    g_autofree char *what = NULL;
+    switch (lim->kind) {
+    case CS_LIMIT_FABRIC: {
+        g_autofree char *name = cs_fabric_load_res_name(fabric, fab->res);
+        GString *s = g_string_new(name);
+        if (fab->nic_spb > 0 && fab->spb > fab->nic_spb * (1 + 1e-6))
+            g_string_append_printf(s, ", loaded %.2fx the busiest NIC port", fab->spb / fab->nic_spb);
+        const cs_link_t *l = fab->res < t->nlinks ? &t->links[fab->res] : NULL;
+        if (t->fabric.oversubscription > 1 && l != NULL && t->devs[l->src].kind == CS_DEV_SWITCH &&
+            t->devs[l->dst].kind == CS_DEV_SWITCH)
+            g_string_append_printf(s, ", fabric %g:1 oversubscribed", t->fabric.oversubscription);
+        what = g_string_free(s, FALSE);
+        break;
+    }
+    case CS_LIMIT_NIC: {
+        int nch = MAX(1, d->nchannels), per_nic = (nch + hw->nics - 1) / hw->nics;
+        what = g_strdup_printf("NIC rate (%d channel%s on the busiest of %d NICs, %.1f GB/s each)", per_nic,
+                               per_nic == 1 ? "" : "s", hw->nics, hw->nic_bw / GBPS);
+        break;
+    }
+    case CS_LIMIT_INTRA:
+        what = g_strdup_printf("intra-node ring edges (%s)", cs_transport_name(hw->intra_xport));
+        break;
+    case CS_LIMIT_SM: {
+        g_autofree char *proto = g_ascii_strdown(cs_proto_name(d->proto), -1);
+        what = g_strdup_printf("channel throughput (%d channels, chan.%s.%s)", MAX(1, d->nchannels), proto,
+                               arch[hw->arch]);
+        break;
+    }
+    case CS_LIMIT_MEM:
+        what = g_strdup("GPU memory");
+        break;
+    case CS_LIMIT_NVLS:
+        what = g_strdup_printf("NVLink ports at the NVLS rate (eff.nvls.%s)", arch[MAX(2, hw->arch)]);
+        break;
+    case CS_LIMIT_NONE:
+        return g_strdup("bottleneck: none");
+    }
+    return g_strdup_printf("bottleneck: %s (%.1f%% busy)%s%s", what, 100 * lim->busy,
+                           fab != NULL && fab->skipped != NULL ? "; " : "",
+                           fab != NULL && fab->skipped != NULL ? fab->skipped : "");
+}
+
 static gboolean analytic_open(const cs_engine_job_t *job, void **state_p, GError **err)
 {
-    cs_analytic_hw_t *hw = g_new0(cs_analytic_hw_t, 1);
-    if (!cs_analytic_hw_init(hw, job->topo, cs_comm_info(job->comm), job->comm, job->params,
-                             cs_coll_has_root(job->coll) ? job->root : 0, err)) {
-        g_free(hw);
-        return FALSE;
-    }
-    *state_p = hw;
+    analytic_state_t *s = g_new0(analytic_state_t, 1);
+    s->topo = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
+    const cs_comm_info_t *info = cs_comm_info(job->comm);
+    if (!cs_analytic_hw_init(&s->hw, s->topo, info, job->comm, job->params,
+                             cs_coll_has_root(job->coll) ? job->root : 0, err))
+        goto free_state;
+    if (info->nnodes > 1 && !s->hw.mnnvl && (s->fabric = cs_fabric_load_new(job, err)) == NULL)
+        goto free_state;
+    *state_p = s;
     return TRUE;
+free_state:
+    g_free(s);
+    return FALSE;
 }
 
 static gboolean analytic_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                                  double time_s[2], GError **err)
 {
-    return cs_analytic_time(state, job->params, job->coll, call, time_s, err);
+    analytic_state_t *s = state;
+    memset(&s->fab, 0, sizeof s->fab);
+    s->fab.res = -1;
+    if (s->fabric != NULL)
+        cs_fabric_load_bound(s->fabric, call->decision, &s->fab);
+    s->have = cs_analytic_time_routed(&s->hw, job->params, job->coll, call, &s->fab, time_s, &s->lim, err);
+    s->d = *call->decision;
+    return s->have;
+}
+
+char *cs_analytic_bottleneck(void *state)
+{
+    const analytic_state_t *s = state;
+    if (!s->have)
+        return NULL;
+    return cs_analytic_describe(&s->hw, s->topo, s->fabric, &s->d, &s->fab, &s->lim);
 }
 
 static void analytic_close(void *state)
 {
-    g_free(state);
+    analytic_state_t *s = state;
+    cs_fabric_load_free(s->fabric);
+    g_free(s);
 }
 
 const cs_engine_ops_t cs_engine_analytic = {
     .name = "analytic",
-    .description = "closed-form time from link bandwidths and latencies, protocol efficiencies, "
-                   "per-channel limits and launch/step costs",
+    .description = "closed-form time from link bandwidths and latencies (network edges routed through the "
+                   "fabric, the most loaded link priced), protocol efficiencies, per-channel limits and "
+                   "launch/step costs",
     .open = analytic_open,
     .predict = analytic_predict,
     .close = analytic_close,

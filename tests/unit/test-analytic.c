@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/cs_engine_analytic-int.h"
+#include "models/cs_presets.h"
 #include "util/cs_error.h"
 
 #define US 1e-6
@@ -196,6 +197,32 @@ static double launch(int gpus_per_proc)
     return (par(CS_P_LAT_LAUNCH) + (gpus_per_proc - 1) * par(CS_P_LAT_LAUNCH_PER_GPU)) * US;
 }
 
+/* A ring's time (docs/model-analytic.md, "Ring AllReduce, AllGather,
+ * ReduceScatter") with hops of latency hi inside nodes and hn between
+ * them (synchronisation included), 'inter' of the 'hops' crossing nodes,
+ * ppn ranks per node, every rank sending v S at the rate b over nch
+ * channels in chunks of 'chunk' bytes, across nodes: per loop the steps' slices, plus the
+ * best run of hops whose latency the other slices do not cover, or the
+ * credits' bound, whichever is longer. */
+static double ring_oracle(double S, int n, int ppn, int nch, double chunk, gboolean simple, double v, double b,
+                          double hops, double inter, double hi, double hn)
+{
+    int K = simple ? 2 : 1, C = 8 / K;
+    double D = S / nch, loop = n * chunk, nloops = MAX(1, ceil(D / loop));
+    double last = MIN(chunk, ceil((D - (nloops - 1) * loop) / n));
+    double rate = v / (v / b) / nch;   /* one channel's edge */
+    double hmax = inter > 0 ? (hops > inter ? MAX(hi, hn) : hn) : hi;
+    double t = 0, w = 0;
+    for (int i = 0; i < 2; i++) {
+        double ts = (i == 0 ? chunk : last) / K / rate, m = i == 0 ? nloops - 1 : 1;
+        double gi = hi - (K - 1) * ts, gn = hn - (K - 1) * ts;
+        double run = MAX(0, MAX((hops - inter) * gi + inter * gn, inter > 0 ? (ppn - 1) * MAX(0, gi) + MAX(0, gn) : 0));
+        t += m * (hops * K * ts + run);
+        w += m * hops * K * (2 * ts + hmax) / C;
+    }
+    return MAX(t, w);
+}
+
 /* 2 GPUs behind one PCIe switch, ring Simple: every directed link carries
  * one ring edge, so the ring moves PCIe x eff.pcie; n = 2 moves S per rank
  * in 2 steps of 2 links' latency plus the hop and Simple sync costs. */
@@ -212,6 +239,7 @@ static void test_pcie_ring(void)
 
     double S = 1 << 30;
     double h = 200e-9 + (par(CS_P_LAT_HOP_PCIE) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
+    /* One node keeps every hop's latency, however large the slices. */
     assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + 2 * h + S / B);
     /* Large sizes: busbw (= algbw for n = 2) tends to the link rate. */
     double big = 1e15;
@@ -343,7 +371,13 @@ static void test_net(void)
 
     double L = launch(1), S = 1 << 30;
     double h = swlat + (par(CS_P_LAT_HOP_NET) + par(CS_P_LAT_SYNC_SIMPLE) + par(CS_P_LAT_NET_SIMPLE)) * US;
-    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), L + 2 * h + S / B);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), L + S / B);
+    /* Across nodes a step's second slice covers the hop at 1 GiB; at
+     * 64 KiB (16 KiB slices, 0.3 us) little of it. */
+    double s64 = 64 << 10;
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, s64),
+               L + ring_oracle(s64, 2, 1, 2, s64 / 2, TRUE, 1.0, B, 2, 2, 0, h));
+    g_assert_cmpfloat(ring_oracle(s64, 2, 1, 2, s64 / 2, TRUE, 1.0, B, 2, 2, 0, h), >, s64 / B + 1.9 * h);
 
     /* Tree on 2 nodes: each node sends S/2 on its one edge in each tree,
      * so S per direction; the SMs move 2S over 2 channels; 2 stages. */
@@ -486,6 +520,65 @@ static void test_unsupported(void)
     }
 }
 
+/* The fabric through the engine: 16 DGX H100 nodes, 8 NICs of 400 Gb/s
+ * each, one fat-tree of leaves with 32 ports down, Simple at 1 GiB. A
+ * ring crosses each leaf boundary once per channel and direction: 16
+ * channels' 24 GB/s fit a leaf's uplinks even at 4:1 (32 x 50 / 4 = 400
+ * GB/s), so its NIC ports stay the bottleneck and its time does not move.
+ * Tree's edges between nodes of different leaves are many more: at 4:1 a
+ * leaf -> spine link binds and the time grows. */
+static double fabric_run(int nodes, double oversub, const char *algo, char **why_p)
+{
+    g_autoptr(GError) err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = nodes;
+    o.nic = "roce-400g";
+    o.nics_per_node = 8;
+    o.fabric = "fat-tree";
+    o.oversubscription = oversub;
+    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-h100", &o, &err);
+    g_assert_no_error(err);
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    cs_nccl_env_set(env, "NCCL_ALGO", algo, "test");
+    cs_nccl_env_set(env, "NCCL_PROTO", "Simple", "test");
+    g_autoptr(cs_comm_t) comm = cs_comm_new(t, env, &err);
+    g_assert_no_error(err);
+    cs_engine_job_t job = { .topo = t, .comm = comm, .params = &P, .coll = CS_COLL_ALLREDUCE,
+                            .dtype = CS_DTYPE_FLOAT };
+    guint64 S = 1 << 30;
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, S, &d, &err));
+    cs_engine_call_t call = { .size = S, .count = S / 4, .nccl_bytes = S, .decision = &d };
+    void *state = NULL;
+    g_assert_true(cs_engine_analytic.open(&job, &state, &err));
+    g_assert_no_error(err);
+    double tm[2];
+    g_assert_true(cs_engine_analytic.predict(state, &job, &call, tm, &err));
+    g_assert_no_error(err);
+    *why_p = cs_analytic_bottleneck(state);
+    cs_engine_analytic.close(state);
+    return tm[CS_OOP];
+}
+
+static void test_fabric(void)
+{
+    g_autofree char *why1 = NULL, *why4 = NULL, *whyt1 = NULL, *whyt4 = NULL;
+    double r1 = fabric_run(16, 1, "Ring", &why1);
+    double r4 = fabric_run(16, 4, "Ring", &why4);
+    double t1 = fabric_run(16, 1, "Tree", &whyt1);
+    double t4 = fabric_run(16, 4, "Tree", &whyt4);
+    g_test_message("Ring 1:1 %.1f us, %s; 4:1 %.1f us, %s", r1 * 1e6, why1, r4 * 1e6, why4);
+    g_test_message("Tree 1:1 %.1f us, %s; 4:1 %.1f us, %s", t1 * 1e6, whyt1, t4 * 1e6, whyt4);
+    g_assert_nonnull(strstr(why1, "bottleneck: n0.nic0 -> leaf0 (net)"));
+    g_assert_nonnull(strstr(why4, "bottleneck: n0.nic0 -> leaf0 (net)"));
+    assert_rel(r4, r1);
+    g_assert_null(strstr(whyt1, "-> spine"));
+    g_assert_nonnull(strstr(whyt4, "-> spine"));
+    g_assert_nonnull(strstr(whyt4, "the busiest NIC port, fabric 4:1 oversubscribed"));
+    g_assert_cmpfloat(t4, >, 1.5 * t1);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -498,6 +591,7 @@ int main(int argc, char **argv)
     g_test_add_func("/analytic/monotonic", test_monotonic);
     g_test_add_func("/analytic/determinism", test_determinism);
     g_test_add_func("/analytic/unsupported", test_unsupported);
+    g_test_add_func("/analytic/fabric", test_fabric);
     int rc = g_test_run();
     cs_params_clear(&P);
     return rc;

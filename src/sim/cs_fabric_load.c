@@ -1,0 +1,195 @@
+/* The network load of one call in closed form (cs_fabric_load.h): the rank
+ * program the flow engine would run (cs_program_new, with the same exit
+ * GPU per channel), its network edges built by the flow engine's own edge
+ * builder (cs_flow_build_edge / cs_flow_build_flow_edge), and per resource
+ * the sum of coefficient x bytes. No time is simulated: a ring's channel
+ * moves at one rate on all its edges, and channels of equal bytes share a
+ * resource equally, so the most loaded resource bounds the call from
+ * below exactly as a max-min fair share would settle (docs/model-analytic.md). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/cs_fabric_load.h"
+#include "sim/cs_engine_flow-int.h"
+#include "models/cs_program.h"
+
+typedef struct {
+    cs_algo_t algo;
+    int nch;
+    cs_fabric_bound_t b;
+} entry_t;
+
+struct cs_fabric_load {
+    cs_flow_net_t net;
+    GArray *cache;       /* entry_t, one per (algorithm, channels) seen */
+    double *load;        /* scratch: nres wire bytes per byte of S */
+    double lat_sum;      /* scratch: the network edges' wire latency, summed */
+    double nedges;
+    double lat_max;
+};
+
+cs_fabric_load_t *cs_fabric_load_new(const cs_engine_job_t *job, GError **err)
+{
+    cs_fabric_load_t *fl = g_new0(cs_fabric_load_t, 1);
+    if (!cs_flow_net_init(&fl->net, job, err)) {
+        g_free(fl);
+        return NULL;
+    }
+    fl->cache = g_array_new(FALSE, FALSE, sizeof(entry_t));
+    fl->load = g_new0(double, MAX(1, fl->net.nres));
+    return fl;
+}
+
+void cs_fabric_load_free(cs_fabric_load_t *fl)
+{
+    if (fl == NULL)
+        return;
+    cs_flow_net_clear(&fl->net);
+    g_array_free(fl->cache, TRUE);
+    g_free(fl->load);
+    g_free(fl);
+}
+
+char *cs_fabric_load_res_name(const cs_fabric_load_t *fl, int res)
+{
+    return cs_flow_res_name(fl->net.topo, res);
+}
+
+/* Adds an edge's wire bytes: 'bytes' of payload per byte of S. The
+ * builder's coefficients include the protocol's wire efficiency; the
+ * caller applies it, so it is taken out here. */
+static void add_edge(cs_fabric_load_t *fl, const cs_flow_edge_t *e, double peff, double bytes, double fixed)
+{
+    for (int h = 0; h < e->n; h++)
+        fl->load[e->h[h].res] += e->h[h].coeff * peff * bytes;
+    fl->lat_sum += e->lat - fixed;
+    fl->lat_max = MAX(fl->lat_max, e->lat - fixed);
+    fl->nedges += 1;
+}
+
+/* What cs_flow_build_edge adds to a network edge's latency beyond its
+ * links and switches: the transport's hop, Simple's network cost and the
+ * protocol's synchronisation. */
+static double fixed_lat(const cs_fabric_load_t *fl, cs_proto_t pr)
+{
+    const cs_params_t *p = fl->net.par;
+    gboolean socket = fl->net.info->inter_transport == CS_XPORT_NET_SOCKET;
+    double us = cs_params_get(p, socket ? CS_P_LAT_HOP_SOCKET : CS_P_LAT_HOP_NET);
+    if (pr == CS_PROTO_SIMPLE)
+        us += cs_params_get(p, CS_P_LAT_NET_SIMPLE);
+    us += cs_params_get(p, pr == CS_PROTO_LL ? CS_P_LAT_SYNC_LL
+                           : pr == CS_PROTO_LL128 ? CS_P_LAT_SYNC_LL128 : CS_P_LAT_SYNC_SIMPLE);
+    return us * 1e-6;
+}
+
+static gboolean is_net(const cs_fabric_load_t *fl, int a, int b)
+{
+    const cs_topo_t *t = fl->net.topo;
+    if (t->devs[t->rank_dev[a]].node == t->devs[t->rank_dev[b]].node)
+        return FALSE;
+    cs_link_choice_t lc;
+    cs_comm_pair(fl->net.comm, a, b, &lc);
+    return lc.transport == CS_XPORT_NET_IB || lc.transport == CS_XPORT_NET_SOCKET;
+}
+
+/* Loads every network edge of the program; FALSE on an edge without route. */
+static gboolean load_program(cs_fabric_load_t *fl, const cs_program_t *p, GError **err)
+{
+    double peff = cs_flow_proto_eff(&fl->net, p->proto), fixed = fixed_lat(fl, p->proto);
+    double per_ch = 1.0 / p->nch;   /* S/nch per channel */
+    cs_flow_edge_t e;
+    if (p->nflows > 0) {
+        for (int c = 0; c < p->nch; c++)
+            for (int fi = p->flow_off[c]; fi < p->flow_off[c + 1]; fi++) {
+                const cs_prog_flow_t *f = &p->flows[fi];
+                if (f->kind != CS_FLOW_P2P || !is_net(fl, f->src, f->dst))
+                    continue;
+                if (!cs_flow_build_flow_edge(&fl->net, f, c, p->proto, &e, err))
+                    return FALSE;
+                add_edge(fl, &e, peff, f->share * per_ch, fixed);
+            }
+        return TRUE;
+    }
+    /* Rings: every edge carries what a rank sends, (n-1)/n S per phase
+     * (two phases for AllReduce); chains: S on every edge but the last. */
+    int n = p->nranks;
+    double bytes = p->chain ? per_ch
+                 : per_ch * (p->coll == CS_COLL_ALLREDUCE ? 2.0 : 1.0) * (n - 1) / (double)n;
+    for (int c = 0; c < p->nch; c++)
+        for (int pos = 0; pos < n; pos++) {
+            if (!cs_program_sends(p, pos))
+                continue;
+            int a = cs_program_rank(p, c, pos), b = cs_program_rank(p, c, (pos + 1) % n);
+            if (!is_net(fl, a, b))
+                continue;
+            if (!cs_flow_build_edge(&fl->net, c, a, b, p->proto, &e, err))
+                return FALSE;
+            add_edge(fl, &e, peff, bytes, fixed);
+        }
+    return TRUE;
+}
+
+static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b)
+{
+    const cs_flow_net_t *net = &fl->net;
+    const cs_comm_info_t *info = net->info;
+    const cs_topo_t *t = net->topo;
+    memset(b, 0, sizeof *b);
+    b->res = -1;
+    if (info->nranks < 2 || info->nnodes < 2)
+        return;
+    cs_decision_t dd = *d;
+    if (dd.algo == CS_ALGO_PAT)
+        dd.algo = CS_ALGO_RING;   /* PAT's steps are priced on the ring's routes */
+    int nics = MAX(1, info->nics_used);
+    g_autofree int *exit_local = g_new(int, MAX(1, dd.nchannels));
+    for (int c = 0; c < dd.nchannels; c++)
+        exit_local[c] = cs_flow_exit_gpu(net, c % nics);
+    /* The structure does not depend on the size: one byte per rank and
+     * channel is enough to build it. */
+    guint64 nbytes = (guint64)MAX(1, dd.nchannels) * (guint64)info->nranks;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_program_t) p = cs_program_new(info, net->coll, &dd, nbytes, net->root, exit_local, &err);
+    memset(fl->load, 0, sizeof(double) * net->nres);
+    fl->lat_sum = fl->nedges = fl->lat_max = 0;
+    if (p == NULL || !load_program(fl, p, &err)) {
+        b->skipped = "the network edges of this call were not routed";
+        return;
+    }
+    b->wire_lat = fl->nedges > 0 ? MAX(0, fl->lat_sum / fl->nedges) : 0;
+    b->wire_lat_max = MAX(b->wire_lat, fl->lat_max);
+    /* The network links only (NIC ports, leaf, spine and core links):
+     * the GPU-NIC paths inside a node stay the analytic engine's NIC rate
+     * term, which prices each NIC's best GPU as NCCL pairs them; the flow
+     * engine's exit GPU (cs_flow_exit_gpu) takes the first of equally
+     * near GPUs, so on DGX A100 two NICs' channels share one GPU's PCIe
+     * link (docs/model-analytic.md). */
+    for (int r = 0; r < t->nlinks; r++) {
+        if (!(fl->load[r] > 0) || !(net->res_cap[r] > 0) || t->links[r].kind != CS_LINK_NET)
+            continue;
+        double spb = fl->load[r] / net->res_cap[r];
+        if (spb > b->spb) {
+            b->spb = spb;
+            b->res = r;
+        }
+        if (r < t->nlinks && t->links[r].kind == CS_LINK_NET && t->devs[t->links[r].src].kind == CS_DEV_NIC)
+            b->nic_spb = MAX(b->nic_spb, spb);
+    }
+}
+
+void cs_fabric_load_bound(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b_p)
+{
+    for (guint i = 0; i < fl->cache->len; i++) {
+        const entry_t *e = &g_array_index(fl->cache, entry_t, i);
+        if (e->algo == d->algo && e->nch == d->nchannels) {
+            *b_p = e->b;
+            return;
+        }
+    }
+    entry_t e = { d->algo, d->nchannels, { 0 } };
+    compute(fl, d, &e.b);
+    g_array_append_val(fl->cache, e);
+    *b_p = e.b;
+}
