@@ -131,6 +131,62 @@ static gboolean load_program(cs_fabric_load_t *fl, const cs_program_t *p, GError
     return TRUE;
 }
 
+/* Tree and NVLSTree all-reduce without building their programs (whose
+ * dependency lists cost O(nodes^2) per tree): the same flows as
+ * cs_program.c's build_tree_channel / build_nvls_channel, whose network
+ * edges are the tree edges between nodes, once up and once down. Tree: the
+ * heads are the GPUs nearest each channel's NIC ('exit_local', local
+ * index; ranks are node-major), the route is the channel's. NVLSTree: GPU
+ * i's tree between the GPUs of local index i leaves through the NIC
+ * nearest GPU i whatever the channel, so the channels of one tree load
+ * alike and each tree is loaded once with its channels' weight. FALSE:
+ * not this shape (the caller builds the program). */
+static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const int *exit_local, GError **err)
+{
+    const cs_comm_info_t *info = fl->net.info;
+    int nn = info->nnodes, m = info->ppn, nch = d->nchannels;
+    gboolean nvls = d->algo == CS_ALGO_NVLS_TREE;
+    if (fl->net.coll != CS_COLL_ALLREDUCE || (d->algo != CS_ALGO_TREE && !nvls) || nch < 1 ||
+        info->nranks != nn * m)
+        return FALSE;
+    for (int c = 0; c < nch && !nvls; c++)
+        if (m > 1 && (exit_local[c] < 0 || exit_local[c] >= m))
+            return FALSE;
+    double peff = cs_flow_proto_eff(&fl->net, d->proto), fixed = fixed_lat(fl, d->proto);
+    cs_flow_edge_t e;
+    for (int c = 0; c < nch; c++) {
+        int tree = nch > 1 && 2 * c >= nch ? 1 : 0;
+        int weight = 1;
+        if (nvls) {
+            /* the first channel of each tree stands for all of that tree's */
+            int first = tree == 0 ? 0 : (nch + 1) / 2;
+            if (c != first)
+                continue;
+            weight = tree == 0 ? (nch + 1) / 2 : nch - (nch + 1) / 2;
+        }
+        for (int i = 0; i < (nvls ? m : 1); i++) {
+            int local = nvls ? i : (m > 1 ? exit_local[c] : 0);
+            cs_prog_flow_t f = { .kind = CS_FLOW_P2P, .net_local = nvls ? i : -1,
+                                 .share = nvls ? 1.0 / m : 1.0, .cap_div = 1 };
+            for (int v = 0; v < nn; v++) {
+                int u = cs_dtree_parent(nn, tree, v);
+                if (u < 0)
+                    continue;
+                for (int dir = 0; dir < 2; dir++) {
+                    f.src = (dir == 0 ? v : u) * m + local;
+                    f.dst = (dir == 0 ? u : v) * m + local;
+                    if (!is_net(fl, f.src, f.dst))
+                        continue;
+                    if (!cs_flow_build_flow_edge(&fl->net, &f, c, d->proto, &e, err))
+                        return FALSE;
+                    add_edge(fl, &e, peff, weight * f.share / nch, fixed);
+                }
+            }
+        }
+    }
+    return TRUE;
+}
+
 static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b)
 {
     const cs_flow_net_t *net = &fl->net;
@@ -147,14 +203,20 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
     g_autofree int *exit_local = g_new(int, MAX(1, dd.nchannels));
     for (int c = 0; c < dd.nchannels; c++)
         exit_local[c] = cs_flow_exit_gpu(net, c % nics);
-    /* The structure does not depend on the size: one byte per rank and
-     * channel is enough to build it. */
-    guint64 nbytes = (guint64)MAX(1, dd.nchannels) * (guint64)info->nranks;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(cs_program_t) p = cs_program_new(info, net->coll, &dd, nbytes, net->root, exit_local, &err);
     memset(fl->load, 0, sizeof(double) * net->nres);
     fl->lat_sum = fl->nedges = fl->lat_max = 0;
-    if (p == NULL || !load_program(fl, p, &err)) {
+    g_autoptr(GError) err = NULL;
+    gboolean ok = load_trees(fl, &dd, exit_local, &err);
+    if (!ok && err == NULL) {
+        /* The structure does not depend on the size: one byte per rank
+         * and channel is enough to build it. */
+        guint64 nbytes = (guint64)MAX(1, dd.nchannels) * (guint64)info->nranks;
+        g_autoptr(cs_program_t) p = cs_program_new(info, net->coll, &dd, nbytes, net->root, exit_local, &err);
+        memset(fl->load, 0, sizeof(double) * net->nres);
+        fl->lat_sum = fl->nedges = fl->lat_max = 0;
+        ok = p != NULL && load_program(fl, p, &err);
+    }
+    if (!ok) {
         b->skipped = "the network edges of this call were not routed";
         return;
     }
