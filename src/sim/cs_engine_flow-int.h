@@ -14,13 +14,16 @@ typedef struct {
     double time_s;           /* the call's time, launch included */
     guint64 events;          /* events processed */
     guint64 recomputes;      /* max-min fair share computations */
+    guint64 touched;         /* lanes whose share they computed, summed */
+    guint64 changed;         /* ... of which the rate changed */
     int lanes;               /* (channel, position) pairs simulated */
     gboolean folded;         /* simulated one period of each ring */
-    int period;              /* ring positions simulated per channel (rings) */
+    int period;              /* ring positions simulated per channel (rings); lane classes (dataflow) */
     gboolean approx;         /* ... with latencies averaged over the periods */
     double spread_s;         /* the widest range of latencies averaged, seconds */
     double spread_rel;       /* ... relative to their mean */
-    gboolean dataflow;       /* Tree/NVLS/NVLSTree program: every flow of every channel simulated */
+    gboolean dataflow;       /* Tree/NVLS/NVLSTree program */
+    int flows;               /* ... folded: its flows (merged channels' left out) */
 } cs_flow_stats_t;
 
 /* ---- the network as the simulating engines see it (cs_flow_net.c) ----
@@ -119,6 +122,9 @@ typedef enum {
     CS_FLOW_FOLD_APPROX,
 } cs_flow_fold_t;
 #define CS_FLOW_EXACT_WORK 67108864.0   /* transfers (lanes x ops): about half a minute */
+/* The same bound for dataflow programs (Tree, NVLSTree), whose transfers
+ * cost more (several dependencies each, larger fair-share components). */
+#define CS_FLOW_EXACT_WORK_DF 4194304.0
 
 /* Simulates one call, folding rings as 'fold' allows (tests compare
  * CS_FLOW_FOLD_NONE with the others). */

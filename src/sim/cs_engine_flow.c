@@ -73,6 +73,11 @@ typedef struct {
     int boff, bn;            /* into bhops[]: the resources it shares */
 } lane_t;
 
+/* A dataflow lane waits for unit u - lag of lane 'lane' (global index). */
+typedef struct {
+    int lane, lag;
+} ldep_t;
+
 /* One job of a run: its program and where its lanes are. */
 typedef struct {
     const cs_flow_net_t *net;    /* the job's own network view (its topology) */
@@ -81,7 +86,11 @@ typedef struct {
     int base, nlanes, P;         /* lanes [base, base + nlanes), P positions per block */
     gboolean df, cut;
     guint8 *bind;                /* ring_binding over the whole ring, when it folds (one job) */
-    gboolean approx;             /* folded with latencies averaged over the periods */
+    gboolean approx;             /* folded with latencies averaged over the periods (classes) */
+    int *qdep_off;               /* folded dataflow: each lane's dependencies (job lane indices), */
+    ldep_t *qdeps;               /* ... NULL: the program's */
+    int classes;                 /* folded dataflow: lane classes simulated, of 'flows' */
+    int flows;
     cs_time_t spread;            /* ... the widest range of latencies averaged */
     double spread_rel;           /* ... and relative to their mean */
     cs_time_t start, gap;        /* first launch; launch (+ NVLS round, or a 1-rank copy) per call */
@@ -120,8 +129,11 @@ struct cs_flow {
     int stamp;
     cs_evq_t *q;
     cs_time_t now;
-    guint64 recomputes;
-    /* dataflow lanes: who depends on each lane's units (any lag), who consumes them (lag 0) */
+    guint64 recomputes, touched, rates_changed;
+    /* dataflow lanes: what each waits for, who depends on each lane's
+     * units (any lag), who consumes them (lag 0) */
+    int *dep_off;
+    ldep_t *deps;
     int *wake_off, *wake, *cons_off, *cons;
     /* the sink's view: load per resource (bytes/s of capacity), changed list */
     double *load, *load_sent;
@@ -168,6 +180,8 @@ static void free_run(cs_flow_t *f)
     for (int j = 0; j < f->njobs; j++) {
         cs_program_free(f->jobs[j].prog);
         g_free(f->jobs[j].bind);
+        g_free(f->jobs[j].qdep_off);
+        g_free(f->jobs[j].qdeps);
     }
     g_clear_pointer(&f->jobs, g_free);
     f->njobs = 0;
@@ -185,6 +199,8 @@ static void free_run(cs_flow_t *f)
     g_clear_pointer(&f->comp_lanes, g_free);
     g_clear_pointer(&f->comp_res, g_free);
     g_clear_pointer(&f->stack, g_free);
+    g_clear_pointer(&f->dep_off, g_free);
+    g_clear_pointer(&f->deps, g_free);
     g_clear_pointer(&f->wake_off, g_free);
     g_clear_pointer(&f->wake, g_free);
     g_clear_pointer(&f->cons_off, g_free);
@@ -263,7 +279,7 @@ static void load_change(cs_flow_t *f, int li, double new_rate)
     if (d == 0)
         return;
     const edge_t *e = &f->edges[li];
-    for (int h = 0; h <= e->nh; h++) {
+    for (int h = 0; h < e->nh + (L->mem_res >= 0); h++) {
         int r = h < e->nh ? f->hops[e->off + h].res : L->mem_res;
         double c = h < e->nh ? f->hops[e->off + h].coeff : L->op.mem_passes;
         f->load[r] += d * c;
@@ -397,6 +413,7 @@ static void recompute(cs_flow_t *f)
     if (ncl == 0)
         return;
     f->recomputes++;
+    f->touched += ncl;
     for (int i = 0; i < ncr; i++) {
         int r = f->comp_res[i];
         f->rem_cap[r] = f->res_cap[r];
@@ -470,6 +487,7 @@ static void recompute(cs_flow_t *f)
             L->rate = rate;
             continue;
         }
+        f->rates_changed++;
         set_rate(f, li, rate);
         schedule_fin(f, L);
     }
@@ -598,17 +616,16 @@ static void df_advance(cs_flow_t *f, int li)
     if (L->sending || L->op_next >= L->nops)
         return;
     gint64 u = L->op_next;
-    int fi = li - J->base;
-    for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
-        gint64 need = u - p->deps[k].lag;
-        const lane_t *D = &f->lanes[J->base + p->deps[k].flow];
+    for (int k = f->dep_off[li]; k < f->dep_off[li + 1]; k++) {
+        gint64 need = u - f->deps[k].lag;
+        const lane_t *D = &f->lanes[f->deps[k].lane];
         /* LL/LL128: the data it forwards may start on its first bytes */
-        if (need >= 0 && (J->cut && p->deps[k].lag == 0 ? D->headed : D->arrived) <= need)
+        if (need >= 0 && (J->cut && f->deps[k].lag == 0 ? D->headed : D->arrived) <= need)
             return;
     }
     if (df_consumed(f, li) < u + 1 - p->credit)
         return;
-    const cs_prog_flow_t *fl = &p->flows[fi];
+    const cs_prog_flow_t *fl = &p->flows[L->pos];
     L->op.send = TRUE;
     L->op.send_unit = u;
     L->op.consume = -1;
@@ -627,11 +644,8 @@ static void df_advance(cs_flow_t *f, int li)
 static gboolean df_tail_in(const cs_flow_t *f, int li)
 {
     const lane_t *L = &f->lanes[li];
-    const fjob_t *J = &f->jobs[L->job];
-    const cs_program_t *p = J->prog;
-    int fi = li - J->base;
-    for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++)
-        if (p->deps[k].lag == 0 && f->lanes[J->base + p->deps[k].flow].arrived <= L->op.send_unit)
+    for (int k = f->dep_off[li]; k < f->dep_off[li + 1]; k++)
+        if (f->deps[k].lag == 0 && f->lanes[f->deps[k].lane].arrived <= L->op.send_unit)
             return FALSE;
     return TRUE;
 }
@@ -639,17 +653,14 @@ static gboolean df_tail_in(const cs_flow_t *f, int li)
 static void df_complete(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
-    const fjob_t *J = &f->jobs[L->job];
-    const cs_program_t *p = J->prog;
     L->sending = FALSE;
     push_arrival(f, EV_ARR, li, li);
     op_done(f, li);
     df_advance(f, li);
     /* the units it read may be consumed now: their senders may go on */
-    int fi = li - J->base;
-    for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++)
-        if (p->deps[k].lag == 0)
-            df_advance(f, J->base + p->deps[k].flow);
+    for (int k = f->dep_off[li]; k < f->dep_off[li + 1]; k++)
+        if (f->deps[k].lag == 0)
+            df_advance(f, f->deps[k].lane);
 }
 
 static void df_arrive(cs_flow_t *f, int li)
@@ -688,7 +699,7 @@ static void lane_ends(cs_flow_t *f, int li, int *from_p, int *to_p)
     const fjob_t *J = &f->jobs[L->job];
     const cs_program_t *p = J->prog;
     if (J->df) {
-        const cs_prog_flow_t *fl = &p->flows[li - J->base];
+        const cs_prog_flow_t *fl = &p->flows[L->pos];
         *from_p = fl->src;
         *to_p = fl->kind == CS_FLOW_P2P ? fl->dst : -1;
     } else {
@@ -708,7 +719,8 @@ static void on_fin(cs_flow_t *f, int li)
     const edge_t *e = &f->edges[li];
     for (int h = 0; h < e->nh; h++)
         f->res_bytes[f->hops[e->off + h].res] += L->op.bytes * f->hops[e->off + h].coeff * L->mult;
-    f->res_bytes[L->mem_res] += L->op.bytes * L->op.mem_passes * L->mult;
+    if (L->mem_res >= 0)
+        f->res_bytes[L->mem_res] += L->op.bytes * L->op.mem_passes * L->mult;
     if (f->sink != NULL && f->sink->span != NULL) {
         int from, to;
         lane_ends(f, li, &from, &to);
@@ -1125,9 +1137,441 @@ static gboolean same_df_channel(const cs_flow_t *f, const cs_program_t *p, const
     return TRUE;
 }
 
+/* ---- folding dataflow programs ---------------------------------------------
+ * Flows that play the same part (the same units, ceiling and weight, over
+ * resources that can saturate with the same capacities and coefficients,
+ * depending on and feeding flows that play the same parts, and sharing
+ * each such resource with the same numbers of flows of each part) have the
+ * same timeline: the coarsest such partition (colour refinement, an
+ * equitable partition of the graph of lanes, binding resources and
+ * dependencies) is computed, and one lane per class runs, loading each
+ * class of resources with the summed weight of its class there. With the
+ * latencies part of what must be alike the fold is exact (the same
+ * timeline, up to the order of floating-point sums); without, each class's
+ * latency is the mean of its members' (approximate, as the ring fold). */
+
+/* Equal integer signatures get the same id, numbered in order of first
+ * appearance (deterministic). */
+typedef struct {
+    GArray *buf;             /* gint32: every signature of the round */
+    int *off, *len;          /* per element */
+    int *slot;               /* open addressing: element + 1, 0 empty */
+    guint mask;
+} sigtab_t;
+
+static void sig_begin(sigtab_t *t, int n)
+{
+    g_array_set_size(t->buf, 0);
+    guint size = 16;
+    while (size < 2u * (guint)n)
+        size *= 2;
+    g_free(t->slot);
+    t->slot = g_new0(int, size);
+    t->mask = size - 1;
+}
+
+static inline void sig_put(sigtab_t *t, gint32 v)
+{
+    g_array_append_val(t->buf, v);
+}
+
+static inline void sig_put64(sigtab_t *t, guint64 v)
+{
+    sig_put(t, (gint32)(v & 0xffffffffu));
+    sig_put(t, (gint32)(v >> 32));
+}
+
+static inline guint64 dbits(double d)
+{
+    guint64 u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* Sorts 'n' tuples of 'w' integers (from 'at' in the buffer). */
+static void sig_sort(sigtab_t *t, int at, int n, int w)
+{
+    gint32 *a = &g_array_index(t->buf, gint32, at), tmp[4];
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && memcmp(&a[(k - 1) * w], &a[k * w], sizeof(gint32) * w) > 0; k--) {
+            memcpy(tmp, &a[k * w], sizeof(gint32) * w);
+            memcpy(&a[k * w], &a[(k - 1) * w], sizeof(gint32) * w);
+            memcpy(&a[(k - 1) * w], tmp, sizeof(gint32) * w);
+        }
+}
+
+/* Ids of the n signatures written (element i from off[i], len[i]). */
+static int sig_ids(sigtab_t *t, int n, int *id)
+{
+    const gint32 *b = (const gint32 *)t->buf->data;
+    int next = 0;
+    for (int i = 0; i < n; i++) {
+        guint h = 2166136261u;
+        for (int k = 0; k < t->len[i]; k++)
+            h = (h ^ (guint)b[t->off[i] + k]) * 16777619u;
+        for (guint s = h & t->mask;; s = (s + 1) & t->mask) {
+            int e = t->slot[s] - 1;
+            if (e < 0) {
+                t->slot[s] = i + 1;
+                id[i] = next++;
+                break;
+            }
+            if (t->len[e] == t->len[i] && memcmp(&b[t->off[e]], &b[t->off[i]], sizeof(gint32) * t->len[i]) == 0) {
+                id[i] = id[e];
+                break;
+            }
+        }
+    }
+    return next;
+}
+
+/* The graph being partitioned: a job's active lanes and the resources
+ * that can saturate. */
+typedef struct {
+    int n, nr;
+    int *act;                /* lane k -> job lane index */
+    int *res;                /* resource k -> resource */
+    int *lh_off, *lh_res;    /* lane -> binding hops (resource k), memory included */
+    double *lh_c;            /* ... coefficient (memory: passes) */
+    int *rl_off, *rl_lane;   /* resource -> lanes using it (once per hop) */
+    double *rl_w;            /* ... coefficient x weight */
+    int *d_off, *rd_off;     /* lane -> dependencies, dependents (lane k, lag) */
+    ldep_t *d, *rd;
+} dfgraph_t;
+
+static void dfgraph_clear(dfgraph_t *g)
+{
+    g_free(g->act);
+    g_free(g->res);
+    g_free(g->lh_off);
+    g_free(g->lh_res);
+    g_free(g->lh_c);
+    g_free(g->rl_off);
+    g_free(g->rl_lane);
+    g_free(g->rl_w);
+    g_free(g->d_off);
+    g_free(g->rd_off);
+    g_free(g->d);
+    g_free(g->rd);
+}
+
+static void dfgraph_build(const cs_flow_t *f, const fjob_t *J, const lane_t *lv, const edge_t *ev, const hop_t *hops,
+                          dfgraph_t *g)
+{
+    const cs_program_t *p = J->prog;
+    int nl = J->nlanes;
+    g_autofree int *kof = g_new(int, nl);
+    g->act = g_new(int, MAX(1, nl));
+    g->n = 0;
+    for (int i = 0; i < nl; i++) {
+        kof[i] = lv[i].nops > 0 ? g->n : -1;
+        if (lv[i].nops > 0)
+            g->act[g->n++] = i;
+    }
+    /* resources that can saturate: the demand at every lane's ceiling */
+    g_autofree double *demand = g_new0(double, f->nres);
+    for (int k = 0; k < g->n; k++) {
+        const lane_t *L = &lv[g->act[k]];
+        const edge_t *e = &ev[g->act[k]];
+        for (int h = 0; h < e->nh; h++)
+            demand[hops[e->off + h].res] += hops[e->off + h].coeff * L->mult * e->cap;
+        demand[L->mem_res] += p->flows[L->pos].mem_passes * L->mult * e->cap;
+    }
+    g_autofree int *rk = g_new(int, f->nres);
+    g->nr = 0;
+    for (int r = 0; r < f->nres; r++)
+        rk[r] = demand[r] > f->res_cap[r] ? g->nr++ : -1;
+    g->res = g_new(int, MAX(1, g->nr));
+    for (int r = 0; r < f->nres; r++)
+        if (rk[r] >= 0)
+            g->res[rk[r]] = r;
+    /* binding hops per lane, then per resource */
+    g->lh_off = g_new0(int, g->n + 1);
+    GArray *lr = g_array_new(FALSE, FALSE, sizeof(int)), *lc = g_array_new(FALSE, FALSE, sizeof(double));
+    g->rl_off = g_new0(int, g->nr + 1);
+    for (int k = 0; k < g->n; k++) {
+        const lane_t *L = &lv[g->act[k]];
+        const edge_t *e = &ev[g->act[k]];
+        for (int h = 0; h <= e->nh; h++) {
+            int r = h < e->nh ? hops[e->off + h].res : L->mem_res;
+            double c = h < e->nh ? hops[e->off + h].coeff : p->flows[L->pos].mem_passes;
+            if (rk[r] < 0)
+                continue;
+            g_array_append_val(lr, rk[r]);
+            g_array_append_val(lc, c);
+            g->rl_off[rk[r] + 1]++;
+        }
+        g->lh_off[k + 1] = (int)lr->len;
+    }
+    g->lh_res = (int *)g_array_free(lr, FALSE);
+    g->lh_c = (double *)g_array_free(lc, FALSE);
+    for (int r = 0; r < g->nr; r++)
+        g->rl_off[r + 1] += g->rl_off[r];
+    int nh = g->lh_off[g->n];
+    g->rl_lane = g_new(int, MAX(1, nh));
+    g->rl_w = g_new(double, MAX(1, nh));
+    g_autofree int *fill = g_memdup2(g->rl_off, sizeof(int) * (g->nr + 1));
+    for (int k = 0; k < g->n; k++)
+        for (int h = g->lh_off[k]; h < g->lh_off[k + 1]; h++) {
+            int at = fill[g->lh_res[h]]++;
+            g->rl_lane[at] = k;
+            g->rl_w[at] = g->lh_c[h] * lv[g->act[k]].mult;
+        }
+    /* dependencies (between active lanes; unfolded lane = base + flow) */
+    g->d_off = g_new0(int, g->n + 1);
+    g->rd_off = g_new0(int, g->n + 1);
+    GArray *d = g_array_new(FALSE, FALSE, sizeof(ldep_t));
+    for (int k = 0; k < g->n; k++) {
+        int fi = lv[g->act[k]].pos;
+        for (int q = p->dep_off[fi]; q < p->dep_off[fi + 1]; q++) {
+            int to = kof[p->deps[q].flow];
+            ldep_t x = { to, p->deps[q].lag };
+            if (to < 0)
+                continue;   /* a merged channel's flow: never happens within a channel */
+            g_array_append_val(d, x);
+            g->rd_off[to + 1]++;
+        }
+        g->d_off[k + 1] = (int)d->len;
+    }
+    g->d = (ldep_t *)g_array_free(d, FALSE);
+    for (int k = 0; k < g->n; k++)
+        g->rd_off[k + 1] += g->rd_off[k];
+    g->rd = g_new(ldep_t, MAX(1, g->d_off[g->n]));
+    g_autofree int *rf = g_memdup2(g->rd_off, sizeof(int) * (g->n + 1));
+    for (int k = 0; k < g->n; k++)
+        for (int q = g->d_off[k]; q < g->d_off[k + 1]; q++)
+            g->rd[rf[g->d[q].lane]++] = (ldep_t){ k, g->d[q].lag };
+}
+
+/* Colour refinement from lanes alike in their units, ceiling, weight, kind
+ * (and latency when 'exact') and resources alike in capacity, until no
+ * class splits. lcol/rcol: the classes; returns the number of lane classes. */
+static int dfgraph_refine(const cs_flow_t *f, const fjob_t *J, const lane_t *lv, const edge_t *ev,
+                          const dfgraph_t *g, gboolean exact, int *lcol, int *rcol)
+{
+    const cs_program_t *p = J->prog;
+    sigtab_t lt = { g_array_new(FALSE, FALSE, sizeof(gint32)), g_new(int, MAX(1, g->n)), g_new(int, MAX(1, g->n)),
+                    NULL, 0 };
+    sigtab_t rt = { g_array_new(FALSE, FALSE, sizeof(gint32)), g_new(int, MAX(1, g->nr)),
+                    g_new(int, MAX(1, g->nr)), NULL, 0 };
+    sig_begin(&lt, g->n);
+    for (int k = 0; k < g->n; k++) {
+        const lane_t *L = &lv[g->act[k]];
+        const cs_prog_flow_t *fl = &p->flows[L->pos];
+        lt.off[k] = (int)lt.buf->len;
+        sig_put64(&lt, (guint64)L->nops);
+        sig_put64(&lt, p->ch_bytes[L->ch]);
+        sig_put64(&lt, dbits(fl->share));
+        sig_put(&lt, fl->mem_passes);
+        sig_put(&lt, fl->kind);
+        sig_put64(&lt, dbits(ev[g->act[k]].cap));
+        sig_put64(&lt, dbits(L->mult));
+        if (exact)
+            sig_put64(&lt, (guint64)ev[g->act[k]].lat);
+        lt.len[k] = (int)lt.buf->len - lt.off[k];
+    }
+    int nl = sig_ids(&lt, g->n, lcol);
+    sig_begin(&rt, g->nr);
+    for (int r = 0; r < g->nr; r++) {
+        rt.off[r] = (int)rt.buf->len;
+        sig_put64(&rt, dbits(f->res_cap[g->res[r]]));
+        rt.len[r] = (int)rt.buf->len - rt.off[r];
+    }
+    int nrc = sig_ids(&rt, g->nr, rcol);
+    g_autofree int *nlcol = g_new(int, MAX(1, g->n));
+    g_autofree int *nrcol = g_new(int, MAX(1, g->nr));
+    for (;;) {
+        sig_begin(&lt, g->n);
+        for (int k = 0; k < g->n; k++) {
+            lt.off[k] = (int)lt.buf->len;
+            sig_put(&lt, lcol[k]);
+            int at = (int)lt.buf->len;
+            for (int h = g->lh_off[k]; h < g->lh_off[k + 1]; h++) {
+                sig_put(&lt, rcol[g->lh_res[h]]);
+                sig_put64(&lt, dbits(g->lh_c[h]));
+            }
+            sig_sort(&lt, at, g->lh_off[k + 1] - g->lh_off[k], 3);
+            sig_put(&lt, -1);
+            at = (int)lt.buf->len;
+            for (int q = g->d_off[k]; q < g->d_off[k + 1]; q++) {
+                sig_put(&lt, lcol[g->d[q].lane]);
+                sig_put(&lt, g->d[q].lag);
+            }
+            sig_sort(&lt, at, g->d_off[k + 1] - g->d_off[k], 2);
+            sig_put(&lt, -2);
+            at = (int)lt.buf->len;
+            for (int q = g->rd_off[k]; q < g->rd_off[k + 1]; q++) {
+                sig_put(&lt, lcol[g->rd[q].lane]);
+                sig_put(&lt, g->rd[q].lag);
+            }
+            sig_sort(&lt, at, g->rd_off[k + 1] - g->rd_off[k], 2);
+            lt.len[k] = (int)lt.buf->len - lt.off[k];
+        }
+        int nl2 = sig_ids(&lt, g->n, nlcol);
+        sig_begin(&rt, g->nr);
+        for (int r = 0; r < g->nr; r++) {
+            rt.off[r] = (int)rt.buf->len;
+            sig_put(&rt, rcol[r]);
+            int at = (int)rt.buf->len;
+            for (int q = g->rl_off[r]; q < g->rl_off[r + 1]; q++) {
+                sig_put(&rt, lcol[g->rl_lane[q]]);
+                sig_put64(&rt, dbits(g->rl_w[q]));
+            }
+            sig_sort(&rt, at, g->rl_off[r + 1] - g->rl_off[r], 3);
+            rt.len[r] = (int)rt.buf->len - rt.off[r];
+        }
+        int nr2 = sig_ids(&rt, g->nr, nrcol);
+        memcpy(lcol, nlcol, sizeof(int) * g->n);
+        memcpy(rcol, nrcol, sizeof(int) * g->nr);
+        if (nl2 == nl && nr2 == nrc)
+            break;   /* refinement only splits: the same counts are the same classes */
+        nl = nl2;
+        nrc = nr2;
+    }
+    for (int i = 0; i < 2; i++) {
+        sigtab_t *t = i == 0 ? &lt : &rt;
+        g_array_free(t->buf, TRUE);
+        g_free(t->off);
+        g_free(t->len);
+        g_free(t->slot);
+    }
+    return nl;
+}
+
+/* Replaces job J's lanes (the last ones of 'lanes'/'edges') by one per
+ * class: its edge loads one resource per class of resources it uses with
+ * the summed coefficient x weight of its class there (memory included, as
+ * a hop), its latency the class's mean, its dependencies the classes'. */
+static void dfgraph_quotient(cs_flow_t *f, fjob_t *J, const dfgraph_t *g, const int *lcol, int ncls,
+                             const int *rcol, GArray *lanes, GArray *edges, GArray *hops)
+{
+    g_autofree lane_t *lv = g_memdup2(&g_array_index(lanes, lane_t, J->base), sizeof(lane_t) * J->nlanes);
+    g_autofree edge_t *ev = g_memdup2(&g_array_index(edges, edge_t, J->base), sizeof(edge_t) * J->nlanes);
+    g_autofree int *rep = g_new(int, ncls);
+    g_autofree int *size = g_new0(int, ncls);
+    g_autofree double *lat_sum = g_new0(double, ncls);
+    g_autofree cs_time_t *lo = g_new(cs_time_t, ncls);
+    g_autofree cs_time_t *hi = g_new(cs_time_t, ncls);
+    for (int k = 0; k < g->n; k++) {
+        int c = lcol[k];
+        cs_time_t l = ev[g->act[k]].lat;
+        if (size[c]++ == 0) {
+            rep[c] = k;
+            lo[c] = hi[c] = l;
+        }
+        lo[c] = MIN(lo[c], l);
+        hi[c] = MAX(hi[c], l);
+        lat_sum[c] += (double)l;
+    }
+    int nrc = 0;
+    for (int r = 0; r < g->nr; r++)
+        nrc = MAX(nrc, rcol[r] + 1);
+    g_autofree int *rrep = g_new(int, MAX(1, nrc));
+    for (int r = g->nr - 1; r >= 0; r--)
+        rrep[rcol[r]] = r;
+    g_array_set_size(lanes, J->base);
+    g_array_set_size(edges, J->base);
+    J->spread = 0;
+    J->spread_rel = 0;
+    J->qdep_off = g_new0(int, ncls + 1);
+    GArray *qd = g_array_new(FALSE, FALSE, sizeof(ldep_t));
+    g_autofree int *seen = g_new0(int, MAX(1, MAX(nrc, ncls)));
+    int stamp = 0;
+    for (int c = 0; c < ncls; c++) {
+        int k = rep[c];
+        lane_t L = lv[g->act[k]];
+        edge_t e = ev[g->act[k]];
+        L.mult = 1;           /* the weights are in the coefficients */
+        L.mem_res = -1;       /* memory is one of the hops */
+        e.lat = (cs_time_t)llround(lat_sum[c] / size[c]);
+        J->spread = MAX(J->spread, hi[c] - lo[c]);
+        if (e.lat > 0)
+            J->spread_rel = MAX(J->spread_rel, (double)(hi[c] - lo[c]) / (double)e.lat);
+        e.off = (int)hops->len;
+        e.nh = 0;
+        stamp++;
+        for (int h = g->lh_off[k]; h < g->lh_off[k + 1]; h++) {
+            int R = rcol[g->lh_res[h]];
+            if (seen[R] == stamp)
+                continue;
+            seen[R] = stamp;
+            int rr = rrep[R];
+            double w = 0;
+            for (int q = g->rl_off[rr]; q < g->rl_off[rr + 1]; q++)
+                if (lcol[g->rl_lane[q]] == c)
+                    w += g->rl_w[q];
+            hop_t x = { g->res[rr], w };
+            g_array_append_val(hops, x);
+            e.nh++;
+        }
+        g_array_append_val(lanes, L);
+        g_array_append_val(edges, e);
+        stamp++;
+        for (int q = g->d_off[k]; q < g->d_off[k + 1]; q++) {
+            int dc = lcol[g->d[q].lane];
+            gboolean dup = FALSE;
+            for (int z = J->qdep_off[c]; z < (int)qd->len && !dup; z++)
+                dup = g_array_index(qd, ldep_t, z).lane == dc && g_array_index(qd, ldep_t, z).lag == g->d[q].lag;
+            if (!dup) {
+                ldep_t x = { dc, g->d[q].lag };
+                g_array_append_val(qd, x);
+            }
+        }
+        J->qdep_off[c + 1] = (int)qd->len;
+    }
+    J->qdeps = (ldep_t *)g_array_free(qd, FALSE);
+    J->classes = ncls;
+    J->flows = g->n;
+    J->nlanes = ncls;
+}
+
+/* Folds a dataflow job as 'fold' allows: the exact partition where it
+ * leaves at most CS_FLOW_EXACT_WORK_DF transfers or where nothing else is
+ * allowed; past that (AUTO), or always (APPROX), the partition that
+ * ignores latencies, when it is coarser. */
+static void fold_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray *lanes, GArray *edges, GArray *hops)
+{
+    if (fold == CS_FLOW_FOLD_NONE || J->nlanes < 2)
+        return;
+    const lane_t *lv = &g_array_index(lanes, lane_t, J->base);
+    const edge_t *ev = &g_array_index(edges, edge_t, J->base);
+    dfgraph_t g = { 0 };
+    dfgraph_build(f, J, lv, ev, (const hop_t *)hops->data, &g);
+    g_autofree int *lcol = g_new(int, MAX(1, g.n));
+    g_autofree int *rcol = g_new(int, MAX(1, g.nr));
+    int ncls = fold == CS_FLOW_FOLD_APPROX ? g.n : dfgraph_refine(f, J, lv, ev, &g, TRUE, lcol, rcol);
+    double work = 0;
+    if (fold != CS_FLOW_FOLD_APPROX) {
+        g_autofree gboolean *counted = g_new0(gboolean, MAX(1, ncls));
+        for (int k = 0; k < g.n; k++)
+            if (!counted[lcol[k]]) {
+                counted[lcol[k]] = TRUE;
+                work += (double)lv[g.act[k]].nops;
+            }
+    }
+    J->approx = FALSE;
+    if (fold == CS_FLOW_FOLD_APPROX || (fold == CS_FLOW_FOLD_AUTO && work > CS_FLOW_EXACT_WORK_DF)) {
+        g_autofree int *al = g_new(int, MAX(1, g.n));
+        g_autofree int *ar = g_new(int, MAX(1, g.nr));
+        int na = dfgraph_refine(f, J, lv, ev, &g, FALSE, al, ar);
+        if (na < ncls) {
+            ncls = na;
+            memcpy(lcol, al, sizeof(int) * g.n);
+            memcpy(rcol, ar, sizeof(int) * g.nr);
+            J->approx = TRUE;
+        }
+    }
+    if (ncls < g.n)
+        dfgraph_quotient(f, J, &g, lcol, ncls, rcol, lanes, edges, hops);
+    else
+        J->approx = FALSE;
+    dfgraph_clear(&g);
+}
+
 /* A dataflow program: one lane per flow of every channel (no folding: the
  * trees are not periodic), its edge from the job's network view. */
-static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, GArray *lanes, GArray *edges, GArray *hops, GError **err)
+static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray *lanes, GArray *edges, GArray *hops,
+                               GError **err)
 {
     const cs_program_t *prog = J->prog;
     const cs_flow_net_t *net = J->net;
@@ -1182,27 +1626,48 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, GArray *lanes, GArray *e
             lv[prog->flow_off[rep[k]] + fi - prog->flow_off[c]].mult++;
         }
     }
+    fold_dataflow(f, J, fold, lanes, edges, hops);
     return TRUE;
 }
 
-/* Dependency lists of every dataflow job, in global lane indices. */
+/* Dependency lists of every dataflow job, in global lane indices: what
+ * each lane waits for (the program's, or its folded job's), and from them
+ * who wakes up on each lane's units and who consumes them. */
 static void setup_deps(cs_flow_t *f)
 {
-    f->wake_off = g_new0(int, f->nlanes + 1);
-    f->cons_off = g_new0(int, f->nlanes + 1);
-    int nd = 0;
+    f->dep_off = g_new0(int, f->nlanes + 1);
+    GArray *deps = g_array_new(FALSE, FALSE, sizeof(ldep_t));
     for (int j = 0; j < f->njobs; j++) {
         const fjob_t *J = &f->jobs[j];
-        if (!J->df)
-            continue;
         const cs_program_t *p = J->prog;
-        nd += p->dep_off[p->nflows];
-        for (int fi = 0; fi < p->nflows; fi++)
-            for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
-                f->wake_off[J->base + p->deps[k].flow + 1]++;
-                if (p->deps[k].lag == 0)
-                    f->cons_off[J->base + p->deps[k].flow + 1]++;
+        for (int k = 0; k < J->nlanes; k++) {
+            int li = J->base + k;
+            f->dep_off[li] = (int)deps->len;
+            if (!J->df)
+                continue;
+            if (J->qdeps != NULL) {
+                for (int q = J->qdep_off[k]; q < J->qdep_off[k + 1]; q++) {
+                    ldep_t d = { J->base + J->qdeps[q].lane, J->qdeps[q].lag };
+                    g_array_append_val(deps, d);
+                }
+                continue;
             }
+            int fi = f->lanes[li].pos;
+            for (int q = p->dep_off[fi]; q < p->dep_off[fi + 1]; q++) {
+                ldep_t d = { J->base + p->deps[q].flow, p->deps[q].lag };   /* unfolded: lane = base + flow */
+                g_array_append_val(deps, d);
+            }
+        }
+    }
+    f->dep_off[f->nlanes] = (int)deps->len;
+    int nd = (int)deps->len;
+    f->deps = (ldep_t *)g_array_free(deps, FALSE);
+    f->wake_off = g_new0(int, f->nlanes + 1);
+    f->cons_off = g_new0(int, f->nlanes + 1);
+    for (int k = 0; k < nd; k++) {
+        f->wake_off[f->deps[k].lane + 1]++;
+        if (f->deps[k].lag == 0)
+            f->cons_off[f->deps[k].lane + 1]++;
     }
     for (int li = 0; li < f->nlanes; li++) {
         f->wake_off[li + 1] += f->wake_off[li];
@@ -1212,19 +1677,13 @@ static void setup_deps(cs_flow_t *f)
     f->cons = g_new(int, MAX(1, nd));
     g_autofree int *wf = g_memdup2(f->wake_off, sizeof(int) * (f->nlanes + 1));
     g_autofree int *cf = g_memdup2(f->cons_off, sizeof(int) * (f->nlanes + 1));
-    for (int j = 0; j < f->njobs; j++) {
-        const fjob_t *J = &f->jobs[j];
-        if (!J->df)
-            continue;
-        const cs_program_t *p = J->prog;
-        for (int fi = 0; fi < p->nflows; fi++)
-            for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
-                int d = J->base + p->deps[k].flow;
-                f->wake[wf[d]++] = J->base + fi;
-                if (p->deps[k].lag == 0)
-                    f->cons[cf[d]++] = J->base + fi;
-            }
-    }
+    for (int li = 0; li < f->nlanes; li++)
+        for (int k = f->dep_off[li]; k < f->dep_off[li + 1]; k++) {
+            int d = f->deps[k].lane;
+            f->wake[wf[d]++] = li;
+            if (f->deps[k].lag == 0)
+                f->cons[cf[d]++] = li;
+        }
 }
 
 /* The resources each lane shares. A resource whose every possible user
@@ -1244,8 +1703,9 @@ static void setup_resources(cs_flow_t *f)
             continue;   /* never sends (a merged channel's flow) */
         for (int h = 0; h < e->nh; h++)
             demand[f->hops[e->off + h].res] += f->hops[e->off + h].coeff * L->mult * e->cap;
-        int mp = J->df ? J->prog->flows[li - J->base].mem_passes : 3;   /* cs_prog_op_t: at most 3 */
-        demand[L->mem_res] += mp * L->mult * e->cap;
+        int mp = J->df ? J->prog->flows[L->pos].mem_passes : 3;   /* cs_prog_op_t: at most 3 */
+        if (L->mem_res >= 0)
+            demand[L->mem_res] += mp * L->mult * e->cap;
     }
     GArray *bh = g_array_new(FALSE, FALSE, sizeof(bhop_t));
     f->res_off = g_new0(int, f->nres + 1);
@@ -1255,7 +1715,7 @@ static void setup_resources(cs_flow_t *f)
         const edge_t *e = &f->edges[li];
         const fjob_t *J = &f->jobs[L->job];
         L->boff = (int)bh->len;
-        for (int h = 0; h <= e->nh && L->nops > 0; h++) {
+        for (int h = 0; h < e->nh + (L->mem_res >= 0) && L->nops > 0; h++) {
             bhop_t b = h < e->nh ? (bhop_t){ f->hops[e->off + h].res, li, f->hops[e->off + h].coeff, 0 }
                                  : (bhop_t){ L->mem_res, li, -1, 0 };
             /* A merged lane's weight lands on its representative's links:
@@ -1353,7 +1813,7 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
         gap += cs_flow_nvls_lat(net);   /* once per call, as the analytic engine */
     J->gap = (cs_time_t)llround(gap * CS_PS_PER_S);
     if (J->prog->nflows > 0)
-        return setup_dataflow(f, J, lanes, edges, hops, err);
+        return setup_dataflow(f, J, f->sink == NULL ? fold : CS_FLOW_FOLD_NONE, lanes, edges, hops, err);
     return setup_ring(f, J, f->sink == NULL ? fold : CS_FLOW_FOLD_NONE, lanes, edges, hops, err);
 }
 
@@ -1379,7 +1839,7 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
     setup_deps(f);
     setup_resources(f);
     guint64 ev0 = cs_evq_popped(f->q);
-    f->recomputes = 0;
+    f->recomputes = f->touched = f->rates_changed = 0;
     for (int j = 0; j < ntasks; j++)
         push_start(f, j, f->jobs[j].start + f->jobs[j].gap);
     run_events(f);
@@ -1389,6 +1849,8 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
     cs_flow_stats_t st = { 0 };
     st.events = cs_evq_popped(f->q) - ev0;
     st.recomputes = f->recomputes;
+    st.touched = f->touched;
+    st.changed = f->rates_changed;
     st.lanes = f->nlanes;
     gboolean done = TRUE;
     for (int j = 0; j < ntasks; j++) {
@@ -1398,12 +1860,13 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
             end_s[j] = (double)J->end / CS_PS_PER_S;
         if (j == 0) {
             st.time_s = (double)(J->end - J->start) / CS_PS_PER_S;
-            st.folded = J->prog != NULL && !J->df && J->P != J->prog->nranks;
-            st.period = J->prog != NULL && !J->df ? J->P : 0;
+            st.folded = J->prog != NULL && (J->df ? J->classes > 0 : J->P != J->prog->nranks);
+            st.period = J->prog == NULL ? 0 : J->df ? J->classes : J->P;
             st.approx = J->approx;
             st.spread_s = (double)J->spread / CS_PS_PER_S;
             st.spread_rel = J->spread_rel;
             st.dataflow = J->df;
+            st.flows = J->flows;
         }
     }
     teardown_run(f);
@@ -1474,6 +1937,12 @@ static char *flow_approximation(void *state)
     if (!f->last.approx)
         return NULL;
     const cs_comm_info_t *info = f->net.info;
+    if (f->last.dataflow)
+        return g_strdup_printf("flows that load the resources that can saturate alike, and depend on flows that do, "
+                               "simulated as one (%d classes of %d flows), with each class's latency averaged (its "
+                               "flows' differ by up to %.2f us, %.1f%%); --exact simulates them all "
+                               "(docs/model-flow.md)",
+                               f->last.period, f->last.flows, f->last.spread_s * 1e6, f->last.spread_rel * 100);
     int n = info->nranks, P = f->last.period;
     return g_strdup_printf("every ring simulated over %d of its %d positions (%d of %d nodes), with each edge's "
                            "latency averaged over the %d periods (they differ by up to %.2f us, %.1f%%); "
