@@ -111,10 +111,7 @@ static gboolean build_design(cs_run_args_t *a, const char *file, const char *var
 {
     g_free(a->scenario);
     a->scenario = g_strdup(file);
-    int gpus = a->topo.gpus;     /* cs_run_args_build folds -t into it: once per build */
-    gboolean ok = cs_run_args_build(a, s, err);
-    a->topo.gpus = gpus;
-    if (!ok)
+    if (!cs_run_args_build(a, s, err))
         return FALSE;
     if (variant == NULL) {
         d->label = file_label(file);

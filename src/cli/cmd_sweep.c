@@ -202,10 +202,7 @@ static void number(GString *g, double v)
 /* The scenario of point i: the base, then the point's grid values. */
 static gboolean point_scenario(const grid_t *g, guint i, cs_scenario_t *s, GError **err)
 {
-    cs_run_args_t *a = g->a;
-    int gpus = a->topo.gpus;     /* cs_run_args_build folds -t into it: once per build */
-    gboolean ok = cs_run_args_build(a, s, err);
-    a->topo.gpus = gpus;
+    gboolean ok = cs_run_args_build(g->a, s, err);
     for (guint k = 0; ok && k < g->axes->len; k++) {
         const axis_t *x = &g_array_index(g->axes, axis_t, k);
         const char *v = x->values[value_at(g, i, k)];
@@ -812,9 +809,7 @@ static gboolean check_base(cs_run_args_t *a, GError **err)
     }
     cs_scenario_t s;
     cs_scenario_init(&s);
-    int gpus = a->topo.gpus;
     gboolean ok = cs_run_args_build(a, &s, err);
-    a->topo.gpus = gpus;
     if (ok && s.jobs->len > 0) {
         const cs_scenario_job_t *j = g_ptr_array_index(s.jobs, 0);
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,

@@ -190,7 +190,7 @@ static void note_topo_flag_origins(cs_scenario_t *s, const cs_topo_spec_t *f)
                                  g_strdup_printf("collsim: --%s", set[i].key));
 }
 
-gboolean cs_run_args_build(cs_run_args_t *a, cs_scenario_t *s, GError **err)
+gboolean cs_run_args_build(const cs_run_args_t *a, cs_scenario_t *s, GError **err)
 {
     if (a->scenario != NULL && !cs_scenario_load(s, a->scenario, err))
         return FALSE;
@@ -211,11 +211,14 @@ gboolean cs_run_args_build(cs_run_args_t *a, cs_scenario_t *s, GError **err)
         g_autofree char *name = g_strndup(kv, eq - kv);
         cs_nccl_env_set(s->env, name, eq + 1, "--env");
     }
-    /* nccl-tests runs threads x GPUs-per-thread ranks per process (-t, -g). */
+    /* nccl-tests runs threads x GPUs-per-thread ranks per process (-t, -g).
+     * Folded into a copy of the flags (strings shared, merge copies them):
+     * 'a' stays as parsed, so compare and sweep build from it per design. */
+    cs_topo_spec_t flags = a->topo;
     if (a->nthreads > 1)
-        a->topo.gpus = a->nthreads * (a->topo.gpus > 0 ? a->topo.gpus : 1);
-    note_topo_flag_origins(s, &a->topo);
-    cs_topo_spec_merge(&s->topo, &a->topo);
+        flags.gpus = a->nthreads * (a->topo.gpus > 0 ? a->topo.gpus : 1);
+    note_topo_flag_origins(s, &flags);
+    cs_topo_spec_merge(&s->topo, &flags);
     return TRUE;
 }
 

@@ -40,8 +40,9 @@ void cs_run_args_clear(cs_run_args_t *a);
  * line ("collsim: -b: ..."), CS_ERROR_INPUT. */
 gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int argc, char **argv, GError **err);
 /* Loads the scenario file, applies the flags, the process's NCCL_*
- * variables and --env, and merges the topology flags into s. */
-gboolean cs_run_args_build(cs_run_args_t *a, cs_scenario_t *s, GError **err);
+ * variables and --env, and merges the topology flags into s. 'a' is not
+ * changed: building twice from it gives the same scenario. */
+gboolean cs_run_args_build(const cs_run_args_t *a, cs_scenario_t *s, GError **err);
 /* For commands that measure (real, real --verbs): refuses what only a
  * simulation has, --trace, --link-stats and [job NAME] groups, with one
  * line naming where it was set. */
