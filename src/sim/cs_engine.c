@@ -42,7 +42,7 @@ const char *cs_engine_names(void)
     if (names[0] == '\0') {
         for (gsize i = 0; i < G_N_ELEMENTS(engines); i++) {
             if (i > 0)
-                g_strlcat(names, ",", sizeof names);
+                g_strlcat(names, ", ", sizeof names);
             g_strlcat(names, engines[i]->name, sizeof names);
         }
     }

@@ -84,6 +84,9 @@ check model-before-topo-calibrate prefix "collsim: --model: unknown model 'bogus
 printf '[scenario]\nmodel = bogus\n[topology]\npreset = nope\n' >s6.ini
 check model-before-topo-ini prefix "s6.ini:2: model: unknown model 'bogus'; expected one of " -- run s6.ini
 check unknown-model prefix "collsim: --model: unknown model 'flowx'; expected one of " -- run $H --model flowx
+# the list of models is written as every list in messages: ", " between names
+"$COLLSIM" run $H --model flowx 2>&1 | grep -Eq "expected one of analytic(, [a-z]+)+$" && ok=1 || ok=0
+[ $ok -eq 1 ] && echo "ok model-list-spacing" || { echo "FAIL model-list-spacing: $("$COLLSIM" run $H --model flowx 2>&1)"; fail=1; }
 check missing-calibration prefix "nosuch.ini: " -- run $H --calibration nosuch.ini
 
 # scenario files: FILE:LINE
