@@ -61,12 +61,14 @@ double cs_topo_xml_sys_bw(cs_cpu_vendor_t v, int familyid, int modelid)
 #define C2C_BW_DEFAULT 450e9
 
 /* Limits that keep a hostile file from asking for absurd amounts of memory
- * (and, under libFuzzer, for more than a fuzz iteration's time). */
+ * (and, under libFuzzer, for more than a fuzz iteration's time). Nodes: the
+ * one limit of every way to say a number of nodes (flags, keys, presets'
+ * builders), CS_MAX_NODES, for the file's nodes in all. */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 #define MAX_NODES      64
 #define MAX_DEVICES    20000
 #else
-#define MAX_NODES      100000
+#define MAX_NODES      CS_MAX_NODES
 #define MAX_DEVICES    4000000
 #endif
 

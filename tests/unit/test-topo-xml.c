@@ -500,7 +500,7 @@ static const struct {
     { "bad-socket.xml", "bad-socket.xml:4: bad socket=\"-1\" on <cpu>; expected an integer from 0 to 1023" },
     { "bad-nic-kind.xml", "bad-nic-kind.xml:5: unknown NIC kind 'omnipath'; expected ib, roce or ethernet" },
     { "bad-nic-nospeed.xml", "bad-nic-nospeed.xml:5: missing attribute 'speed' on <nic>; expected a port speed such as speed=\"400Gbps\" (or type=\"NAME\" from the catalogue)" },
-    { "bad-count.xml", "bad-count.xml:3: bad count=\"0\" on <node>; expected an integer from 1 to 100000" },
+    { "bad-count.xml", "bad-count.xml:3: bad count=\"0\" on <node>; expected an integer from 1 to 65536" },
     { "bad-no-fabric.xml", "bad-no-fabric.xml:2: 2 nodes but no <fabric>; expected a <fabric> element joining them" },
     { "bad-fabric-kind.xml", "bad-fabric-kind.xml:8: unknown fabric kind 'torus'; expected rail, fat-tree or custom" },
     { "bad-fabric-unknown-nic.xml", "bad-fabric-unknown-nic.xml:11: unknown device 'n2.nic0' in a=; expected a <switch> id of this fabric or a NIC, written n<k>.<id> (\"n0.nic0\") when there are several nodes" },
@@ -536,6 +536,35 @@ static void test_bad_files(void)
             want = g_strdup(bad_files[i].message);
         g_assert_cmpstr(err->message, ==, want);
         g_assert_null(strchr(err->message, '\n'));
+    }
+}
+
+/* A file's nodes have the limit of every other way to say a number of
+ * nodes (--nodes, [topology] nodes): CS_MAX_NODES, on one <node> and on
+ * the file's nodes in all. */
+static void test_node_limit(void)
+{
+    static const char *const head = "<?xml version=\"1.0\"?>\n<collsim-topology version=\"1\">\n";
+    static const char *const node = "  <node count=\"%d\"><gpu id=\"gpu0\" model=\"h100-sxm\"/></node>\n";
+    g_assert_cmpint(CS_MAX_NODES, ==, 65536);
+    {
+        g_autofree char *one = g_strdup_printf(node, CS_MAX_NODES + 1);
+        g_autofree char *xml = g_strconcat(head, one, "</collsim-topology>\n", NULL);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(cs_topo_t) t = cs_topo_xml_load_mem(xml, strlen(xml), "big.xml", &err);
+        g_assert_null(t);
+        g_assert_cmpstr(err->message, ==, "big.xml:3: bad count=\"65537\" on <node>; expected an integer from 1 to 65536");
+    }
+    {
+        /* each <node> within the limit, the two together one past it */
+        g_autofree char *a = g_strdup_printf(node, CS_MAX_NODES);
+        g_autofree char *b = g_strdup_printf(node, 1);
+        g_autofree char *xml = g_strconcat(head, a, b, "</collsim-topology>\n", NULL);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(cs_topo_t) t = cs_topo_xml_load_mem(xml, strlen(xml), "sum.xml", &err);
+        g_assert_null(t);
+        g_assert_cmpstr(err->message, ==, "sum.xml:4: too large: 65537 nodes and 65537 devices so far; "
+                                          "expected at most 65536 nodes and 4000000 devices");
     }
 }
 
@@ -762,6 +791,7 @@ int main(int argc, char **argv)
     g_test_add_func("/topo-xml/derived", test_derived);
     g_test_add_func("/topo-xml/bad-files", test_bad_files);
     g_test_add_func("/topo-xml/bad-files-listed", test_bad_files_listed);
+    g_test_add_func("/topo-xml/node-limit", test_node_limit);
     g_test_add_func("/topo-xml/load-path", test_load_path);
     g_test_add_func("/topo-xml/quiet", test_quiet);
     g_test_add_func("/topo-xml/schema", test_schema);
