@@ -71,6 +71,13 @@ done
 if run_lab lab1-socket-fallback; then
     has machine.txt 'n0.rdma0 .*roce 100 Gb/s' && has machine.txt 'n0.mgmt .*ethernet 1 Gb/s' \
         && ok "lab1: machine has RoCE NICs and a 1 GbE port" || bad "lab1: machine"
+    # the first clue: run's warning names the setting, its line and the fix
+    has before.txt '^# warning: NCCL_IB_DISABLE=1 (scenarios/lab-roce-socket-fallback.ini:[0-9]*): node 0.s RDMA devices (mlx5_0, mlx5_1) stay unused .*NET/Socket over eno1.*expected \[nccl\] NCCL_IB_DISABLE = 0' \
+        && ok "lab1: before: NCCL_IB_DISABLE warning" || bad "lab1: before warning"
+    ! has after.txt '^# warning' && ! has env-fix.txt '^# warning' && ok "lab1: after the fix: no warning" \
+        || bad "lab1: after warns"
+    has wrong-hca.txt '^# warning: NCCL_IB_HCA=mlx5_9 (--env) matches none of node 0.s RDMA devices (mlx5_0, mlx5_1): NCCL logs "NET/IB : No device found."' \
+        && ok "lab1: NCCL_IB_HCA=mlx5_9 warning" || bad "lab1: wrong HCA warning"
     has before.txt '^# transports: .*NET/Socket inter (.*eno1, 1 Gb/s)' \
         && ok "lab1: before: NET/Socket over eno1 in the header" || bad "lab1: before header"
     [ "$(col before.txt $G 17)" = "SHM+NET/Socket" ] && ok "lab1: before: transport column" \
