@@ -84,7 +84,8 @@ static char *file_label(const char *path)
  * files (--json, --csv, --svg) and no trace. A flag is refused instead. */
 static gboolean check_outputs(const cs_scenario_t *s, design_t *d, GError **err)
 {
-    static const char *const keys[] = { "output.json", "output.csv", "output.trace", "output.link-stats" };
+    static const char *const keys[] = { "output.json", "output.csv", "output.svg", "output.trace",
+                                        "output.link-stats" };
     GString *ign = g_string_new(NULL);
     for (guint i = 0; i < G_N_ELEMENTS(keys); i++) {
         const char *o = g_hash_table_lookup(s->origins, keys[i]);
@@ -692,56 +693,37 @@ static char *write_svg(const GArray *designs)
 {
     guint n = designs->len;
     g_autofree cs_svg_series_t *series = g_new0(cs_svg_series_t, n);
-    GPtrArray *keep = g_ptr_array_new_with_free_func(g_free);   /* the series' arrays */
+    g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func(g_free);   /* the series' arrays */
     for (guint i = 0; i < n; i++) {
         const design_t *d = &g_array_index(designs, design_t, i);
-        guint m = d->p->result->rows->len;
-        double *size = g_new0(double, MAX(1, m)), *bw = g_new0(double, MAX(1, m)), *t = g_new0(double, MAX(1, m));
-        char **algo = g_new0(char *, MAX(1, m) + 1);
-        for (guint k = 0; k < m; k++) {
-            const cs_result_row_t *r = &g_array_index(d->p->result->rows, cs_result_row_t, k);
-            size[k] = (double)d->p->sizes[k];
-            bw[k] = ran(r) ? r->busbw[CS_OOP] : -1;
-            t[k] = ran(r) ? r->time_us[CS_OOP] : -1;
-            algo[k] = ran(r) ? g_strdup_printf("%s/%s", r->algo, r->proto) : NULL;
-            if (algo[k] != NULL)
-                g_ptr_array_add(keep, algo[k]);
-        }
-        g_ptr_array_add(keep, size);
-        g_ptr_array_add(keep, bw);
-        g_ptr_array_add(keep, t);
-        g_ptr_array_add(keep, algo);
-        series[i] = (cs_svg_series_t){ .label = d->label, .n = (int)m, .size = size, .busbw = bw, .time_us = t,
-                                       .algo = (const char *const *)algo };
+        series[i] = cs_predict_svg_series(d->p->result, d->p->sizes, d->label, keep);
     }
     g_autofree char *models = models_of(designs);
     GString *title = g_string_new(cs_coll_name(g_array_index(designs, design_t, 0).p->result->coll));
     for (guint i = 0; i < n; i++)
         g_string_append_printf(title, "%s%s", i == 0 ? ": " : " vs ", g_array_index(designs, design_t, i).label);
-    g_autofree char *caption = g_strdup_printf("model%s: %s prediction, not a measurement (collsim %s compare)",
-                                               strchr(models, ',') != NULL ? "s" : "", models, PACKAGE_VERSION);
+    g_autofree char *caption = cs_predict_svg_caption(models, "compare");
     cs_svg_opts_t o = { .title = title->str, .caption = caption, .time_panel = TRUE };
     char *svg = cs_svg_plot(series, (int)n, &o);
     g_string_free(title, TRUE);
-    g_ptr_array_unref(keep);
     return svg;
 }
 
 /* --json, --csv, --svg: all written or none, before the table. */
-static gboolean write_files(const cs_scenario_t *flags, const char *svg_path, const GArray *designs,
-                            const GArray *sizes, const GArray *v, GError **err)
+static gboolean write_files(const cs_scenario_t *flags, const GArray *designs, const GArray *sizes,
+                            const GArray *v, GError **err)
 {
     const char *paths[3], *data[3];
     int n = 0;
     g_autofree char *json = flags->json_out != NULL ? write_json(designs, sizes, v) : NULL;
     g_autofree char *csv = flags->csv_out != NULL ? write_csv(designs, sizes) : NULL;
-    g_autofree char *svg = svg_path != NULL ? write_svg(designs) : NULL;
+    g_autofree char *svg = flags->svg_out != NULL ? write_svg(designs) : NULL;
     if (json != NULL)
         paths[n] = flags->json_out, data[n++] = json;
     if (csv != NULL)
         paths[n] = flags->csv_out, data[n++] = csv;
     if (svg != NULL)
-        paths[n] = svg_path, data[n++] = svg;
+        paths[n] = flags->svg_out, data[n++] = svg;
     return cs_write_files_atomic(n, paths, data, NULL, err);
 }
 
@@ -757,7 +739,7 @@ static int compare(cs_run_args_t *a, const compare_opts_t *o, GError **err)
         return 2;
     g_autoptr(GArray) sizes = union_sizes(designs);
     g_autoptr(GArray) v = verdicts(designs, sizes);
-    if (!write_files(&a->scratch, o->svg, designs, sizes, v, err))
+    if (!write_files(&a->scratch, designs, sizes, v, err))
         return 2;
     write_table(stdout, designs, sizes, v, a->scratch.link_stats);
     if (fflush(stdout) != 0) {
@@ -797,8 +779,6 @@ int cs_cmd_compare(int argc, char **argv)
         { "design", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_design,
           "A design: the scenario with these settings (repeatable; commas separate settings, \\, is a comma)",
           "LABEL:KEY=VALUE[,...]" },
-        { "svg", 0, 0, G_OPTION_ARG_FILENAME, &o.svg, "Also plot bus bandwidth and time against size to FILE (SVG)",
-          "FILE" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files, NULL, "SCENARIO..." },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -813,7 +793,6 @@ int cs_cmd_compare(int argc, char **argv)
     else if ((status = compare(&a, &o, &err)) == 2)
         cs_cli_fail(err);
     g_strfreev(o.files);
-    g_free(o.svg);
     g_ptr_array_unref(o.variants);
     cs_run_args_clear(&a);
     return status;

@@ -1,13 +1,15 @@
 /* collsim run: predict a collective sweep and print it as nccl-tests does.
  *
- * scenario file < flags (and [nccl] < environment < --env) -> topology ->
- * NCCL's communicator -> engine sweep, one size at a time, each row
- * printed as it is priced (progress on a terminal, Ctrl-C: exit 130) ->
- * JSON/CSV/trace (atomic, all or none) -> the table's footer.
+ * scenario file < flags (and [nccl] < environment < --env) -> model,
+ * topology, NCCL's communicator (cs_design_t, as compare and sweep) ->
+ * engine sweep, one size at a time, each row printed as it is priced
+ * (progress on a terminal, Ctrl-C: exit 130) -> JSON/CSV/trace/SVG
+ * (atomic, all or none) -> the table's footer.
  * Every input problem ends here as one line on stderr and exit 2, before
  * any file is written. */
 #include "config.h"
 #include "cli/cs_commands.h"
+#include "cli/cs_predict.h"
 #include "cli/cs_progress.h"
 #include "io/cs_run_args.h"
 #include "io/cs_writers.h"
@@ -25,24 +27,24 @@
 
 /* ---- the run ----------------------------------------------------------------- */
 
-/* Puts our header notes before the engine's own (which name the
- * transports and the parameters). */
-static void add_notes(cs_result_t *r, const cs_scenario_t *s, const GPtrArray *warnings)
+/* --svg: the sweep's one curve, labelled with the scenario's name or the
+ * topology. */
+static char *write_svg(const cs_result_t *r, const guint64 *sizes, const char *model, const cs_table_opts_t *o)
 {
-    guint at = 0;
-    /* (the pcie preset's gpus is its size, not a restriction) */
-    if (s->topo.gpus > 0 && g_strcmp0(s->topo.preset, "pcie") != 0)
-        g_ptr_array_insert(r->notes, at++,
-                           g_strdup_printf("using the first %d GPU(s) of each node (-g/--gpus)", s->topo.gpus));
-    for (guint i = 0; i < warnings->len; i++)
-        g_ptr_array_insert(r->notes, at++, g_strdup_printf("warning: %s", (const char *)g_ptr_array_index(warnings, i)));
+    g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func(g_free);
+    const char *label = r->source != NULL ? r->source : o->topo_desc;
+    cs_svg_series_t series = cs_predict_svg_series(r, sizes, label, keep);
+    g_autofree char *title = g_strdup_printf("%s: %s", cs_coll_name(r->coll), label);
+    g_autofree char *caption = cs_predict_svg_caption(model, "run");
+    cs_svg_opts_t so = { .title = title, .caption = caption, .time_panel = TRUE };
+    return cs_svg_plot(&series, 1, &so);
 }
 
-/* --json, --csv and --trace: all written or none. */
+/* --json, --csv, --trace and --svg: all written or none. */
 static gboolean write_outputs(const cs_scenario_t *s, const char *json, const char *csv, cs_trace_t *trace,
-                              GError **err)
+                              const char *svg, GError **err)
 {
-    const char *paths[3], *data[3];
+    const char *paths[4], *data[4];
     int n = 0;
     g_autofree char *tr = trace != NULL ? cs_trace_to_json(trace, NULL) : NULL;
     if (json != NULL)
@@ -51,14 +53,17 @@ static gboolean write_outputs(const cs_scenario_t *s, const char *json, const ch
         paths[n] = s->csv_out, data[n++] = csv;
     if (tr != NULL)
         paths[n] = s->trace_out, data[n++] = tr;
+    if (svg != NULL)
+        paths[n] = s->svg_out, data[n++] = svg;
     return cs_write_files_atomic(n, paths, data, NULL, err);
 }
 
-/* --json, --csv and --trace are written at the end of a run that may take
- * minutes: a path that cannot be written fails now, before any output. */
+/* --json, --csv, --trace and --svg are written at the end of a run that
+ * may take minutes: a path that cannot be written fails now, before any
+ * output. */
 static gboolean check_outputs(const cs_scenario_t *s, GError **err)
 {
-    const char *paths[3];
+    const char *paths[4];
     int n = 0;
     if (s->json_out != NULL)
         paths[n++] = s->json_out;
@@ -66,6 +71,8 @@ static gboolean check_outputs(const cs_scenario_t *s, GError **err)
         paths[n++] = s->csv_out;
     if (s->trace_out != NULL)
         paths[n++] = s->trace_out;
+    if (s->svg_out != NULL)
+        paths[n++] = s->svg_out;
     return cs_write_files_check(n, paths, err);
 }
 
@@ -199,7 +206,7 @@ static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs
     /* files first and atomically */
     g_autofree char *json = s->json_out != NULL ? cs_write_jobs_json(&rep) : NULL;
     g_autofree char *csv = s->csv_out != NULL ? cs_write_jobs_csv(&rep) : NULL;
-    if (!write_outputs(s, json, csv, trace, err))
+    if (!write_outputs(s, json, csv, trace, NULL, err))
         return 2;
     cs_write_jobs_table(stdout, &rep);
     if (stats != NULL)
@@ -355,11 +362,7 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
     if (sw == NULL)
         return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : 2;
     cs_result_t *r = cs_engine_sweep_result(sw);
-    if (s->name != NULL) {
-        g_free(r->source);
-        r->source = g_strdup(s->name);
-    }
-    add_notes(r, s, warnings);
+    cs_predict_header_notes(r, s, warnings);
     guint header_notes = r->notes->len;
     held_header_t header = { .text = header_text(r, o) };
     g_mutex_init(&header.lock);
@@ -395,8 +398,30 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
     return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : 0;
 }
 
+/* What the model cannot give, refused before the topology is built. */
+static gboolean check_model_outputs(const cs_scenario_t *s, const cs_engine_ops_t *ops, GError **err)
+{
+    if ((s->trace_out != NULL || s->link_stats) && !ops->timeline) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "%s: the %s model has no timeline for %s; expected --model flow",
+                    cs_run_args_origin(s, s->trace_out != NULL ? "output.trace" : "output.link-stats",
+                                       s->trace_out != NULL ? "collsim: --trace" : "collsim: --link-stats"),
+                    ops->name, s->trace_out != NULL ? "a trace" : "link statistics");
+        return FALSE;
+    }
+    if (s->svg_out != NULL && s->jobs->len > 0) {
+        const cs_scenario_job_t *j = g_ptr_array_index(s->jobs, 0);
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "%s: [job %s] (%s) makes this a run of several jobs, one size each, with no sweep to plot; "
+                    "expected --svg for a run without [job NAME] groups",
+                    cs_run_args_origin(s, "output.svg", "collsim: --svg"), j->name, j->origin);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* Returns the exit status; 2 with *err set for bad input. */
-static int predict(cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, cs_params_t *params, GError **err)
+static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, GError **err)
 {
     if (!cs_run_args_build(a, s, err))
         return 2;
@@ -405,49 +430,23 @@ static int predict(cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, cs_para
         fputs(ini, stdout);
         return 0;
     }
-    if (!cs_scenario_validate(s, err))
-        return 2;
-    const cs_engine_ops_t *ops = cs_engine_find(s->model);
-    if (ops == NULL) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: unknown model '%s'; expected one of %s",
-                    cs_run_args_origin(s, "scenario.model", "collsim: --model"), s->model, cs_engine_names());
-        return 2;
-    }
-    if (s->calibration != NULL && !cs_params_load(params, s->calibration, err))
-        return 2;
-    if ((s->trace_out != NULL || s->link_stats) && !ops->timeline) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "%s: the %s model has no timeline for %s; expected --model flow",
-                    cs_run_args_origin(s, s->trace_out != NULL ? "output.trace" : "output.link-stats",
-                                       s->trace_out != NULL ? "collsim: --trace" : "collsim: --link-stats"),
-                    ops->name, s->trace_out != NULL ? "a trace" : "link statistics");
-        return 2;
-    }
-    g_autoptr(cs_topo_t) topo = cs_topo_spec_build(&s->topo, err);
-    if (topo == NULL)
+    g_auto(cs_design_t) d;
+    cs_design_init(&d);
+    if (!cs_design_model(&d, s, err) || !check_model_outputs(s, d.ops, err) || !cs_design_build(&d, s, err))
         return 2;
     if (s->jobs->len > 0)
-        return predict_jobs(s, ops, params, topo, err);
-    if (cs_coll_has_root(s->coll) && s->root >= topo->ngpus) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: root %d is not a rank; expected 0 to %d",
-                    cs_run_args_origin(s, "collective.root", "collsim: -r"), s->root, topo->ngpus - 1);
-        return 2;
-    }
-    g_autoptr(cs_comm_t) comm = cs_comm_new(topo, s->env, err);
-    if (comm == NULL)
-        return 2;
+        return predict_jobs(s, d.ops, &d.params, d.topo, err);
     if (!check_outputs(s, err))
         return 2;
 
+    const cs_topo_t *topo = d.topo;
     int nsizes = 0;
     g_autofree guint64 *sizes = cs_scenario_sizes(s, &nsizes);
     g_autoptr(cs_trace_t) trace = s->trace_out != NULL ? cs_trace_new() : NULL;
     g_autoptr(GPtrArray) stats = s->link_stats ? g_ptr_array_new_with_free_func((GDestroyNotify)cs_link_stats_free) : NULL;
-    cs_engine_job_t job = {
-        .topo = topo, .comm = comm, .params = params, .coll = s->coll, .dtype = s->dtype,
-        .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed, .exact = s->exact,
-        .sink = trace != NULL ? cs_trace_sink(trace) : NULL, .link_stats = stats,
-    };
+    cs_engine_job_t job = cs_design_job(&d, s);
+    job.sink = trace != NULL ? cs_trace_sink(trace) : NULL;
+    job.link_stats = stats;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
@@ -473,14 +472,15 @@ static int predict(cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, cs_para
     };
     g_autoptr(cs_result_t) r = NULL;
     guint header_notes = 0;
-    int status = run_sweep(verbose, s, ops, &job, sizes, nsizes, &o, warnings, &r, &header_notes, err);
+    int status = run_sweep(verbose, s, d.ops, &job, sizes, nsizes, &o, warnings, &r, &header_notes, err);
     if (status != 0)
         return status;
 
     /* Files at the end and atomically: all or none. */
     g_autofree char *json = s->json_out != NULL ? cs_write_json(r) : NULL;
     g_autofree char *csv = s->csv_out != NULL ? cs_write_csv(r) : NULL;
-    if (!write_outputs(s, json, csv, trace, err))
+    g_autofree char *svg = s->svg_out != NULL ? write_svg(r, sizes, d.ops->name, &o) : NULL;
+    if (!write_outputs(s, json, csv, trace, svg, err))
         return 2;
     cs_write_table_footer(stdout, r, header_notes);
     if (stats != NULL)
@@ -527,15 +527,12 @@ int cs_cmd_run(int argc, char **argv)
         status = cs_cli_fail(err);
     } else {
         cs_scenario_t s;
-        cs_params_t params;
         cs_scenario_init(&s);
-        cs_params_init_defaults(&params);
-        status = predict(&a, verbose, &s, &params, &err);
+        status = predict(&a, verbose, &s, &err);
         if (status == 2)
             cs_cli_fail(err);
         else if (status == CS_EXIT_INTERRUPTED)
             fprintf(stderr, "collsim: interrupted\n");
-        cs_params_clear(&params);
         cs_scenario_clear(&s);
     }
     cs_run_args_clear(&a);

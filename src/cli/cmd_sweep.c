@@ -47,7 +47,7 @@ typedef struct {
 
 typedef struct {
     GPtrArray *grid;             /* --grid as given */
-    char *output, *format, *svg;
+    char *output, *format;
     int jobs;
 } sweep_opts_t;
 
@@ -689,8 +689,7 @@ static char *write_svg(const grid_t *g, const point_t *points)
     g_string_append(title, " sweep");
     for (guint k = 0; k < g->axes->len; k++)
         g_string_append_printf(title, "%s%s", k ? " x " : " over ", g_array_index(g->axes, axis_t, k).column);
-    g_autofree char *caption = g_strdup_printf("model%s: %s prediction, not a measurement (collsim %s sweep)",
-                                               strchr(models, ',') != NULL ? "s" : "", models, PACKAGE_VERSION);
+    g_autofree char *caption = cs_predict_svg_caption(models, "sweep");
     cs_svg_opts_t o = { .title = title->str, .caption = caption, .time_panel = TRUE };
     char *svg = cs_svg_plot(series, (int)g->npoints, &o);
     g_string_free(title, TRUE);
@@ -779,9 +778,9 @@ static int emit(const grid_t *g, const point_t *points, const sweep_opts_t *o, c
         paths[n] = flags->json_out, data[n++] = json;
     if (flags->csv_out != NULL)
         paths[n] = flags->csv_out, data[n++] = csv;
-    if (o->svg != NULL) {
+    if (flags->svg_out != NULL) {
         svg = write_svg(g, points);
-        paths[n] = o->svg, data[n++] = svg;
+        paths[n] = flags->svg_out, data[n++] = svg;
     }
     if (!cs_write_files_atomic(n, paths, data, NULL, err))
         return 2;
@@ -932,8 +931,6 @@ int cs_cmd_sweep(int argc, char **argv)
           "FILE" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Format of --output or of standard output: csv (default) or json",
           "csv|json" },
-        { "svg", 0, 0, G_OPTION_ARG_FILENAME, &o.svg, "Also plot bus bandwidth and time against size to FILE (SVG)",
-          "FILE" },
         { "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_jobs,
           "Local processes pricing points (default: the processors; ignored under mpirun)", "N" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -957,7 +954,6 @@ int cs_cmd_sweep(int argc, char **argv)
         cs_cli_fail(err);
     g_free(o.output);
     g_free(o.format);
-    g_free(o.svg);
     g_ptr_array_unref(o.grid);
     cs_run_args_clear(&a);
     return status;

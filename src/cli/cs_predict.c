@@ -1,15 +1,84 @@
-/* Scenario -> prediction, and KEY=VALUE on a scenario (see cs_predict.h).
- * The pricing follows collsim run's predict() (cmd_run.c) step for step:
- * validate, model, calibration, topology, root, communicator, sweep, notes. */
+/* Scenario -> design -> prediction, and KEY=VALUE on a scenario (see
+ * cs_predict.h). The steps of a design are collsim run's: validate, model,
+ * calibration, topology, root, communicator, sweep, notes. */
 #include "config.h"
 #include "cli/cs_predict.h"
 #include "io/cs_run_args.h"
 #include "io/cs_scenario-int.h"
 #include "models/cs_decide.h"
-#include "models/cs_params.h"
 #include "util/cs_error.h"
 
 #include <string.h>
+
+/* ---- a design made ready to price -------------------------------------------- */
+
+void cs_design_init(cs_design_t *d)
+{
+    memset(d, 0, sizeof *d);
+    cs_params_init_defaults(&d->params);
+}
+
+void cs_design_clear(cs_design_t *d)
+{
+    cs_comm_free(d->comm);
+    cs_topo_free(d->topo);
+    cs_params_clear(&d->params);
+    memset(d, 0, sizeof *d);
+}
+
+gboolean cs_design_model(cs_design_t *d, const cs_scenario_t *s, GError **err)
+{
+    if (!cs_scenario_validate(s, err))
+        return FALSE;
+    d->ops = cs_engine_find(s->model);
+    if (d->ops == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: unknown model '%s'; expected one of %s",
+                    cs_run_args_origin(s, "scenario.model", "collsim: --model"), s->model, cs_engine_names());
+        return FALSE;
+    }
+    return s->calibration == NULL || cs_params_load(&d->params, s->calibration, err);
+}
+
+gboolean cs_design_build(cs_design_t *d, const cs_scenario_t *s, GError **err)
+{
+    d->topo = cs_topo_spec_build(&s->topo, err);
+    if (d->topo == NULL)
+        return FALSE;
+    if (s->jobs->len > 0)
+        return TRUE;
+    if (cs_coll_has_root(s->coll) && s->root >= d->topo->ngpus) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: root %d is not a rank; expected 0 to %d",
+                    cs_run_args_origin(s, "collective.root", "collsim: -r"), s->root, d->topo->ngpus - 1);
+        return FALSE;
+    }
+    d->comm = cs_comm_new(d->topo, s->env, err);
+    return d->comm != NULL;
+}
+
+cs_engine_job_t cs_design_job(const cs_design_t *d, const cs_scenario_t *s)
+{
+    return (cs_engine_job_t){
+        .topo = d->topo, .comm = d->comm, .params = &d->params, .coll = s->coll, .dtype = s->dtype,
+        .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed, .exact = s->exact,
+    };
+}
+
+void cs_predict_header_notes(cs_result_t *r, const cs_scenario_t *s, const GPtrArray *warnings)
+{
+    if (s->name != NULL) {
+        g_free(r->source);
+        r->source = g_strdup(s->name);
+    }
+    guint at = 0;
+    /* (the pcie preset's gpus is its size, not a restriction) */
+    if (s->topo.gpus > 0 && g_strcmp0(s->topo.preset, "pcie") != 0)
+        g_ptr_array_insert(r->notes, at++,
+                           g_strdup_printf("using the first %d GPU(s) of each node (-g/--gpus)", s->topo.gpus));
+    for (guint i = 0; i < warnings->len; i++)
+        g_ptr_array_insert(r->notes, at++, g_strdup_printf("warning: %s", (const char *)g_ptr_array_index(warnings, i)));
+}
+
+/* ---- a sweep priced at once -------------------------------------------------- */
 
 void cs_prediction_free(cs_prediction_t *p)
 {
@@ -21,19 +90,6 @@ void cs_prediction_free(cs_prediction_t *p)
     g_free(p->topo_desc);
     g_free(p->sizes);
     g_free(p);
-}
-
-/* As collsim run's header: the --gpus restriction, then NCCL's warnings,
- * before the engine's own notes. */
-static void add_notes(cs_result_t *r, const cs_scenario_t *s)
-{
-    g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
-    guint at = 0;
-    if (s->topo.gpus > 0 && g_strcmp0(s->topo.preset, "pcie") != 0)
-        g_ptr_array_insert(r->notes, at++,
-                           g_strdup_printf("using the first %d GPU(s) of each node (-g/--gpus)", s->topo.gpus));
-    for (guint i = 0; i < warnings->len; i++)
-        g_ptr_array_insert(r->notes, at++, g_strdup_printf("warning: %s", (const char *)g_ptr_array_index(warnings, i)));
 }
 
 /* The engine's statistics come for the rows that ran; one slot per row. */
@@ -48,48 +104,32 @@ static GPtrArray *stats_per_row(const cs_result_t *r, GPtrArray *ran)
     return per;
 }
 
-static cs_prediction_t *price(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs_params_t *params,
-                              gboolean want_stats, GError **err)
+static cs_prediction_t *price(const cs_scenario_t *s, const cs_design_t *d, gboolean want_stats, GError **err)
 {
-    g_autoptr(cs_topo_t) topo = cs_topo_spec_build(&s->topo, err);
-    if (topo == NULL)
-        return NULL;
-    if (cs_coll_has_root(s->coll) && s->root >= topo->ngpus) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: root %d is not a rank; expected 0 to %d",
-                    cs_run_args_origin(s, "collective.root", "collsim: -r"), s->root, topo->ngpus - 1);
-        return NULL;
-    }
-    g_autoptr(cs_comm_t) comm = cs_comm_new(topo, s->env, err);
-    if (comm == NULL)
-        return NULL;
     g_autoptr(cs_prediction_t) p = g_new0(cs_prediction_t, 1);
     p->sizes = cs_scenario_sizes(s, &p->nsizes);
-    g_autoptr(GPtrArray) ran = want_stats && ops->link_stats != NULL
+    g_autoptr(GPtrArray) ran = want_stats && d->ops->link_stats != NULL
         ? g_ptr_array_new_with_free_func((GDestroyNotify)cs_link_stats_free) : NULL;
-    cs_engine_job_t job = {
-        .topo = topo, .comm = comm, .params = params, .coll = s->coll, .dtype = s->dtype,
-        .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed, .exact = s->exact,
-        .link_stats = ran,
-    };
-    p->result = cs_engine_run_sweep(ops, &job, p->sizes, p->nsizes, err);
+    cs_engine_job_t job = cs_design_job(d, s);
+    job.link_stats = ran;
+    p->result = cs_engine_run_sweep(d->ops, &job, p->sizes, p->nsizes, err);
     if (p->result == NULL)
         return NULL;
-    if (s->name != NULL) {
-        g_free(p->result->source);
-        p->result->source = g_strdup(s->name);
-    }
-    add_notes(p->result, s);
+    g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
+    cs_predict_header_notes(p->result, s, warnings);
     if (ran != NULL)
         p->link_stats = stats_per_row(p->result, ran);
-    p->ops = ops;
-    p->topo_desc = g_strdup(topo->description != NULL ? topo->description : topo->source);
+    p->ops = d->ops;
+    p->topo_desc = g_strdup(d->topo->description != NULL ? d->topo->description : d->topo->source);
     return g_steal_pointer(&p);
 }
 
 cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, gboolean want_stats,
                                      GError **err)
 {
-    if (!cs_scenario_validate(s, err))
+    g_auto(cs_design_t) d;
+    cs_design_init(&d);
+    if (!cs_design_model(&d, s, err))
         return NULL;
     if (s->jobs->len > 0) {
         const cs_scenario_job_t *j = g_ptr_array_index(s->jobs, 0);
@@ -99,32 +139,44 @@ cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command
                     j->origin, j->name, command);
         return NULL;
     }
-    const cs_engine_ops_t *ops = cs_engine_find(s->model);
-    if (ops == NULL) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: unknown model '%s'; expected one of %s",
-                    cs_run_args_origin(s, "scenario.model", "collsim: --model"), s->model, cs_engine_names());
+    if (!cs_design_build(&d, s, err))
         return NULL;
+    return price(s, &d, want_stats, err);
+}
+
+/* ---- the plot ------------------------------------------------------------------ */
+
+cs_svg_series_t cs_predict_svg_series(const cs_result_t *r, const guint64 *sizes, const char *label,
+                                      GPtrArray *keep)
+{
+    guint m = r->rows->len;
+    double *size = g_new0(double, MAX(1, m)), *bw = g_new0(double, MAX(1, m)), *t = g_new0(double, MAX(1, m));
+    char **algo = g_new0(char *, m + 1);
+    for (guint k = 0; k < m; k++) {
+        const cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, k);
+        gboolean ran = row->time_us[CS_OOP] > 0;
+        size[k] = (double)sizes[k];
+        bw[k] = ran ? row->busbw[CS_OOP] : -1;
+        t[k] = ran ? row->time_us[CS_OOP] : -1;
+        algo[k] = ran ? g_strdup_printf("%s/%s", row->algo, row->proto) : NULL;
+        if (algo[k] != NULL)
+            g_ptr_array_add(keep, algo[k]);
     }
-    cs_params_t params;
-    cs_params_init_defaults(&params);
-    cs_prediction_t *p = NULL;
-    if (s->calibration == NULL || cs_params_load(&params, s->calibration, err))
-        p = price(s, ops, &params, want_stats, err);
-    cs_params_clear(&params);
-    return p;
+    g_ptr_array_add(keep, size);
+    g_ptr_array_add(keep, bw);
+    g_ptr_array_add(keep, t);
+    g_ptr_array_add(keep, algo);
+    return (cs_svg_series_t){ .label = label, .n = (int)m, .size = size, .busbw = bw, .time_us = t,
+                              .algo = (const char *const *)algo };
+}
+
+char *cs_predict_svg_caption(const char *models, const char *command)
+{
+    return g_strdup_printf("model%s: %s prediction, not a measurement (collsim %s %s)",
+                           strchr(models, ',') != NULL ? "s" : "", models, PACKAGE_VERSION, command);
 }
 
 /* ---- KEY=VALUE ------------------------------------------------------------- */
-
-static gboolean nccl_name(const char *k)
-{
-    if (!g_str_has_prefix(k, "NCCL_") || k[5] == '\0')
-        return FALSE;
-    for (const char *p = k; *p; p++)
-        if (!g_ascii_isalnum(*p) && *p != '_')
-            return FALSE;
-    return TRUE;
-}
 
 static char *keys_of(const char *group)
 {
@@ -144,7 +196,7 @@ gboolean cs_predict_key_resolve(const char *name, char **group_p, char **key_p, 
     if (dot != NULL) {
         group = g_strndup(name, dot - name);
         key = g_strdup(dot + 1);
-    } else if (nccl_name(name)) {
+    } else if (cs_scenario_is_nccl_name(name)) {
         group = g_strdup("nccl");
         key = g_strdup(name);
     } else if (strcmp(name, "topo") == 0) {
@@ -168,7 +220,7 @@ gboolean cs_predict_key_resolve(const char *name, char **group_p, char **key_p, 
         return FALSE;
     }
     if (strcmp(group, "nccl") == 0) {
-        if (!nccl_name(key)) {
+        if (!cs_scenario_is_nccl_name(key)) {
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not an NCCL_* variable; expected nccl.NCCL_NAME", name);
             return FALSE;
         }

@@ -1,17 +1,48 @@
 /* One design priced: a scenario (already built from its file, the flags and
- * the environment, as collsim run builds it) -> its model's sweep of sizes,
- * with the link statistics the engine reports. Shared by collsim compare
- * and collsim sweep; collsim run's predict() takes the same path (the
- * integrator may fold it onto this). Also the "KEY=VALUE" setter both
- * commands use to vary a scenario, on the scenario parser itself, so that
- * every key works and a bad one gets its messages. */
+ * the environment, as collsim run builds it) -> its model, topology and
+ * communicator (cs_design_t, the steps collsim run, compare and sweep share)
+ * -> its model's sweep of sizes, with the link statistics the engine
+ * reports (cs_predict_scenario: compare and sweep; run streams its rows from
+ * the same cs_design_t). Also the "KEY=VALUE" setter compare and sweep use
+ * to vary a scenario, on the scenario parser itself, so that every key works
+ * and a bad one gets its messages, and the plot's curve of a result. */
 #ifndef CS_PREDICT_H
 #define CS_PREDICT_H
 
 #include <glib.h>
 #include "io/cs_scenario.h"
+#include "io/cs_svg.h"
+#include "models/cs_params.h"
 #include "models/cs_result.h"
 #include "sim/cs_engine.h"
+
+/* ---- a design made ready to price -------------------------------------------- */
+
+typedef struct {
+    const cs_engine_ops_t *ops;   /* the scenario's model */
+    cs_params_t params;           /* built in, or the scenario's calibration */
+    cs_topo_t *topo;
+    cs_comm_t *comm;              /* NCCL's communicator; NULL for [job NAME] groups (one per job) */
+} cs_design_t;
+
+void cs_design_init(cs_design_t *d);
+void cs_design_clear(cs_design_t *d);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(cs_design_t, cs_design_clear)
+
+/* The model first (a bad --model is named before a bad topology): validates
+ * s, finds its model, loads its calibration. Errors: one line, prefixed. */
+gboolean cs_design_model(cs_design_t *d, const cs_scenario_t *s, GError **err);
+/* Then the topology and, for one collective (no [job NAME] groups), the
+ * root's rank and NCCL's communicator. */
+gboolean cs_design_build(cs_design_t *d, const cs_scenario_t *s, GError **err);
+/* s's collective on d as an engine job; no trace sink, no link statistics. */
+cs_engine_job_t cs_design_job(const cs_design_t *d, const cs_scenario_t *s);
+/* What a result's header says beyond the engine's notes: the scenario's
+ * name as the source, then the -g restriction and NCCL's warnings
+ * (cs_nccl_env_warnings of s) before the engine's own notes. */
+void cs_predict_header_notes(cs_result_t *r, const cs_scenario_t *s, const GPtrArray *warnings);
+
+/* ---- a sweep priced at once -------------------------------------------------- */
 
 typedef struct {
     cs_result_t *result;          /* producer "model:<engine>", rows in the sweep's order */
@@ -34,6 +65,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_prediction_t, cs_prediction_free)
  * for --model flow). */
 cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, gboolean want_stats,
                                      GError **err);
+
+/* A result as a plot's curve: bus bandwidth and time per swept size
+ * (sizes[k] for row k, as requested), the algorithm/protocol where a row
+ * ran; an empty call is no point. The arrays made go to 'keep' (g_free). */
+cs_svg_series_t cs_predict_svg_series(const cs_result_t *r, const guint64 *sizes, const char *label,
+                                      GPtrArray *keep);
+/* The plot's caption: "model(s): MODELS prediction, not a measurement
+ * (collsim VERSION COMMAND)"; models: "analytic" or "analytic, flow". */
+char *cs_predict_svg_caption(const char *models, const char *command);
+
+/* ---- varying a scenario ------------------------------------------------------ */
 
 /* A scenario key as the user names it: "group.key" (topology.nodes,
  * nccl.NCCL_ALGO, scenario.model, collective.op), a bare NCCL_* name, or a

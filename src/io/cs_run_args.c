@@ -283,6 +283,12 @@ gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command,
                     "expected a scenario without [job NAME] groups for collsim %s", j->origin, j->name, command);
         return FALSE;
     }
+    if (s->svg_out != NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: collsim %s draws no plot; expected --svg with collsim run, "
+                    "compare or sweep (or --csv here, to plot it elsewhere)",
+                    cs_run_args_origin(s, "output.svg", "collsim: --svg"), command);
+        return FALSE;
+    }
     if (s->trace_out != NULL || s->link_stats) {
         gboolean tr = s->trace_out != NULL;
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: only a simulation has %s; expected it with collsim run, not collsim %s",

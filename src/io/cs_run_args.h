@@ -44,8 +44,8 @@ gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int a
  * changed: building twice from it gives the same scenario. */
 gboolean cs_run_args_build(const cs_run_args_t *a, cs_scenario_t *s, GError **err);
 /* For commands that measure (real, real --verbs): refuses what only a
- * simulation has, --trace, --link-stats and [job NAME] groups, with one
- * line naming where it was set. */
+ * simulation has, --trace, --link-stats and [job NAME] groups, and --svg
+ * (they draw no plot), with one line naming where it was set. */
 gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command, GError **err);
 /* Where a scenario value came from ("FILE:LINE: key", "collsim: -b"),
  * or 'fallback'. */

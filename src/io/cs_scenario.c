@@ -37,6 +37,7 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { "output", "json", 0, "json", NULL, "FILE", "Also write every row as JSON to FILE" },
     { "output", "csv", 0, "csv", NULL, "FILE", "Also write every row as CSV to FILE" },
     { "output", "extra-columns", 0, "no-extra-columns", NULL, NULL, "Print only nccl-tests's columns (key: extra-columns = false)" },
+    { "output", "svg", 0, "svg", NULL, "FILE", "Also plot bus bandwidth and time against size to FILE (SVG)" },
     { "output", "trace", 0, "trace", NULL, "FILE", "Write the simulation's timeline as Chrome Trace Event JSON (Perfetto) to FILE (--model flow)" },
     { "output", "link-stats", 0, "link-stats", NULL, NULL, "Print each link's utilization and the bottleneck (--model flow; key: link-stats = true)" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
@@ -284,7 +285,7 @@ static gboolean parse_bool(const char *v, gboolean *out_p)
     return FALSE;
 }
 
-static gboolean is_nccl_name(const char *k)
+gboolean cs_scenario_is_nccl_name(const char *k)
 {
     if (!g_str_has_prefix(k, "NCCL_") || k[5] == '\0')
         return FALSE;
@@ -302,7 +303,7 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
         if (!cs_scenario_job_set(cs_scenario_job_get(s, job, origin), key, value, err))
             return FALSE;
     } else if (strcmp(group, "nccl") == 0) {
-        if (!is_nccl_name(key)) {
+        if (!cs_scenario_is_nccl_name(key)) {
             set_input_error(err, "'%s' is not an NCCL_* variable; expected NCCL_NAME = value", key);
             return FALSE;
         }
@@ -360,8 +361,9 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
             /* Output paths stay relative to the working directory. */
             if (!parse_text(value, "a file name", err))
                 return FALSE;
-            replace_str(strcmp(key, "json") == 0 ? &s->json_out : strcmp(key, "csv") == 0 ? &s->csv_out : &s->trace_out,
-                        g_strdup(value));
+            char **slot = strcmp(key, "json") == 0 ? &s->json_out : strcmp(key, "csv") == 0 ? &s->csv_out
+                        : strcmp(key, "svg") == 0 ? &s->svg_out : &s->trace_out;
+            replace_str(slot, g_strdup(value));
         }
     } else {
         g_assert_not_reached();
@@ -407,6 +409,7 @@ void cs_scenario_clear(cs_scenario_t *s)
     g_free(s->calibration);
     g_free(s->json_out);
     g_free(s->csv_out);
+    g_free(s->svg_out);
     g_free(s->trace_out);
     if (s->jobs != NULL)
         g_ptr_array_unref(s->jobs);
@@ -557,7 +560,7 @@ static gboolean scan_ini(const char *buf, gsize len, const char *name, GPtrArray
             return FALSE;
         }
         if (strcmp(group, "nccl") == 0) {
-            if (!is_nccl_name(key)) {
+            if (!cs_scenario_is_nccl_name(key)) {
                 g_autofree char *q = quote_line(key);
                 cs_set_error_at(err, name, lineno, "'%s' is not an NCCL_* variable; expected NCCL_NAME = value in [nccl]", q);
                 return FALSE;
@@ -937,6 +940,7 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
 
     kf_set_opt(kf, "output", "json", s->json_out);
     kf_set_opt(kf, "output", "csv", s->csv_out);
+    kf_set_opt(kf, "output", "svg", s->svg_out);
     g_key_file_set_string(kf, "output", "extra-columns", s->extra_columns ? "true" : "false");
     kf_set_opt(kf, "output", "trace", s->trace_out);
     g_key_file_set_string(kf, "output", "link-stats", s->link_stats ? "true" : "false");

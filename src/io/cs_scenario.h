@@ -58,6 +58,7 @@ typedef struct {
     char *calibration;     /* parameter file */
     guint64 seed;
     char *json_out, *csv_out;
+    char *svg_out;         /* [output] svg: the sweep plotted (collsim run) */
     gboolean extra_columns; /* [output] extra-columns: algo, proto, nch, transport (default TRUE) */
     char *trace_out;       /* [output] trace: Chrome Trace Event JSON of the simulation */
     gboolean link_stats;   /* [output] link-stats: each link's utilization and the bottleneck */
@@ -76,6 +77,8 @@ void cs_scenario_clear(cs_scenario_t *s);
  * "FILE:LINE: what is wrong; what was expected". Unknown groups or keys are
  * errors too (a typo must not silently fall back to a default). */
 gboolean cs_scenario_load(cs_scenario_t *s, const char *path, GError **err);
+/* An NCCL variable's name as [nccl] takes it: NCCL_ then letters, digits, '_'. */
+gboolean cs_scenario_is_nccl_name(const char *k);
 /* Checks the whole scenario for consistency (sizes, topology source). */
 gboolean cs_scenario_validate(const cs_scenario_t *s, GError **err);
 /* The list of sizes swept, as nccl-tests does it. */

@@ -146,6 +146,52 @@ else
     grep -q '"producer": "model:analytic"' out.json && ok json-grep || bad json-grep
 fi
 
+# ---- --svg: the sweep plotted, with the other files, all or none ------------------
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 128M -f 2 --json p.json --svg p.svg >p.txt 2>p.err && ok svg-exit \
+    || bad "svg-exit ($(cat p.err))"
+cmp -s a.txt p.txt && ok svg-same-table || bad svg-same-table
+if command -v xmllint >/dev/null 2>&1; then
+    xmllint --noout p.svg 2>/dev/null && ok svg-well-formed || bad svg-well-formed
+    # the bandwidth and time curves: one path each, and the title names the collective
+    [ "$(xmllint --xpath 'count(//*[local-name()="path"])' p.svg 2>/dev/null)" -ge 2 ] &&
+        xmllint --xpath 'string(//*[local-name()="title"])' p.svg | grep -q '^allreduce: DGX H100' \
+        && ok svg-curve || bad "svg-curve ($(grep -c '<path' p.svg) paths)"
+else
+    grep -q '<path' p.svg && ok svg-path || bad svg-path
+fi
+grep -q 'model: analytic prediction, not a measurement (collsim 0.1.0 run)' p.svg && ok svg-caption || bad svg-caption
+printf '[topology]\npreset = dgx-h100\n[collective]\nminbytes = 1M\nmaxbytes = 1M\n[output]\nsvg = key.svg\n' >svgkey.ini
+"$COLLSIM" run svgkey.ini >/dev/null 2>&1 && [ -s key.svg ] && ok svg-key || bad svg-key
+"$COLLSIM" run svgkey.ini --dump | grep -qx 'svg=key.svg' && ok svg-dump || bad svg-dump
+# a run that fails writes none of its files
+rm -f p.svg
+"$COLLSIM" run --topo dgx-h100 --svg p.svg --json /nonexistent/x.json >/dev/null 2>f.err
+[ $? -eq 2 ] && [ ! -e p.svg ] && [ "$(wc -l <f.err)" -eq 1 ] && ok svg-not-on-failure || bad "svg-not-on-failure ($(cat f.err))"
+"$COLLSIM" run --topo dgx-h100 --svg p.svg --model bogus >/dev/null 2>&1
+[ $? -eq 2 ] && [ ! -e p.svg ] && ok svg-not-on-bad-input || bad svg-not-on-bad-input
+# several jobs: no sweep to plot, refused in one line
+"$COLLSIM" run "$top_srcdir/scenarios/two-jobs-spine.ini" --svg jobs.svg >jobs.txt 2>jobs.err
+[ $? -eq 2 ] && [ ! -e jobs.svg ] && [ ! -s jobs.txt ] && [ "$(wc -l <jobs.err)" -eq 1 ] &&
+    grep -q '^collsim: --svg: \[job [a-z0-9]*\] (.*two-jobs-spine.ini:[0-9]*) makes this a run of several jobs' jobs.err \
+    && ok svg-jobs-refused || bad "svg-jobs-refused ($(cat jobs.err))"
+# interrupted: the rows so far stay, no file is written
+if env --default-signal=INT true 2>/dev/null; then
+    : >i.txt
+    env --default-signal=INT "$COLLSIM" run --topo dgx-h100 --nodes 256 --model flow --env NCCL_ALGO=Ring \
+        -b 1M -e 16G -f 2 --svg i.svg --csv i.csv >i.txt 2>i.err &
+    pid=$!
+    n=0
+    while [ "$(grep -vc '^#' i.txt)" -lt 2 ] && kill -0 "$pid" 2>/dev/null && [ $n -lt 600 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    kill -INT "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    [ "$rc" -eq 130 ] && [ ! -e i.svg ] && [ ! -e i.csv ] && [ -z "$(ls -A | grep '^i\.\(svg\|csv\)')" ] \
+        && ok svg-not-on-interrupt || bad "svg-not-on-interrupt (exit $rc: $(tail -1 i.err); $(ls -A | grep '^i\.'))"
+fi
+
 # ---- the NICs a node has and those NCCL uses say one thing -----------------
 # (issue #9: 16 NICs in the header, "8 NICs" in the transports)
 "$COLLSIM" run --topo dgx-h100 --nodes 2 --nics-per-node 16 -b 1G -e 1G >n16.txt 2>&1
