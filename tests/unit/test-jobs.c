@@ -68,12 +68,16 @@ static cs_engine_task_t task(const view_t *v, const cs_params_t *par, guint64 si
 }
 
 /* The selection keeps the chosen GPUs and their nodes, renumbers them,
- * and maps every kept link onto the same link of the machine. */
+ * and maps every kept link onto the same link of the machine. Eight DGX
+ * H100 on a 2:1 fat-tree are two leaves of four nodes (an oversubscription
+ * needs uplinks: one leaf has none); nodes 1 and 5 sit on different
+ * leaves, so the view keeps the narrowed leaf-spine links. */
 static void test_select(void)
 {
-    g_autoptr(cs_topo_t) m = cluster("dgx-h100", 4, "fat-tree", 2);
+    g_autoptr(cs_topo_t) m = cluster("dgx-h100", 8, "fat-tree", 2);
+    g_assert_cmpint(m->fabric.nodes_per_leaf, ==, 4);
     view_t v;
-    const int nodes[] = { 1, 3 };
+    const int nodes[] = { 1, 5 };
     view_init(&v, m, nodes, 2, 4, 4, NULL);
     g_assert_cmpint(v.topo->nnodes, ==, 2);
     g_assert_cmpint(v.topo->ngpus, ==, 8);
@@ -90,6 +94,22 @@ static void test_select(void)
         g_assert_cmpstr(v.topo->devs[a->dst].name, ==, m->devs[b->dst].name);
         g_assert_cmpfloat(a->bw, ==, b->bw);
     }
+    /* a leaf's uplink: its 4 nodes x 8 NICs x 50 GB/s (400 Gb/s NDR) down,
+     * halved at 2:1; a NIC's link to its leaf stays 50 GB/s */
+    int up = 0, down = 0;
+    for (int l = 0; l < v.topo->nlinks; l++) {
+        const cs_link_t *a = &v.topo->links[l];
+        const char *src = v.topo->devs[a->src].name, *dst = v.topo->devs[a->dst].name;
+        if (strstr(src, "spine") != NULL || strstr(dst, "spine") != NULL) {
+            g_assert_cmpfloat(fabs(a->bw - 4 * 8 * 50e9 / 2), <, 1);
+            up++;
+        } else if (strstr(src, "leaf") != NULL || strstr(dst, "leaf") != NULL) {
+            g_assert_cmpfloat(fabs(a->bw - 50e9), <, 1);
+            down++;
+        }
+    }
+    g_assert_cmpint(up, >, 0);
+    g_assert_cmpint(down, >, 0);
     view_clear(&v);
 }
 
