@@ -631,30 +631,6 @@ static char *write_json(const GArray *designs, const GArray *sizes, const GArray
     return g_string_free(g, FALSE);
 }
 
-static void csv_str(GString *g, const char *s)
-{
-    if (s == NULL)
-        return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        g_string_append(g, s);
-        return;
-    }
-    g_string_append_c(g, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(g, '"');
-        g_string_append_c(g, *p);
-    }
-    g_string_append_c(g, '"');
-}
-
-static void csv_num(GString *g, double v)
-{
-    g_string_append_c(g, ',');
-    if (isfinite(v) && v >= 0)
-        cs_write_append_number(g, v);
-}
-
 static char *write_csv(const GArray *designs, const GArray *sizes)
 {
     GString *g = g_string_new("size,design,producer,collective,nranks,nnodes,printed_size,time_us,algbw,busbw,"
@@ -667,22 +643,22 @@ static char *write_csv(const GArray *designs, const GArray *sizes)
             if (r == NULL)
                 continue;
             g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", size);
-            csv_str(g, d->label);
+            cs_predict_csv_field(g, d->label);
             g_string_append_c(g, ',');
-            csv_str(g, d->p->result->producer);
+            cs_predict_csv_field(g, d->p->result->producer);
             g_string_append_printf(g, ",%s,%d,%d,%" G_GUINT64_FORMAT, cs_coll_name(d->p->result->coll),
                                    d->p->result->nranks, d->p->result->nnodes, r->size);
-            csv_num(g, ran(r) ? r->time_us[CS_OOP] : -1);
-            csv_num(g, ran(r) ? r->algbw[CS_OOP] : -1);
-            csv_num(g, ran(r) ? r->busbw[CS_OOP] : -1);
+            cs_predict_csv_num(g, ran(r) ? r->time_us[CS_OOP] : -1);
+            cs_predict_csv_num(g, ran(r) ? r->algbw[CS_OOP] : -1);
+            cs_predict_csv_num(g, ran(r) ? r->busbw[CS_OOP] : -1);
             g_string_append_c(g, ',');
-            csv_str(g, r->algo);
+            cs_predict_csv_field(g, r->algo);
             g_string_append_c(g, ',');
-            csv_str(g, ran(r) ? r->proto : NULL);
+            cs_predict_csv_field(g, ran(r) ? r->proto : NULL);
             g_string_append_c(g, ',');
             if (r->nchannels > 0)
                 g_string_append_printf(g, "%d", r->nchannels);
-            csv_num(g, ratio_to_first(designs, i, size));
+            cs_predict_csv_num(g, ratio_to_first(designs, i, size));
             g_string_append_c(g, '\n');
         }
     }

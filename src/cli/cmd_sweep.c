@@ -495,36 +495,12 @@ static const char *model_of(const point_t *p)
     return g_str_has_prefix(p->producer, "model:") ? p->producer + 6 : p->producer;
 }
 
-static void csv_str(GString *g, const char *s)
-{
-    if (s == NULL)
-        return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        g_string_append(g, s);
-        return;
-    }
-    g_string_append_c(g, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(g, '"');
-        g_string_append_c(g, *p);
-    }
-    g_string_append_c(g, '"');
-}
-
-static void csv_num(GString *g, double v)
-{
-    g_string_append_c(g, ',');
-    if (isfinite(v) && v >= 0)
-        cs_write_append_number(g, v);
-}
-
 static char *write_csv(const grid_t *g, const point_t *points)
 {
     GString *s = g_string_new("point");
     for (guint k = 0; k < g->axes->len; k++) {
         g_string_append_c(s, ',');
-        csv_str(s, g_array_index(g->axes, axis_t, k).column);
+        cs_predict_csv_field(s, g_array_index(g->axes, axis_t, k).column);
     }
     g_string_append(s, ",model,collective,nranks,nnodes,size,printed_size,count,time_us,algbw,busbw,"
                        "algo,proto,nchannels,transport\n");
@@ -536,25 +512,25 @@ static char *write_csv(const grid_t *g, const point_t *points)
             for (guint k = 0; k < g->axes->len; k++) {
                 const axis_t *x = &g_array_index(g->axes, axis_t, k);
                 g_string_append_c(s, ',');
-                csv_str(s, x->values[value_at(g, i, k)]);
+                cs_predict_csv_field(s, x->values[value_at(g, i, k)]);
             }
             g_string_append_c(s, ',');
-            csv_str(s, model_of(p));
+            cs_predict_csv_field(s, model_of(p));
             g_string_append_printf(s, ",%s,%d,%d,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT,
                                    cs_coll_name((cs_coll_t)p->coll), p->nranks, p->nnodes, row->size, row->printed,
                                    row->count);
-            csv_num(s, row->time_us);
-            csv_num(s, row->algbw);
-            csv_num(s, row->busbw);
+            cs_predict_csv_num(s, row->time_us);
+            cs_predict_csv_num(s, row->algbw);
+            cs_predict_csv_num(s, row->busbw);
             g_string_append_c(s, ',');
-            csv_str(s, row->algo);
+            cs_predict_csv_field(s, row->algo);
             g_string_append_c(s, ',');
-            csv_str(s, row->proto);
+            cs_predict_csv_field(s, row->proto);
             g_string_append_c(s, ',');
             if (row->nchannels > 0)
                 g_string_append_printf(s, "%d", row->nchannels);
             g_string_append_c(s, ',');
-            csv_str(s, row->transport);
+            cs_predict_csv_field(s, row->transport);
             g_string_append_c(s, '\n');
         }
     }

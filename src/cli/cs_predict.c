@@ -6,8 +6,10 @@
 #include "io/cs_run_args.h"
 #include "io/cs_scenario-int.h"
 #include "models/cs_decide.h"
+#include "io/cs_writers-int.h"
 #include "util/cs_error.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- a design made ready to price -------------------------------------------- */
@@ -174,6 +176,30 @@ char *cs_predict_svg_caption(const char *models, const char *command)
 {
     return g_strdup_printf("model%s: %s prediction, not a measurement (collsim %s %s)",
                            strchr(models, ',') != NULL ? "s" : "", models, PACKAGE_VERSION, command);
+}
+
+void cs_predict_csv_field(GString *g, const char *s)
+{
+    if (s == NULL)
+        return;
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        g_string_append(g, s);
+        return;
+    }
+    g_string_append_c(g, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            g_string_append_c(g, '"');
+        g_string_append_c(g, *p);
+    }
+    g_string_append_c(g, '"');
+}
+
+void cs_predict_csv_num(GString *g, double v)
+{
+    g_string_append_c(g, ',');
+    if (isfinite(v) && v >= 0)
+        cs_write_append_number(g, v);
 }
 
 /* ---- KEY=VALUE ------------------------------------------------------------- */

@@ -75,6 +75,12 @@ cs_svg_series_t cs_predict_svg_series(const cs_result_t *r, const guint64 *sizes
  * (collsim VERSION COMMAND)"; models: "analytic" or "analytic, flow". */
 char *cs_predict_svg_caption(const char *models, const char *command);
 
+/* CSV as compare and sweep write it (RFC 4180): a field, quoted when it
+ * holds a comma, a quote or a line break (NULL: empty); a number after a
+ * comma, empty when negative (missing) or not finite. */
+void cs_predict_csv_field(GString *g, const char *s);
+void cs_predict_csv_num(GString *g, double v);
+
 /* ---- varying a scenario ------------------------------------------------------ */
 
 /* A scenario key as the user names it: "group.key" (topology.nodes,
