@@ -136,6 +136,20 @@ cs_link_stats_t *cs_flow_link_stats(const cs_flow_t *f);
  * channels are not merged and rings not folded, so every rank and
  * channel has its own track. */
 void cs_flow_set_sink(cs_flow_t *f, cs_sim_sink_t *sink);
+/* Max-min shares: recomputed over what each start or end can change
+ * (incremental, the default) or over whole connected components (FALSE,
+ * for tests that compare the two). */
+void cs_flow_set_full_maxmin(cs_flow_t *f, gboolean full);
+/* The max-min solver alone (tests): 'nlanes' transfers over 'nres'
+ * resources of capacities caps; lane i has a ceiling lane_cap[i], a weight
+ * mult[i] and hops [hop_off[i], hop_off[i+1]) on hop_res with coefficient
+ * hop_coeff. 'seq' toggles lanes on and off (index >= 0) and asks for the
+ * shares (-1): each -1 fills one row of 'rates' (nlanes entries; 0 for a
+ * lane that is off), incrementally or ('full') over whole components.
+ * touched_p (may be NULL): lanes whose shares were computed, summed. */
+gboolean cs_flow_maxmin_replay(int nres, const double *caps, int nlanes, const double *lane_cap, const double *mult,
+                               const int *hop_off, const int *hop_res, const double *hop_coeff, int nseq,
+                               const int *seq, gboolean full, double *rates, guint64 *touched_p);
 /* Runs several jobs on a shared engine (cs_flow_new_shared): each task's
  * calls back to back from its start; end_s (ntasks entries): when each
  * task's last call ended. Folding is off; channel merging stays (exact). */

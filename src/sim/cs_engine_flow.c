@@ -66,6 +66,7 @@ typedef struct {
     cs_time_t t_op;          /* when the op in progress started sending */
     cs_event_t *fin;
     int stamp;
+    int bott;                /* resource its last fill froze it on, -1 its ceiling */
     int job;                 /* index into jobs[] */
     int ch, pos;             /* channel (a class representative) and ring position; dataflow: flow */
     int mem_res;             /* the sender's GPU memory */
@@ -112,6 +113,7 @@ struct cs_flow {
     cs_flow_net_t net;       /* the creating job's network view (cs_flow_simulate) */
     cs_sim_sink_t *sink;
     gboolean no_fold;        /* link statistics need every link's bytes: no folding */
+    gboolean full_maxmin;    /* recompute whole components (tests compare) */
 
     /* per run */
     int njobs;
@@ -173,6 +175,11 @@ cs_flow_t *cs_flow_new_shared(const cs_topo_t *topo, const cs_params_t *params)
 void cs_flow_set_sink(cs_flow_t *f, cs_sim_sink_t *sink)
 {
     f->sink = sink;
+}
+
+void cs_flow_set_full_maxmin(cs_flow_t *f, gboolean full)
+{
+    f->full_maxmin = full;
 }
 
 static void free_run(cs_flow_t *f)
@@ -378,10 +385,98 @@ static void res_remove(cs_flow_t *f, int li)
         mark_dirty(f, li);
 }
 
-/* Progressive filling over the component reached from the dirty
- * resources: every unfrozen transfer's rate rises together until a
- * resource saturates or a transfer reaches its ceiling; those freeze. */
-static void recompute(cs_flow_t *f)
+/* Progressive filling of the lanes comp_lanes[0, ncl) over the resources
+ * comp_res[0, ncr), whose rem_cap (capacity left by the lanes outside) and
+ * wsum (weight of the lanes inside) are set: every unfrozen lane's rate
+ * rises together until a resource saturates or a lane reaches its
+ * ceiling; those freeze. Sets each lane's rate and bottleneck (bott: the
+ * resource that froze it, -1 its ceiling). */
+static void fill(cs_flow_t *f, int ncl, int ncr)
+{
+    double level = 0;
+    int unfrozen = ncl;
+    while (unfrozen > 0) {
+        double dx = INFINITY;
+        for (int i = 0; i < ncr; i++) {
+            int r = f->comp_res[i];
+            if (f->wsum[r] > 1e-12)
+                dx = MIN(dx, f->rem_cap[r] / f->wsum[r]);
+        }
+        for (int i = 0; i < ncl; i++) {
+            int li = f->comp_lanes[i];
+            if (!f->lanes[li].frozen)
+                dx = MIN(dx, f->edges[li].cap - level);
+        }
+        dx = MAX(dx, 0);
+        level += dx;
+        for (int i = 0; i < ncr; i++) {
+            int r = f->comp_res[i];
+            f->rem_cap[r] -= f->wsum[r] * dx;
+        }
+        int froze = 0;
+        for (int i = 0; i < ncl; i++) {
+            int li = f->comp_lanes[i];
+            lane_t *L = &f->lanes[li];
+            if (L->frozen)
+                continue;
+            int bott = f->edges[li].cap - level <= 1e-9 * f->edges[li].cap ? -1 : -2;
+            for (int h = 0; h < L->bn && bott == -2; h++) {
+                double c;
+                int r = lane_hop_res(f, li, h, &c);
+                if (f->rem_cap[r] <= 1e-9 * f->res_cap[r])
+                    bott = r;
+            }
+            if (bott == -2)
+                continue;
+            L->frozen = TRUE;
+            L->rate = level;
+            L->bott = bott;
+            froze++;
+            for (int h = 0; h < L->bn; h++) {
+                double c;
+                int r = lane_hop_res(f, li, h, &c);
+                f->wsum[r] -= c * L->mult;
+            }
+        }
+        unfrozen -= froze;
+        if (froze == 0)
+            break;   /* numerical safety: nothing binds (cannot happen with caps) */
+    }
+    for (int i = 0; i < ncl; i++) {
+        lane_t *L = &f->lanes[f->comp_lanes[i]];
+        if (!L->frozen) {
+            L->rate = level;
+            L->bott = -2;
+        }
+    }
+}
+
+/* The lanes filled take their new rates; an unchanged rate keeps its
+ * finish time (no heap work). */
+static void apply_rates(cs_flow_t *f, int ncl)
+{
+    f->recomputes++;
+    f->touched += ncl;
+    for (int i = 0; i < ncl; i++) {
+        int li = f->comp_lanes[i];
+        lane_t *L = &f->lanes[li];
+        double rate = L->rate;
+        if (rate == L->old_rate && cs_evq_scheduled(L->fin))
+            continue;
+        /* bytes left: one product per stretch of constant rate, so that
+         * the same rates give the same finish times however often the
+         * lane was looked at */
+        L->rem -= L->old_rate * (double)(f->now - L->last) / CS_PS_PER_S;
+        L->last = f->now;
+        f->rates_changed++;
+        set_rate(f, li, rate);
+        schedule_fin(f, L);
+    }
+}
+
+/* The whole connected component of lanes and resources reached from the
+ * dirty resources, filled from scratch. */
+static void recompute_full(cs_flow_t *f)
 {
     int stamp = ++f->stamp;
     int ncl = 0, ncr = 0, sp = 0;
@@ -412,8 +507,6 @@ static void recompute(cs_flow_t *f)
     }
     if (ncl == 0)
         return;
-    f->recomputes++;
-    f->touched += ncl;
     for (int i = 0; i < ncr; i++) {
         int r = f->comp_res[i];
         f->rem_cap[r] = f->res_cap[r];
@@ -422,8 +515,6 @@ static void recompute(cs_flow_t *f)
     for (int i = 0; i < ncl; i++) {
         int li = f->comp_lanes[i];
         lane_t *L = &f->lanes[li];
-        L->rem -= L->old_rate * (double)(f->now - L->last) / CS_PS_PER_S;
-        L->last = f->now;
         L->frozen = FALSE;
         for (int h = 0; h < L->bn; h++) {
             double c;
@@ -431,66 +522,111 @@ static void recompute(cs_flow_t *f)
             f->wsum[r] += c * L->mult;
         }
     }
-    double level = 0;
-    int unfrozen = ncl;
-    while (unfrozen > 0) {
-        double dx = INFINITY;
+    fill(f, ncl, ncr);
+    apply_rates(f, ncl);
+}
+
+/* Lane li joins the set being filled (stamp), with its resources. */
+static inline void local_add(cs_flow_t *f, int li, int stamp, int *ncl, int *ncr)
+{
+    lane_t *L = &f->lanes[li];
+    L->stamp = stamp;
+    f->comp_lanes[(*ncl)++] = li;
+    for (int h = 0; h < L->bn; h++) {
+        int r = f->bhops[L->boff + h].res;
+        if (f->res_stamp[r] != stamp) {
+            f->res_stamp[r] = stamp;
+            f->comp_res[(*ncr)++] = r;
+        }
+    }
+}
+
+/* Incremental max-min: only what the starts and ends of this instant can
+ * change. The lanes on the dirty resources are filled over their
+ * resources, with every other lane's load held at its rate. A max-min
+ * allocation is the unique feasible one in which every lane has a
+ * bottleneck, a saturated resource on which no lane runs faster, or its
+ * ceiling; lanes outside the set keep theirs unless it is one of the set's
+ * resources and it no longer is one (not saturated, or a lane of the set
+ * now runs faster there), or a lane of the set froze on a resource where
+ * they run faster. Such lanes join the set, which is filled again, until
+ * none does: then every lane has a bottleneck and the rates are the full
+ * recompute's (within the fill's 1e-9 relative tolerance; test-maxmin). */
+static void recompute_local(cs_flow_t *f)
+{
+    int stamp = ++f->stamp;
+    int ncl = 0, ncr = 0;
+    for (int i = 0; i < f->ndirty; i++)
+        f->res_stamp[f->dirty_res[i]] = 0;   /* no longer dirty, not in the set yet */
+    for (int i = 0; i < f->ndirty; i++) {
+        int r = f->dirty_res[i];
+        for (int k = 0; k < f->res_len[r]; k++) {
+            int li = f->bhops[f->res_list[f->res_off[r] + k]].lane;
+            if (f->lanes[li].stamp != stamp)
+                local_add(f, li, stamp, &ncl, &ncr);
+        }
+    }
+    f->ndirty = 0;
+    if (ncl == 0)
+        return;
+    for (;;) {
         for (int i = 0; i < ncr; i++) {
             int r = f->comp_res[i];
-            if (f->wsum[r] > 1e-12)
-                dx = MIN(dx, f->rem_cap[r] / f->wsum[r]);
+            double rc = f->res_cap[r];
+            for (int k = 0; k < f->res_len[r]; k++) {
+                const bhop_t *b = &f->bhops[f->res_list[f->res_off[r] + k]];
+                const lane_t *M = &f->lanes[b->lane];
+                if (M->stamp != stamp)
+                    rc -= (b->coeff < 0 ? M->op.mem_passes : b->coeff) * M->mult * M->rate;
+            }
+            f->rem_cap[r] = rc;
+            f->wsum[r] = 0;
         }
-        for (int i = 0; i < ncl; i++) {
-            int li = f->comp_lanes[i];
-            if (!f->lanes[li].frozen)
-                dx = MIN(dx, f->edges[li].cap - level);
-        }
-        dx = MAX(dx, 0);
-        level += dx;
-        for (int i = 0; i < ncr; i++) {
-            int r = f->comp_res[i];
-            f->rem_cap[r] -= f->wsum[r] * dx;
-        }
-        int froze = 0;
         for (int i = 0; i < ncl; i++) {
             int li = f->comp_lanes[i];
             lane_t *L = &f->lanes[li];
-            if (L->frozen)
-                continue;
-            gboolean sat = f->edges[li].cap - level <= 1e-9 * f->edges[li].cap;
-            for (int h = 0; h < L->bn && !sat; h++) {
-                double c;
-                int r = lane_hop_res(f, li, h, &c);
-                sat = f->rem_cap[r] <= 1e-9 * f->res_cap[r];
-            }
-            if (!sat)
-                continue;
-            L->frozen = TRUE;
-            L->rate = level;
-            froze++;
+            L->frozen = FALSE;
             for (int h = 0; h < L->bn; h++) {
                 double c;
                 int r = lane_hop_res(f, li, h, &c);
-                f->wsum[r] -= c * L->mult;
+                f->wsum[r] += c * L->mult;
             }
         }
-        unfrozen -= froze;
-        if (froze == 0)
-            break;   /* numerical safety: nothing binds (cannot happen with caps) */
-    }
-    for (int i = 0; i < ncl; i++) {
-        int li = f->comp_lanes[i];
-        lane_t *L = &f->lanes[li];
-        double rate = L->frozen ? L->rate : level;
-        /* An unchanged rate keeps its finish time: no heap work. */
-        if (rate == L->old_rate && cs_evq_scheduled(L->fin)) {
-            L->rate = rate;
-            continue;
+        fill(f, ncl, ncr);
+        int before = ncl, nr0 = ncr;
+        for (int i = 0; i < nr0; i++) {
+            int r = f->comp_res[i];
+            const int *list = &f->res_list[f->res_off[r]];
+            gboolean sat = f->rem_cap[r] <= 1e-9 * f->res_cap[r];
+            double top = 0, low = INFINITY;   /* fastest lane on r; slowest of the set's frozen on r */
+            for (int k = 0; k < f->res_len[r]; k++) {
+                const lane_t *M = &f->lanes[f->bhops[list[k]].lane];
+                top = MAX(top, M->rate);
+                if (M->stamp == stamp && M->bott == r)
+                    low = MIN(low, M->rate);
+            }
+            for (int k = 0; k < f->res_len[r]; k++) {
+                int mi = f->bhops[list[k]].lane;
+                const lane_t *M = &f->lanes[mi];
+                if (M->stamp == stamp)
+                    continue;
+                gboolean lost = M->bott == r && (!sat || M->rate < top * (1 - 1e-9));
+                if (lost || M->rate * (1 - 1e-9) > low)
+                    local_add(f, mi, stamp, &ncl, &ncr);
+            }
         }
-        f->rates_changed++;
-        set_rate(f, li, rate);
-        schedule_fin(f, L);
+        if (ncl == before)
+            break;
     }
+    apply_rates(f, ncl);
+}
+
+static void recompute(cs_flow_t *f)
+{
+    if (f->full_maxmin)
+        recompute_full(f);
+    else
+        recompute_local(f);
 }
 
 /* ---- program execution: rings and chains -------------------------------- */
@@ -1905,6 +2041,75 @@ gboolean cs_flow_run(cs_flow_t *f, const cs_engine_task_t *tasks, int ntasks, do
     for (int j = 0; j < built; j++)
         cs_flow_net_clear(&nets[j]);
     return ok;
+}
+
+/* ---- the max-min solver alone, for tests ----------------------------------- */
+
+gboolean cs_flow_maxmin_replay(int nres, const double *caps, int nlanes, const double *lane_cap, const double *mult,
+                               const int *hop_off, const int *hop_res, const double *hop_coeff, int nseq,
+                               const int *seq, gboolean full, double *rates, guint64 *touched_p)
+{
+    cs_flow_t *f = g_new0(cs_flow_t, 1);
+    f->nres = nres;
+    f->res_cap = g_memdup2(caps, sizeof(double) * nres);
+    f->res_bytes = g_new0(double, MAX(1, nres));
+    f->q = cs_evq_new();
+    f->full_maxmin = full;
+    f->nlanes = nlanes;
+    f->lanes = g_new0(lane_t, MAX(1, nlanes));
+    f->edges = g_new0(edge_t, MAX(1, nlanes));
+    f->bhops = g_new0(bhop_t, MAX(1, hop_off[nlanes]));
+    f->res_off = g_new0(int, nres + 1);
+    f->res_len = g_new0(int, nres);
+    for (int li = 0; li < nlanes; li++) {
+        lane_t *L = &f->lanes[li];
+        L->boff = hop_off[li];
+        L->bn = hop_off[li + 1] - hop_off[li];
+        L->mult = mult[li];
+        L->rem = 1e15;
+        L->mem_res = -1;
+        L->fin = cs_evq_alloc(f->q);
+        L->fin->kind = EV_FIN;
+        L->fin->a = li;
+        f->edges[li].cap = lane_cap[li];
+        for (int h = hop_off[li]; h < hop_off[li + 1]; h++) {
+            f->bhops[h] = (bhop_t){ hop_res[h], li, hop_coeff[h], 0 };
+            f->res_off[hop_res[h] + 1]++;
+        }
+    }
+    for (int r = 0; r < nres; r++)
+        f->res_off[r + 1] += f->res_off[r];
+    f->res_list = g_new(int, MAX(1, f->res_off[nres]));
+    f->rem_cap = g_new0(double, nres);
+    f->wsum = g_new0(double, nres);
+    f->res_stamp = g_new0(int, nres);
+    f->dirty_res = g_new(int, nres);
+    f->comp_res = g_new(int, nres);
+    f->stack = g_new(int, nres);
+    f->comp_lanes = g_new(int, MAX(1, nlanes));
+    g_autofree gboolean *on = g_new0(gboolean, MAX(1, nlanes));
+    int row = 0;
+    for (int k = 0; k < nseq; k++) {
+        int li = seq[k];
+        if (li >= 0) {
+            if (on[li])
+                res_remove(f, li), set_rate(f, li, 0);
+            else
+                res_add(f, li);
+            on[li] = !on[li];
+            continue;
+        }
+        if (f->ndirty > 0)
+            recompute(f);
+        for (int i = 0; i < nlanes; i++)
+            rates[(gsize)row * nlanes + i] = on[i] ? f->lanes[i].rate : 0;
+        row++;
+    }
+    if (touched_p != NULL)
+        *touched_p = f->touched;
+    teardown_run(f);
+    cs_flow_free(f);
+    return TRUE;
 }
 
 /* ---- engine ops --------------------------------------------------------- */
