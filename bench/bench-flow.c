@@ -1,6 +1,7 @@
 /* Benchmark: the flow engine on DGX H100 clusters (ib-ndr x8 rails).
  *
- * Usage: bench-flow [ring|default] [max_nodes [min_nodes [auto|approx|exact|none]]]
+ * Usage: bench-flow [ring|default] [max_nodes [min_nodes [auto|approx|exact|none [full]]]]
+ * ('full': max-min shares recomputed over whole components, not incrementally)
  *
  * ring (the default): ring all-reduce (NCCL_ALGO=Ring) of 1 GiB and 4 GiB
  * at 1, 16, 128, 512, 2048 nodes (default 512 1 auto, as --model flow: a
@@ -31,6 +32,8 @@
 #include "models/cs_params.h"
 #include "sim/cs_engine_flow-int.h"
 
+static gboolean full_maxmin;
+
 typedef struct {
     cs_flow_stats_t st;
     cs_decision_t d;
@@ -60,6 +63,8 @@ static gboolean run_one(const cs_params_t *params, int nodes, const char *var, c
     cs_engine_call_t call = { .size = size, .count = size / 4, .nccl_bytes = size, .decision = &out->d };
     double t0 = bench_cpu_now();
     g_autoptr(cs_flow_t) f = cs_flow_new(&job, &err);
+    if (f != NULL)
+        cs_flow_set_full_maxmin(f, full_maxmin);
     if (f == NULL || !cs_flow_simulate(f, &call, fold, &out->st, &err)) {
         fprintf(stderr, "%s\n", err->message);
         g_error_free(err);
@@ -102,6 +107,7 @@ int main(int argc, char **argv)
     int max_nodes = argc > a ? atoi(argv[a]) : dflt ? 2048 : 512;
     int min_nodes = argc > a + 1 ? atoi(argv[a + 1]) : dflt ? 8 : 1;
     const char *mode = argc > a + 2 ? argv[a + 2] : "auto";
+    full_maxmin = argc > a + 3 && g_str_equal(argv[a + 3], "full");
     cs_flow_fold_t fold = g_str_equal(mode, "exact")    ? CS_FLOW_FOLD_EXACT
                           : g_str_equal(mode, "none")   ? CS_FLOW_FOLD_NONE
                           : g_str_equal(mode, "approx") ? CS_FLOW_FOLD_APPROX

@@ -26,6 +26,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/cs_engine_flow-int.h"
 #include "models/cs_program.h"
@@ -109,6 +110,7 @@ struct cs_flow {
     double *res_bytes;       /* carried in the last run */
     cs_time_t last_end;      /* the last run's length */
     cs_flow_stats_t last;    /* ... and how it was simulated */
+    double last_cpu;         /* CPU seconds of the last predict, -1: none */
     gboolean has_net;
     cs_flow_net_t net;       /* the creating job's network view (cs_flow_simulate) */
     cs_sim_sink_t *sink;
@@ -152,6 +154,7 @@ static cs_flow_t *flow_alloc(const cs_topo_t *topo, const cs_params_t *params)
     f->res_cap = cs_flow_res_caps(topo, params, &f->nres);
     f->res_bytes = g_new0(double, MAX(1, f->nres));
     f->q = cs_evq_new();
+    f->last_cpu = -1;
     return f;
 }
 
@@ -940,10 +943,13 @@ static void job_check_end(cs_flow_t *f, int j)
 }
 
 /* Runs the events until nothing is left. */
-static void run_events(cs_flow_t *f)
+static gboolean run_events(cs_flow_t *f)
 {
     f->now = 0;
-    for (;;) {
+    for (guint poll = 0;; poll++) {
+        /* Ctrl-C: a call may run for minutes */
+        if ((poll & 4095) == 0 && cs_engine_interrupted())
+            return FALSE;
         cs_event_t *ev = cs_evq_peek(f->q);
         if (ev == NULL || ev->time > f->now) {
             if (f->ndirty > 0) {
@@ -985,6 +991,7 @@ static void run_events(cs_flow_t *f)
         }
         job_check_end(f, j);
     }
+    return TRUE;
 }
 
 /* ---- setting up a run ----------------------------------------------------- */
@@ -1978,7 +1985,11 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
     f->recomputes = f->touched = f->rates_changed = 0;
     for (int j = 0; j < ntasks; j++)
         push_start(f, j, f->jobs[j].start + f->jobs[j].gap);
-    run_events(f);
+    if (!run_events(f)) {
+        teardown_run(f);
+        g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "flow engine: interrupted");
+        return FALSE;
+    }
     if (f->sink != NULL && f->sink->end != NULL)
         f->sink->end(f->sink, (double)f->now / CS_PS_PER_S);
     f->last_end = f->now;
@@ -2125,12 +2136,23 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
     return TRUE;
 }
 
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                              double time_s[2], GError **err)
 {
+    cs_flow_t *f = state;
     cs_flow_stats_t st;
-    if (!cs_flow_simulate(state, call, job->exact ? CS_FLOW_FOLD_EXACT : CS_FLOW_FOLD_AUTO, &st, err))
+    double t0 = cpu_now();
+    f->last_cpu = -1;
+    if (!cs_flow_simulate(f, call, job->exact ? CS_FLOW_FOLD_EXACT : CS_FLOW_FOLD_AUTO, &st, err))
         return FALSE;
+    f->last_cpu = cpu_now() - t0;
     time_s[CS_OOP] = st.time_s;
     time_s[CS_INP] = st.time_s;
     return TRUE;
@@ -2154,6 +2176,26 @@ static char *flow_approximation(void *state)
                            "--exact simulates them all (docs/model-flow.md)",
                            P, n, P / MAX(1, info->ppn), info->nnodes, n / MAX(1, P), f->last.spread_s * 1e6,
                            f->last.spread_rel * 100);
+}
+
+/* What the last predict took, for collsim run -v. */
+static char *flow_counters(void *state)
+{
+    const cs_flow_t *f = state;
+    const cs_flow_stats_t *st = &f->last;
+    if (f->last_cpu < 0)
+        return NULL;
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "events %" G_GUINT64_FORMAT ", max-min recomputes %" G_GUINT64_FORMAT
+                           " (%.1f lanes each on average), %d lanes", st->events, st->recomputes,
+                           st->recomputes > 0 ? (double)st->touched / (double)st->recomputes : 0.0, st->lanes);
+    if (st->folded && st->dataflow)
+        g_string_append_printf(s, " (%s fold of %d flows)", st->approx ? "approximate" : "exact", st->flows);
+    else if (st->folded)
+        g_string_append_printf(s, " (%s fold: %d ring positions)", st->approx ? "approximate" : "exact", st->period);
+    g_string_append_printf(s, ", %.3g events/s, CPU %.3f s", (double)st->events / MAX(f->last_cpu, 1e-9),
+                           f->last_cpu);
+    return g_string_free(s, FALSE);
 }
 
 static void flow_close(void *state)
@@ -2185,6 +2227,7 @@ const cs_engine_ops_t cs_engine_flow = {
     .predict = flow_predict,
     .close = flow_close,
     .approximation = flow_approximation,
+    .counters = flow_counters,
     .timeline = TRUE,
     .link_stats = flow_link_stats,
     .run_jobs = flow_run_jobs,
