@@ -18,7 +18,7 @@ typedef struct {
     guint64 changed;         /* ... of which the rate changed */
     int lanes;               /* (channel, position) pairs simulated */
     gboolean folded;         /* simulated one period of each ring */
-    int period;              /* ring positions simulated per channel (rings); lane classes (dataflow) */
+    int period;              /* ring positions simulated per channel (rings); flow classes (dataflow) */
     gboolean approx;         /* ... with latencies averaged over the periods */
     double spread_s;         /* the widest range of latencies averaged, seconds */
     double spread_rel;       /* ... relative to their mean */
@@ -114,7 +114,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_flow_t, cs_flow_free)
  * leaves more than CS_FLOW_EXACT_WORK transfers, one period of a ring that
  * repeats but for its edges' latencies, which are averaged over the
  * periods (AUTO, what --model flow does); the smaller of the two
- * (APPROX, for tests and benchmarks). */
+ * (APPROX, for tests and benchmarks). Dataflow programs fold exactly
+ * (classes of alike flows) in every mode but NONE. */
 typedef enum {
     CS_FLOW_FOLD_NONE,
     CS_FLOW_FOLD_EXACT,
@@ -122,9 +123,6 @@ typedef enum {
     CS_FLOW_FOLD_APPROX,
 } cs_flow_fold_t;
 #define CS_FLOW_EXACT_WORK 67108864.0   /* transfers (lanes x ops): about half a minute */
-/* The same bound for dataflow programs (Tree, NVLSTree), whose transfers
- * cost more (several dependencies each, larger fair-share components). */
-#define CS_FLOW_EXACT_WORK_DF 4194304.0
 
 /* Simulates one call, folding rings as 'fold' allows (tests compare
  * CS_FLOW_FOLD_NONE with the others). */
