@@ -267,10 +267,14 @@ static const cs_result_row_t *row_at(const design_t *d, guint64 size)
     return k >= 0 ? &g_array_index(d->p->result->rows, cs_result_row_t, k) : NULL;
 }
 
+/* The design's link statistics at a size, or NULL. NULL too when they
+ * name no link: a model that loads only some links (analytic: the
+ * network's) has nothing to say about a call that crosses none. */
 static const cs_link_stats_t *stats_at(const design_t *d, guint64 size)
 {
     int k = GPOINTER_TO_INT(g_hash_table_lookup(d->row_of, &size)) - 1;
-    return k >= 0 && d->p->link_stats != NULL ? g_ptr_array_index(d->p->link_stats, k) : NULL;
+    const cs_link_stats_t *st = k >= 0 && d->p->link_stats != NULL ? g_ptr_array_index(d->p->link_stats, k) : NULL;
+    return st != NULL && st->n > 0 ? st : NULL;
 }
 
 static gboolean ran(const cs_result_row_t *r)
@@ -465,7 +469,8 @@ static void write_table(FILE *f, const GArray *designs, const GArray *sizes, con
     fprintf(f, "# busbw, algbw: GB/s; time: us per call (out-of-place); ratio: bus bandwidth against %s's\n",
             g_array_index(designs, design_t, 0).label);
     if (any_without_stats(designs))
-        fprintf(f, "# busiest links: named for the designs whose model reports link statistics (--model flow)\n");
+        fprintf(f, "# busiest links: named for the designs whose model reports link statistics (analytic: "
+                   "network links, flow: every link)\n");
     fprintf(f, "#\n#%12s", "");
     for (guint i = 0; i < designs->len; i++) {
         const char *l = g_array_index(designs, design_t, i).label;
@@ -524,14 +529,14 @@ static void write_table(FILE *f, const GArray *designs, const GArray *sizes, con
             const design_t *d = &g_array_index(designs, design_t, i);
             for (int k = 0; d->p->link_stats != NULL && k < d->p->nsizes; k++) {
                 const cs_link_stats_t *st = g_ptr_array_index(d->p->link_stats, k);
-                if (st == NULL)
-                    continue;
+                if (st == NULL || st->n == 0)
+                    continue;   /* nothing ran, or no link the model loads (analytic on one node) */
                 g_autofree char *sz = cs_format_size(d->p->sizes[k]);
                 g_autofree char *prefix = g_strdup_printf("%s %10s: ", d->label, sz);
                 cs_write_bottleneck_line(f, st, prefix);
             }
             if (d->p->link_stats == NULL)
-                fprintf(f, "# %s: the %s model reports no link statistics (--model flow does)\n", d->label,
+                fprintf(f, "# %s: the %s model reports no link statistics (--model analytic and flow do)\n", d->label,
                         d->p->ops->name);
         }
     }

@@ -401,12 +401,15 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
 /* What the model cannot give, refused before the topology is built. */
 static gboolean check_model_outputs(const cs_scenario_t *s, const cs_engine_ops_t *ops, GError **err)
 {
-    if ((s->trace_out != NULL || s->link_stats) && !ops->timeline) {
+    if (s->trace_out != NULL && !ops->timeline) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the %s model has no timeline for a trace; expected --model flow",
+                    cs_run_args_origin(s, "output.trace", "collsim: --trace"), ops->name);
+        return FALSE;
+    }
+    if (s->link_stats && ops->link_stats == NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "%s: the %s model has no timeline for %s; expected --model flow",
-                    cs_run_args_origin(s, s->trace_out != NULL ? "output.trace" : "output.link-stats",
-                                       s->trace_out != NULL ? "collsim: --trace" : "collsim: --link-stats"),
-                    ops->name, s->trace_out != NULL ? "a trace" : "link statistics");
+                    "%s: the %s model reports no link statistics; expected --model analytic or flow",
+                    cs_run_args_origin(s, "output.link-stats", "collsim: --link-stats"), ops->name);
         return FALSE;
     }
     if (s->svg_out != NULL && s->jobs->len > 0) {

@@ -37,7 +37,8 @@ void cs_write_link_stats(FILE *f, const cs_link_stats_t *s, const char *what, in
 {
     int n = s != NULL ? s->n : 0;
     double time_s = s != NULL ? s->time_s : 0;
-    fprintf(f, "# Link statistics (model:flow%s%s, %.1f us):\n", what != NULL ? ", " : "", what != NULL ? what : "",
+    const char *source = s != NULL && s->source != NULL ? s->source : "model:flow";
+    fprintf(f, "# Link statistics (%s%s%s, %.1f us):\n", source, what != NULL ? ", " : "", what != NULL ? what : "",
             time_s * 1e6);
     int shown = max < 0 || max > n ? n : max;
     if (shown > 0)

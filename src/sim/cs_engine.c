@@ -3,6 +3,7 @@
  * result row in nccl-tests's terms. */
 #include "config.h"
 
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -86,23 +87,24 @@ static void add_param_note(cs_result_t *r, const cs_params_t *params)
         cs_result_add_note(r, "parameters: built-in defaults (docs/model-analytic.md)");
 }
 
-/* One note per run of consecutive sizes the engine approximated alike:
- * "approximate for 1 GiB to 4 GiB: <what>". */
-static void note_approximations(cs_result_t *r, GPtrArray *approx)
+/* One note per run of consecutive sizes with the same text 'what' from
+ * the engine: "<head> for 1 GiB to 4 GiB: <what>" (approximations,
+ * bottlenecks). */
+static void note_runs(cs_result_t *r, GPtrArray *per_size, const char *head)
 {
-    guint n = MIN(approx->len, r->rows->len);
+    guint n = MIN(per_size->len, r->rows->len);
     for (guint i = 0; i < n;) {
-        const char *what = g_ptr_array_index(approx, i);
+        const char *what = g_ptr_array_index(per_size, i);
         guint j = i + 1;
-        while (j < n && what != NULL && g_strcmp0(g_ptr_array_index(approx, j), what) == 0)
+        while (j < n && what != NULL && g_strcmp0(g_ptr_array_index(per_size, j), what) == 0)
             j++;
         if (what != NULL) {
             g_autofree char *a = cs_format_size(g_array_index(r->rows, cs_result_row_t, i).size);
             g_autofree char *b = cs_format_size(g_array_index(r->rows, cs_result_row_t, j - 1).size);
             if (j - i == 1)
-                cs_result_add_note(r, "approximate for %s: %s", a, what);
+                cs_result_add_note(r, "%s for %s: %s", head, a, what);
             else
-                cs_result_add_note(r, "approximate for %s to %s: %s", a, b, what);
+                cs_result_add_note(r, "%s for %s to %s: %s", head, a, b, what);
         }
         i = j;
     }
@@ -120,6 +122,7 @@ struct cs_engine_sweep {
     char xport[64];
     const char *xname;
     GPtrArray *approx;          /* per size priced, NULL: exact */
+    GPtrArray *bottleneck;      /* per size priced, NULL: nothing to note */
     cs_engine_step_t step;
     char *counters;             /* step.counters' storage */
 };
@@ -159,6 +162,7 @@ void cs_engine_sweep_free(cs_engine_sweep_t *sw)
     cs_result_free(sw->r);
     g_free(sw->decisions);
     g_ptr_array_unref(sw->approx);
+    g_ptr_array_unref(sw->bottleneck);
     g_free(sw->counters);
     g_free(sw);
 }
@@ -176,6 +180,7 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     sw->sizes = sizes;
     sw->nsizes = MAX(0, nsizes);
     sw->approx = g_ptr_array_new_with_free_func(g_free);
+    sw->bottleneck = g_ptr_array_new_with_free_func(g_free);
     sw->decisions = g_new0(cs_decision_t, MAX(1, sw->nsizes));
     g_autofree char *producer = g_strconcat("model:", ops->name, NULL);
     sw->r = cs_result_new(producer, topo->description != NULL ? topo->description : topo->source, job->coll,
@@ -239,6 +244,7 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
          * no time on the GPU, and nccl-tests prints 0 bandwidth. */
         set_str(row.algo, sizeof row.algo, "none");
         g_ptr_array_add(sw->approx, NULL);
+        g_ptr_array_add(sw->bottleneck, NULL);
     } else {
         const cs_decision_t *d = &sw->decisions[i];
         double t[2];
@@ -258,6 +264,7 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
         if (job->link_stats != NULL && ops->link_stats != NULL)
             g_ptr_array_add(job->link_stats, ops->link_stats(sw->state));
         g_ptr_array_add(sw->approx, ops->approximation != NULL ? ops->approximation(sw->state) : NULL);
+        g_ptr_array_add(sw->bottleneck, ops->bottleneck != NULL ? ops->bottleneck(sw->state) : NULL);
         if (ops->counters != NULL)
             sw->counters = ops->counters(sw->state);
         row.time_us[CS_OOP] = t[CS_OOP] * 1e6;
@@ -288,7 +295,8 @@ cs_result_t *cs_engine_sweep_finish(cs_engine_sweep_t *sw)
         sw->ops->close(sw->state);
     sw->opened = FALSE;
     cs_result_t *r = g_steal_pointer(&sw->r);
-    note_approximations(r, sw->approx);
+    note_runs(r, sw->bottleneck, "bottleneck");
+    note_runs(r, sw->approx, "approximate");
     cs_result_finish(r);
     cs_engine_sweep_free(sw);
     return r;
@@ -306,6 +314,21 @@ cs_result_t *cs_engine_run_sweep(const cs_engine_ops_t *ops, const cs_engine_job
     if (more < 0)
         return NULL;
     return cs_engine_sweep_finish(g_steal_pointer(&sw));
+}
+
+static int stat_cmp(gconstpointer a, gconstpointer b)
+{
+    const cs_link_stat_t *x = a, *y = b;
+    gint64 ux = llround(x->bytes / x->cap * 1e9), uy = llround(y->bytes / y->cap * 1e9);
+    if (ux != uy)
+        return ux > uy ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+void cs_link_stats_sort(cs_link_stats_t *s)
+{
+    if (s->n > 1)
+        qsort(s->links, (size_t)s->n, sizeof *s->links, stat_cmp);
 }
 
 void cs_link_stats_free(cs_link_stats_t *s)

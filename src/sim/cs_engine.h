@@ -31,7 +31,8 @@ struct cs_sim_sink {
 };
 
 /* What each link carried in one run (the links that carried anything),
- * for --link-stats. */
+ * for --link-stats: simulated by a timeline engine (flow), or the loads
+ * the analytic engine priced in closed form ('source' says which). */
 typedef struct {
     char *name;              /* "n0.gpu0 -> n0.pcisw0 (pcie)", "n0.gpu0 memory" */
     double cap;              /* bytes/s */
@@ -39,12 +40,19 @@ typedef struct {
 } cs_link_stat_t;
 
 typedef struct {
-    double time_s;           /* the run's length */
+    double time_s;           /* the run's length (analytic: the predicted time) */
     int n;
     cs_link_stat_t *links;   /* busiest first (bytes / cap), ties by name */
+    /* Where the numbers come from, for the title of --link-stats
+     * ("model:analytic, ..."); static; NULL: "model:flow". */
+    const char *source;
 } cs_link_stats_t;
 
 void cs_link_stats_free(cs_link_stats_t *s);
+/* Sorts s->links busiest first: utilization (bytes / cap) in steps of
+ * 1e-9, so that links that carried the same bytes by different sums
+ * (rounding) tie, and ties by name (the flow engine's order). */
+void cs_link_stats_sort(cs_link_stats_t *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_link_stats_t, cs_link_stats_free)
 
 typedef struct {
@@ -57,9 +65,10 @@ typedef struct {
     int root;
     guint64 seed;
     gboolean exact;          /* no approximation that would save time (flow: averaged ring latencies) */
-    /* Optional, for engines with ops->timeline: */
-    cs_sim_sink_t *sink;     /* receives the timeline of every call */
-    GPtrArray *link_stats;   /* out: cs_engine_run_sweep appends one cs_link_stats_t per size */
+    /* Optional: */
+    cs_sim_sink_t *sink;     /* engines with ops->timeline: receives the timeline of every call */
+    GPtrArray *link_stats;   /* engines with ops->link_stats: cs_engine_run_sweep appends one
+                              * cs_link_stats_t per size priced; NULL: none wanted (and none built) */
 } cs_engine_job_t;
 
 /* One call of the collective: inputs and the decision already taken. */
@@ -90,10 +99,19 @@ typedef struct cs_engine_ops {
      * text for `collsim run -v` (e.g. "events 123456, max-min recomputes
      * 789, 2.1e6 events/s, CPU 0.06 s"); g_free it; NULL when it has none. */
     char *(*counters)(void *state);
-    /* Engines that simulate a timeline: they honour job->sink, report the
-     * last call's link statistics and run several jobs at once. */
-    gboolean timeline;
+    /* Optional: what bound the last predict, when worth a note, as one
+     * phrase without numbers that vary with the size (e.g. "leaf2 ->
+     * spine0 (net), loaded 1.75x the busiest NIC port, fabric 4:1
+     * oversubscribed"); g_free it; NULL: nothing to note. cs_engine_run_sweep
+     * notes it with the sizes: "bottleneck for 1 GiB to 4 GiB: <what>". */
+    char *(*bottleneck)(void *state);
+    /* The last predict's link statistics (busiest first), for
+     * --link-stats; optional. An engine with timeline simulates them; the
+     * analytic engine reports the loads it priced. */
     cs_link_stats_t *(*link_stats)(void *state);
+    /* Engines that simulate a timeline: they honour job->sink, report the
+     * run several jobs at once (--trace needs it). */
+    gboolean timeline;
     gboolean (*run_jobs)(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err);
 } cs_engine_ops_t;
 

@@ -787,20 +787,25 @@ gboolean cs_analytic_time(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_c
 typedef struct {
     cs_analytic_hw_t hw;
     const cs_topo_t *topo;
+    const cs_params_t *params;
     cs_fabric_load_t *fabric;      /* network edges routed (several nodes), or NULL */
     int arch_cc;
-    /* the last call, for its bottleneck */
+    /* the last call, for its bottleneck and link statistics */
     cs_analytic_limit_t lim;
     cs_fabric_bound_t fab;
     cs_decision_t d;
+    double S;                      /* its nBytes */
+    double time_s;                 /* its predicted time (out-of-place) */
     gboolean have;
 } analytic_state_t;
 
-char *cs_analytic_describe(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_fabric_load_t *fabric,
-                           const cs_decision_t *d, const cs_fabric_bound_t *fab, const cs_analytic_limit_t *lim)
+/* What bound the call, without its busy share: "leaf0 -> spine1 (net),
+ * loaded 2.00x the busiest NIC port, fabric 4:1 oversubscribed"; NULL
+ * for CS_LIMIT_NONE. */
+static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_fabric_load_t *fabric,
+                        const cs_decision_t *d, const cs_fabric_bound_t *fab, const cs_analytic_limit_t *lim)
 {
     static const char *const arch[] = { "sm70", "sm80", "sm90", "sm100" };
-    g_autofree char *what = NULL;
     switch (lim->kind) {
     case CS_LIMIT_FABRIC: {
         g_autofree char *name = cs_fabric_load_res_name(fabric, fab->res);
@@ -811,33 +816,36 @@ char *cs_analytic_describe(const cs_analytic_hw_t *hw, const cs_topo_t *t, const
         if (t->fabric.oversubscription > 1 && l != NULL && t->devs[l->src].kind == CS_DEV_SWITCH &&
             t->devs[l->dst].kind == CS_DEV_SWITCH)
             g_string_append_printf(s, ", fabric %g:1 oversubscribed", t->fabric.oversubscription);
-        what = g_string_free(s, FALSE);
-        break;
+        return g_string_free(s, FALSE);
     }
     case CS_LIMIT_NIC: {
         int nch = MAX(1, d->nchannels), per_nic = (nch + hw->nics - 1) / hw->nics;
-        what = g_strdup_printf("NIC rate (%d channel%s on the busiest of %d NICs, %.1f GB/s each)", per_nic,
+        return g_strdup_printf("NIC rate (%d channel%s on the busiest of %d NICs, %.1f GB/s each)", per_nic,
                                per_nic == 1 ? "" : "s", hw->nics, hw->nic_bw / GBPS);
-        break;
     }
     case CS_LIMIT_INTRA:
-        what = g_strdup_printf("intra-node ring edges (%s)", cs_transport_name(hw->intra_xport));
-        break;
+        return g_strdup_printf("intra-node ring edges (%s)", cs_transport_name(hw->intra_xport));
     case CS_LIMIT_SM: {
         g_autofree char *proto = g_ascii_strdown(cs_proto_name(d->proto), -1);
-        what = g_strdup_printf("channel throughput (%d channels, chan.%s.%s)", MAX(1, d->nchannels), proto,
+        return g_strdup_printf("channel throughput (%d channels, chan.%s.%s)", MAX(1, d->nchannels), proto,
                                arch[hw->arch]);
-        break;
     }
     case CS_LIMIT_MEM:
-        what = g_strdup("GPU memory");
-        break;
+        return g_strdup("GPU memory");
     case CS_LIMIT_NVLS:
-        what = g_strdup_printf("NVLink ports at the NVLS rate (eff.nvls.%s)", arch[MAX(2, hw->arch)]);
-        break;
+        return g_strdup_printf("NVLink ports at the NVLS rate (eff.nvls.%s)", arch[MAX(2, hw->arch)]);
     case CS_LIMIT_NONE:
-        return g_strdup("bottleneck: none");
+        break;
     }
+    return NULL;
+}
+
+char *cs_analytic_describe(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_fabric_load_t *fabric,
+                           const cs_decision_t *d, const cs_fabric_bound_t *fab, const cs_analytic_limit_t *lim)
+{
+    g_autofree char *what = limit_what(hw, t, fabric, d, fab, lim);
+    if (what == NULL)
+        return g_strdup("bottleneck: none");
     return g_strdup_printf("bottleneck: %s (%.1f%% busy)%s%s", what, 100 * lim->busy,
                            fab != NULL && fab->skipped != NULL ? "; " : "",
                            fab != NULL && fab->skipped != NULL ? fab->skipped : "");
@@ -847,6 +855,7 @@ static gboolean analytic_open(const cs_engine_job_t *job, void **state_p, GError
 {
     analytic_state_t *s = g_new0(analytic_state_t, 1);
     s->topo = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
+    s->params = job->params;
     const cs_comm_info_t *info = cs_comm_info(job->comm);
     if (!cs_analytic_hw_init(&s->hw, s->topo, info, job->comm, job->params,
                              cs_coll_has_root(job->coll) ? job->root : 0, err))
@@ -870,7 +879,63 @@ static gboolean analytic_predict(void *state, const cs_engine_job_t *job, const 
         cs_fabric_load_bound(s->fabric, call->decision, &s->fab);
     s->have = cs_analytic_time_routed(&s->hw, job->params, job->coll, call, &s->fab, time_s, &s->lim, err);
     s->d = *call->decision;
+    s->S = (double)call->nccl_bytes;
+    s->time_s = s->have ? time_s[CS_OOP] : 0;
     return s->have;
+}
+
+/* Busy share of the call's time from which a network bound is worth a
+ * note: below it the call is mostly latency, and the link that would bind
+ * a larger call is not what decides this one. */
+#define NOTE_BUSY 0.5
+
+/* The note under the table, only where it tells a planner something the
+ * table does not: the fabric beyond the NICs binds (a switch-to-switch
+ * link, or a link loaded above the busiest NIC port), or the NIC rate
+ * falls below what its port carries (GPU-NIC path, host staging, socket
+ * proxies); and only where that takes most of the call. A NIC port at its
+ * line rate is what a network-bound call is expected to hit, and what
+ * binds inside a node (NVLink, SMs, memory) is the same on every fabric:
+ * neither gets a note (--link-stats names them; docs/model-analytic.md,
+ * "Bottleneck and link statistics"). */
+static char *analytic_bottleneck_note(void *state)
+{
+    const analytic_state_t *s = state;
+    if (!s->have || s->lim.busy < NOTE_BUSY)
+        return NULL;
+    gboolean worth = s->lim.kind == CS_LIMIT_NIC;
+    if (s->lim.kind == CS_LIMIT_FABRIC && s->fab.res >= 0 && s->fab.res < s->topo->nlinks) {
+        const cs_link_t *l = &s->topo->links[s->fab.res];
+        worth = s->fab.spb > s->fab.nic_spb * (1 + 1e-6) ||
+                (s->topo->devs[l->src].kind == CS_DEV_SWITCH && s->topo->devs[l->dst].kind == CS_DEV_SWITCH);
+    }
+    return worth ? limit_what(&s->hw, s->topo, s->fabric, &s->d, &s->fab, &s->lim) : NULL;
+}
+
+static const char analytic_stats_source[] =
+    "model:analytic, the network links' loads in closed form, not a simulation";
+
+/* The network links the last call's fabric bound loaded (none on one node
+ * or inside an NVLink domain): bytes = load x S / the protocol's wire
+ * efficiency, the flow engine's wire bytes for the same edges. */
+static cs_link_stats_t *analytic_link_stats(void *state)
+{
+    analytic_state_t *s = state;
+    cs_link_stats_t *st = g_new0(cs_link_stats_t, 1);
+    st->source = analytic_stats_source;
+    st->time_s = s->time_s;
+    int n = 0;
+    const cs_fabric_link_load_t *ll = s->have && s->fabric != NULL ? cs_fabric_load_links(s->fabric, &s->d, &n) : NULL;
+    st->links = g_new0(cs_link_stat_t, MAX(1, n));
+    double peff = proto_eff(s->params, s->d.proto);
+    for (int i = 0; i < n; i++) {
+        cs_link_stat_t *l = &st->links[st->n++];
+        l->name = cs_fabric_load_res_name(s->fabric, ll[i].res);
+        l->cap = ll[i].cap;
+        l->bytes = ll[i].load * s->S / peff;
+    }
+    cs_link_stats_sort(st);
+    return st;
 }
 
 char *cs_analytic_bottleneck(void *state)
@@ -896,4 +961,7 @@ const cs_engine_ops_t cs_engine_analytic = {
     .open = analytic_open,
     .predict = analytic_predict,
     .close = analytic_close,
+    .bottleneck = analytic_bottleneck_note,
+    .link_stats = analytic_link_stats,
+    .timeline = FALSE,   /* no timeline: no --trace, no several jobs */
 };

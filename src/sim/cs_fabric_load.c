@@ -19,6 +19,8 @@ typedef struct {
     cs_algo_t algo;
     int nch;
     cs_fabric_bound_t b;
+    cs_fabric_link_load_t *links;   /* cs_fabric_load_links; NULL until asked */
+    int nlinks;
 } entry_t;
 
 struct cs_fabric_load {
@@ -47,6 +49,8 @@ void cs_fabric_load_free(cs_fabric_load_t *fl)
     if (fl == NULL)
         return;
     cs_flow_net_clear(&fl->net);
+    for (guint i = 0; i < fl->cache->len; i++)
+        g_free(g_array_index(fl->cache, entry_t, i).links);
     g_array_free(fl->cache, TRUE);
     g_free(fl->load);
     g_free(fl);
@@ -187,6 +191,14 @@ static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const i
     return TRUE;
 }
 
+/* The links the bound looks at: the network links only (NIC ports, leaf,
+ * spine and core links). */
+static gboolean priced(const cs_fabric_load_t *fl, int r)
+{
+    const cs_topo_t *t = fl->net.topo;
+    return r < t->nlinks && fl->load[r] > 0 && fl->net.res_cap[r] > 0 && t->links[r].kind == CS_LINK_NET;
+}
+
 static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b)
 {
     const cs_flow_net_t *net = &fl->net;
@@ -229,7 +241,7 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
      * near GPUs, so on DGX A100 two NICs' channels share one GPU's PCIe
      * link (docs/model-analytic.md). */
     for (int r = 0; r < t->nlinks; r++) {
-        if (!(fl->load[r] > 0) || !(net->res_cap[r] > 0) || t->links[r].kind != CS_LINK_NET)
+        if (!priced(fl, r))
             continue;
         double spb = fl->load[r] / net->res_cap[r];
         if (spb > b->spb) {
@@ -241,17 +253,42 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
     }
 }
 
-void cs_fabric_load_bound(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b_p)
+static entry_t *entry(cs_fabric_load_t *fl, const cs_decision_t *d)
 {
     for (guint i = 0; i < fl->cache->len; i++) {
-        const entry_t *e = &g_array_index(fl->cache, entry_t, i);
-        if (e->algo == d->algo && e->nch == d->nchannels) {
-            *b_p = e->b;
-            return;
-        }
+        entry_t *e = &g_array_index(fl->cache, entry_t, i);
+        if (e->algo == d->algo && e->nch == d->nchannels)
+            return e;
     }
-    entry_t e = { d->algo, d->nchannels, { 0 } };
+    entry_t e = { d->algo, d->nchannels, { 0 }, NULL, 0 };
     compute(fl, d, &e.b);
     g_array_append_val(fl->cache, e);
-    *b_p = e.b;
+    return &g_array_index(fl->cache, entry_t, fl->cache->len - 1);
+}
+
+void cs_fabric_load_bound(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b_p)
+{
+    *b_p = entry(fl, d)->b;
+}
+
+const cs_fabric_link_load_t *cs_fabric_load_links(cs_fabric_load_t *fl, const cs_decision_t *d, int *n_p)
+{
+    entry_t *e = entry(fl, d);
+    if (e->links == NULL) {
+        /* The scratch loads belong to the last decision computed: load
+         * this one's again (the bound only kept its maximum). */
+        cs_fabric_bound_t b;
+        compute(fl, d, &b);
+        int n = 0;
+        if (b.skipped == NULL && b.spb > 0)   /* else nothing loaded (or stale scratch) */
+            for (int r = 0; r < fl->net.topo->nlinks; r++)
+                n += priced(fl, r);
+        e->links = g_new(cs_fabric_link_load_t, MAX(1, n));
+        e->nlinks = 0;
+        for (int r = 0; r < fl->net.topo->nlinks && n > 0; r++)
+            if (priced(fl, r))
+                e->links[e->nlinks++] = (cs_fabric_link_load_t){ r, fl->load[r], fl->net.res_cap[r] };
+    }
+    *n_p = e->nlinks;
+    return e->links;
 }

@@ -36,6 +36,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_fabric_load_t, cs_fabric_load_free)
  * priced on the ring's routes. */
 void cs_fabric_load_bound(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b_p);
 
+/* One network link the bound of a decision loaded. */
+typedef struct {
+    int res;             /* the link (cs_flow_res_* numbering: a topology link) */
+    double load;         /* wire bytes per byte of S (link efficiency applied, protocol wire efficiency not) */
+    double cap;          /* bytes/s */
+} cs_fabric_link_load_t;
+
+/* The network links (NIC ports, leaf, spine and core links) the bound of
+ * 'd' priced, with their loads, in link order; *n_p entries (0: none, e.g.
+ * the edges were not routed). Built on the first request for a decision
+ * (algorithm, channels), not by cs_fabric_load_bound, and kept by fl. */
+const cs_fabric_link_load_t *cs_fabric_load_links(cs_fabric_load_t *fl, const cs_decision_t *d, int *n_p);
+
 /* A resource's name ("leaf0 -> spine1 (net)"); g_free it. */
 char *cs_fabric_load_res_name(const cs_fabric_load_t *fl, int res);
 

@@ -81,6 +81,19 @@ grep -q '^#   64 MiB: full wins, .*; busiest link at 64 MiB: full .* at [0-9]*% 
     && ok busiest-link || bad busiest-link
 grep -q '^# 4to1     64 MiB: bottleneck: ' o.txt && ok link-stats-lines || bad link-stats-lines
 
+# ---- the analytic model names the busiest link too -------------------------------
+# 8 nodes on two leaves, Ring at 1 GiB: at 1:1 a NIC port is the busiest, at
+# 8:1 the leaf -> spine links bind (each leaf's ring crossings share one
+# uplink of 200 GB/s), and the design's header carries the bottleneck note.
+"$COLLSIM" compare --topo dgx-h100 --nodes 8 --nic ib-ndr --fabric fat-tree --env NCCL_ALGO=Ring -b 1G -e 1G \
+    --design full:oversubscription=1 --design 8to1:oversubscription=8 >a.txt 2>a.err && [ ! -s a.err ] && ok analytic-exit \
+    || bad "analytic-exit ($(cat a.err))"
+grep -q '^#   1 GiB: full wins, [0-9.]*x faster than 8to1 (both Ring/Simple); busiest link at 1 GiB: full \(n[0-9]*.nic[0-9]* -> leaf[01]\|leaf[01] -> n[0-9]*.nic[0-9]*\) (net) at [0-9]*% of 50.0 GB/s, 8to1 leaf0 -> spine0 (net) at 100% of 200.0 GB/s$' a.txt \
+    && ok analytic-busiest-link || bad "analytic-busiest-link ($(grep '^#   1 GiB' a.txt))"
+grep -q '^#   8to1: bottleneck for 1 GiB: leaf[01] -> spine0 (net), .*fabric 8:1 oversubscribed$' a.txt && ! grep -q '^#   full: bottleneck' a.txt \
+    && ok analytic-note-in-header || bad analytic-note-in-header
+grep -q 'busiest links: named for' a.txt && bad analytic-no-missing-stats-line || ok analytic-no-missing-stats-line
+
 # ---- bad input: one line, exit 2, nothing written ----------------------------------
 check() {  # name, expected stderr (exact), args...
     name=$1 want=$2

@@ -209,6 +209,41 @@ grep -q '^# warning: NCCL_IB_HCA=mlx5_9 (--env) matches none of node 0.s RDMA de
 grep -q '^# warning: NCCL_IB_GID_INDEX=99 (--env) is beyond the GIDs of a RoCE port' gid.txt \
     && ok gid-index-warns || bad "gid-index-warns: $(grep warning gid.txt)"
 
+# ---- --link-stats with the analytic model: the loads it priced ------------------
+# 8 nodes on two leaves at 8:1, Ring, 1 GiB: every channel's ring leaves each
+# leaf once, so the single spine's links carry 2(n-1)/n S each and bind (a
+# NIC port carries an eighth of a node's share on a quarter of the uplink's
+# capacity, at 8:1 half of the uplink's time).
+LS="--topo dgx-h100 --nodes 8 --nic ib-ndr --fabric fat-tree --oversubscription 8 -b 1G -e 1G --env NCCL_ALGO=Ring --link-stats"
+"$COLLSIM" run $LS >ls-a.txt 2>ls-a.err && [ ! -s ls-a.err ] && ok analytic-link-stats-exit \
+    || bad "analytic-link-stats-exit ($(cat ls-a.err))"
+grep -q '^# Link statistics (model:analytic, the network links.* loads in closed form, not a simulation, allreduce 1 GiB, the largest size, [0-9.]* us):$' ls-a.txt \
+    && ok analytic-link-stats-title || bad analytic-link-stats-title
+grep -q '^# bottleneck for 1 GiB: leaf[01] -> spine0 (net), loaded 2.00x the busiest NIC port, fabric 8:1 oversubscribed$' ls-a.txt \
+    && ok analytic-bottleneck-note || bad "analytic-bottleneck-note ($(grep '^# bottleneck' ls-a.txt))"
+# util% = carried / (cap x the predicted time): the table's time, recomputed here
+t_us=$(grep -v '^#' ls-a.txt | awk '{ print $6 }')
+grep '^# *[0-9.]* *[0-9.]* *[0-9.]* *[0-9.]* [KMG]iB  ' ls-a.txt | head -1 | awk -v t="$t_us" '
+    { u = $2; cap = $4; v = $5; unit = $6
+      b = v * (unit == "GiB" ? 2^30 : unit == "MiB" ? 2^20 : 2^10)
+      want = 100 * b / (cap * 1e9 * t * 1e-6); d = u - want; if (d < 0) d = -d; exit d > 0.2 }' \
+    && ok analytic-link-stats-util || bad analytic-link-stats-util
+# the busiest links are the same links as the flow model's, carrying the same bytes
+"$COLLSIM" run $LS --model flow >ls-f.txt 2>/dev/null
+busiest() { sed -n '/^# Link statistics/,$p' "$1" | grep '^# *[0-9.]* .* (net)$' | head -4 | awk '{ $1 = $2 = $3 = ""; print }'; }
+[ -n "$(busiest ls-a.txt)" ] && [ "$(busiest ls-a.txt)" = "$(busiest ls-f.txt)" ] && busiest ls-a.txt | grep -q 'spine0' \
+    && ok analytic-flow-same-busiest || bad "analytic-flow-same-busiest ($(busiest ls-a.txt) / $(busiest ls-f.txt))"
+sed -n '/^# Link statistics/,$p' ls-a.txt | grep -q '^# bottleneck: leaf0 -> spine0 (net) (' &&
+    sed -n '/^# Link statistics/,$p' ls-f.txt | grep -q '^# bottleneck: leaf0 -> spine0 (net) (' \
+    && ok analytic-flow-same-bottleneck || bad analytic-flow-same-bottleneck
+# at 1:1 the NIC ports bind: no note (a port at its line rate is expected)
+"$COLLSIM" run --topo dgx-h100 --nodes 8 --nic ib-ndr --fabric fat-tree -b 1G -e 1G --env NCCL_ALGO=Ring >ls-1.txt 2>&1
+grep -q '^# bottleneck for' ls-1.txt && bad "analytic-no-note-at-1:1 ($(grep '^# bottleneck' ls-1.txt))" || ok analytic-no-note-at-1:1
+# still refused where the model has no timeline: --trace
+"$COLLSIM" run --topo dgx-h100 --trace t.json >tr.out 2>tr.err
+[ $? -eq 2 ] && [ "$(cat tr.err)" = "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow" ] \
+    && ok analytic-trace-refused || bad "analytic-trace-refused ($(cat tr.err))"
+
 # ---- every example scenario --------------------------------------------------------
 for s in "$top_srcdir"/scenarios/*.ini; do
     n=$(basename "$s" .ini)

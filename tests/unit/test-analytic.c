@@ -579,6 +579,99 @@ static void test_fabric(void)
     g_assert_cmpfloat(t4, >, 1.5 * t1);
 }
 
+static const cs_link_stat_t *find_stat(const cs_link_stats_t *st, const char *name)
+{
+    for (int i = 0; i < st->n; i++)
+        if (strcmp(st->links[i].name, name) == 0)
+            return &st->links[i];
+    return NULL;
+}
+
+/* Link statistics, derived by hand: 8 DGX H100 nodes (64 ranks), 8 NICs
+ * of ib-ndr each, a fat-tree of 32-port-down leaves at 2:1: two leaves of
+ * four nodes and one spine (cs_cluster.c: min(R/2, ceil(L/2)) spines), each
+ * leaf cabled to it with its down capacity / 2. Ring, Simple, S = 1 GiB:
+ * every channel's ring runs through the nodes in order, so it leaves leaf0
+ * once (node 3 -> 4) and leaf1 once (7 -> 0), and each network edge
+ * carries 2(n-1)/n of the channel's S/nch. All channels together put
+ * 2(n-1)/n S payload, / eff.net (link efficiency) / proto.eff.simple (wire
+ * bytes), on leaf0 -> spine0, spine0 -> leaf1 and back, and on each
+ * node's NIC ports summed. */
+static void test_link_stats(void)
+{
+    g_autoptr(GError) err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = 8;
+    o.nic = "ib-ndr";
+    o.nics_per_node = 8;
+    o.fabric = "fat-tree";
+    o.oversubscription = 2;
+    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-h100", &o, &err);
+    g_assert_no_error(err);
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    cs_nccl_env_set(env, "NCCL_ALGO", "Ring", "test");
+    cs_nccl_env_set(env, "NCCL_PROTO", "Simple", "test");
+    g_autoptr(cs_comm_t) comm = cs_comm_new(t, env, &err);
+    g_assert_no_error(err);
+    cs_engine_job_t job = { .topo = t, .comm = comm, .params = &P, .coll = CS_COLL_ALLREDUCE,
+                            .dtype = CS_DTYPE_FLOAT };
+    guint64 S = 1 << 30;
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, S, &d, &err));
+    g_assert_cmpint(d.algo, ==, CS_ALGO_RING);
+    g_assert_cmpint(d.proto, ==, CS_PROTO_SIMPLE);
+    cs_engine_call_t call = { .size = S, .count = S / 4, .nccl_bytes = S, .decision = &d };
+    void *state = NULL;
+    g_assert_true(cs_engine_analytic.open(&job, &state, &err));
+    double tm[2];
+    g_assert_true(cs_engine_analytic.predict(state, &job, &call, tm, &err));
+    g_assert_nonnull(cs_engine_analytic.link_stats);
+    g_assert_false(cs_engine_analytic.timeline);
+    g_autoptr(cs_link_stats_t) st = cs_engine_analytic.link_stats(state);
+    cs_engine_analytic.close(state);
+
+    g_assert_nonnull(st->source);
+    g_assert_nonnull(strstr(st->source, "model:analytic"));
+    g_assert_cmpfloat(st->time_s, ==, tm[CS_OOP]);
+    int n = 64;
+    double want = 2.0 * (n - 1) / n * (double)S / (par(CS_P_EFF_NET) * par(CS_P_PROTO_EFF_SIMPLE));
+    /* the uplink: leaf0's down capacity (32 NIC ports) / 2 */
+    double down = 0;
+    for (int l = 0; l < t->nlinks; l++)
+        if (strcmp(t->devs[t->links[l].src].name, "leaf0") == 0 && t->devs[t->links[l].dst].kind == CS_DEV_NIC)
+            down += t->links[l].bw;
+    g_assert_cmpfloat(down, ==, 32 * 50e9);
+    static const char *const fabric[] = { "leaf0 -> spine0 (net)", "spine0 -> leaf1 (net)",
+                                          "leaf1 -> spine0 (net)", "spine0 -> leaf0 (net)" };
+    int switch_links = 0;
+    for (int i = 0; i < st->n; i++)
+        switch_links += strstr(st->links[i].name, "spine") != NULL;
+    g_assert_cmpint(switch_links, ==, 4);
+    for (gsize k = 0; k < G_N_ELEMENTS(fabric); k++) {
+        const cs_link_stat_t *l = find_stat(st, fabric[k]);
+        g_assert_nonnull(l);
+        assert_rel(l->bytes, want);
+        assert_rel(l->cap, down / 2);
+    }
+    /* each node's NIC ports, up, together */
+    for (int node = 0; node < 8; node++) {
+        double sum = 0;
+        g_autofree char *prefix = g_strdup_printf("n%d.nic", node);
+        for (int i = 0; i < st->n; i++)
+            if (g_str_has_prefix(st->links[i].name, prefix) && strstr(st->links[i].name, "-> leaf") != NULL)
+                sum += st->links[i].bytes;
+        assert_rel(sum, want);
+    }
+    /* busiest first, ties by name; the busiest is a NIC port (a 50 GB/s
+     * port carries 1/8 of a node's 2(n-1)/n S, the 800 GB/s uplink all) */
+    for (int i = 1; i < st->n; i++) {
+        double u0 = st->links[i - 1].bytes / st->links[i - 1].cap, u1 = st->links[i].bytes / st->links[i].cap;
+        g_assert_true(u0 > u1 - 1e-9 || (fabs(u0 - u1) <= 1e-9 && strcmp(st->links[i - 1].name, st->links[i].name) < 0));
+    }
+    g_assert_nonnull(strstr(st->links[0].name, "nic"));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -592,6 +685,7 @@ int main(int argc, char **argv)
     g_test_add_func("/analytic/determinism", test_determinism);
     g_test_add_func("/analytic/unsupported", test_unsupported);
     g_test_add_func("/analytic/fabric", test_fabric);
+    g_test_add_func("/analytic/link-stats", test_link_stats);
     int rc = g_test_run();
     cs_params_clear(&P);
     return rc;
