@@ -648,18 +648,18 @@ static char *write_csv(const GArray *designs, const GArray *sizes)
             if (r == NULL)
                 continue;
             g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", size);
-            cs_predict_csv_field(g, d->label);
+            cs_write_csv_field(g, d->label);
             g_string_append_c(g, ',');
-            cs_predict_csv_field(g, d->p->result->producer);
+            cs_write_csv_field(g, d->p->result->producer);
             g_string_append_printf(g, ",%s,%d,%d,%" G_GUINT64_FORMAT, cs_coll_name(d->p->result->coll),
                                    d->p->result->nranks, d->p->result->nnodes, r->size);
             cs_predict_csv_num(g, ran(r) ? r->time_us[CS_OOP] : -1);
             cs_predict_csv_num(g, ran(r) ? r->algbw[CS_OOP] : -1);
             cs_predict_csv_num(g, ran(r) ? r->busbw[CS_OOP] : -1);
             g_string_append_c(g, ',');
-            cs_predict_csv_field(g, r->algo);
+            cs_write_csv_field(g, r->algo);
             g_string_append_c(g, ',');
-            cs_predict_csv_field(g, ran(r) ? r->proto : NULL);
+            cs_write_csv_field(g, ran(r) ? r->proto : NULL);
             g_string_append_c(g, ',');
             if (r->nchannels > 0)
                 g_string_append_printf(g, "%d", r->nchannels);

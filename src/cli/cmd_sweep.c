@@ -500,7 +500,7 @@ static char *write_csv(const grid_t *g, const point_t *points)
     GString *s = g_string_new("point");
     for (guint k = 0; k < g->axes->len; k++) {
         g_string_append_c(s, ',');
-        cs_predict_csv_field(s, g_array_index(g->axes, axis_t, k).column);
+        cs_write_csv_field(s, g_array_index(g->axes, axis_t, k).column);
     }
     g_string_append(s, ",model,collective,nranks,nnodes,size,printed_size,count,time_us,algbw,busbw,"
                        "algo,proto,nchannels,transport\n");
@@ -512,10 +512,10 @@ static char *write_csv(const grid_t *g, const point_t *points)
             for (guint k = 0; k < g->axes->len; k++) {
                 const axis_t *x = &g_array_index(g->axes, axis_t, k);
                 g_string_append_c(s, ',');
-                cs_predict_csv_field(s, x->values[value_at(g, i, k)]);
+                cs_write_csv_field(s, x->values[value_at(g, i, k)]);
             }
             g_string_append_c(s, ',');
-            cs_predict_csv_field(s, model_of(p));
+            cs_write_csv_field(s, model_of(p));
             g_string_append_printf(s, ",%s,%d,%d,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT,
                                    cs_coll_name((cs_coll_t)p->coll), p->nranks, p->nnodes, row->size, row->printed,
                                    row->count);
@@ -523,14 +523,14 @@ static char *write_csv(const grid_t *g, const point_t *points)
             cs_predict_csv_num(s, row->algbw);
             cs_predict_csv_num(s, row->busbw);
             g_string_append_c(s, ',');
-            cs_predict_csv_field(s, row->algo);
+            cs_write_csv_field(s, row->algo);
             g_string_append_c(s, ',');
-            cs_predict_csv_field(s, row->proto);
+            cs_write_csv_field(s, row->proto);
             g_string_append_c(s, ',');
             if (row->nchannels > 0)
                 g_string_append_printf(s, "%d", row->nchannels);
             g_string_append_c(s, ',');
-            cs_predict_csv_field(s, row->transport);
+            cs_write_csv_field(s, row->transport);
             g_string_append_c(s, '\n');
         }
     }

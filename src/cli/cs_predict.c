@@ -178,23 +178,6 @@ char *cs_predict_svg_caption(const char *models, const char *command)
                            strchr(models, ',') != NULL ? "s" : "", models, PACKAGE_VERSION, command);
 }
 
-void cs_predict_csv_field(GString *g, const char *s)
-{
-    if (s == NULL)
-        return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        g_string_append(g, s);
-        return;
-    }
-    g_string_append_c(g, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(g, '"');
-        g_string_append_c(g, *p);
-    }
-    g_string_append_c(g, '"');
-}
-
 void cs_predict_csv_num(GString *g, double v)
 {
     g_string_append_c(g, ',');

@@ -75,10 +75,8 @@ cs_svg_series_t cs_predict_svg_series(const cs_result_t *r, const guint64 *sizes
  * (collsim VERSION COMMAND)"; models: "analytic" or "analytic, flow". */
 char *cs_predict_svg_caption(const char *models, const char *command);
 
-/* CSV as compare and sweep write it (RFC 4180): a field, quoted when it
- * holds a comma, a quote or a line break (NULL: empty); a number after a
- * comma, empty when negative (missing) or not finite. */
-void cs_predict_csv_field(GString *g, const char *s);
+/* A CSV number as compare and sweep write it: after a comma, empty when
+ * negative (missing) or not finite. Fields: cs_write_csv_field. */
 void cs_predict_csv_num(GString *g, double v);
 
 /* ---- varying a scenario ------------------------------------------------------ */

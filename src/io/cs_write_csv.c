@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-static void csv_str(GString *g, const char *s)
+void cs_write_csv_field(GString *g, const char *s)
 {
     if (s == NULL)
         return;
@@ -42,7 +42,7 @@ char *cs_write_csv(const cs_result_t *r)
     GString *g = g_string_new(header);
     for (guint i = 0; i < r->rows->len; i++) {
         const cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, i);
-        csv_str(g, r->producer);
+        cs_write_csv_field(g, r->producer);
         g_string_append_printf(g, ",%s,%d,%d,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d",
                                cs_coll_name(r->coll), r->nranks, r->nnodes, row->size, row->count,
                                cs_dtype_name(row->dtype),
@@ -63,14 +63,14 @@ char *cs_write_csv(const cs_result_t *r)
                 g_string_append_printf(g, "%ld", row->wrong[p]);
         }
         g_string_append_c(g, ',');
-        csv_str(g, row->algo);
+        cs_write_csv_field(g, row->algo);
         g_string_append_c(g, ',');
-        csv_str(g, row->proto);
+        cs_write_csv_field(g, row->proto);
         g_string_append_c(g, ',');
         if (row->nchannels > 0)
             g_string_append_printf(g, "%d", row->nchannels);
         g_string_append_c(g, ',');
-        csv_str(g, row->transport);
+        cs_write_csv_field(g, row->transport);
         g_string_append_c(g, ',');
         csv_num(g, row->nccl_est_us);
         g_string_append_c(g, '\n');

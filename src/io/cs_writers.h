@@ -35,6 +35,9 @@ gboolean cs_write_json_file(const char *path, const cs_result_t *r, GError **err
 gboolean cs_write_csv_file(const char *path, const cs_result_t *r, GError **err);
 char *cs_write_json(const cs_result_t *r);
 char *cs_write_csv(const cs_result_t *r);
+/* Appends one CSV field (RFC 4180: quoted only when it holds a comma, a quote
+ * or a line break); nothing for NULL. */
+void cs_write_csv_field(GString *g, const char *s);
 /* Several jobs on one machine (collsim run with [job NAME] groups): one
  * row per job, its time shared and alone, from model 'producer'. */
 typedef struct {
