@@ -543,20 +543,34 @@ void cs_comm_pair(const cs_comm_t *c, int rank_a, int rank_b, cs_link_choice_t *
     inter_choice(c, rank_a, out);
 }
 
+void cs_comm_chan_order(const cs_comm_t *c, cs_algo_t algo, int ch, int *order)
+{
+    int k = 0;
+    for (int n = 0; n < c->nnodes; n++) {
+        const cs_shape_t *sh = node_shape(c, n);
+        const cs_graph_t *g = algo == CS_ALGO_TREE ? &sh->tree : &sh->ring;
+        int G = sh->sys->ngpus;
+        /* init.cc: the ring and tree graphs keep the communicator's
+         * channel count; connect.cc ncclTopoPostset copies channel c to
+         * c + nChannels */
+        int gc = c->nch > 0 && g->nch > 0 ? ch % MIN(c->nch, g->nch) : 0;
+        /* connect.cc ncclTopoPostset: with crossNic 2 odd nodes swap the
+         * rings of channels c and c^1 so that rings alternate rails. */
+        if (algo != CS_ALGO_TREE && g->cross_nic == 2 && c->nch % 2 == 0 && c->nch >= 2 && n % 2 == 1 &&
+            (gc ^ 1) < g->nch)
+            gc ^= 1;
+        /* connect.cc ncclTopoPreset: a tree channel's chain goes up from
+         * treeIntra[G-1] to treeIntra[0], which meets the other nodes */
+        for (int i = 0; i < G; i++)
+            order[k++] = c->nodes[n].ranks[g->intra[gc * G + (algo == CS_ALGO_TREE ? G - 1 - i : i)]];
+    }
+}
+
 static void fill_ring_order(cs_comm_t *c)
 {
     cs_comm_info_t *in = &c->info;
     in->ring_order = g_new0(int, MAX(in->nranks, 1));
-    int k = 0;
-    for (int n = 0; n < c->nnodes; n++) {
-        const cs_shape_t *sh = node_shape(c, n);
-        int G = sh->sys->ngpus;
-        /* connect.cc ncclTopoPostset: with crossNic 2 odd nodes swap
-         * channels c and c^1 so that rings alternate rails. */
-        int ch = sh->ring.cross_nic == 2 && c->nch % 2 == 0 && c->nch >= 2 && n % 2 == 1 ? 1 : 0;
-        for (int i = 0; i < G; i++)
-            in->ring_order[k++] = c->nodes[n].ranks[sh->ring.intra[ch * G + i]];
-    }
+    cs_comm_chan_order(c, CS_ALGO_RING, 0, in->ring_order);
 }
 
 static void fill_info(cs_comm_t *c)
@@ -755,6 +769,51 @@ const cs_topo_t *cs_comm_topo(const cs_comm_t *c)
 const cs_nccl_settings_t *cs_comm_settings(const cs_comm_t *c)
 {
     return &c->s;
+}
+
+int cs_comm_chan_nic(const cs_comm_t *c, cs_algo_t algo, int rank, int ch)
+{
+    g_return_val_if_fail(c != NULL, -1);
+    if (c->nnodes < 2 || rank < 0 || rank >= c->info.nranks || ch < 0)
+        return -1;
+    const cs_shape_t *sh = node_shape(c, c->rank_node[rank]);
+    const cs_graph_t *g = algo_graph(sh, algo);
+    const cs_sys_t *sys = sh->sys;
+    int G = sys->ngpus, local = c->rank_local[rank], net = -1;
+    if (g == NULL || g->nch < 1 || g->intra == NULL || sys->nnets < 1)
+        return -1;
+    if (algo == CS_ALGO_NVLS || algo == CS_ALGO_NVLS_TREE) {
+        /* search.cc getNvlsNetDev: the NICs of the NVLS channels whose
+         * first GPU is this rank, the ch-th of them */
+        int nets[CS_MAXCHANNELS], nn = 0;
+        for (int k = 0; k < c->graph_nch[algo] && k < g->nch && k < CS_MAXCHANNELS; k++)
+            if (g->intra[k * G] == local)
+                nets[nn++] = g->inter[k * 2];
+        if (nn == 0)
+            return -1;
+        net = nets[ch % nn];
+    } else {
+        /* init.cc: the ring and tree graphs keep the communicator's
+         * channel count; search.cc ncclTopoGetNetDev: channelId % nChannels,
+         * index 0 for the channel's first GPU */
+        int gc = ch % MAX(1, MIN(c->nch, g->nch));
+        net = g->inter[gc * 2 + (g->intra[gc * G] == local ? 0 : 1)];
+    }
+    int dev = net >= 0 && net < sys->nnets ? sys->nets[net].dev : -1;
+    if (dev < 0)
+        return -1;
+    /* nodes of one shape share its search: name the NIC by its place
+     * among its node's NICs */
+    const cs_topo_t *t = c->t;
+    int node = t->devs[dev].node, cnt = cs_topo_node_nics(t, node, NULL, 0), stack[64], k = -1;
+    int *nics = cnt <= 64 ? stack : g_new(int, cnt);
+    cnt = cs_topo_node_nics(t, node, nics, cnt);
+    for (int i = 0; i < cnt && k < 0; i++)
+        if (nics[i] == dev)
+            k = i;
+    if (nics != stack)
+        g_free(nics);
+    return k;
 }
 
 char *cs_comm_transport_summary(const cs_comm_t *c)

@@ -98,6 +98,24 @@ typedef struct {
 gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
                         guint64 nbytes, cs_decision_t *d_p, GError **err);
 
+/* Channel 'ch' of algorithm 'algo' (Tree; anything else: Ring) as NCCL's
+ * search built it, nranks entries: each node's ranks in a block, in the
+ * order the channel visits them (graph channel ch % nChannels). Ring: the
+ * ring, crossNic 2 swaps as connect.cc; channel 0's is info->ring_order.
+ * Tree: the chain up to the GPU that meets the other nodes, which comes
+ * last (connect.cc ncclTopoPreset: treeIntra[0], reversed). */
+void cs_comm_chan_order(const cs_comm_t *c, cs_algo_t algo, int ch, int *order);
+/* The NIC through which 'rank' sends and receives
+ * across nodes on channel 'ch' of algorithm 'algo' (Ring, Tree, NVLS,
+ * NVLSTree), as NCCL's graph search chose it (search.cc ncclTopoGetNetDev):
+ * ring/tree graph channel ch % nChannels, inter[2c] for the channel's
+ * first GPU and inter[2c+1] for any other; NVLS: the ch-th (modulo) of
+ * the NVLS channels 'rank' heads (search.cc getNvlsNetDev). Returned as
+ * its index among the NICs of the rank's node (cs_topo_node_nics order).
+ * -1: a single node, no such graph, a socket on "lo", or an NVLS rank
+ * heading none. */
+int cs_comm_chan_nic(const cs_comm_t *c, cs_algo_t algo, int rank, int ch);
+
 /* A short human summary ("P2P/NVL intra, NET/IB GDR inter (8 NICs)"). */
 char *cs_comm_transport_summary(const cs_comm_t *c);
 

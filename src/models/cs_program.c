@@ -24,26 +24,11 @@ void cs_program_free(cs_program_t *p)
     g_free(p);
 }
 
-/* Channel 0's ring (node blocks of ppn ranks) with each node's block
- * rotated so that local GPU 'exit' is the block's last. */
-static void rotated_ring(const cs_comm_info_t *info, int exit, int *out)
+/* Channel c's ring: its own where given, else channel 0's. */
+static const int *chan_ring(const cs_comm_info_t *info, const int *orders, int c)
 {
-    int n = info->nranks, ppn = info->ppn;
-    if (info->nnodes <= 1 || ppn <= 1 || n != info->nnodes * ppn || exit < 0) {
-        memcpy(out, info->ring_order, sizeof(int) * n);
-        return;
-    }
-    for (int b = 0; b < n; b += ppn) {
-        int at = -1;
-        for (int i = 0; i < ppn; i++)
-            if (info->ring_order[b + i] % ppn == exit)
-                at = i;
-        int shift = at < 0 ? ppn - 1 : at;    /* block position that becomes last */
-        for (int i = 0; i < ppn; i++)
-            out[b + i] = info->ring_order[b + (shift + 1 + i) % ppn];
-    }
+    return orders != NULL ? orders + (gsize)c * info->nranks : info->ring_order;
 }
-
 
 /* ---- dataflow programs: Tree AllReduce, NVLS, NVLSTree ------------------
  * NCCL's double binary tree over node ids (trees.cc ncclGetDtree, v2.28.9;
@@ -160,8 +145,9 @@ static void dep_result(builder_t *b, int fl, int nn, int tree, int v, const int 
 }
 
 /* Tree AllReduce, one channel: per node a chain through its GPUs in the
- * channel's ring order ending at the head (the GPU nearest the channel's
- * NIC: connect.cc chain up = intra[i-1], down = intra[i+1]), the tree
+ * channel's order ending at the head (the order given is the tree graph's
+ * reversed: connect.cc chain up = intra[i-1], down = intra[i+1], the head
+ * intra[0] meets the other nodes), the tree
  * across nodes between heads. Reduce-up and broadcast-down run
  * concurrently on split threads (runTreeSplit): each flow may use half the
  * channel's ceiling. Memory (charged to the sender): 3 passes for a
@@ -246,7 +232,7 @@ static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, int tre
                 add_dep(b, red[v * m + i], mc[v * m + j], credit);
 }
 
-static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const int *exit_local, GError **err)
+static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const int *orders, GError **err)
 {
     int n = info->nranks;
     if (info->nnodes < 1 || n != info->nnodes * info->ppn) {
@@ -256,7 +242,6 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
     }
     builder_t b = { g_array_new(FALSE, FALSE, sizeof(cs_prog_flow_t)), g_array_new(FALSE, FALSE, sizeof(int)) };
     p->flow_off = g_new(int, p->nch + 1);
-    g_autofree int *ring = g_new(int, n);
     for (int c = 0; c < p->nch; c++) {
         p->flow_off[c] = (int)b.flows->len;
         /* channel c of the first half uses tree 0, of the second tree 1
@@ -265,8 +250,7 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
         if (p->nvls) {
             build_nvls_channel(&b, info, tree, p->credit);
         } else {
-            rotated_ring(info, exit_local != NULL ? exit_local[c] : -1, ring);
-            build_tree_channel(&b, info, ring, tree);
+            build_tree_channel(&b, info, chan_ring(info, orders, c), tree);
         }
     }
     p->flow_off[p->nch] = (int)b.flows->len;
@@ -301,7 +285,7 @@ double cs_program_unit_bytes(const cs_program_t *p, int ch, gint64 u)
 }
 
 cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const cs_decision_t *d,
-                             guint64 nbytes, int root, const int *exit_local, GError **err)
+                             guint64 nbytes, int root, const int *orders, GError **err)
 {
     int n = info->nranks;
     gboolean chain = coll == CS_COLL_BROADCAST || coll == CS_COLL_REDUCE;
@@ -353,7 +337,7 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
         p->chunk = d->chunk_bytes > 0 ? d->chunk_bytes : MAX(1, nbytes / p->nch);
         p->unit = p->chunk * (p->nvls ? (guint64)info->ppn : 1);
         p->steps = 1;
-        if (!dataflow_new(p, info, exit_local, err)) {
+        if (!dataflow_new(p, info, orders, err)) {
             cs_program_free(p);
             return NULL;
         }
@@ -361,9 +345,8 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
     }
 
     p->order = g_new(int, (gsize)p->nch * n);
-    g_autofree int *tmp = g_new(int, n);
     for (int c = 0; c < p->nch; c++) {
-        rotated_ring(info, exit_local != NULL ? exit_local[c] : -1, tmp);
+        const int *tmp = chan_ring(info, orders, c);
         int at = 0;
         if (chain)
             for (int i = 0; i < n; i++)

@@ -86,16 +86,17 @@ typedef struct {
     int mem_passes;          /* passes over the unit through GPU memory: 2 copy, 3 reduce */
 } cs_prog_op_t;
 
-/* Builds the program of one call. 'exit_local' (may be NULL): per channel,
- * the local index of the GPU through which the channel's ring leaves each
- * node; the node's part of channel 0's ring is rotated so that this GPU
- * comes last (NCCL gives each channel the NIC near its exit GPU). 'root'
- * is the first position of chains, and where each node's tree chain meets
- * the network (its head). Tree AllReduce, NVLS and NVLSTree AllReduce are
- * dataflow programs (nflows > 0). Errors: CollNet, PAT, NVLS other than
- * AllReduce, NVLS across nodes (needs SHARP). */
+/* Builds the program of one call. 'orders' (may be NULL): per channel,
+ * its ring (nch x nranks, the rank at each position, each node's ranks a
+ * block as NCCL's ring search ordered them: cs_comm_ring_order), where
+ * the last GPU of a node's block leaves the node and the first enters it;
+ * NULL: channel 0's ring (info->ring_order) for every channel. 'root' is
+ * the first position of chains. Tree AllReduce, NVLS and NVLSTree
+ * AllReduce are dataflow programs (nflows > 0); a Tree channel's chain
+ * ends at the GPU its ring leaves the node from (the tree's head). Errors:
+ * CollNet, PAT, NVLS other than AllReduce, NVLS across nodes (needs SHARP). */
 cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const cs_decision_t *d,
-                             guint64 nbytes, int root, const int *exit_local, GError **err);
+                             guint64 nbytes, int root, const int *orders, GError **err);
 void cs_program_free(cs_program_t *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_program_t, cs_program_free)
 

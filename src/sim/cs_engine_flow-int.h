@@ -76,11 +76,14 @@ static inline int cs_flow_res_mem(const cs_flow_net_t *n, int rank) { return n->
 double cs_flow_proto_eff(const cs_flow_net_t *n, cs_proto_t pr);
 double cs_flow_channel_bw(const cs_flow_net_t *n, cs_proto_t pr);
 double cs_flow_launch(const cs_flow_net_t *n);
-/* Local index (on node 0) of the GPU whose path to NIC k is best: where a
- * channel using NIC k leaves each node (cs_program_new's exit_local). */
-int cs_flow_exit_gpu(const cs_flow_net_t *n, int nic_local);
-/* The edge from rank a to rank b of channel ch (NIC ch % nics_used across
- * nodes, ECMP hash ch) with protocol pr. Errors: no path. */
+/* Channels 0..nch-1 of 'algo' (Tree; else Ring) as NCCL's search built
+ * them (cs_comm_chan_order; nch x nranks, g_free it): cs_program_new's
+ * orders. */
+int *cs_flow_chan_orders(const cs_flow_net_t *n, cs_algo_t algo, int nch);
+/* The edge from rank a to rank b of channel ch with protocol pr; across
+ * nodes each side leaves or enters through the NIC NCCL's ring search gave
+ * it on that channel (cs_comm_chan_nic; the node's NIC ch % nics_used
+ * where it names none), ECMP hash ch. Errors: no path. */
 gboolean cs_flow_build_edge(const cs_flow_net_t *n, int ch, int a, int b, cs_proto_t pr,
                             cs_flow_edge_t *e_p, GError **err);
 
@@ -91,10 +94,9 @@ void cs_flow_build_nvls(const cs_flow_net_t *n, int rank, gboolean reduce, int p
                         cs_flow_edge_t *e_p);
 double cs_flow_nvls_lat(const cs_flow_net_t *n);
 /* The edge of flow 'fl' of channel ch of a dataflow program (cs_program.h):
- * a P2P flow over cs_flow_build_edge, routed through the NIC nearest local
- * GPU fl->net_local when it names one (NVLSTree: each GPU's tree leaves
- * through its own NIC; a GPU nearest no NIC takes NIC net_local %
- * nics_used), else through the channel's; an NVLS flow over
+ * a P2P flow (Tree) over the tree graph's NICs (cs_comm_chan_nic), or where fl->net_local names a GPU
+ * (NVLSTree) through the NIC of the NVLS channels its sender heads
+ * (cs_comm_chan_nic, search.cc getNvlsNetDev); an NVLS flow over
  * cs_flow_build_nvls. Errors: no path. */
 struct cs_prog_flow;
 gboolean cs_flow_build_flow_edge(const cs_flow_net_t *n, const struct cs_prog_flow *fl, int ch, cs_proto_t pr,

@@ -1690,7 +1690,8 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
     for (int c = 0; c < prog->nch; c++)
         for (int fi = prog->flow_off[c]; fi < prog->flow_off[c + 1]; fi++) {
             const cs_prog_flow_t *fl = &prog->flows[fi];
-            /* NVLSTree: GPU i's tree leaves through the NIC nearest it */
+            /* NVLSTree: GPU i's tree leaves through the NIC of the NVLS
+             * channels it heads (cs_flow_build_flow_edge) */
             if (!cs_flow_build_flow_edge(net, fl, c, prog->proto, &eb, err))
                 return FALSE;
             edge_t e;
@@ -1903,11 +1904,8 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
         J->gap = (cs_time_t)llround(gap * CS_PS_PER_S);
         return TRUE;
     }
-    int nics = MAX(1, info->nics_used);
-    g_autofree int *exit_local = g_new(int, MAX(1, d->nchannels));
-    for (int c = 0; c < d->nchannels; c++)
-        exit_local[c] = info->nnodes > 1 ? cs_flow_exit_gpu(net, c % nics) : -1;
-    J->prog = cs_program_new(info, net->coll, d, call->nccl_bytes, net->root, exit_local, err);
+    g_autofree int *orders = info->nnodes > 1 ? cs_flow_chan_orders(net, d->algo == CS_ALGO_TREE && net->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING, d->nchannels) : NULL;
+    J->prog = cs_program_new(info, net->coll, d, call->nccl_bytes, net->root, orders, err);
     if (J->prog == NULL) {
         g_prefix_error(err, "flow engine: ");
         return FALSE;

@@ -695,11 +695,8 @@ static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const ch
                           GError **err)
 {
     const cs_decision_t *d = call->decision;
-    int nics = MAX(1, c->info->nics_used);
-    g_autofree int *exit_local = g_new(int, MAX(1, d->nchannels));
-    for (int ch = 0; ch < d->nchannels; ch++)
-        exit_local[ch] = c->info->nnodes > 1 ? cs_flow_exit_gpu(c, ch % nics) : -1;
-    cs_program_t *prog = cs_program_new(c->info, c->coll, d, call->nccl_bytes, c->root, exit_local, err);
+    g_autofree int *orders = c->info->nnodes > 1 ? cs_flow_chan_orders(c, d->algo == CS_ALGO_TREE && c->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING, d->nchannels) : NULL;
+    cs_program_t *prog = cs_program_new(c->info, c->coll, d, call->nccl_bytes, c->root, orders, err);
     if (prog == NULL) {
         g_prefix_error(err, "simgrid engine: ");
         return FALSE;

@@ -1,6 +1,6 @@
 /* The network load of one call in closed form (cs_fabric_load.h): the rank
- * program the flow engine would run (cs_program_new, with the same exit
- * GPU per channel), its network edges built by the flow engine's own edge
+ * program the flow engine would run (cs_program_new, with the same ring
+ * per channel), its network edges built by the flow engine's own edge
  * builder (cs_flow_build_edge / cs_flow_build_flow_edge), and per resource
  * the sum of coefficient x bytes. No time is simulated: a ring's channel
  * moves at one rate on all its edges, and channels of equal bytes share a
@@ -139,46 +139,56 @@ static gboolean load_program(cs_fabric_load_t *fl, const cs_program_t *p, GError
  * dependency lists cost O(nodes^2) per tree): the same flows as
  * cs_program.c's build_tree_channel / build_nvls_channel, whose network
  * edges are the tree edges between nodes, once up and once down. Tree: the
- * heads are the GPUs nearest each channel's NIC ('exit_local', local
- * index; ranks are node-major), the route is the channel's. NVLSTree: GPU
- * i's tree between the GPUs of local index i leaves through the NIC
- * nearest GPU i whatever the channel, so the channels of one tree load
- * alike and each tree is loaded once with its channels' weight. FALSE:
- * not this shape (the caller builds the program). */
-static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const int *exit_local, GError **err)
+ * heads are the last GPUs of each node's block of the channel's ring
+ * ('orders'), the route is the channel's. NVLSTree: GPU i's tree between
+ * the GPUs of local index i leaves through the NIC of the NVLS channels it
+ * heads (cs_flow_build_flow_edge); channels of one tree whose GPUs use the
+ * same NICs on node 0 load alike, so each such group is loaded once with
+ * its channels' weight. FALSE: not this shape (the caller builds the
+ * program). */
+static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const int *orders, GError **err)
 {
     const cs_comm_info_t *info = fl->net.info;
-    int nn = info->nnodes, m = info->ppn, nch = d->nchannels;
+    int nn = info->nnodes, m = info->ppn, nch = d->nchannels, n = info->nranks;
     gboolean nvls = d->algo == CS_ALGO_NVLS_TREE;
-    if (fl->net.coll != CS_COLL_ALLREDUCE || (d->algo != CS_ALGO_TREE && !nvls) || nch < 1 ||
-        info->nranks != nn * m)
+    if (fl->net.coll != CS_COLL_ALLREDUCE || (d->algo != CS_ALGO_TREE && !nvls) || nch < 1 || n != nn * m)
         return FALSE;
-    for (int c = 0; c < nch && !nvls; c++)
-        if (m > 1 && (exit_local[c] < 0 || exit_local[c] >= m))
-            return FALSE;
     double peff = cs_flow_proto_eff(&fl->net, d->proto), fixed = fixed_lat(fl, d->proto);
     cs_flow_edge_t e;
+    g_autofree int *nic = g_new(int, (gsize)nch * m);   /* NVLSTree: NIC of local GPU i, channel c, node 0 */
+    for (int c = 0; c < nch && nvls; c++)
+        for (int i = 0; i < m; i++)
+            nic[c * m + i] = cs_comm_chan_nic(fl->net.comm, CS_ALGO_NVLS_TREE, i, c);
     for (int c = 0; c < nch; c++) {
         int tree = nch > 1 && 2 * c >= nch ? 1 : 0;
         int weight = 1;
         if (nvls) {
-            /* the first channel of each tree stands for all of that tree's */
-            int first = tree == 0 ? 0 : (nch + 1) / 2;
-            if (c != first)
+            gboolean seen = FALSE;
+            for (int c2 = 0; c2 < c && !seen; c2++)
+                seen = (nch > 1 && 2 * c2 >= nch ? 1 : 0) == tree &&
+                       memcmp(&nic[c2 * m], &nic[c * m], sizeof(int) * m) == 0;
+            if (seen)
                 continue;
-            weight = tree == 0 ? (nch + 1) / 2 : nch - (nch + 1) / 2;
+            weight = 0;
+            for (int c2 = c; c2 < nch; c2++)
+                weight += (nch > 1 && 2 * c2 >= nch ? 1 : 0) == tree &&
+                          memcmp(&nic[c2 * m], &nic[c * m], sizeof(int) * m) == 0;
         }
+        const int *ring = orders + (gsize)c * n;
         for (int i = 0; i < (nvls ? m : 1); i++) {
-            int local = nvls ? i : (m > 1 ? exit_local[c] : 0);
             cs_prog_flow_t f = { .kind = CS_FLOW_P2P, .net_local = nvls ? i : -1,
                                  .share = nvls ? 1.0 / m : 1.0, .cap_div = 1 };
             for (int v = 0; v < nn; v++) {
                 int u = cs_dtree_parent(nn, tree, v);
                 if (u < 0)
                     continue;
+                /* ranks are node-major: node w's block of the ring is ring[w*m ..] */
+                int hv = nvls ? v * m + i : ring[v * m + m - 1], hu = nvls ? u * m + i : ring[u * m + m - 1];
+                if (hv / m != v || hu / m != u)
+                    return FALSE;
                 for (int dir = 0; dir < 2; dir++) {
-                    f.src = (dir == 0 ? v : u) * m + local;
-                    f.dst = (dir == 0 ? u : v) * m + local;
+                    f.src = dir == 0 ? hv : hu;
+                    f.dst = dir == 0 ? hu : hv;
                     if (!is_net(fl, f.src, f.dst))
                         continue;
                     if (!cs_flow_build_flow_edge(&fl->net, &f, c, d->proto, &e, err))
@@ -211,19 +221,17 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
     cs_decision_t dd = *d;
     if (dd.algo == CS_ALGO_PAT)
         dd.algo = CS_ALGO_RING;   /* PAT's steps are priced on the ring's routes */
-    int nics = MAX(1, info->nics_used);
-    g_autofree int *exit_local = g_new(int, MAX(1, dd.nchannels));
-    for (int c = 0; c < dd.nchannels; c++)
-        exit_local[c] = cs_flow_exit_gpu(net, c % nics);
+    g_autofree int *orders = cs_flow_chan_orders(net, dd.algo == CS_ALGO_TREE && net->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
+                                                   MAX(1, dd.nchannels));
     memset(fl->load, 0, sizeof(double) * net->nres);
     fl->lat_sum = fl->nedges = fl->lat_max = 0;
     g_autoptr(GError) err = NULL;
-    gboolean ok = load_trees(fl, &dd, exit_local, &err);
+    gboolean ok = load_trees(fl, &dd, orders, &err);
     if (!ok && err == NULL) {
         /* The structure does not depend on the size: one byte per rank
          * and channel is enough to build it. */
         guint64 nbytes = (guint64)MAX(1, dd.nchannels) * (guint64)info->nranks;
-        g_autoptr(cs_program_t) p = cs_program_new(info, net->coll, &dd, nbytes, net->root, exit_local, &err);
+        g_autoptr(cs_program_t) p = cs_program_new(info, net->coll, &dd, nbytes, net->root, orders, &err);
         memset(fl->load, 0, sizeof(double) * net->nres);
         fl->lat_sum = fl->nedges = fl->lat_max = 0;
         ok = p != NULL && load_program(fl, p, &err);

@@ -161,26 +161,43 @@ static gboolean add_path(const cs_flow_net_t *f, cs_flow_edge_t *e, const cs_pat
     return TRUE;
 }
 
-/* Local GPU (rank % ppn on node 0) whose path to NIC k is best, as NCCL
- * places a channel's ring exit next to its NIC. */
-int cs_flow_exit_gpu(const cs_flow_net_t *f, int k)
+int *cs_flow_chan_orders(const cs_flow_net_t *f, cs_algo_t algo, int nch)
 {
-    int best = -1, ppn = f->info->ppn;
-    const cs_path_t *bp = NULL;
-    for (int r = 0; r < ppn && r < f->topo->ngpus; r++) {
-        const cs_path_t *p = cs_path_cache_nic(f->cache, r, k);
-        if (p == NULL || p->type == CS_PATH_DIS)
-            continue;
-        if (bp == NULL || p->type < bp->type || (p->type == bp->type && p->bw > bp->bw)) {
-            bp = p;
-            best = r;
-        }
-    }
-    return best;
+    int n = f->info->nranks;
+    int *orders = g_new(int, (gsize)MAX(1, nch) * MAX(1, n));
+    for (int c = 0; c < nch; c++)
+        cs_comm_chan_order(f->comm, algo, c, orders + (gsize)c * n);
+    return orders;
 }
+
+/* Local NIC index (cs_path_cache_nic) of the NIC rank r uses on channel
+ * ch of 'algo', as NCCL's search chose it (cs_comm_chan_nic), and its
+ * device; where the decision names none, the node's NIC ch % nics_used. */
+static int chan_nic(const cs_flow_net_t *f, cs_algo_t algo, int r, int ch, int *dev_p)
+{
+    const cs_topo_t *t = f->topo;
+    int node = t->devs[t->rank_dev[r]].node;
+    int k = cs_comm_chan_nic(f->comm, algo, r, ch);
+    if (k < 0 || k >= f->nics_max)
+        k = ch % MAX(1, f->info->nics_used);
+    int dev = k < f->nics_max ? f->nic_dev[(gsize)node * f->nics_max + k] : -1;
+    *dev_p = dev;
+    return dev >= 0 ? k : -1;
+}
+
+/* The edge a -> b; across nodes through NIC ka of a's node and kb of b's
+ * (local indices), the fabric's route picked by 'hash'. */
+static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint32 hash, int a, int b, cs_proto_t pr,
+                           cs_flow_edge_t *e, GError **err);
 
 gboolean cs_flow_build_edge(const cs_flow_net_t *f, int ch, int a, int b, cs_proto_t pr,
                             cs_flow_edge_t *e, GError **err)
+{
+    return build_edge(f, CS_ALGO_RING, ch, (guint32)ch, a, b, pr, e, err);
+}
+
+static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint32 hash, int a, int b, cs_proto_t pr,
+                           cs_flow_edge_t *e, GError **err)
 {
     double peff = cs_flow_proto_eff(f, pr);
     const cs_topo_t *t = f->topo;
@@ -191,18 +208,18 @@ gboolean cs_flow_build_edge(const cs_flow_net_t *f, int ch, int a, int b, cs_pro
     gboolean ok = TRUE;
     if (lc.transport == CS_XPORT_NET_IB || lc.transport == CS_XPORT_NET_SOCKET) {
         gboolean socket = lc.transport == CS_XPORT_NET_SOCKET;
-        int k = ch % MAX(1, f->info->nics_used);
-        int na = t->devs[da].node, nb = t->devs[db].node;
-        int nic_a = f->nic_dev[(gsize)na * f->nics_max + k], nic_b = f->nic_dev[(gsize)nb * f->nics_max + k];
+        /* each side's NIC for this channel as NCCL's search chose it */
+        int nic_a, nic_b;
+        int ka = chan_nic(f, algo, a, ch, &nic_a), kb = chan_nic(f, algo, b, ch, &nic_b);
         /* Without GPUDirect the data bounces through host memory. */
         double extra = (socket || !lc.gdr) ? par(f, CS_P_EFF_HOST_STAGED) : 1.0;
         if (socket)
             extra = 1.0;
         cs_path_t np;
-        const cs_path_t *pa = nic_a >= 0 ? cs_path_cache_nic(f->cache, a, k) : NULL;
-        const cs_path_t *pb = nic_b >= 0 ? cs_path_cache_nic(f->cache, b, k) : NULL;
+        const cs_path_t *pa = ka >= 0 ? cs_path_cache_nic(f->cache, a, ka) : NULL;
+        const cs_path_t *pb = kb >= 0 ? cs_path_cache_nic(f->cache, b, kb) : NULL;
         if (pa == NULL || pb == NULL || pa->type == CS_PATH_DIS || pb->type == CS_PATH_DIS ||
-            !cs_path_net(t, nic_a, nic_b, (guint32)ch, &np)) {
+            !cs_path_net(t, nic_a, nic_b, hash, &np)) {
             g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no network route for channel %d",
                         t->devs[da].name, t->devs[db].name, ch);
             return FALSE;
@@ -291,15 +308,14 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
         cs_flow_build_nvls(f, fl->src, fl->kind == CS_FLOW_NVLS_REDUCE, f->info->ppn, pr, e);
         return TRUE;
     }
-    int route = ch;
     if (fl->net_local >= 0) {
-        int nics = MAX(1, f->info->nics_used);
-        route = fl->net_local % nics;
-        for (int k = 0; k < nics; k++)
-            if (cs_flow_exit_gpu(f, k) == fl->net_local) {
-                route = k;
-                break;
-            }
+        /* NVLSTree: each GPU's tree leaves through the NIC of the NVLS
+         * channels it heads (search.cc getNvlsNetDev); the fabric route
+         * is hashed on that NIC's local index, as every channel of the
+         * GPU's tree takes the same NIC */
+        int dev, k = chan_nic(f, CS_ALGO_NVLS_TREE, fl->src, ch, &dev);
+        return build_edge(f, CS_ALGO_NVLS_TREE, ch, (guint32)MAX(0, k), fl->src, fl->dst, pr, e, err);
     }
-    return cs_flow_build_edge(f, route, fl->src, fl->dst, pr, e, err);
+    /* Tree: the tree graph's NICs (its heads use inter[2c]) */
+    return build_edge(f, CS_ALGO_TREE, ch, (guint32)ch, fl->src, fl->dst, pr, e, err);
 }

@@ -65,6 +65,35 @@ rc=$?
 grep -q '^# approximate for 1 GiB: every ring simulated over 16 of its 16384 positions (2 of 2048 nodes)' big.txt \
     && [ "$rc" -eq 0 ] && [ "$(grep -vc '^#' big.txt)" -eq 1 ] && ok approx-noted || bad "approx-noted (rc $rc: $(cat big.err))"
 # NVLS all-gather has no rank program: exit 2, one line naming the way out
+# Each channel crosses the network through the NIC NCCL's search gave it
+# (cs_comm_chan_nic), not the node's k-th NIC: lab 1's servers with the
+# 1 GbE management port listed first still run over the two RoCE NICs
+# (15.26 GB/s, as with the RDMA NICs first; 0.24 GB/s through eno1 before).
+sed -e '/<nic id="mgmt"/d' -e 's|^\( *\)<nic id="rdma0"|\1<nic id="mgmt" type="eth-1g" ifname="eno1"/> <link a="cpu0" b="mgmt" type="pcie"/>\n&|' \
+    "$top_srcdir/docs/labs/data/two-l40s-boxes.xml" >mgmt-first.xml
+grep -n '<nic' mgmt-first.xml | head -1 | grep -q mgmt || bad "mgmt-first.xml: the edit did not put eno1 first"
+for m in analytic flow; do
+    for x in "$top_srcdir/docs/labs/data/two-l40s-boxes.xml" mgmt-first.xml; do
+        "$COLLSIM" run --topo "$x" --env NCCL_IB_HCA=mlx5 --model "$m" -b 1G -e 1G 2>nic.err \
+            | awk '$1 == 1073741824 {print $8}'
+    done >nic-$m.txt
+    set -- $(cat nic-$m.txt)
+    [ $# -eq 2 ] && [ "$1" = "$2" ] && awk -v b="$1" 'BEGIN { exit !(b > 10) }' \
+        && ok "nic-per-channel $m ($1, $2 GB/s)" || bad "nic-per-channel $m ($*; $(cat nic.err))"
+done
+# DGX A100: two NICs and two GPUs per PCIe switch; NCCL's rings pair
+# each NIC with its own GPU for receiving and the other for sending, so
+# no GPU's PCIe link carries two channels one way: the flow engine agrees
+# with the analytic model at 1 GiB (114.6 vs 193.9 GB/s when both NICs'
+# channels left through one GPU).
+for m in analytic flow; do
+    "$COLLSIM" run --topo dgx-a100 --nodes 2 --env NCCL_ALGO=Ring --model "$m" -b 1G -e 1G 2>a100.err \
+        | awk '$1 == 1073741824 {print $8}'
+done >a100.txt
+set -- $(cat a100.txt)
+[ $# -eq 2 ] && awk -v a="$1" -v f="$2" 'BEGIN { r = f / a; exit !(r > 0.95 && r < 1.05) }' \
+    && ok "dgx-a100 ring (analytic $1, flow $2 GB/s)" || bad "dgx-a100 ring ($*; $(cat a100.err))"
+
 "$COLLSIM" run --topo dgx-h100 --model flow --op allgather --env NCCL_ALGO=NVLS -b 1G -e 1G >ag.txt 2>ag.err
 rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l <ag.err)" -eq 1 ] && grep -q 'flow engine: NVLS allgather has no rank program' ag.err \

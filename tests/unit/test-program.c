@@ -85,8 +85,9 @@ static void test_chain(void)
     g_assert_false(cs_program_receives(p, 0));
 }
 
-/* Two nodes of two: each node's part of the ring is rotated so that the
- * requested GPU leaves the node; NVLS across nodes (SHARP) is refused. */
+/* Two nodes of two: each channel runs the ring it is given (NCCL's ring
+ * search orders each channel's GPUs in a node its own way); NVLS across
+ * nodes (SHARP) is refused. */
 static void test_rotation_and_refusal(void)
 {
     static int order[] = { 0, 1, 2, 3 };
@@ -96,8 +97,8 @@ static void test_rotation_and_refusal(void)
     in.ppn = 2;
     in.ring_order = order;
     cs_decision_t d = { .algo = CS_ALGO_RING, .proto = CS_PROTO_SIMPLE, .nchannels = 2, .chunk_bytes = 1024 };
-    int exit_local[2] = { 1, 0 };
-    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLGATHER, &d, 8192, 0, exit_local, NULL);
+    static const int orders[] = { 0, 1, 2, 3, /* channel 1: */ 1, 0, 3, 2 };
+    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLGATHER, &d, 8192, 0, orders, NULL);
     g_assert_nonnull(p);
     static const int want0[] = { 0, 1, 2, 3 }, want1[] = { 1, 0, 3, 2 };
     for (int i = 0; i < 4; i++) {
