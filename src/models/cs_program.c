@@ -197,16 +197,28 @@ static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const i
 /* NVLS (one node) and NVLSTree, one channel: each GPU owns 1/ppn of every
  * unit; it reads its slice reduced by the NVSwitch, (across nodes) runs it
  * through the node tree between the GPUs of the same local index over
- * their nearest NICs, and multicasts the result to its node's GPUs. A
- * GPU's next reduction waits until every GPU of its node has multicast the
- * unit 'credit' before it (the slots it reuses). The channel's ceiling
- * covers all a GPU moves: S(1+1/ppn) through NVLink per direction. */
+ * their nearest NICs, and multicasts the result to its node's GPUs. The
+ * channel's ceiling covers all a GPU moves: S(1+1/ppn) through NVLink per
+ * direction.
+ *
+ * Slots (transport/nvls.cc: two buffers per head and channel, each of
+ * NCCL_STEPS slots with its own credits; device/all_reduce.h NVLS_TREE
+ * runs scatter, reduce, broadcast and gather on separate warps): the
+ * scatter writes unit u into every head's reduce buffer, so a GPU's
+ * reduction of unit u waits until every head of its node has passed unit
+ * u - credit on (sent it up the tree, or at the tree's root and on one
+ * node, multicast it); a head's multicast of unit u waits until every
+ * GPU's gather has read unit u - credit from every head (their multicasts
+ * arrived). The network edges have their own slots (the receiver's
+ * consumption, as every flow). Reduction and multicast are not coupled:
+ * a unit's round trip through the node tree is not a credit cycle. */
 static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, int tree, int credit)
 {
     int nn = info->nnodes, m = info->ppn;
     double share = 1.0 / m, cap_div = m + 1;
     g_autofree int *red = g_new(int, (gsize)nn * m);
     g_autofree int *mc = g_new(int, (gsize)nn * m);
+    g_autofree int *passed = g_new(int, (gsize)nn * m);   /* the flow that passes red[r] on */
     g_autofree int *head = g_new(int, nn);
     g_autofree int *local_in = g_new(int, nn);
     g_autofree int *up = g_new(int, nn);
@@ -224,12 +236,17 @@ static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, int tre
             int r = v * m + i;
             mc[r] = add_flow(b, CS_FLOW_NVLS_MCAST, r, r, -1, 0, share, cap_div);
             dep_result(b, mc[r], nn, tree, v, local_in, up, down_in);
+            passed[r] = nn > 1 && cs_dtree_parent(nn, tree, v) >= 0 ? up[v] : mc[r];
         }
     }
     for (int v = 0; v < nn; v++)
         for (int i = 0; i < m; i++)
-            for (int j = 0; j < m; j++)
-                add_dep(b, red[v * m + i], mc[v * m + j], credit);
+            for (int j = 0; j < m; j++) {
+                if (passed[v * m + j] != red[v * m + i])
+                    add_dep(b, red[v * m + i], passed[v * m + j], credit);
+                if (j != i)
+                    add_dep(b, mc[v * m + i], mc[v * m + j], credit);
+            }
 }
 
 static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const int *orders, GError **err)

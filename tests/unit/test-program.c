@@ -187,8 +187,10 @@ static void test_tree(void)
 }
 
 /* NVLS, one node of 4: per GPU a reduction and a multicast of 1/4 of each
- * 4-chunk unit; a multicast waits for its GPU's reduction, a reduction
- * for every GPU's multicast 8 units (slots) before. */
+ * 4-chunk unit; a multicast waits for its GPU's reduction and for every
+ * other GPU's multicast 8 units (slots) before (the gather buffer); a
+ * reduction for every GPU's multicast 8 units before (on one node the
+ * multicast passes the reduced slice on, freeing the scatter's slot). */
 static void test_nvls(void)
 {
     cs_comm_info_t in;
@@ -206,19 +208,27 @@ static void test_nvls(void)
         const cs_prog_flow_t *fl = &p->flows[i];
         g_assert_cmpfloat(fl->share, ==, 0.25);
         g_assert_cmpfloat(fl->cap_div, ==, 5);
-        if (fl->kind == CS_FLOW_NVLS_REDUCE) {
-            red++;
-            g_assert_cmpint(p->dep_off[i + 1] - p->dep_off[i], ==, 4);
-            for (int k = p->dep_off[i]; k < p->dep_off[i + 1]; k++) {
-                g_assert_cmpint(p->flows[p->deps[k].flow].kind, ==, CS_FLOW_NVLS_MCAST);
+        g_assert_cmpint(p->dep_off[i + 1] - p->dep_off[i], ==, 4);
+        int own = 0;
+        for (int k = p->dep_off[i]; k < p->dep_off[i + 1]; k++) {
+            const cs_prog_flow_t *dp = &p->flows[p->deps[k].flow];
+            if (fl->kind == CS_FLOW_NVLS_REDUCE) {
+                g_assert_cmpint(dp->kind, ==, CS_FLOW_NVLS_MCAST);
+                g_assert_cmpint(p->deps[k].lag, ==, 8);
+            } else if (dp->kind == CS_FLOW_NVLS_REDUCE) {
+                g_assert_cmpint(dp->src, ==, fl->src);
+                g_assert_cmpint(p->deps[k].lag, ==, 0);
+                own++;
+            } else {
+                g_assert_cmpint(dp->src, !=, fl->src);
                 g_assert_cmpint(p->deps[k].lag, ==, 8);
             }
-        } else {
+        }
+        if (fl->kind == CS_FLOW_NVLS_REDUCE)
+            red++;
+        else {
+            g_assert_cmpint(own, ==, 1);
             mc++;
-            g_assert_cmpint(p->dep_off[i + 1] - p->dep_off[i], ==, 1);
-            const cs_prog_flow_t *r = &p->flows[p->deps[p->dep_off[i]].flow];
-            g_assert_cmpint(r->kind, ==, CS_FLOW_NVLS_REDUCE);
-            g_assert_cmpint(r->src, ==, fl->src);
         }
     }
     g_assert_cmpint(red, ==, 4);
@@ -230,6 +240,43 @@ static void test_nvls(void)
     g_clear_error(&err);
 }
 
+/* NVLSTree, 2 nodes of 2 GPUs, tree 0 (node 1's parent is node 0): the
+ * reduce and broadcast buffers are separate (transport/nvls.cc), so no
+ * reduction waits for a multicast at the tree's leaf node; there a GPU's
+ * reduction waits for every GPU of its node to have sent unit u - 8 up the
+ * tree, and nothing waits on the round trip through the tree. */
+static void test_nvls_tree(void)
+{
+    static int order[] = { 0, 1, 2, 3 };
+    cs_comm_info_t in;
+    info4(&in);
+    in.nnodes = 2;
+    in.ppn = 2;
+    in.ring_order = order;
+    cs_decision_t d = { .algo = CS_ALGO_NVLS_TREE, .proto = CS_PROTO_SIMPLE, .nchannels = 1, .chunk_bytes = 100 };
+    GError *err = NULL;
+    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLREDUCE, &d, 1000, 0, NULL, &err);
+    g_assert_no_error(err);
+    int leaf_red = 0;
+    for (int i = 0; i < p->nflows; i++) {
+        const cs_prog_flow_t *fl = &p->flows[i];
+        if (fl->kind != CS_FLOW_NVLS_REDUCE || fl->src < 2)
+            continue;
+        leaf_red++;
+        int ups = 0;
+        for (int k = p->dep_off[i]; k < p->dep_off[i + 1]; k++) {
+            const cs_prog_flow_t *dp = &p->flows[p->deps[k].flow];
+            g_assert_cmpint(dp->kind, ==, CS_FLOW_P2P);
+            g_assert_cmpint(dp->src / 2, ==, 1);     /* node 1's ... */
+            g_assert_cmpint(dp->dst / 2, ==, 0);     /* ... sends up to node 0 */
+            g_assert_cmpint(p->deps[k].lag, ==, 8);
+            ups++;
+        }
+        g_assert_cmpint(ups, ==, 2);
+    }
+    g_assert_cmpint(leaf_red, ==, 2);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -238,5 +285,6 @@ int main(int argc, char **argv)
     g_test_add_func("/program/rotation-refusal", test_rotation_and_refusal);
     g_test_add_func("/program/tree", test_tree);
     g_test_add_func("/program/nvls", test_nvls);
+    g_test_add_func("/program/nvls-tree", test_nvls_tree);
     return g_test_run();
 }
