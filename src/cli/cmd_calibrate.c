@@ -21,6 +21,7 @@
 #include "io/cs_writers.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
+#include "util/cs_read_file.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -288,11 +289,9 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
 {
     g_autofree char *text = NULL;
     gsize len = 0;
-    g_autoptr(GError) rerr = NULL;
-    if (!g_file_get_contents(path, &text, &len, &rerr)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read the result: %s", path, rerr->message);
+    if (!cs_read_file(path, "result", "result (collsim JSON or an nccl-tests log)", CS_READ_LIMIT_LOG, &text, &len,
+                      err))
         return FALSE;
-    }
     g_autoptr(cs_topo_t) probe = cs_topo_spec_build(spec, err);
     if (probe == NULL)
         return FALSE;
@@ -432,10 +431,8 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
     g_autofree char *text = NULL;
     gsize len = 0;
     g_autoptr(GError) e = NULL;
-    if (!g_file_get_contents(path, &text, &len, &e)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read the manifest: %s", path, e->message);
+    if (!cs_read_file(path, "manifest", "INI file", CS_READ_LIMIT_INI, &text, &len, err))
         return FALSE;
-    }
     g_autoptr(GKeyFile) kf = g_key_file_new();
     if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &e)) {
         cs_set_error_at(err, path, 0, "%s; expected validation/manifest.ini's format", e->message);

@@ -17,6 +17,7 @@
 #include "sim/cs_engine.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
+#include "util/cs_read_file.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -207,7 +208,9 @@ static void print_summary_line(FILE *f, const char *what, const cs_validate_stat
 static gboolean calibrated_on(const char *calibration, const char *log)
 {
     g_autofree char *text = NULL;
-    if (calibration == NULL || !g_file_get_contents(calibration, &text, NULL, NULL))
+    gsize len = 0;
+    if (calibration == NULL ||
+        !cs_read_file(calibration, "calibration file", "INI file", CS_READ_LIMIT_INI, &text, &len, NULL))
         return FALSE;
     g_autofree char *want = g_canonicalize_filename(log, NULL);
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -689,6 +692,22 @@ static int validate(validate_args_t *a, GError **err)
     status = fflush(stdout) == 0 ? 0 : 1;
     if (status != 0)
         fprintf(stderr, "collsim: validate: cannot write to standard output\n");
+    /* Rows of the compared tables the reader could not read (a negative
+     * or cut-off size): the comparison is incomplete, which is a failed
+     * check (exit status 1), each row named on standard error. */
+    int unread = 0;
+    for (guint i = 0; i < log->unread->len; i++) {
+        int number = g_array_index(log->unread_tables, int, i);
+        if (a->table == 0 || a->table == number) {
+            fprintf(stderr, "%s\n", (const char *)g_ptr_array_index(log->unread, i));
+            unread++;
+        }
+    }
+    if (unread > 0) {
+        fprintf(stderr, "collsim: validate: %d row%s of %s not read; expected every row of the compared "
+                "table%s read\n", unread, unread == 1 ? "" : "s", a->log, cmp->len == 1 ? "" : "s");
+        status = 1;
+    }
 out:
     g_array_set_size(cmp, 0);
     cs_params_clear(&params);

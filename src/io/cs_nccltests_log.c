@@ -10,6 +10,7 @@
 #include "config.h"
 #include "io/cs_nccltests_log-int.h"
 #include "util/cs_error.h"
+#include "util/cs_read_file.h"
 
 #include <math.h>
 #include <string.h>
@@ -107,6 +108,8 @@ cs_nccltests_log_t *cs_nt_log_new(void)
     l->table_numbers = g_array_new(FALSE, TRUE, sizeof(int));
     l->table_lines = g_array_new(FALSE, TRUE, sizeof(int));
     l->notes = g_ptr_array_new_with_free_func(g_free);
+    l->unread = g_ptr_array_new_with_free_func(g_free);
+    l->unread_tables = g_array_new(FALSE, TRUE, sizeof(int));
     return l;
 }
 
@@ -118,6 +121,8 @@ void cs_nccltests_log_free(cs_nccltests_log_t *l)
     g_array_unref(l->table_numbers);
     g_array_unref(l->table_lines);
     g_ptr_array_unref(l->notes);
+    g_ptr_array_unref(l->unread);
+    g_array_unref(l->unread_tables);
     g_free(l->nccl_version);
     g_free(l->command);
     g_free(l);
@@ -506,6 +511,7 @@ typedef struct {
     layout_t layout;
     cs_nt_table_t *cur;
     guint64 last_size;
+    GPtrArray *unread;       /* rows of 'cur' not read, until it closes */
 } parser_t;
 
 static void reset_ranks(parser_t *p)
@@ -528,7 +534,20 @@ static gboolean close_table(parser_t *p, GError **err)
         return TRUE;
     g_autoptr(cs_nt_table_t) t = g_steal_pointer(&p->cur);
     p->last_size = 0;
-    return cs_nt_table_finish(p->log, t, p->name, p->hint, err);
+    if (t->rows->len == 0 && p->unread->len > 0) {
+        /* not one row of the table read: the first reason is the error */
+        g_set_error_literal(err, CS_ERROR, CS_ERROR_INPUT, g_ptr_array_index(p->unread, 0));
+        return FALSE;
+    }
+    if (!cs_nt_table_finish(p->log, t, p->name, p->hint, err))
+        return FALSE;
+    /* (finish numbered the table, skipped or not) */
+    for (guint i = 0; i < p->unread->len; i++) {
+        g_ptr_array_add(p->log->unread, g_strdup(g_ptr_array_index(p->unread, i)));
+        g_array_append_val(p->log->unread_tables, p->log->ntables);
+    }
+    g_ptr_array_set_size(p->unread, 0);
+    return TRUE;
 }
 
 static void open_table(parser_t *p, int line)
@@ -1023,6 +1042,40 @@ static const char *strip_prefix(const char *s)
     return s;
 }
 
+/* A whole number of bytes or elements as a row's first two columns hold. */
+static char *bad_count_why(const char *what, const char *s)
+{
+    guint64 v;
+    if (parse_u64(s, &v))
+        return NULL;
+    if (s[0] == '-')
+        return g_strdup_printf("%s '%s' is negative; expected a whole number of at least 0", what, s);
+    gboolean digits = TRUE;
+    for (const char *c = s; *c && digits; c++)
+        digits = g_ascii_isdigit(*c);
+    if (digits)
+        return g_strdup_printf("%s '%s' is too large; expected at most %" G_GUINT64_FORMAT, what, s, G_MAXUINT64);
+    return g_strdup_printf("%s '%s' is not a whole number; expected a count such as 1048576", what, s);
+}
+
+/* Inside a table, a line that parse_row refused but that starts as a row
+ * does (two numbers, or a lone number: a row cut off) is a row that could
+ * not be read: why, or NULL for a line of prose ("8 GPUs found"). */
+static char *unread_row_why(GPtrArray *tok)
+{
+    double v;
+    if (tok->len == 0 || !parse_num(TOK(tok, 0), &v) || (tok->len > 1 && !parse_num(TOK(tok, 1), &v)))
+        return NULL;
+    char *why = bad_count_why("size", TOK(tok, 0));
+    if (why == NULL && tok->len > 1)
+        why = bad_count_why("count", TOK(tok, 1));
+    if (why != NULL)
+        return why;
+    if (tok->len < 3)
+        return g_strdup_printf("cut off after %u column%s; " EXPECTED_COLUMNS, tok->len, tok->len == 1 ? "" : "s");
+    return g_strdup_printf("unknown data type '%s'; expected a nccl-tests type such as float", TOK(tok, 2));
+}
+
 static gboolean text_line(parser_t *p, const char *raw, GError **err)
 {
     const char *s = strip_prefix(raw);
@@ -1072,8 +1125,16 @@ static gboolean text_line(parser_t *p, const char *raw, GError **err)
     switch (parse_row(p, tok, &row, err)) {
     case ROW_ERR:
         return FALSE;
-    case ROW_NOT:
-        return prose_line(p, s, err);
+    case ROW_NOT: {
+        g_autofree char *why = (p->cur != NULL || p->layout.known) ? unread_row_why(tok) : NULL;
+        if (why == NULL)
+            return prose_line(p, s, err);
+        /* a row all the same: counted, and the table goes on */
+        if (p->cur == NULL)
+            open_table(p, p->line);
+        g_ptr_array_add(p->unread, g_strdup_printf("%s:%d: row not read: %s", p->name, p->line, why));
+        return TRUE;
+    }
     case ROW_OK:
         break;
     }
@@ -1107,6 +1168,7 @@ static gboolean parse_text(cs_nccltests_log_t *log, const char *buf, size_t len,
 {
     parser_t p = { .name = name, .hint = hint, .log = log, .kind = CS_NT_UNKNOWN, .max_rank = -1 };
     p.hosts = g_ptr_array_new_with_free_func(g_free);
+    p.unread = g_ptr_array_new_with_free_func(g_free);
     gboolean ok = TRUE;
     size_t pos = 0;
     int next_line = 0;
@@ -1141,6 +1203,7 @@ static gboolean parse_text(cs_nccltests_log_t *log, const char *buf, size_t len,
         ok = close_table(&p, err);
     cs_nt_table_free(p.cur);
     g_ptr_array_unref(p.hosts);
+    g_ptr_array_unref(p.unread);
     g_free(p.kind_from);
     g_free(p.title);
     g_free(p.producer);
@@ -1181,11 +1244,8 @@ cs_nccltests_log_t *cs_nccltests_log_load_hint(const char *path, const cs_ncclte
 {
     g_autofree char *buf = NULL;
     gsize len = 0;
-    g_autoptr(GError) e = NULL;
-    if (!g_file_get_contents(path, &buf, &len, &e)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read: %s", path, e->message);
+    if (!cs_read_file(path, "file", "nccl-tests log", CS_READ_LIMIT_LOG, &buf, &len, err))
         return NULL;
-    }
     return cs_nccltests_log_parse_hint(buf, len, path, hint, err);
 }
 

@@ -19,6 +19,12 @@ typedef struct {
     GArray *table_lines;     /* int */
     int ntables;             /* tables found, skipped ones included */
     GPtrArray *notes;        /* file-level remarks: skipped tables and why */
+    /* Lines inside a table that look like rows but could not be read (a
+     * negative, overflowing or fractional size, a row cut off): "NAME:LINE:
+     * row not read: why", in file order, and the number of the table of
+     * each. Never dropped silently: validate reports them and fails. */
+    GPtrArray *unread;       /* char* */
+    GArray *unread_tables;   /* int */
 } cs_nccltests_log_t;
 
 /* What the caller knows when the file does not say it. A caller 'coll'

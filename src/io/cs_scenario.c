@@ -8,6 +8,7 @@
 #include "sim/cs_engine.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
+#include "util/cs_read_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -590,8 +591,9 @@ static gboolean scan_ini(const char *buf, gsize len, const char *name, GPtrArray
 }
 
 /* Scenario files are a few dozen lines; a limit keeps a wrong argument (a
- * log, a binary) from being read whole. */
-#define MAX_SCENARIO_BYTES (1 << 20)
+ * log, a binary) from being read whole (cs_read_file refuses it before
+ * reading; this is for scenarios given in memory). */
+#define MAX_SCENARIO_BYTES CS_READ_LIMIT_INI
 
 static gboolean load_mem(cs_scenario_t *s, const char *buf, gsize len, const char *name, GError **err)
 {
@@ -652,40 +654,11 @@ gboolean cs_scenario_load_mem(cs_scenario_t *s, const char *buf, gsize len, cons
     return FALSE;
 }
 
-/* Reads a whole small file, keeping errno for the message (GLib's own
- * messages repeat the path in another style). */
-static gboolean read_small_file(const char *path, char **buf_p, gsize *len_p, GError **err)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        int e = errno;
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read the scenario (%s); expected a readable INI file",
-                    path, g_strerror(e));
-        return FALSE;
-    }
-    GString *g = g_string_new(NULL);
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && g->len <= MAX_SCENARIO_BYTES)
-        g_string_append_len(g, chunk, n);
-    int e = ferror(f) ? errno : 0;
-    fclose(f);
-    if (e != 0) {
-        g_string_free(g, TRUE);
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read the scenario (%s); expected a readable INI file",
-                    path, g_strerror(e));
-        return FALSE;
-    }
-    *len_p = g->len;
-    *buf_p = g_string_free(g, FALSE);
-    return TRUE;
-}
-
 gboolean cs_scenario_load(cs_scenario_t *s, const char *path, GError **err)
 {
     g_autofree char *buf = NULL;
     gsize len = 0;
-    if (!read_small_file(path, &buf, &len, err))
+    if (!cs_read_file(path, "scenario", "INI file", CS_READ_LIMIT_INI, &buf, &len, err))
         return FALSE;
     if (!cs_scenario_load_mem(s, buf, len, path, err))
         return FALSE;

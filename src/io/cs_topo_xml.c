@@ -6,6 +6,7 @@
 #include "io/cs_topo_xml_int.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
+#include "util/cs_read_file.h"
 
 #include <limits.h>
 #include <string.h>
@@ -352,16 +353,7 @@ cs_topo_t *cs_topo_xml_load(const char *path, GError **err)
     g_return_val_if_fail(path != NULL, NULL);
     g_autofree char *buf = NULL;
     gsize len = 0;
-    g_autoptr(GError) ioerr = NULL;
-    if (!g_file_get_contents(path, &buf, &len, &ioerr)) {
-        /* GLib's message repeats the path; keep only the reason after it. */
-        const char *why = strrchr(ioerr->message, ':');
-        why = why != NULL ? why + 1 : ioerr->message;
-        while (*why == ' ')
-            why++;
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read the file (%s); expected a "
-                    "readable topology file", path, why);
+    if (!cs_read_file(path, "file", "topology file", CS_READ_LIMIT_TOPOLOGY, &buf, &len, err))
         return NULL;
-    }
     return cs_topo_xml_load_mem(buf, len, path, err);
 }

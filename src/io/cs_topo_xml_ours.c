@@ -994,18 +994,21 @@ static void set_str(xmlNodePtr el, const char *name, const char *v)
     xmlSetProp(el, (const xmlChar *)name, (const xmlChar *)clean);
 }
 
-/* A device's id inside its <node>: its name without "n<node>.". */
-static const char *local_id(const cs_device_t *d)
+/* A device's id inside its <node>: its name without "n<node>." when the
+ * reader will put that prefix back, that is when the file has several
+ * nodes (stamp_node). With one node the name is the id as it is: stripping
+ * there would write "n0.gpu0" and "gpu0" both as "gpu0". */
+static const char *local_id(const cs_device_t *d, gboolean prefixed)
 {
     char prefix[32];
     g_snprintf(prefix, sizeof prefix, "n%d.", d->node);
-    return d->node >= 0 && g_str_has_prefix(d->name, prefix) ? d->name + strlen(prefix) : d->name;
+    return prefixed && d->node >= 0 && g_str_has_prefix(d->name, prefix) ? d->name + strlen(prefix) : d->name;
 }
 
-static void write_device(xmlNodePtr parent, const cs_device_t *d)
+static void write_device(xmlNodePtr parent, const cs_device_t *d, gboolean prefixed)
 {
     xmlNodePtr el = xmlNewChild(parent, NULL, (const xmlChar *)cs_dev_kind_name(d->kind), NULL);
-    set_str(el, "id", d->kind == CS_DEV_SWITCH ? d->name : local_id(d));
+    set_str(el, "id", d->kind == CS_DEV_SWITCH ? d->name : local_id(d, prefixed));
     switch (d->kind) {
     case CS_DEV_GPU:
         set_str(el, "model", d->gpu != NULL ? d->gpu->name : "?");
@@ -1040,12 +1043,13 @@ static void write_device(xmlNodePtr parent, const cs_device_t *d)
     }
 }
 
-static void write_link(xmlNodePtr parent, const cs_topo_t *t, const cs_link_t *l, gboolean fabric)
+static void write_link(xmlNodePtr parent, const cs_topo_t *t, const cs_link_t *l, gboolean fabric,
+                       gboolean prefixed)
 {
     const cs_device_t *a = &t->devs[l->src], *b = &t->devs[l->dst];
     xmlNodePtr el = xmlNewChild(parent, NULL, (const xmlChar *)"link", NULL);
-    set_str(el, "a", fabric ? a->name : local_id(a));
-    set_str(el, "b", fabric ? b->name : local_id(b));
+    set_str(el, "a", fabric ? a->name : local_id(a, prefixed));
+    set_str(el, "b", fabric ? b->name : local_id(b, prefixed));
     set_str(el, "type", cs_link_kind_name(l->kind));
     if (l->kind == CS_LINK_NVL || l->kind == CS_LINK_C2C || (l->kind == CS_LINK_NET && l->count > 1))
         set_int(el, "count", l->count);
@@ -1070,8 +1074,9 @@ static const char *fabric_kind_name(cs_fabric_kind_t k)
 
 /* Writes every device and link explicitly (no derived values, no count=
  * replication), so that reading it back gives the same graph whatever
- * built the original. Device names must be "n<node>.<id>" (node devices)
- * or plain ids (fabric switches) for the names to survive. */
+ * built the original. With several nodes, node devices' names must be
+ * "n<node>.<id>" (as the reader and the cluster builder name them) for the
+ * names to survive; with one node any name does. */
 char *cs_topo_xml_write(const cs_topo_t *t)
 {
     g_return_val_if_fail(t != NULL, NULL);
@@ -1088,11 +1093,13 @@ char *cs_topo_xml_write(const cs_topo_t *t)
     g_autofree xmlNodePtr *node_el = g_new0(xmlNodePtr, MAX(nnodes, 1));
     for (int n = 0; n < nnodes; n++)
         node_el[n] = xmlNewChild(root, NULL, (const xmlChar *)"node", NULL);
+    /* the reader names devices "n<k>.<id>" when there are several <node>s */
+    gboolean prefixed = nnodes > 1;
     gboolean any_fabric = FALSE;
     for (int i = 0; i < t->ndevs; i++) {
         const cs_device_t *d = &t->devs[i];
         if (d->node >= 0)
-            write_device(node_el[d->node], d);
+            write_device(node_el[d->node], d, prefixed);
         else
             any_fabric = TRUE;
     }
@@ -1104,7 +1111,7 @@ char *cs_topo_xml_write(const cs_topo_t *t)
             continue;
         int na = t->devs[l->src].node, nb = t->devs[l->dst].node;
         if (l->kind != CS_LINK_NET && na >= 0 && na == nb)
-            write_link(node_el[na], t, l, FALSE);
+            write_link(node_el[na], t, l, FALSE, prefixed);
         else
             any_fabric = TRUE;
     }
@@ -1118,14 +1125,14 @@ char *cs_topo_xml_write(const cs_topo_t *t)
         }
         for (int i = 0; i < t->ndevs; i++)
             if (t->devs[i].node < 0)
-                write_device(fel, &t->devs[i]);
+                write_device(fel, &t->devs[i], prefixed);
         for (int i = 0; i < t->nlinks; i++) {
             const cs_link_t *l = &t->links[i];
             if (l->reverse < i)
                 continue;
             int na = t->devs[l->src].node, nb = t->devs[l->dst].node;
             if (l->kind == CS_LINK_NET)
-                write_link(fel, t, l, TRUE);
+                write_link(fel, t, l, TRUE, prefixed);
             else if (na < 0 || na != nb) {
                 g_autofree char *what = g_strdup_printf(" %s link %s to %s spans nodes: not "
                                                         "expressible in collsim-topology(5) ",

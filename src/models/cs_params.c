@@ -9,6 +9,7 @@
 #include "models/cs_params.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
+#include "util/cs_read_file.h"
 
 typedef struct {
     const char *name;
@@ -132,11 +133,8 @@ gboolean cs_params_load(cs_params_t *p, const char *path, GError **err)
     gsize len = 0;
     g_autoptr(GError) local = NULL;
 
-    if (!g_file_get_contents(path, &text, &len, &local)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot read the calibration file: %s",
-                    path, local->message);
+    if (!cs_read_file(path, "calibration file", "INI file", CS_READ_LIMIT_INI, &text, &len, err))
         return FALSE;
-    }
     g_autoptr(GKeyFile) kf = g_key_file_new();
     if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &local)) {
         /* GKeyFile's own messages carry the line ("...on line 3"). */

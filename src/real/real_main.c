@@ -9,6 +9,7 @@
 #include "io/cs_writers.h"
 #include "models/cs_result.h"
 #include "util/cs_error.h"
+#include "util/cs_read_file.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -64,7 +65,8 @@ static char *apply_env(const cs_scenario_t *s, int rank, char **dir_p)
 static void show_nccl_warnings(const char *log, int rank)
 {
     g_autofree char *text = NULL;
-    if (log == NULL || !g_file_get_contents(log, &text, NULL, NULL))
+    gsize len = 0;
+    if (log == NULL || !cs_read_file(log, "file", "NCCL debug log", CS_READ_LIMIT_LOG, &text, &len, NULL))
         return;
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (int i = 0; lines[i] != NULL; i++)
