@@ -17,6 +17,7 @@
 #include "io/cs_scenario-int.h"
 #include "io/cs_svg.h"
 #include "io/cs_writers.h"
+#include "io/cs_output.h"
 #include "io/cs_writers-int.h"
 #include "io/cs_link_stats_text.h"
 #include "util/cs_error.h"
@@ -705,15 +706,31 @@ static gboolean write_files(const cs_scenario_t *flags, const GArray *designs, c
         paths[n] = flags->csv_out, data[n++] = csv;
     if (svg != NULL)
         paths[n] = flags->svg_out, data[n++] = svg;
-    return cs_write_files_atomic(n, paths, data, NULL, err);
+    return cs_output_write(n, paths, data, NULL, err);
+}
+
+/* Before any design is priced: each file can be written, none twice. */
+static gboolean check_files(const cs_scenario_t *flags, GError **err)
+{
+    const char *paths[3], *names[3];
+    int n = 0;
+    if (flags->json_out != NULL)
+        names[n] = "collsim: --json", paths[n++] = flags->json_out;
+    if (flags->csv_out != NULL)
+        names[n] = "collsim: --csv", paths[n++] = flags->csv_out;
+    if (flags->svg_out != NULL)
+        names[n] = "collsim: --svg", paths[n++] = flags->svg_out;
+    return cs_output_check(n, paths, names, err);
 }
 
 static int compare(cs_run_args_t *a, const compare_opts_t *o, GError **err)
 {
     g_autoptr(GArray) designs = g_array_new(FALSE, TRUE, sizeof(design_t));
     g_array_set_clear_func(designs, (GDestroyNotify)design_clear);
-    if (!build_designs(a, o, designs, err))
+    if (!a->dump && !check_files(&a->scratch, err))
         return 2;
+    if (!build_designs(a, o, designs, err))
+        return cs_error_exit_status(*err);
     if (a->dump)
         return 0;
     if (!check_designs(designs, o, err))
@@ -721,13 +738,9 @@ static int compare(cs_run_args_t *a, const compare_opts_t *o, GError **err)
     g_autoptr(GArray) sizes = union_sizes(designs);
     g_autoptr(GArray) v = verdicts(designs, sizes);
     if (!write_files(&a->scratch, designs, sizes, v, err))
-        return 2;
+        return cs_error_exit_status(*err);
     write_table(stdout, designs, sizes, v, a->scratch.link_stats);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "collsim: cannot write the table to standard output\n");
-        return 1;
-    }
-    return 0;
+    return cs_output_stdout_flush(err) ? 0 : cs_error_exit_status(*err);
 }
 
 static const cs_run_args_cmd_t compare_cmd = {
@@ -771,7 +784,7 @@ int cs_cmd_compare(int argc, char **argv)
     int status;
     if (!cs_run_args_parse(&a, &cmd, argc, argv, &err))
         status = cs_cli_fail(err);
-    else if ((status = compare(&a, &o, &err)) == 2)
+    else if ((status = compare(&a, &o, &err)) == CS_EXIT_INPUT || status == CS_EXIT_RESOURCE)
         cs_cli_fail(err);
     g_strfreev(o.files);
     g_ptr_array_unref(o.variants);

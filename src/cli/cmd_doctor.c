@@ -13,6 +13,7 @@
 #include "io/cs_scenario.h"
 #include "io/cs_scenario-int.h"
 #include "io/cs_topo_xml.h"
+#include "io/cs_output.h"
 #include "real/cs_doctor.h"
 #include "util/cs_error.h"
 
@@ -112,6 +113,9 @@ static cs_nccl_env_t *build_env(const doctor_args_t *a, const cs_nccl_env_t *sce
     return env;
 }
 
+/* The machine as collsim XML: stdout, or a file through cs_output (a
+ * regular file replaced atomically, its mode kept; a device or FIFO
+ * written in place). */
 static int write_topology(const cs_doctor_t *d, const char *path)
 {
     GError *err = NULL;
@@ -122,17 +126,14 @@ static int write_topology(const cs_doctor_t *d, const char *path)
         return 1;   /* the machine cannot be exported: not a usage error */
     }
     g_autofree char *xml = cs_topo_xml_write(t);
-    if (strcmp(path, "-") == 0) {
-        fputs(xml, stdout);
+    gboolean ok = strcmp(path, "-") == 0
+                      ? cs_output_stdout(xml, strlen(xml), &err)
+                      : cs_output_check(1, &path, NULL, &err) && cs_output_write_one(path, xml, -1, &err);
+    if (ok)
         return 0;
-    }
-    if (!g_file_set_contents(path, xml, -1, &err)) {
-        g_autoptr(GError) e2 = NULL;
-        cs_set_error_at(&e2, path, 0, "cannot write the topology: %s", err->message);
-        g_error_free(err);
-        return cs_cli_fail(e2);
-    }
-    return 0;
+    int rc = cs_cli_fail(err);
+    g_error_free(err);
+    return rc;
 }
 
 int cs_cmd_doctor(int argc, char **argv)
@@ -215,9 +216,19 @@ int cs_cmd_doctor(int argc, char **argv)
     }
     cs_doctor_check(d, env, a.gpu_model);
     report = a.markdown ? cs_doctor_report_markdown(d) : cs_doctor_report_text(d);
+    /* The values read were made one printable line each (doctor_fs.c);
+     * no control byte reaches a terminal whatever a rule prints. */
+    for (char *p = report; *p; p++)
+        if (((unsigned char)*p < 0x20 && *p != '\n') || *p == 0x7f)
+            *p = '?';
     gboolean topo_stdout = a.topology != NULL && strcmp(a.topology, "-") == 0;
-    fputs(report, topo_stdout ? stderr : stdout);
-    fflush(topo_stdout ? stderr : stdout);
+    if (topo_stdout) {
+        fputs(report, stderr);
+    } else if (!cs_output_stdout(report, strlen(report), &err)) {
+        rc = cs_cli_fail(err);
+        g_clear_error(&err);
+        goto out;
+    }
     rc = cs_doctor_count(d, CS_DOCTOR_ERROR) > 0 ? 1 : 0;
     if (a.topology != NULL) {
         int trc = write_topology(d, a.topology);

@@ -13,6 +13,7 @@
 #include "cli/cs_progress.h"
 #include "io/cs_run_args.h"
 #include "io/cs_writers.h"
+#include "io/cs_output.h"
 #include "io/cs_trace.h"
 #include "io/cs_link_stats_text.h"
 #include "models/cs_decide.h"
@@ -55,25 +56,31 @@ static gboolean write_outputs(const cs_scenario_t *s, const char *json, const ch
         paths[n] = s->trace_out, data[n++] = tr;
     if (svg != NULL)
         paths[n] = s->svg_out, data[n++] = svg;
-    return cs_write_files_atomic(n, paths, data, NULL, err);
+    return cs_output_write(n, paths, data, NULL, err);
 }
 
 /* --json, --csv, --trace and --svg are written at the end of a run that
- * may take minutes: a path that cannot be written fails now, before any
- * output. */
+ * may take minutes: a path that cannot be written, or one file named for
+ * two of them, fails now, before any output. */
 static gboolean check_outputs(const cs_scenario_t *s, GError **err)
 {
-    const char *paths[4];
+    const char *paths[4], *names[4];
     int n = 0;
     if (s->json_out != NULL)
-        paths[n++] = s->json_out;
+        names[n] = cs_run_args_origin(s, "output.json", "collsim: --json"), paths[n++] = s->json_out;
     if (s->csv_out != NULL)
-        paths[n++] = s->csv_out;
+        names[n] = cs_run_args_origin(s, "output.csv", "collsim: --csv"), paths[n++] = s->csv_out;
     if (s->trace_out != NULL)
-        paths[n++] = s->trace_out;
+        names[n] = cs_run_args_origin(s, "output.trace", "collsim: --trace"), paths[n++] = s->trace_out;
     if (s->svg_out != NULL)
-        paths[n++] = s->svg_out;
-    return cs_write_files_check(n, paths, err);
+        names[n] = cs_run_args_origin(s, "output.svg", "collsim: --svg"), paths[n++] = s->svg_out;
+    return cs_output_check(n, paths, names, err);
+}
+
+/* The table is done: stdout must have taken all of it. */
+static int stdout_status(GError **err)
+{
+    return cs_output_stdout_flush(err) ? 0 : cs_error_exit_status(*err);
 }
 
 /* ---- several jobs --------------------------------------------------------- */
@@ -183,7 +190,7 @@ static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs
         if (cs_engine_interrupted())
             return CS_EXIT_INTERRUPTED;
         if (!ok)
-            return 2;
+            return cs_error_exit_status(*err);   /* 3: a refusal for memory */
     }
 
     g_autofree char *producer = g_strconcat("model:", ops->name, NULL);
@@ -207,15 +214,11 @@ static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs
     g_autofree char *json = s->json_out != NULL ? cs_write_jobs_json(&rep) : NULL;
     g_autofree char *csv = s->csv_out != NULL ? cs_write_jobs_csv(&rep) : NULL;
     if (!write_outputs(s, json, csv, trace, NULL, err))
-        return 2;
+        return cs_error_exit_status(*err);
     cs_write_jobs_table(stdout, &rep);
     if (stats != NULL)
         cs_write_link_stats(stdout, stats, "all jobs together", 20);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "collsim: cannot write the table to standard output\n");
-        return 1;
-    }
-    return 0;
+    return stdout_status(err);
 }
 
 static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs_params_t *params,
@@ -352,7 +355,7 @@ static char *header_text(const cs_result_t *r, const cs_table_opts_t *o)
  * held_header_t), each row when its size is priced, then what only the
  * end knows. *r_p: the finished result; *header_notes_p: how many of its
  * notes the header printed. Returns the exit status (0, 2 with *err set,
- * CS_EXIT_INTERRUPTED). */
+ * 3 with *err set for a failed write, CS_EXIT_INTERRUPTED). */
 static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_ops_t *ops,
                      const cs_engine_job_t *job, const guint64 *sizes, int nsizes, const cs_table_opts_t *o,
                      const GPtrArray *warnings, cs_result_t **r_p, guint *header_notes_p, GError **err)
@@ -360,7 +363,7 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
     g_autoptr(cs_progress_t) progress = cs_progress_new(stderr, nsizes, sizes);
     g_autoptr(cs_engine_sweep_t) sw = cs_engine_sweep_new(ops, job, sizes, nsizes, err);
     if (sw == NULL)
-        return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : 2;
+        return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : cs_error_exit_status(*err);
     cs_result_t *r = cs_engine_sweep_result(sw);
     cs_predict_header_notes(r, s, warnings);
     guint header_notes = r->notes->len;
@@ -381,7 +384,10 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
             cs_write_table_row(stdout, r, st->index, o);
             if (verbose)
                 write_step(st);
-            fflush(stdout);
+            if (!cs_output_stdout_flush(err)) {
+                more = -1;   /* nobody reads the rows: stop pricing */
+                break;
+            }
         }
     }
     /* the thread is gone: the header is ours again */
@@ -391,7 +397,7 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
     g_mutex_clear(&header.lock);
     free(header.text);
     if (more < 0)
-        return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : 2;
+        return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : cs_error_exit_status(*err);
     r = cs_engine_sweep_finish(g_steal_pointer(&sw));
     *r_p = r;
     *header_notes_p = header_notes;
@@ -423,15 +429,15 @@ static gboolean check_model_outputs(const cs_scenario_t *s, const cs_engine_ops_
     return TRUE;
 }
 
-/* Returns the exit status; 2 with *err set for bad input. */
+/* Returns the exit status; 2 with *err set for bad input, 3 for a failed
+ * write. */
 static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, GError **err)
 {
     if (!cs_run_args_build(a, s, err))
         return 2;
     if (a->dump) {
         g_autofree char *ini = cs_scenario_to_ini(s);
-        fputs(ini, stdout);
-        return 0;
+        return cs_output_stdout(ini, strlen(ini), err) ? 0 : cs_error_exit_status(*err);
     }
     g_auto(cs_design_t) d;
     cs_design_init(&d);
@@ -484,15 +490,11 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     g_autofree char *csv = s->csv_out != NULL ? cs_write_csv(r) : NULL;
     g_autofree char *svg = s->svg_out != NULL ? write_svg(r, sizes, d.ops->name, &o) : NULL;
     if (!write_outputs(s, json, csv, trace, svg, err))
-        return 2;
+        return cs_error_exit_status(*err);
     cs_write_table_footer(stdout, r, header_notes);
     if (stats != NULL)
         write_link_stats(r, stats);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "collsim: cannot write the table to standard output\n");
-        return 1;
-    }
-    return 0;
+    return stdout_status(err);
 }
 
 static const cs_run_args_cmd_t run_cmd = {
@@ -532,7 +534,7 @@ int cs_cmd_run(int argc, char **argv)
         cs_scenario_t s;
         cs_scenario_init(&s);
         status = predict(&a, verbose, &s, &err);
-        if (status == 2)
+        if (status == CS_EXIT_INPUT || status == CS_EXIT_RESOURCE)
             cs_cli_fail(err);
         else if (status == CS_EXIT_INTERRUPTED)
             fprintf(stderr, "collsim: interrupted\n");

@@ -18,6 +18,7 @@
 #include "io/cs_scenario-int.h"
 #include "io/cs_svg.h"
 #include "io/cs_writers.h"
+#include "io/cs_output.h"
 #include "io/cs_writers-int.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
@@ -364,13 +365,13 @@ static gboolean run_local(const grid_t *g, guint k, GString *all, GError **err)
     for (; started < k; started++) {
         int pfd[2];
         if (pipe(pfd) != 0) {
-            g_set_error(err, CS_ERROR, CS_ERROR_IO, "collsim: sweep: cannot create a pipe (%s)", g_strerror(errno));
+            g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: sweep: cannot create a pipe (%s)", g_strerror(errno));
             ok = FALSE;
             break;
         }
         pid_t pid = fork();
         if (pid < 0) {
-            g_set_error(err, CS_ERROR, CS_ERROR_IO, "collsim: sweep: cannot start a worker (%s)", g_strerror(errno));
+            g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: sweep: cannot start a worker (%s)", g_strerror(errno));
             close(pfd[0]);
             close(pfd[1]);
             ok = FALSE;
@@ -419,7 +420,7 @@ static gboolean run_local(const grid_t *g, guint k, GString *all, GError **err)
         while (waitpid(pids[j], &st, 0) < 0 && errno == EINTR)
             ;
         if (ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-            g_set_error(err, CS_ERROR, CS_ERROR_IO, "collsim: sweep: worker %u %s %d before it finished its points",
+            g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: sweep: worker %u %s %d before it finished its points",
                         j, WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
                         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
             ok = FALSE;
@@ -758,30 +759,38 @@ static int emit(const grid_t *g, const point_t *points, const sweep_opts_t *o, c
         svg = write_svg(g, points);
         paths[n] = flags->svg_out, data[n++] = svg;
     }
-    if (!cs_write_files_atomic(n, paths, data, NULL, err))
-        return 2;
+    if (!cs_output_write(n, paths, data, NULL, err))
+        return cs_error_exit_status(*err);
     if (o->output == NULL && flags->json_out == NULL && flags->csv_out == NULL)
         fputs(out_json ? json : csv, stdout);
     else
         write_summary(stdout, g, points, paths, n);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "collsim: cannot write to standard output\n");
-        return 1;
-    }
-    return 0;
+    return cs_output_stdout_flush(err) ? 0 : cs_error_exit_status(*err);
 }
 
 /* ---- the command ---------------------------------------------------------------- */
 
-/* The base scenario alone, built once in the parent: its errors come
- * before any worker starts. */
-static gboolean check_base(cs_run_args_t *a, GError **err)
+/* The base scenario alone, built once in the parent, and the files: their
+ * errors come before any worker starts. */
+static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, GError **err)
 {
     if (a->scratch.trace_out != NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
                     "collsim: --trace: sweep prices many points; expected collsim run --trace for one");
         return FALSE;
     }
+    const char *paths[4], *names[4];
+    int n = 0;
+    if (o->output != NULL)
+        names[n] = "collsim: --output", paths[n++] = o->output;
+    if (a->scratch.json_out != NULL)
+        names[n] = "collsim: --json", paths[n++] = a->scratch.json_out;
+    if (a->scratch.csv_out != NULL)
+        names[n] = "collsim: --csv", paths[n++] = a->scratch.csv_out;
+    if (a->scratch.svg_out != NULL)
+        names[n] = "collsim: --svg", paths[n++] = a->scratch.svg_out;
+    if (!cs_output_check(n, paths, names, err))
+        return FALSE;
     cs_scenario_t s;
     cs_scenario_init(&s);
     gboolean ok = cs_run_args_build(a, &s, err);
@@ -804,7 +813,7 @@ static int sweep(cs_run_args_t *a, const sweep_opts_t *o, GError **err)
     GString *all = g_string_new(NULL);   /* every point's record */
     int status = 2;
     gboolean out_json;
-    if (!parse_grid(o, &g, err) || !output_format(o, &out_json, err) || !check_base(a, err))
+    if (!parse_grid(o, &g, err) || !output_format(o, &out_json, err) || !check_base(a, o, err))
         goto out_grid;
     int rank = 0, size = 1;
     gboolean mpi = launched_by_mpi(&rank, &size);
@@ -856,6 +865,8 @@ out_points:
         point_clear(&points[i]);
     g_free(points);
 out_grid:
+    if (status == CS_EXIT_INPUT)
+        status = cs_error_exit_status(*err);   /* 3: a worker could not start, a file not be written */
     g_string_free(all, TRUE);
     g_array_unref(g.axes);
     return status;
@@ -926,7 +937,7 @@ int cs_cmd_sweep(int argc, char **argv)
         g_set_error(&err, CS_ERROR, CS_ERROR_INPUT,
                     "collsim: --dump: sweep has no single scenario; expected collsim run --dump");
         status = quiet ? 2 : cs_cli_fail(err);
-    } else if ((status = sweep(&a, &o, &err)) == 2 && !quiet)
+    } else if (((status = sweep(&a, &o, &err)) == CS_EXIT_INPUT || status == CS_EXIT_RESOURCE) && !quiet)
         cs_cli_fail(err);
     g_free(o.output);
     g_free(o.format);

@@ -7,6 +7,7 @@
 #include "io/cs_scenario.h"
 #include "io/cs_scenario-int.h"
 #include "io/cs_topo_xml.h"
+#include "io/cs_output.h"
 #include "models/cs_paths.h"
 #include "models/cs_presets.h"
 #include "util/cs_error.h"
@@ -118,25 +119,21 @@ static void trim_lines(GString *out)
     g_string_truncate(out, w);
 }
 
+/* stdout, or -o FILE through cs_output (a regular file replaced
+ * atomically with its mode kept, a device or FIFO written in place). A
+ * path that cannot be an output is bad input (2), a failed write 3. */
 static gboolean write_output(const char *path, GString *out, int *rc_p)
 {
     trim_lines(out);
-    if (path == NULL || strcmp(path, "-") == 0) {
-        fwrite(out->str, 1, out->len, stdout);
-        return fflush(stdout) == 0;
-    }
-    g_autoptr(GError) e = NULL;
-    /* g_file_set_contents writes a temporary file and renames it. */
-    if (!g_file_set_contents(path, out->str, (gssize)out->len, &e)) {
-        /* GLib's message names its temporary file; keep the reason only. */
-        const char *why = strrchr(e->message, ':');
-        why = why != NULL ? why + 1 : e->message;
-        while (*why == ' ')
-            why++;
-        *rc_p = usage_error("-o: cannot write %s (%s); expected a writable path", path, why);
-        return FALSE;
-    }
-    return TRUE;
+    GError *err = NULL;
+    gboolean ok;
+    if (path == NULL || strcmp(path, "-") == 0)
+        ok = cs_output_stdout(out->str, out->len, &err);
+    else
+        ok = cs_output_check(1, &path, NULL, &err) && cs_output_write_one(path, out->str, (gssize)out->len, &err);
+    if (!ok)
+        *rc_p = fail(err);
+    return ok;
 }
 
 /* ---- check ------------------------------------------------------------- */

@@ -7,7 +7,10 @@
 #include "cli/cs_cmd_doctor.h"
 #include "cli/cs_cmd_real.h"
 #include "cli/cs_cmd_calibrate.h"
+#include "io/cs_output.h"
+#include "util/cs_error.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +52,8 @@ static gboolean starts_with_location(const char *msg)
     return dotted || (*colon == ':' && colon < end - 1);
 }
 
-/* The one line of an error, exit status 2. The rule: a message about an
+/* The one line of an error; its exit status: 2, or 3 for a failed write
+ * (cs_error_exit_status). The rule: a message about an
  * input file keeps its location first ("s.ini:3: minbytes: ...",
  * "run.log: cannot read ..."), so editors and the standard's format find
  * it; every other message starts with "collsim: " (flags: "collsim:
@@ -65,7 +69,25 @@ int cs_cli_fail(GError *err)
         fprintf(stderr, "%s\n", msg);
     else
         fprintf(stderr, "collsim: %s\n", msg);
-    return 2;
+    return cs_error_exit_status(err);
+}
+
+/* Every command's output on stdout must have arrived (a full disk, a
+ * closed pipe): one line and exit status 3 if not. A command that already
+ * failed said why (its own line) and keeps its status. */
+static int finish_stdout(int status)
+{
+    if (status != CS_EXIT_OK && status != CS_EXIT_FINDINGS)
+        return status;
+    g_autoptr(GError) err = NULL;
+    if (cs_output_stdout_flush(&err)) {
+        /* close reports what only the end of a write shows (NFS) */
+        if (fclose(stdout) == 0)
+            return status;
+        g_set_error(&err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: standard output: %s", g_strerror(errno));
+    }
+    fprintf(stderr, "%s\n", err->message);
+    return CS_EXIT_RESOURCE;
 }
 
 static char *command_names(void)
@@ -109,11 +131,11 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || (strcmp(cmd, "help") == 0 && argc == 2)) {
         usage(stdout);
-        return 0;
+        return finish_stdout(0);
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
         printf("collsim %s\n", PACKAGE_VERSION);
-        return 0;
+        return finish_stdout(0);
     }
     if (strcmp(cmd, "help") == 0) {
         /* collsim help run == collsim run --help */
@@ -123,7 +145,7 @@ int main(int argc, char **argv)
             return 2;
         }
         char *args[] = { (char *)c->name, (char *)"--help", NULL };
-        return c->run(2, args);
+        return finish_stdout(c->run(2, args));
     }
     if (cmd[0] == '-') {
         fprintf(stderr, "collsim: unknown option '%s'; expected a command first (%s), --help or --version\n",
@@ -135,5 +157,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "collsim: unknown command '%s'; expected one of %s\n", cmd, names);
         return 2;
     }
-    return c->run(argc - 1, argv + 1);
+    return finish_stdout(c->run(argc - 1, argv + 1));
 }

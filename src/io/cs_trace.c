@@ -10,6 +10,7 @@
 #include "io/cs_writers-int.h"
 #include "io/cs_link_stats_text.h"
 #include "io/cs_writers.h"
+#include "io/cs_output.h"
 #include "util/cs_error.h"
 
 #include <math.h>
@@ -412,9 +413,9 @@ gboolean cs_trace_write(cs_trace_t *t, const char *path, GError **err)
     gsize len;
     g_autofree char *json = cs_trace_to_json(t, &len);
     g_autoptr(GError) werr = NULL;
-    if (cs_write_file_atomic(path, json, (gssize)len, &werr))
+    if (cs_output_write_one(path, json, (gssize)len, &werr))
         return TRUE;
-    /* cs_write_file_atomic says "PATH: cannot write the file (REASON);
+    /* cs_output_write_one says "PATH: cannot write the file (REASON);
      * expected ...": keep the reason (the whole message if worded else) */
     g_autofree char *lead = g_strdup_printf("%s: cannot write the file (", path);
     const char *reason = werr->message;
@@ -425,6 +426,6 @@ gboolean cs_trace_write(cs_trace_t *t, const char *path, GError **err)
         if (close != NULL)
             inner = g_strndup(start, (gsize)(close - start));
     }
-    g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the trace: %s", path, inner != NULL ? inner : reason);
+    g_set_error(err, CS_ERROR, werr->code, "%s: cannot write the trace: %s", path, inner != NULL ? inner : reason);
     return FALSE;
 }

@@ -1,17 +1,14 @@
 /* Results as JSON: every field of every row, keys in a fixed order, numbers
  * in the shortest form that reads back to the same double, and null for
  * what is missing (a placement not run, an unchecked #wrong, an unknown
- * algorithm). Also the atomic file write both file writers use. */
+ * algorithm). Also the file writes the writers share (cs_output.c). */
 #include "config.h"
 #include "io/cs_writers.h"
 #include "io/cs_writers-int.h"
+#include "io/cs_output.h"
 #include "util/cs_error.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <unistd.h>
-#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,85 +141,23 @@ char *cs_write_json(const cs_result_t *r)
     return g_string_free(g, FALSE);
 }
 
-/* Every file to a temporary name beside it first; only when all are
- * written are they renamed, so a failure leaves none of them. */
+/* The atomic writes are cs_output.c's: regular files through a temporary
+ * file renamed only when every one was written, devices and FIFOs in
+ * place, symlinks followed, modes kept. */
 gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, const gsize *lens,
                                GError **err)
 {
-    g_autofree char **tmps = g_new0(char *, MAX(1, n));
-    gboolean ok = TRUE;
-    int i;
-    for (i = 0; i < n && ok; i++) {
-        tmps[i] = g_strconcat(paths[i], ".XXXXXX", NULL);
-        int fd = g_mkstemp_full(tmps[i], O_WRONLY, 0666);
-        const char *reason = NULL;
-        if (fd < 0) {
-            reason = g_strerror(errno);
-            g_clear_pointer(&tmps[i], g_free);
-        } else {
-            gsize len = lens != NULL ? lens[i] : strlen(data[i]), off = 0;
-            while (off < len && reason == NULL) {
-                gssize w = write(fd, data[i] + off, len - off);
-                if (w < 0 && errno != EINTR)
-                    reason = g_strerror(errno);
-                else if (w > 0)
-                    off += (gsize)w;
-            }
-            if (reason == NULL && fsync(fd) != 0)
-                reason = g_strerror(errno);
-            if (close(fd) != 0 && reason == NULL)
-                reason = g_strerror(errno);
-        }
-        if (reason != NULL) {
-            g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the file (%s); expected a writable path", paths[i],
-                        reason);
-            ok = FALSE;
-        }
-    }
-    for (int k = 0; k < n && ok; k++)
-        if (g_rename(tmps[k], paths[k]) != 0) {
-            g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the file (%s); expected a writable path",
-                        paths[k], g_strerror(errno));
-            ok = FALSE;
-        }
-    for (int k = 0; k < i; k++)
-        if (tmps[k] != NULL) {
-            if (!ok)
-                g_unlink(tmps[k]);
-            g_free(tmps[k]);
-        }
-    return ok;
+    return cs_output_write(n, paths, data, lens, err);
 }
 
 gboolean cs_write_files_check(int n, const char *const *paths, GError **err)
 {
-    for (int i = 0; i < n; i++) {
-        const char *reason = NULL;
-        if (g_file_test(paths[i], G_FILE_TEST_IS_DIR)) {
-            reason = g_strerror(EISDIR);
-        } else {
-            g_autofree char *tmp = g_strconcat(paths[i], ".XXXXXX", NULL);
-            int fd = g_mkstemp_full(tmp, O_WRONLY, 0666);
-            if (fd < 0) {
-                reason = g_strerror(errno);
-            } else {
-                close(fd);
-                g_unlink(tmp);
-            }
-        }
-        if (reason != NULL) {
-            g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: cannot write the file (%s); expected a writable path", paths[i],
-                        reason);
-            return FALSE;
-        }
-    }
-    return TRUE;
+    return cs_output_check(n, paths, NULL, err);
 }
 
 gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err)
 {
-    gsize l = len < 0 ? strlen(data) : (gsize)len;
-    return cs_write_files_atomic(1, &path, &data, &l, err);
+    return cs_output_write_one(path, data, len, err);
 }
 
 gboolean cs_write_json_file(const char *path, const cs_result_t *r, GError **err)

@@ -68,6 +68,26 @@ char *dr_read(const dr_fs_t *fs, const char *path)
     return g_string_free(s, FALSE);
 }
 
+/* One printable line: what dr_read left of newlines and tabs becomes '?'
+ * too (a value spread over lines could pass for lines of the report), and
+ * a value longer than DR_MAX_VALUE is cut, ending in "...". In place. */
+char *dr_one_line(char *s)
+{
+    if (s == NULL)
+        return NULL;
+    for (char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            *p = '?';
+    if (strlen(s) > DR_MAX_VALUE)
+        memcpy(s + DR_MAX_VALUE - 3, "...", 4);
+    return s;
+}
+
+char *dr_read_value(const dr_fs_t *fs, const char *path)
+{
+    return dr_one_line(dr_read(fs, path));
+}
+
 gboolean dr_exists(const dr_fs_t *fs, const char *path)
 {
     g_autofree char *full = full_path(fs, path);
@@ -121,6 +141,17 @@ static gint cmp_names(gconstpointer pa, gconstpointer pb)
     return c != 0 ? c : strcmp(a, b);
 }
 
+/* No kernel names a device, port or interface with control bytes or
+ * non-ASCII: such an entry is a hostile tree's, and is not read (its name
+ * would reach the report). */
+static gboolean printable_name(const char *n)
+{
+    for (const unsigned char *p = (const unsigned char *)n; *p; p++)
+        if (*p < 0x20 || *p >= 0x7f)
+            return FALSE;
+    return TRUE;
+}
+
 GPtrArray *dr_list(const dr_fs_t *fs, const char *dir)
 {
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -130,7 +161,7 @@ GPtrArray *dr_list(const dr_fs_t *fs, const char *dir)
         return names;
     const char *n;
     while ((n = g_dir_read_name(d)) != NULL) {
-        if (n[0] == '.')
+        if (n[0] == '.' || !printable_name(n))
             continue;
         g_ptr_array_add(names, g_strdup(n));
     }
@@ -197,12 +228,12 @@ char *dr_resolve(const dr_fs_t *fs, const char *path)
         return resolve_target(path, target);
     }
     if (S_ISREG(st.st_mode)) {
-        g_autofree char *target = dr_read(fs, path);
+        g_autofree char *target = dr_read_value(fs, path);
         return resolve_target(path, target);
     }
     if (S_ISDIR(st.st_mode)) {
         g_autofree char *dotpath = g_strconcat(path, "/.path", NULL);
-        g_autofree char *target = dr_read(fs, dotpath);
+        g_autofree char *target = dr_read_value(fs, dotpath);
         return resolve_target(path, target);
     }
     return NULL;

@@ -18,8 +18,15 @@ typedef struct {
  * trailing whitespace removed; NULL when absent or unreadable. 'path' is
  * absolute on the inspected machine ("/sys/..."). */
 char *dr_read(const dr_fs_t *fs, const char *path);
-/* Sorted (natural order: mlx5_2 < mlx5_10) entry names, hidden ones
- * skipped; empty when the directory is absent. */
+/* A value to print: dr_read's text as one line of at most DR_MAX_VALUE
+ * characters, every control byte (newlines, tabs, escapes) and non-ASCII
+ * byte made '?' (dr_one_line). */
+#define DR_MAX_VALUE 128
+char *dr_read_value(const dr_fs_t *fs, const char *path);
+char *dr_one_line(char *s);
+/* Sorted (natural order: mlx5_2 < mlx5_10) entry names, hidden ones and
+ * ones holding control or non-ASCII bytes skipped; empty when the
+ * directory is absent. */
 GPtrArray *dr_list(const dr_fs_t *fs, const char *dir);
 gboolean dr_exists(const dr_fs_t *fs, const char *path);
 gboolean dr_is_dir(const dr_fs_t *fs, const char *path);

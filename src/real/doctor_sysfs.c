@@ -28,7 +28,7 @@ static long read_long(const dr_fs_t *fs, const char *dir, const char *file, long
 static char *read_str(const dr_fs_t *fs, const char *dir, const char *file)
 {
     g_autofree char *p = g_strconcat(dir, "/", file, NULL);
-    char *s = dr_read(fs, p);
+    char *s = dr_read_value(fs, p);
     if (s != NULL && s[0] == '\0') {
         g_free(s);
         return NULL;
@@ -240,7 +240,7 @@ static void scan_gids(dr_machine_t *m, dr_port_t *p)
             g->text = g_strdup(inet_ntop(AF_INET6, g->raw, buf, sizeof buf));
         }
         g_autofree char *tp = g_strconcat(p->dir, "/gid_attrs/types/", idx, NULL);
-        g->type = dr_read(&m->fs, tp);
+        g->type = dr_read_value(&m->fs, tp);
         if (g->type != NULL && g->type[0] == '\0') {
             g_free(g->type);
             g->type = NULL;
@@ -254,7 +254,7 @@ static void scan_gids(dr_machine_t *m, dr_port_t *p)
                 g->version = 2;
         }
         g_autofree char *np = g_strconcat(p->dir, "/gid_attrs/ndevs/", idx, NULL);
-        g->ndev = dr_read(&m->fs, np);
+        g->ndev = dr_read_value(&m->fs, np);
         if (g->ndev != NULL && g->ndev[0] == '\0') {
             g_free(g->ndev);
             g->ndev = NULL;
@@ -548,16 +548,16 @@ static void scan_modules(dr_machine_t *m)
             if (g_str_has_prefix(lines[i], "nvidia_peermem ") || g_str_has_prefix(lines[i], "nv_peer_mem "))
                 m->peermem_in_proc = TRUE;
     }
-    m->nvidia_version = dr_read(&m->fs, "/sys/module/nvidia/version");
+    m->nvidia_version = dr_read_value(&m->fs, "/sys/module/nvidia/version");
     g_autofree char *pv = dr_read(&m->fs, "/proc/driver/nvidia/version");
     if (pv != NULL) {
         char *nl = strchr(pv, '\n');
         if (nl != NULL)
             *nl = '\0';
-        m->nvidia_proc_version = g_strdup(pv);
+        m->nvidia_proc_version = dr_one_line(g_strdup(pv));
         m->nvidia_open = strstr(pv, "Open Kernel Module") != NULL;
     }
-    m->kernel = dr_read(&m->fs, "/proc/sys/kernel/osrelease");
+    m->kernel = dr_read_value(&m->fs, "/proc/sys/kernel/osrelease");
     m->kernel_major = m->kernel_minor = -1;
     if (m->kernel != NULL) {
         int a, b;
@@ -589,7 +589,7 @@ static void scan_cpu(dr_machine_t *m)
         if (*val == '\0')
             continue;
         if (strcmp(key, "vendor_id") == 0 && m->cpu_vendor == NULL)
-            m->cpu_vendor = g_strdup(val);
+            m->cpu_vendor = dr_one_line(g_strdup(val));
         else if (strcmp(key, "CPU implementer") == 0 && m->cpu_vendor == NULL)
             m->cpu_vendor = g_strdup("ARM");
         else if (strcmp(key, "cpu family") == 0 && dr_parse_long(val, &v))
@@ -597,7 +597,7 @@ static void scan_cpu(dr_machine_t *m)
         else if (strcmp(key, "model") == 0 && dr_parse_long(val, &v))
             m->cpu_model = (int)v;
         else if (strcmp(key, "model name") == 0 && m->cpu_name == NULL)
-            m->cpu_name = g_strdup(val);
+            m->cpu_name = dr_one_line(g_strdup(val));
     }
 }
 

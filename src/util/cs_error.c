@@ -3,6 +3,13 @@
 
 G_DEFINE_QUARK(cs-error-quark, cs_error)
 
+int cs_error_exit_status(const GError *err)
+{
+    if (err != NULL && err->domain == CS_ERROR && err->code == CS_ERROR_RESOURCE)
+        return CS_EXIT_RESOURCE;
+    return CS_EXIT_INPUT;
+}
+
 void cs_set_error_at(GError **err, const char *file, int line, const char *fmt, ...)
 {
     va_list ap;

@@ -1,6 +1,7 @@
 /* Error reporting for input problems: one line, "FILE:LINE: what is wrong;
  * what was expected", carried in a GError and printed by the CLI with exit
- * status 2. Programmer errors use g_assert instead. */
+ * status 2 (3 for CS_ERROR_RESOURCE: cs_error_exit_status). Programmer
+ * errors use g_assert instead. */
 #ifndef CS_ERROR_H
 #define CS_ERROR_H
 
@@ -15,8 +16,20 @@ typedef enum {
     CS_ERROR_IO,          /* a file could not be read or written */
     CS_ERROR_UNSUPPORTED, /* valid, but not modelled / not built in */
     CS_ERROR_RUNTIME,     /* a real run failed (NCCL, CUDA, verbs) */
-    CS_ERROR_STOPPED      /* a real rank stopped because another one failed */
+    CS_ERROR_STOPPED,     /* a real rank stopped because another one failed */
+    CS_ERROR_RESOURCE     /* an output could not be written, or the machine lacks
+                           * what a run needs (memory): exit status 3 */
 } cs_error_code_t;
+
+/* collsim's exit statuses (collsim(1), EXIT STATUS). */
+#define CS_EXIT_OK 0
+#define CS_EXIT_FINDINGS 1   /* findings or failed checks (validate, doctor) */
+#define CS_EXIT_INPUT 2      /* bad input or usage */
+#define CS_EXIT_RESOURCE 3   /* I/O or resource failure: a write failed, too little memory */
+
+/* The exit status for a failure: CS_EXIT_RESOURCE for CS_ERROR_RESOURCE,
+ * else CS_EXIT_INPUT. */
+int cs_error_exit_status(const GError *err);
 
 /* Sets *err to "FILE:LINE: message" (or "FILE: message" when line <= 0, or
  * just the message when file is NULL). */

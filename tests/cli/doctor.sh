@@ -158,6 +158,42 @@ if [ -d /sys/class/net ] && [ -d /sys/bus/pci/devices ]; then
     fi
 fi
 
+# --- a hostile tree: values holding escape sequences, newlines and tabs are
+# printed as one line of printable characters; an entry whose name holds
+# them is skipped (issue 13, item 6)
+cp -R "$trees/roce-gid" hostile && chmod -R u+w hostile
+ESC=$(printf '\033')
+printf '5.15.0\n%s[2J%s[31mFAKE LINE: all good\n' "$ESC" "$ESC" >hostile/proc/sys/kernel/osrelease
+printf 'RoCE v2\n[error] fake finding\n' >hostile/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/1
+printf '4: ACTIVE%s]0;title\007\tx\n' "$ESC" >hostile/sys/class/infiniband/mlx5_0/ports/1/state
+long=$(head -c 5000 /dev/zero | tr '\0' 'A')
+printf '%s\n' "$long" >hostile/sys/module/nvidia/version 2>/dev/null || true
+mkdir -p "hostile/sys/class/net/evil${ESC}[31m" 2>/dev/null
+"$COLLSIM" doctor --root hostile $I >hostile.txt 2>&1
+hrc=$?
+hok=1
+[ "$hrc" -le 1 ] || { echo "FAIL hostile: exit $hrc"; hok=0; }
+if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" hostile.txt; then
+    echo "FAIL hostile: a control byte reached the report"; hok=0
+fi
+grep -q '^FAKE LINE' hostile.txt && { echo "FAIL hostile: a value's second line printed as a line"; hok=0; }
+grep -q '^\[error\] fake finding' hostile.txt && { echo "FAIL hostile: a fake finding line"; hok=0; }
+grep -q 'kernel 5\.15\.0??\[2J?\[31mFAKE LINE: all good;' hostile.txt ||
+    { echo "FAIL hostile: the kernel value is not one sanitized line"; hok=0; }
+grep -q 'AAAAAAAAAA' hostile.txt && ! grep -q 'A\{100\}\.\.\.;' hostile.txt &&
+    { echo "FAIL hostile: a long value was not cut"; hok=0; }
+grep -q 'A\{200\}' hostile.txt && { echo "FAIL hostile: a value longer than 128 characters"; hok=0; }
+grep -q 'evil' hostile.txt && { echo "FAIL hostile: an entry with an escape in its name was read"; hok=0; }
+[ $hok -eq 1 ] && echo "ok hostile" || { fail=1; sed 's/^/  | /' hostile.txt | head -20; }
+
+# --- the report to a full disk: exit 3, one line
+if [ -w /dev/full ]; then
+    "$COLLSIM" doctor --root "$trees/roce-gid" $I >/dev/full 2>err.txt
+    rc=$?
+    [ $rc -eq 3 ] && [ "$(cat err.txt)" = "collsim: standard output: No space left on device" ] &&
+        echo "ok full-disk" || { echo "FAIL full-disk: exit $rc, $(cat err.txt)"; fail=1; }
+fi
+
 # --- bad input
 mkdir empty
 bad no-root "collsim: --root: '/nonexistent/x' is not a directory" -- --root /nonexistent/x
