@@ -54,6 +54,9 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
                          const char *origin, const char *base_dir, GError **err);
 gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *value,
                           const char *base_dir, GError **err);
+/* Remembers where the value of topology key 'key' came from ("FILE:LINE:
+ * key"), for the errors of cs_topo_spec_build. */
+void cs_topo_spec_set_origin(cs_topo_spec_t *spec, const char *key, const char *origin);
 /* "--topo X": a preset name if one exists, otherwise a file. */
 gboolean cs_topo_spec_set_topo(cs_topo_spec_t *spec, const char *value, GError **err);
 

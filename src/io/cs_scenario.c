@@ -313,6 +313,7 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
     } else if (strcmp(group, "topology") == 0) {
         if (!cs_topo_spec_set(&s->topo, key, value, base_dir, err))
             return FALSE;
+        cs_topo_spec_set_origin(&s->topo, key, origin);
         if (strcmp(key, "file") == 0 || strcmp(key, "preset") == 0)
             replace_str(&s->topo.origin, g_strdup(origin));
     } else if (strcmp(group, "collective") == 0) {

@@ -9,6 +9,10 @@
 #include "models/cs_topo.h"
 #include "models/cs_nccl_env.h"
 
+/* The [topology] keys (cs_topo_spec_keys): file, preset, gpu, gpus,
+ * sockets, p2p, nodes, nic, nics-per-node, fabric, oversubscription. */
+#define CS_TOPO_SPEC_NKEYS 11
+
 /* How to obtain the topology: a file (our XML or an NCCL dump) or a preset,
  * plus builder parameters. Unset fields are 0/NULL. */
 typedef struct {
@@ -24,6 +28,11 @@ typedef struct {
     char *fabric;          /* rail | fat-tree */
     double oversubscription; /* 0 = 1 */
     char *origin;          /* "FILE:LINE" of the topology key, for messages */
+    char *key_origins[CS_TOPO_SPEC_NKEYS]; /* per key of cs_topo_spec_keys:
+                            * where its value came from ("s.ini:3: gpus",
+                            * "collsim: --gpus"), NULL for a flag parsed into
+                            * this spec or no value; errors about the value
+                            * start with it */
     GError *flag_error;    /* the first bad topology flag, raised once every
                             * flag is parsed (cs_topo_spec_option_group), so
                             * that a bad --model is reported first */

@@ -26,7 +26,99 @@ const cs_scenario_key_t cs_topo_spec_keys[] = {
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
+G_STATIC_ASSERT(G_N_ELEMENTS(cs_topo_spec_keys) == CS_TOPO_SPEC_NKEYS + 1);
+
 #define MAX_GPUS_PER_NODE 1024
+
+static int key_index(const char *key)
+{
+    for (int i = 0; i < CS_TOPO_SPEC_NKEYS; i++)
+        if (strcmp(cs_topo_spec_keys[i].key, key) == 0)
+            return i;
+    g_assert_not_reached();
+}
+
+void cs_topo_spec_set_origin(cs_topo_spec_t *spec, const char *key, const char *origin)
+{
+    int i = key_index(key);
+    g_free(spec->key_origins[i]);
+    spec->key_origins[i] = g_strdup(origin);
+}
+
+/* Where the value of 'key' came from when a scenario (or a design) gave
+ * it, NULL when a flag did or it is unset. */
+static const char *file_origin(const cs_topo_spec_t *spec, const char *key)
+{
+    const char *o = spec->key_origins[key_index(key)];
+    return o != NULL && !g_str_has_prefix(o, "collsim: ") ? o : NULL;
+}
+
+/* An error about the value of 'key': "FILE:LINE: key: ..." when it came
+ * from a scenario, "collsim: --key: ..." when from a flag. */
+static void set_key_error(GError **err, const cs_topo_spec_t *spec, const char *key, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static void set_key_error(GError **err, const cs_topo_spec_t *spec, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    const char *o = file_origin(spec, key);
+    if (o != NULL)
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", o, msg);
+    else
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --%s: %s", key, msg);
+}
+
+/* Whether the spec holds a value for 'key' (from a scenario or a flag). */
+static gboolean key_is_set(const cs_topo_spec_t *spec, const char *key)
+{
+    if (strcmp(key, "file") == 0) return spec->file != NULL;
+    if (strcmp(key, "preset") == 0) return spec->preset != NULL;
+    if (strcmp(key, "gpu") == 0) return spec->gpu != NULL;
+    if (strcmp(key, "gpus") == 0) return spec->gpus > 0;
+    if (strcmp(key, "sockets") == 0) return spec->sockets > 0;
+    if (strcmp(key, "p2p") == 0) return spec->p2p != -1;
+    if (strcmp(key, "nodes") == 0) return spec->nodes > 0;
+    if (strcmp(key, "nic") == 0) return spec->nic != NULL;
+    if (strcmp(key, "nics-per-node") == 0) return spec->nics_per_node > 0;
+    if (strcmp(key, "fabric") == 0) return spec->fabric != NULL;
+    if (strcmp(key, "oversubscription") == 0) return spec->oversubscription > 0;
+    g_assert_not_reached();
+}
+
+/* The builders (presets, cluster) know flags only: "collsim: --gpus: 9
+ * GPUs per node, but dgx-h100 has 8". When that value came from a
+ * scenario, the message names its FILE:LINE instead; when the flag named
+ * was not given at all (the pcie preset needs --gpu), the line of the
+ * scenario's preset or file. */
+static void relocate_error(const cs_topo_spec_t *spec, GError *err)
+{
+    if (err == NULL || !g_str_has_prefix(err->message, "collsim: --"))
+        return;
+    const char *flag = err->message + strlen("collsim: --");
+    const char *end = strstr(flag, ": ");
+    if (end == NULL)
+        return;
+    g_autofree char *name = g_strndup(flag, end - flag);
+    const char *o = NULL;
+    gboolean known = FALSE;
+    for (int i = 0; i < CS_TOPO_SPEC_NKEYS && !known; i++) {
+        const cs_scenario_key_t *k = &cs_topo_spec_keys[i];
+        if (strcmp(k->long_flag, name) != 0 && (k->alias == NULL || strcmp(k->alias, name) != 0))
+            continue;
+        known = TRUE;
+        if (strcmp(name, "topo") == 0 || !key_is_set(spec, k->key))
+            o = spec->origin; /* unset or --topo: the topology source, if a scenario gave it */
+        else
+            o = spec->key_origins[i]; /* NULL when a flag gave it */
+    }
+    if (!known || o == NULL || g_str_has_prefix(o, "collsim: "))
+        return;
+    g_autofree char *msg = g_strdup_printf("%s: %s", o, end + 2);
+    g_free(err->message);
+    err->message = g_steal_pointer(&msg);
+}
 
 static void set_input_error(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static void set_input_error(GError **err, const char *fmt, ...)
@@ -52,6 +144,8 @@ void cs_topo_spec_clear(cs_topo_spec_t *spec)
     g_free(spec->nic);
     g_free(spec->fabric);
     g_free(spec->origin);
+    for (int i = 0; i < CS_TOPO_SPEC_NKEYS; i++)
+        g_free(spec->key_origins[i]);
     g_clear_error(&spec->flag_error);
     cs_topo_spec_init(spec);
 }
@@ -177,6 +271,8 @@ gboolean cs_topo_spec_set_topo(cs_topo_spec_t *spec, const char *v, GError **err
         return FALSE;
     }
     g_clear_pointer(&spec->origin, g_free);
+    g_clear_pointer(&spec->key_origins[key_index("file")], g_free);
+    g_clear_pointer(&spec->key_origins[key_index("preset")], g_free);
     return TRUE;
 }
 
@@ -237,31 +333,58 @@ GOptionGroup *cs_topo_spec_option_group(cs_topo_spec_t *spec)
     return g;
 }
 
+/* A value 'flags' overrides takes its origin along (NULL for a flag). */
+static void merge_origin(cs_topo_spec_t *spec, const cs_topo_spec_t *flags, const char *key)
+{
+    int i = key_index(key);
+    replace_str(&spec->key_origins[i], g_strdup(flags->key_origins[i]));
+}
+
 void cs_topo_spec_merge(cs_topo_spec_t *spec, const cs_topo_spec_t *flags)
 {
     if (flags->file != NULL || flags->preset != NULL) {
         replace_str(&spec->file, g_strdup(flags->file));
         replace_str(&spec->preset, g_strdup(flags->preset));
         replace_str(&spec->origin, g_strdup(flags->origin));
+        merge_origin(spec, flags, "file");
+        merge_origin(spec, flags, "preset");
     }
-    if (flags->gpu != NULL)
+    if (flags->gpu != NULL) {
         replace_str(&spec->gpu, g_strdup(flags->gpu));
-    if (flags->gpus > 0)
+        merge_origin(spec, flags, "gpu");
+    }
+    if (flags->gpus > 0) {
         spec->gpus = flags->gpus;
-    if (flags->sockets > 0)
+        merge_origin(spec, flags, "gpus");
+    }
+    if (flags->sockets > 0) {
         spec->sockets = flags->sockets;
-    if (flags->p2p != -1)
+        merge_origin(spec, flags, "sockets");
+    }
+    if (flags->p2p != -1) {
         spec->p2p = flags->p2p;
-    if (flags->nodes > 0)
+        merge_origin(spec, flags, "p2p");
+    }
+    if (flags->nodes > 0) {
         spec->nodes = flags->nodes;
-    if (flags->nic != NULL)
+        merge_origin(spec, flags, "nodes");
+    }
+    if (flags->nic != NULL) {
         replace_str(&spec->nic, g_strdup(flags->nic));
-    if (flags->nics_per_node > 0)
+        merge_origin(spec, flags, "nic");
+    }
+    if (flags->nics_per_node > 0) {
         spec->nics_per_node = flags->nics_per_node;
-    if (flags->fabric != NULL)
+        merge_origin(spec, flags, "nics-per-node");
+    }
+    if (flags->fabric != NULL) {
         replace_str(&spec->fabric, g_strdup(flags->fabric));
-    if (flags->oversubscription > 0)
+        merge_origin(spec, flags, "fabric");
+    }
+    if (flags->oversubscription > 0) {
         spec->oversubscription = flags->oversubscription;
+        merge_origin(spec, flags, "oversubscription");
+    }
 }
 
 /* ---- build ----------------------------------------------------------------- */
@@ -282,21 +405,23 @@ static gboolean check_oversubscription(const cs_topo_spec_t *spec, const cs_topo
                 return TRUE;
         }
     int from = t->fabric.nodes_per_leaf + 1;
+    /* "s.ini:5: oversubscription: 2 does not apply" from a scenario */
+    const char *o = file_origin(spec, "oversubscription");
+    g_autofree char *head = o != NULL ? g_strdup_printf("%s: %g", o, spec->oversubscription)
+                                      : g_strdup_printf("collsim: oversubscription %g", spec->oversubscription);
     if (!any_switch)
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "collsim: oversubscription %g does not apply: %d node(s) without a network fabric; "
-                    "expected it with --nodes above 1 and a fabric with a spine, or none", spec->oversubscription,
-                    t->nnodes);
+                    "%s does not apply: %d node(s) without a network fabric; "
+                    "expected it with --nodes above 1 and a fabric with a spine, or none", head, t->nnodes);
     else if (t->fabric.kind == CS_FABRIC_RAIL)
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "collsim: oversubscription %g does not apply: the rail fabric of %d nodes is one leaf per rail, "
+                    "%s does not apply: the rail fabric of %d nodes is one leaf per rail, "
                     "with no spine (traffic between rails stays inside the nodes); expected it from %d nodes up, "
-                    "or --fabric fat-tree, or none", spec->oversubscription, t->nnodes, from);
+                    "or --fabric fat-tree, or none", head, t->nnodes, from);
     else
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "collsim: oversubscription %g does not apply: the fat-tree of %d nodes is one leaf switch, "
-                    "with no uplinks; expected it from %d nodes up, or none", spec->oversubscription, t->nnodes,
-                    from);
+                    "%s does not apply: the fat-tree of %d nodes is one leaf switch, "
+                    "with no uplinks; expected it from %d nodes up, or none", head, t->nnodes, from);
     return FALSE;
 }
 
@@ -323,7 +448,7 @@ static void spec_to_opts(const cs_topo_spec_t *spec, cs_build_opts_t *o)
         o->oversubscription = spec->oversubscription;
 }
 
-cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err)
+static cs_topo_t *build(const cs_topo_spec_t *spec, GError **err)
 {
     if (spec->file == NULL && spec->preset == NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
@@ -343,9 +468,8 @@ cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err)
             return NULL;
         if (spec->nodes > 1) {
             if (t->nnodes > 1) {
-                g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                            "collsim: --nodes: %s already describes %d nodes; expected a one-node file to replicate",
-                            spec->file, t->nnodes);
+                set_key_error(err, spec, "nodes", "%s already describes %d nodes; expected a one-node file to replicate",
+                              spec->file, t->nnodes);
                 return NULL;
             }
             cs_topo_t *c = cs_cluster_build(t, &o, err);
@@ -363,9 +487,8 @@ cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err)
             most = MAX(most, g);
         }
         if (spec->gpus > fewest) {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                        "collsim: --gpus: %d GPUs per node requested; expected at most %d, the GPUs of each node of %s",
-                        spec->gpus, fewest, spec->preset != NULL ? spec->preset : spec->file);
+            set_key_error(err, spec, "gpus", "%d GPUs per node requested; expected at most %d, the GPUs of each node of %s",
+                          spec->gpus, fewest, spec->preset != NULL ? spec->preset : spec->file);
             return NULL;
         }
         if (most > spec->gpus) {
@@ -379,4 +502,15 @@ cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err)
     if (!check_oversubscription(spec, t, err))
         return NULL;
     return g_steal_pointer(&t);
+}
+
+cs_topo_t *cs_topo_spec_build(const cs_topo_spec_t *spec, GError **err)
+{
+    GError *e = NULL;
+    cs_topo_t *t = build(spec, &e);
+    if (t == NULL) {
+        relocate_error(spec, e);
+        g_propagate_error(err, e);
+    }
+    return t;
 }

@@ -136,4 +136,46 @@ sed '18a\8 GPUs found' "$logs/two-tables.txt" > prose.log
 "$COLLSIM" validate prose.log --topo dgx-h100 --nodes 2 --gpus 2 > out.txt 2> err.txt &&
     [ ! -s err.txt ] && ok prose-in-table || bad "prose-in-table: $(cat err.txt)"
 
+# ---- a scenario's topology values: errors name FILE:LINE --------------------
+# at_line NAME LINE WHY -- KEY=VALUE...: a scenario of these [topology] lines
+# (line 2 on) fails with "s.ini:LINE: WHY..." (a prefix of the message)
+at_line() {
+    name=$1 line=$2 why=$3; shift 4
+    printf '[topology]\n' > s.ini
+    for kv in "$@"; do printf '%s\n' "$kv" >> s.ini; done
+    "$COLLSIM" run s.ini > out.txt 2> err.txt
+    rc=$?
+    case "$(cat err.txt)" in
+    "s.ini:$line: $why"*) [ $rc = 2 ] && [ "$(wc -l < err.txt)" = 1 ] && ok "scenario-$name" ||
+        bad "scenario-$name: exit $rc, $(cat err.txt)" ;;
+    *) bad "scenario-$name: exit $rc, '$(cat err.txt)', expected 's.ini:$line: $why...'" ;;
+    esac
+}
+topos="$top_srcdir/topologies"
+at_line gpus-preset 3 "gpus: 9 GPUs per node, but dgx-h100 has 8" -- "preset = dgx-h100" "gpus = 9"
+at_line gpus-file 3 "gpus: 9 GPUs per node requested; expected at most 8" -- "file = $topos/dgx-h100.xml" "gpus = 9"
+at_line gpus-pcie 4 "gpus: 65 GPUs in one PCIe server" -- "preset = pcie" "gpu = h100-pcie" "gpus = 65"
+at_line gpu-sxm 3 "gpu: h100-sxm is an SXM/superchip module" -- "preset = pcie" "gpu = h100-sxm"
+at_line gpu-missing 2 "preset: the pcie preset needs a GPU model" -- "preset = pcie" "nodes = 4"
+at_line nodes-file 3 "nodes: $topos/cluster-2node-rail.xml already describes 2 nodes" -- \
+    "file = $topos/cluster-2node-rail.xml" "nodes = 2"
+at_line oversub-rail 4 "oversubscription: 2 does not apply: the rail fabric of 2 nodes" -- \
+    "preset = dgx-h100" "nodes = 2" "oversubscription = 2"
+at_line oversub-one-node 3 "oversubscription: 2 does not apply: 1 node(s) without a network fabric" -- \
+    "preset = dgx-h100" "oversubscription = 2"
+at_line nodes-range 3 "nodes: 70000 is out of range; expected a number of nodes from 1 to 65536" -- \
+    "preset = dgx-h100" "nodes = 70000"
+# the same values as flags name the flags, as before
+printf '[topology]\npreset = dgx-h100\ngpus = 4\n' > s.ini
+refused flag-gpus 2 "collsim: --gpus: 9 GPUs per node, but dgx-h100 has 8; expected 1..8" -- run s.ini --gpus 9
+refused flag-gpus-only 2 "collsim: --gpus: 9 GPUs per node, but dgx-h100 has 8; expected 1..8" -- \
+    run --topo dgx-h100 --gpus 9
+refused flag-gpu 2 "collsim: --gpu: h100-sxm is an SXM/superchip module, not a PCIe card; use a dgx-* or hgx-* preset for it" -- \
+    run --topo pcie --gpu h100-sxm
+refused flag-nodes 2 "collsim: --nodes: 70000 is out of range; expected a number of nodes from 1 to 65536" -- \
+    run --topo dgx-h100 --nodes 70000
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --oversubscription 2 > out.txt 2> err.txt
+grep -q '^collsim: oversubscription 2 does not apply: ' err.txt && ok flag-oversubscription ||
+    bad "flag-oversubscription: $(cat err.txt)"
+
 exit $fail
