@@ -1,0 +1,72 @@
+/* A minimal packet network to exercise packets, framing and ports: hosts
+ * and switches joined by one-way links (an egress port each), flows that
+ * stream a message from a host along a fixed route, switches that forward
+ * each packet to the next port of its route, and a sink at the destination
+ * host counting delivered payload. Not an engine yet (no QPs, ACKs, PFC or
+ * ECN; see docs/model-packet.md).
+ *
+ * A flow keeps CS_PKT_NET_WINDOW packets in its host's egress queue and
+ * makes the next one as one leaves, so the link never idles for lack of a
+ * packet and memory follows packets in flight, not message size. */
+#ifndef CS_PKT_NET_H
+#define CS_PKT_NET_H
+
+#include <glib.h>
+
+#include "sim/cs_evq.h"
+#include "sim/cs_pkt.h"
+#include "sim/cs_pkt_frame.h"
+#include "sim/cs_pkt_port.h"
+
+#define CS_PKT_NET_WINDOW 2
+
+enum { CS_PKT_EV_FLOW_START = 0x200 };   /* a = flow id */
+
+typedef struct cs_pkt_net cs_pkt_net_t;
+
+/* Called as each packet reaches its destination host (before it is freed). */
+typedef void (*cs_pkt_net_observer_fn)(void *ctx, const cs_pkt_t *pkt, cs_time_t now);
+
+cs_pkt_net_t *cs_pkt_net_new(void);
+void cs_pkt_net_free(cs_pkt_net_t *net);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_pkt_net_t, cs_pkt_net_free)
+
+int cs_pkt_net_add_host(cs_pkt_net_t *net);
+int cs_pkt_net_add_switch(cs_pkt_net_t *net);
+/* A one-way link from node 'from' to node 'to'; returns its egress port id. */
+int cs_pkt_net_add_link(cs_pkt_net_t *net, int from, int to, const cs_pkt_port_cfg_t *cfg);
+
+typedef struct {
+    guint64 bytes;                    /* message size */
+    guint32 mtu;
+    int prio;
+    gboolean write;                   /* an RDMA WRITE: RETH on the first packet */
+    cs_pkt_frame_t frame;
+    cs_time_t start;
+} cs_pkt_flow_cfg_t;
+
+/* A flow along the ports 'route' (copied): the first leaves a host, each
+ * next leaves the node the last reaches, the last reaches a host. Returns
+ * the flow id, or -1 for an invalid route or configuration. */
+int cs_pkt_net_add_flow(cs_pkt_net_t *net, const int *route, int nroute,
+                        const cs_pkt_flow_cfg_t *cfg);
+
+void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void *ctx);
+
+/* Runs every event at or before 'until' (CS_TIME_NEVER: until none is
+ * left). Returns the events handled. */
+guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until);
+
+cs_time_t cs_pkt_net_now(const cs_pkt_net_t *net);
+guint64 cs_pkt_net_events(const cs_pkt_net_t *net);
+cs_pkt_pool_t *cs_pkt_net_pool(cs_pkt_net_t *net);
+cs_pkt_port_t *cs_pkt_net_port(cs_pkt_net_t *net, int port);
+
+/* Payload delivered; first arrival and completion (last packet in), -1 before. */
+guint64 cs_pkt_net_flow_delivered(const cs_pkt_net_t *net, int flow);
+cs_time_t cs_pkt_net_flow_first(const cs_pkt_net_t *net, int flow);
+cs_time_t cs_pkt_net_flow_done(const cs_pkt_net_t *net, int flow);
+/* Payload delivered to a host (all flows). */
+guint64 cs_pkt_net_host_delivered(const cs_pkt_net_t *net, int host);
+
+#endif
