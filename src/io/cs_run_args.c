@@ -6,6 +6,7 @@
 #include "io/cs_scenario-int.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
+#include "sim/cs_engine.h"
 
 #include <string.h>
 
@@ -94,6 +95,21 @@ static gboolean on_threads(const char *option_name, const char *value, gpointer 
     return TRUE;
 }
 
+/* --max-memory SIZE: the engines' limit (cs_engine_set_max_memory), as
+ * sizes are written for -b. */
+static gboolean on_max_memory(const char *option_name, const char *value, gpointer data, GError **err)
+{
+    (void)data;
+    guint64 bytes;
+    if (!cs_parse_size(value, &bytes) || bytes == 0) {
+        cs_set_flag_error(err, option_name, "'%s' is not a memory size; expected a positive size such as 512M or 8G",
+                          value);
+        return FALSE;
+    }
+    cs_engine_set_max_memory(bytes);
+    return TRUE;
+}
+
 static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
 {
     g_autofree char *title = g_strdup_printf("collsim %s options", cmd->command);
@@ -108,6 +124,9 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
         { "env", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_env, "Set an NCCL variable (repeatable; wins over the environment and [nccl])", "NCCL_X=VALUE" },
         { "nthreads", 't', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_threads, "nccl-tests -t: threads per process; GPUs per node = threads x -g", "N" },
         { "dump", 0, 0, G_OPTION_ARG_NONE, &a->dump, "Print the effective scenario as INI and exit", NULL },
+        { "max-memory", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_max_memory,
+          "Refuse a simulation estimated to need more memory than SIZE (K/M/G as -b; default: the memory available)",
+          "SIZE" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(fixed); i++)
         g_array_append_val(entries, fixed[i]);

@@ -3,6 +3,7 @@
  * and fork/exec; no MPI, no CUDA. */
 #include "config.h"
 #include "real/cs_real_boot.h"
+#include "sim/cs_engine.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
 
@@ -590,8 +591,12 @@ int cs_boot_launch(char **argv, int nranks, double grace_s, GError **err)
         else
             env = g_environ_unsetenv(env, CS_BOOT_ENV_LISTEN_FD);
         fflush(NULL);
+        pid_t parent = getpid();
         pid_t pid = fork();
         if (pid == 0) {
+            /* dies with us, whatever kills us (the setting survives execve) */
+            if (!cs_engine_child_bind(parent))
+                _exit(127);
             if (r != 0)
                 close(lfd);
             execve(argv[0], argv, env);
@@ -606,6 +611,7 @@ int cs_boot_launch(char **argv, int nranks, double grace_s, GError **err)
             break;
         }
         pids[r] = pid;
+        cs_engine_child_add(pid);   /* killed by our SIGINT handler (cs_engine_interrupt) */
         running++;
     }
     close(lfd);
@@ -659,6 +665,7 @@ int cs_boot_launch(char **argv, int nranks, double grace_s, GError **err)
         if (r == nranks)
             continue;
         pids[r] = -1;
+        cs_engine_child_remove(pid);
         running--;
         gboolean failed = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
         /* a rank that stopped because another failed: blame that one when

@@ -3,10 +3,16 @@
  * result row in nccl-tests's terms. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "sim/cs_engine.h"
 #include "sim/cs_engine_analytic-int.h"
@@ -132,6 +138,193 @@ static volatile sig_atomic_t interrupted;
 void cs_engine_interrupt(void)
 {
     interrupted = 1;
+    cs_engine_kill_children();
+}
+
+/* ---- child processes ------------------------------------------------------ */
+
+/* A fixed table, so that a signal handler can walk it: a slot holds a pid
+ * or 0. Few children run at once (one SimGrid call, the ranks of a real
+ * run on one node). */
+#define CHILDREN_MAX 256
+static volatile sig_atomic_t children[CHILDREN_MAX];
+
+void cs_engine_child_add(pid_t pid)
+{
+    for (int i = 0; i < CHILDREN_MAX; i++)
+        if (children[i] == 0) {
+            children[i] = (sig_atomic_t)pid;
+            return;
+        }
+    /* full: the child still dies with the process (cs_engine_child_bind) */
+}
+
+void cs_engine_child_remove(pid_t pid)
+{
+    for (int i = 0; i < CHILDREN_MAX; i++)
+        if (children[i] == (sig_atomic_t)pid)
+            children[i] = 0;
+}
+
+void cs_engine_kill_children(void)
+{
+    for (int i = 0; i < CHILDREN_MAX; i++) {
+        pid_t pid = (pid_t)children[i];
+        if (pid > 0)
+            kill(pid, SIGKILL);   /* reaped by the waitpid of whoever started it */
+    }
+}
+
+gboolean cs_engine_child_bind(pid_t parent)
+{
+#ifdef __linux__
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        return TRUE;   /* (cannot fail for SIGKILL) */
+#endif
+    /* the parent may have died between fork and prctl: then we were
+     * reparented already and no signal will come */
+    return getppid() == parent;
+}
+
+/* ---- memory limits ---------------------------------------------------------- */
+
+static guint64 max_memory;   /* --max-memory; 0: none */
+
+void cs_engine_set_max_memory(guint64 bytes)
+{
+    max_memory = bytes;
+}
+
+/* The value of 'key' in /proc/meminfo, bytes; 0 when unknown. */
+static guint64 meminfo(const char *key)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents("/proc/meminfo", &text, NULL, NULL))
+        return 0;
+    gsize klen = strlen(key);
+    for (char *line = text; line != NULL && *line != '\0';) {
+        char *nl = strchr(line, '\n');
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':')
+            return g_ascii_strtoull(line + klen + 1, NULL, 10) * 1024;   /* "kB" */
+        line = nl != NULL ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+/* A cgroup v2 file of this process's cgroup holding one number; 0 when
+ * absent or "max". */
+static guint64 cgroup_value(const char *file)
+{
+    g_autofree char *self = NULL;
+    if (!g_file_get_contents("/proc/self/cgroup", &self, NULL, NULL))
+        return 0;
+    /* cgroup v2: the line "0::/path" */
+    char *p = strstr(self, "0::");
+    if (p == NULL)
+        return 0;
+    p += 3;
+    char *nl = strchr(p, '\n');
+    if (nl != NULL)
+        *nl = '\0';
+    g_autofree char *path = g_build_filename("/sys/fs/cgroup", p, file, NULL);
+    g_autofree char *v = NULL;
+    if (!g_file_get_contents(path, &v, NULL, NULL) || !g_ascii_isdigit(v[0]))
+        return 0;
+    return g_ascii_strtoull(v, NULL, 10);
+}
+
+guint64 cs_engine_memory_limit(const char **what_p)
+{
+    guint64 limit = G_MAXUINT64;
+    const char *what = NULL;
+    guint64 avail = meminfo("MemAvailable");
+    if (avail > 0) {
+        limit = avail;
+        what = "the memory available";
+    }
+    guint64 cg_max = cgroup_value("memory.max");
+    if (cg_max > 0) {
+        guint64 cur = cgroup_value("memory.current");
+        guint64 left = cg_max > cur ? cg_max - cur : 0;
+        if (left < limit) {
+            limit = left;
+            what = "the cgroup's memory.max";
+        }
+    }
+    if (max_memory > 0 && max_memory <= limit) {
+        limit = max_memory;
+        what = "--max-memory";
+    }
+    if (what_p != NULL)
+        *what_p = what;
+    return limit;
+}
+
+/* "9.1 GiB", "512.0 MiB" */
+static char *format_bytes(double b)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    int u = 0;
+    while (b >= 1024 && u < (int)G_N_ELEMENTS(unit) - 1) {
+        b /= 1024;
+        u++;
+    }
+    return u == 0 ? g_strdup_printf("%.0f B", b) : g_strdup_printf("%.1f %s", b, unit[u]);
+}
+
+gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, const cs_engine_cost_t *cost, GError **err)
+{
+    const char *what = NULL;
+    guint64 limit = cs_engine_memory_limit(&what);
+    if (limit == G_MAXUINT64 || cost->bytes <= (double)limit)
+        return TRUE;
+    g_autofree char *need = format_bytes(cost->bytes);
+    g_autofree char *have = format_bytes((double)limit);
+    g_autofree char *time = cost->seconds >= 60 ? g_strdup_printf(" and %.0f minutes", cost->seconds / 60) : NULL;
+    /* what to try instead: a cheaper engine, NCCL's ring (the flow engine
+     * folds rings; the SimGrid engine runs fewer actors for them), fewer
+     * nodes; the analytic engine's memory follows the nodes alone */
+    const char *instead = strcmp(ops->name, "analytic") == 0 ? "fewer nodes"
+                        : strcmp(ops->name, "flow") == 0 ? "--model analytic, NCCL_ALGO=Ring, or fewer nodes"
+                                                         : "--model flow, NCCL_ALGO=Ring, or fewer nodes";
+    g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: --model %s on %d node%s needs about %s%s (limit %s, %s); use %s",
+                ops->name, nnodes, nnodes == 1 ? "" : "s", need, time != NULL ? time : "", have, what, instead);
+    return FALSE;
+}
+
+/* The largest estimate over a sweep's decisions (engines' costs depend on
+ * the program's shape: one estimate per algorithm, protocol and channel
+ * count). */
+static gboolean check_sweep_cost(const cs_engine_ops_t *ops, const cs_engine_job_t *job, void *state,
+                                 const guint64 *sizes, const cs_decision_t *decisions, int nsizes, GError **err)
+{
+    if (ops->estimate == NULL)
+        return TRUE;
+    const cs_comm_info_t *info = cs_comm_info(job->comm);
+    cs_engine_cost_t worst = { 0, -1 };
+    for (int i = 0; i < nsizes; i++) {
+        const cs_decision_t *d = &decisions[i];
+        guint64 count = cs_coll_count(job->coll, sizes[i], job->dtype, info->nranks);
+        guint64 nb = cs_coll_nccl_bytes(job->coll, count, job->dtype, info->nranks);
+        if (nb == 0)
+            continue;
+        /* the memory follows the program's shape, not its size: one
+         * estimate per shape (the time adds up over every size) */
+        gboolean seen = FALSE;
+        for (int k = 0; k < i && !seen; k++)
+            seen = decisions[k].algo == d->algo && decisions[k].proto == d->proto &&
+                   decisions[k].nchannels == d->nchannels;
+        if (seen && worst.seconds < 0)
+            continue;
+        cs_engine_call_t call = { .size = sizes[i], .count = count, .nccl_bytes = nb, .decision = d };
+        cs_engine_cost_t c = { 0, -1 };
+        if (!ops->estimate(state, job, &call, &c, err))
+            return FALSE;
+        worst.bytes = MAX(worst.bytes, c.bytes);
+        if (c.seconds >= 0)
+            worst.seconds = MAX(worst.seconds, 0) + c.seconds;
+    }
+    return cs_engine_check_cost(ops, info->nnodes, &worst, err);
 }
 
 gboolean cs_engine_interrupted(void)
@@ -200,6 +393,8 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     if (ops->open != NULL && !ops->open(job, &sw->state, err))
         return NULL;
     sw->opened = TRUE;
+    if (!check_sweep_cost(ops, job, sw->state, sizes, sw->decisions, sw->nsizes, err))
+        return NULL;
     return g_steal_pointer(&sw);
 }
 
@@ -366,6 +561,11 @@ gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs
     }
     cs_engine_multi_t all = *m;
     all.tasks = tasks;
+    if (ops->estimate_jobs != NULL) {
+        cs_engine_cost_t cost = { 0, -1 };
+        if (!ops->estimate_jobs(&all, &cost, err) || !cs_engine_check_cost(ops, m->topo->nnodes, &cost, err))
+            return FALSE;
+    }
     g_autofree double *end = g_new0(double, MAX(1, m->ntasks));
     if (!ops->run_jobs(&all, end, stats_p, err))
         return FALSE;

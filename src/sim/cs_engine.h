@@ -10,6 +10,8 @@
 #include "models/cs_params.h"
 #include "models/cs_result.h"
 
+#include <sys/types.h>
+
 /* What an engine that simulates a timeline (ops->timeline) reports while it
  * runs, for --trace. Times are seconds from the start of the engine's run
  * (one call of a sweep, or one run of several jobs); 'job' is the job's
@@ -81,6 +83,15 @@ typedef struct {
 
 typedef struct cs_engine_multi cs_engine_multi_t;   /* several jobs at once, below */
 
+/* What one call will take, estimated from the program's size before it
+ * runs (ops->estimate): the memory the engine allocates for it, beyond
+ * what the process holds already, and its wall time where the engine can
+ * tell. Per-item costs are measured (docs/model-*.md, "Memory"). */
+typedef struct {
+    double bytes;
+    double seconds;          /* < 0: no estimate */
+} cs_engine_cost_t;
+
 typedef struct cs_engine_ops {
     const char *name;          /* "analytic", "flow", "packet", "simgrid" */
     const char *description;
@@ -91,6 +102,13 @@ typedef struct cs_engine_ops {
     gboolean (*predict)(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                         double time_s[2], GError **err);
     void (*close)(void *state);
+    /* Optional: the cost of one call (after open), so that a call that
+     * would exhaust the machine is refused before it starts
+     * (cs_engine_sweep_new, cs_engine_run_jobs). Errors: as predict's. */
+    gboolean (*estimate)(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
+                         cs_engine_cost_t *cost_p, GError **err);
+    /* Optional: the same for a run of several jobs (run_jobs). */
+    gboolean (*estimate_jobs)(const cs_engine_multi_t *m, cs_engine_cost_t *cost_p, GError **err);
     /* Optional: what the last predict approximated to save time, as one
      * sentence (g_free it), or NULL when nothing; job->exact turns such
      * approximations off. cs_engine_run_sweep notes it with the sizes. */
@@ -193,6 +211,34 @@ cs_result_t *cs_engine_sweep_finish(cs_engine_sweep_t *sw);
 void cs_engine_sweep_free(cs_engine_sweep_t *sw);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_engine_sweep_t, cs_engine_sweep_free)
 
+/* Memory. An engine's call may use at most the smaller of the memory
+ * available (MemAvailable in /proc/meminfo, and the cgroup's memory.max
+ * less its memory.current where one is set) and the --max-memory limit
+ * (cs_engine_set_max_memory; 0: none). A sweep or a run of jobs whose
+ * estimate (ops->estimate) passes it is refused before it starts, with one
+ * line naming the estimate, the limit and what to try instead,
+ * CS_ERROR_RESOURCE (exit status 3). */
+void cs_engine_set_max_memory(guint64 bytes);
+/* The limit now, in bytes (G_MAXUINT64: none known); *what_p (may be
+ * NULL) says where it comes from ("--max-memory", "the memory available",
+ * "the cgroup's memory.max"). */
+guint64 cs_engine_memory_limit(const char **what_p);
+/* Refuses a call costing 'cost' of engine 'ops' on 'nnodes' nodes past the
+ * limit; TRUE when it fits. */
+gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, const cs_engine_cost_t *cost, GError **err);
+
+/* Child processes. An engine or backend that forks registers each child
+ * while it runs (cs_engine_child_add, then cs_engine_child_remove once
+ * reaped); cs_engine_kill_children() sends them SIGKILL and is
+ * async-signal-safe, for the command's SIGINT/SIGTERM handlers. In the
+ * child, cs_engine_child_bind() right after fork makes the kernel kill it
+ * when its parent dies (Linux PR_SET_PDEATHSIG; elsewhere nothing), and
+ * returns FALSE when the parent is gone already (the child should _exit). */
+void cs_engine_child_add(pid_t pid);
+void cs_engine_child_remove(pid_t pid);
+void cs_engine_kill_children(void);
+gboolean cs_engine_child_bind(pid_t parent);
+
 /* Ctrl-C. The command's SIGINT handler calls cs_engine_interrupt() (it only
  * sets a volatile sig_atomic_t, so it is async-signal-safe). The sweep
  * checks the flag between sizes; an engine whose single predict (or
@@ -200,7 +246,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_engine_sweep_t, cs_engine_sweep_free)
  * cs_engine_interrupted() in its event loop, every few thousand events,
  * and returns FALSE with any error when it is set: the caller reports the
  * interruption, not that error. The analytic engine needs no polling. */
-void cs_engine_interrupt(void);
+void cs_engine_interrupt(void);   /* also kills the registered children */
 gboolean cs_engine_interrupted(void);
 
 #endif

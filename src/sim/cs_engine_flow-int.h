@@ -102,6 +102,17 @@ struct cs_prog_flow;
 gboolean cs_flow_build_flow_edge(const cs_flow_net_t *n, const struct cs_prog_flow *fl, int ch, cs_proto_t pr,
                                  cs_flow_edge_t *e_p, GError **err);
 
+/* The shape of one call's program before any folding (what the engines'
+ * memory follows): lanes (ring: channels x positions; dataflow: flows),
+ * dependencies between flows, and the units each lane moves at most. */
+typedef struct {
+    gint64 lanes, deps;
+    gint64 units;            /* largest lane's units (ring: ops) */
+    gboolean dataflow;
+} cs_flow_shape_t;
+gboolean cs_flow_program_shape(const cs_flow_net_t *n, const cs_engine_call_t *call, cs_flow_shape_t *shape_p,
+                               GError **err);
+
 typedef struct cs_flow cs_flow_t;
 
 /* A flow engine for one job (cs_flow_simulate), or for a shared machine

@@ -691,43 +691,105 @@ static char **simgrid_argv(int *argc_p)
     return (char **)g_ptr_array_free(a, FALSE);
 }
 
-static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const char *platform_path, reply_t *rep,
-                          GError **err)
+static void notice_q_clear(notice_q_t *q)
+{
+    g_free(q->due);
+}
+
+/* Frees what sim_build allocated (the parent's estimates; the child exits
+ * instead). */
+static void sim_free(sim_t *s)
+{
+    if (s == NULL)
+        return;
+    for (int i = 0; s->lanes != NULL && i < s->nowners; i++)
+        for (int w = 0; w < 2; w++)
+            notice_q_clear(&s->lanes[i].q[w]);
+    for (int i = 0; s->flows != NULL && i < s->nowners; i++) {
+        notice_q_clear(&s->flows[i].q);
+        notice_q_clear(&s->flows[i].qh);
+    }
+    g_free(s->lanes);
+    g_free(s->flows);
+    g_free(s->edges);
+    g_free(s->cap);
+    g_array_unref(s->routes);
+    g_free(s->res_bw);
+    g_free(s->wake_off);
+    g_free(s->wake);
+    g_free(s->cons_off);
+    g_free(s->cons);
+    cs_program_free((cs_program_t *)s->prog);
+    g_free(s);
+}
+
+/* The simulation of one call, SimGrid aside: program, owners, routes. */
+static sim_t *sim_build(const ctx_t *c, const cs_engine_call_t *call, GError **err)
 {
     const cs_decision_t *d = call->decision;
     g_autofree int *orders = c->info->nnodes > 1 ? cs_flow_chan_orders(c, d->algo == CS_ALGO_TREE && c->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING, d->nchannels) : NULL;
     cs_program_t *prog = cs_program_new(c->info, c->coll, d, call->nccl_bytes, c->root, orders, err);
     if (prog == NULL) {
         g_prefix_error(err, "simgrid engine: ");
-        return FALSE;
+        return NULL;
     }
-    /* The child exits when done: nothing below is freed. */
     sim_t *s = g_new0(sim_t, 1);
     s->ctx = c;
     s->prog = prog;
     s->routes = g_array_new(FALSE, FALSE, sizeof(route_t));
     s->res_bw = g_new0(double, c->nres);
-    if (!(prog->nflows > 0 ? setup_flows(s, err) : setup_lanes(s, err)))
-        return FALSE;
-    g_autofree char *xml = platform_xml(s);
-    g_autofree char *path = NULL;
-    if (platform_path != NULL) {
-        path = g_strdup(platform_path);
-    } else {
-        int fd = g_file_open_tmp("collsim-simgrid-XXXXXX.xml", &path, err);
-        if (fd < 0)
-            return FALSE;
-        close(fd);
+    if (!(prog->nflows > 0 ? setup_flows(s, err) : setup_lanes(s, err))) {
+        sim_free(s);
+        return NULL;
     }
-    if (!g_file_set_contents(path, xml, -1, err))
+    return s;
+}
+
+/* What a call's simulation holds in SimGrid. */
+typedef struct {
+    gint64 actors;           /* lanes or flows, and their delivery actors */
+    gint64 hosts;            /* one per route, and the sink */
+    gint64 units;            /* transfers simulated (sg_host_sendto) */
+} sg_shape_t;
+
+/* As platform_xml and start_lanes / start_flows count them. */
+static void sim_shape(const sim_t *s, sg_shape_t *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->hosts = (gint64)s->routes->len + 1;
+    for (int i = 0; i < s->nowners; i++) {
+        gboolean delivers = s->edges[i].lat > 0;
+        if (s->flows != NULL) {
+            delivers = delivers && s->flows[i].nunits > 0;
+            sh->units += s->flows[i].nunits;
+        } else {
+            delivers = delivers && s->lanes[i].nsends > 0;
+            sh->units += s->lanes[i].nsends;
+        }
+        sh->actors += 1 + (delivers ? (s->cut ? 2 : 1) : 0);
+    }
+}
+
+/* In the child: builds the platform file 'platform_path' and runs. */
+static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const char *platform_path, gboolean own_file,
+                          reply_t *rep, GError **err)
+{
+    /* The child exits when done: nothing below is freed. */
+    sim_t *s = sim_build(c, call, err);
+    if (s == NULL)
+        return FALSE;
+    const cs_program_t *prog = s->prog;
+    g_autofree char *xml = platform_xml(s);
+    /* (the parent made the file, and removes it whatever becomes of us) */
+    if (!g_file_set_contents(platform_path, xml, -1, err))
         return FALSE;
 
     int argc;
     char **argv = simgrid_argv(&argc);
     simgrid_init(&argc, argv);
-    simgrid_load_platform(path);
-    if (platform_path == NULL)
-        unlink(path);
+    simgrid_load_platform(platform_path);
+    if (own_file)
+        unlink(platform_path);   /* loaded: no longer needed, should we be killed */
     s->sink = sg_host_by_name("sink");
     sim_g = s;
     char host[32];
@@ -766,6 +828,42 @@ static gboolean write_all(int fd, const void *buf, gsize len)
     return TRUE;
 }
 
+/* What the child left on its stderr (SimGrid's messages, a C++
+ * exception's "terminate called after throwing ...", a backtrace), as one
+ * short phrase for the parent's one line; NULL when nothing telling. */
+static char *child_said(int fd, gboolean *oom_p)
+{
+    *oom_p = FALSE;
+    char buf[4096];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    /* std::bad_alloc, xbt's "Memory (c)allocation of N bytes failed", errno ENOMEM */
+    if (strstr(buf, "bad_alloc") != NULL || strstr(buf, "allocation of") != NULL ||
+        strstr(buf, "Cannot allocate memory") != NULL || strstr(buf, "out of memory") != NULL) {
+        *oom_p = TRUE;
+        return g_strdup("it ran out of memory (the estimate was too low, or memory ran short since; try --model flow)");
+    }
+    /* the first non-empty line, printable and cut short */
+    char *line = buf;
+    while (*line == '\n' || *line == '\r' || *line == ' ')
+        line++;
+    line[strcspn(line, "\r\n")] = '\0';
+    if (*line == '\0')
+        return NULL;
+    for (char *p = line; *p; p++)
+        if (!g_ascii_isprint(*p))
+            *p = '?';
+    if (strlen(line) > 160)
+        strcpy(line + 157, "...");
+    return g_strdup_printf("SimGrid said: %s", line);
+}
+
+/* Runs one call in a child process (see the top of the file). The child
+ * dies with us (cs_engine_child_bind) and is killed by our interrupt
+ * handler (cs_engine_interrupt); its stdout and stderr go to a file that
+ * no one sees, and whatever befalls it is reported as one line. */
 static gboolean simulate_ctx(const ctx_t *c, const cs_engine_call_t *call, const char *platform_path,
                              cs_simgrid_stats_t *stats_p, GError **err)
 {
@@ -776,32 +874,49 @@ static gboolean simulate_ctx(const ctx_t *c, const cs_engine_call_t *call, const
         *stats_p = st;
         return TRUE;
     }
-    int fds[2];
+    gboolean ok = FALSE;
+    int fds[2] = { -1, -1 }, log_fd = -1, plat_fd = -1;
+    g_autofree char *tmp_platform = NULL, *log_path = NULL;
+    if (platform_path == NULL) {
+        plat_fd = g_file_open_tmp("collsim-simgrid-XXXXXX.xml", &tmp_platform, err);
+        if (plat_fd < 0)
+            goto out;
+        platform_path = tmp_platform;
+    }
+    log_fd = g_file_open_tmp("collsim-simgrid-XXXXXX.log", &log_path, err);
+    if (log_fd < 0)
+        goto out;
+    unlink(log_path);   /* read through log_fd only; gone with it */
     if (pipe(fds) != 0) {
         g_set_error(err, CS_ERROR, CS_ERROR_IO, "simgrid engine: pipe: %s", g_strerror(errno));
-        return FALSE;
+        goto out;
     }
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         g_set_error(err, CS_ERROR, CS_ERROR_IO, "simgrid engine: fork: %s", g_strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return FALSE;
+        goto out;
     }
     if (pid == 0) {
+        if (!cs_engine_child_bind(parent))
+            _exit(4);
         close(fds[0]);
+        dup2(log_fd, STDOUT_FILENO);
+        dup2(log_fd, STDERR_FILENO);
         reply_t rep;
         memset(&rep, 0, sizeof rep);
         GError *e = NULL;
-        rep.ok = child_run(c, call, platform_path, &rep, &e);
+        rep.ok = child_run(c, call, platform_path, tmp_platform != NULL, &rep, &e);
         if (!rep.ok)
             g_strlcpy(rep.msg, e != NULL ? e->message : "simgrid engine: failed", sizeof rep.msg);
         /* _exit: no atexit handlers of the parent's (or SimGrid's) run
          * twice, and nothing buffered is flushed twice. */
         _exit(write_all(fds[1], &rep, sizeof rep) ? 0 : 3);
     }
+    cs_engine_child_add(pid);
     close(fds[1]);
+    fds[1] = -1;
     reply_t rep;
     gsize got = 0;
     while (got < sizeof rep) {
@@ -812,31 +927,46 @@ static gboolean simulate_ctx(const ctx_t *c, const cs_engine_call_t *call, const
             break;
         got += (gsize)r;
     }
-    close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    cs_engine_child_remove(pid);
     if (got != sizeof rep) {
+        gboolean oom;
+        g_autofree char *said = child_said(log_fd, &oom);
         if (WIFSIGNALED(status))
-            g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME,
-                        "simgrid engine: the simulation process died (signal %d); SimGrid's messages are above",
-                        WTERMSIG(status));
+            g_set_error(err, CS_ERROR, oom ? CS_ERROR_RESOURCE : CS_ERROR_RUNTIME, "simgrid engine: the simulation process died (signal %d, %s)%s%s",
+                        WTERMSIG(status), g_strsignal(WTERMSIG(status)), said != NULL ? ": " : "",
+                        said != NULL ? said : "");
         else
-            g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME,
-                        "simgrid engine: the simulation process exited with status %d without an answer",
-                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        return FALSE;
+            g_set_error(err, CS_ERROR, oom ? CS_ERROR_RESOURCE : CS_ERROR_RUNTIME,
+                        "simgrid engine: the simulation process exited with status %d without an answer%s%s",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1, said != NULL ? ": " : "",
+                        said != NULL ? said : "");
+        goto out;
     }
     if (!rep.ok) {
+        rep.msg[sizeof rep.msg - 1] = '\0';
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s", rep.msg);
-        return FALSE;
+        goto out;
     }
     st.time_s = rep.time_s;
     st.lanes = rep.lanes;
     st.links = rep.links;
     st.quant_err = rep.quant_err;
     *stats_p = st;
-    return TRUE;
+    ok = TRUE;
+out:
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (log_fd >= 0)
+        close(log_fd);
+    if (plat_fd >= 0) {
+        close(plat_fd);
+        unlink(tmp_platform);   /* (the child removed it once loaded, unless it died first) */
+    }
+    return ok;
 }
 
 gboolean cs_simgrid_simulate(const cs_engine_job_t *job, const cs_engine_call_t *call,
@@ -873,6 +1003,42 @@ static gboolean engine_predict(void *state, const cs_engine_job_t *job, const cs
     return TRUE;
 }
 
+/* What a call costs, from its shape (sim_shape). Measured with
+ * /usr/bin/time -v (maximum resident size, less the 40 MB of the same run
+ * with --model analytic; wall time) on dgx-h100 at 64 MiB, 2 to 16 nodes,
+ * NCCL_ALGO NVLSTree, Ring and Tree (SimGrid 3.3x, 512 KiB actor stacks):
+ * each actor takes about 140 KiB (its stack's touched pages and context:
+ * Tree and Ring at 16 nodes, 4065 and 4097 hosts, differ by 8096 actors
+ * and 1138 MB), and the platform about 8 bytes per pair of hosts (the Full
+ * routing zone's table: 115 MB at 4097 hosts, 521 MB at 7937). The twelve
+ * points fit within 10%; 16 nodes of NVLSTree: 15872 actors, 7937 hosts,
+ * 2.74 GB. Wall time grows with the transfers times the actors that share
+ * the network, 3e-9 to 6.3e-9 s each on this machine (6.2 s for Ring, 16
+ * nodes: 520192 transfers, 4096 actors); the larger is used. */
+#define SG_BYTES_PER_ACTOR (140.0 * 1024)
+#define SG_BYTES_PER_HOST_PAIR 8.0
+#define SG_SECONDS_PER_UNIT_ACTOR 6.3e-9
+
+static gboolean engine_estimate(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
+                                cs_engine_cost_t *cost_p, GError **err)
+{
+    (void)job;
+    const ctx_t *c = state;
+    cs_engine_cost_t cost = { 0, 0 };
+    if (c->info->nranks > 1) {
+        sim_t *s = sim_build(c, call, err);
+        if (s == NULL)
+            return FALSE;
+        sg_shape_t sh;
+        sim_shape(s, &sh);
+        sim_free(s);
+        cost.bytes = SG_BYTES_PER_ACTOR * (double)sh.actors + SG_BYTES_PER_HOST_PAIR * (double)sh.hosts * sh.hosts;
+        cost.seconds = SG_SECONDS_PER_UNIT_ACTOR * (double)sh.units * (double)sh.actors;
+    }
+    *cost_p = cost;
+    return TRUE;
+}
+
 static void engine_close(void *state)
 {
     ctx_free(state);
@@ -883,6 +1049,7 @@ const cs_engine_ops_t cs_engine_simgrid = {
     .description = "rank programs executed as SimGrid actors (CM02 max-min sharing) on a platform "
                    "generated from the topology; a cross-check of the flow engine",
     .open = engine_open,
+    .estimate = engine_estimate,
     .predict = engine_predict,
     .close = engine_close,
 };

@@ -319,3 +319,36 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
     /* Tree: the tree graph's NICs (its heads use inter[2c]) */
     return build_edge(f, CS_ALGO_TREE, ch, (guint32)ch, fl->src, fl->dst, pr, e, err);
 }
+
+gboolean cs_flow_program_shape(const cs_flow_net_t *f, const cs_engine_call_t *call, cs_flow_shape_t *shape_p,
+                               GError **err)
+{
+    const cs_decision_t *d = call->decision;
+    cs_flow_shape_t sh = { 0 };
+    if (f->info->nranks <= 1) {
+        *shape_p = sh;
+        return TRUE;
+    }
+    /* the orders as the engines build them */
+    g_autofree int *orders = f->info->nnodes > 1
+        ? cs_flow_chan_orders(f, d->algo == CS_ALGO_TREE && f->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
+                              d->nchannels)
+        : NULL;
+    g_autoptr(cs_program_t) p = cs_program_new(f->info, f->coll, d, call->nccl_bytes, f->root, orders, err);
+    if (p == NULL)
+        return FALSE;
+    sh.dataflow = p->nflows > 0;
+    if (sh.dataflow) {
+        sh.lanes = p->nflows;
+        sh.deps = p->dep_off[p->nflows];
+        for (int ch = 0; ch < p->nch; ch++)
+            sh.units = MAX(sh.units, cs_program_units(p, ch));
+    } else {
+        sh.lanes = (gint64)p->nch * p->nranks;
+        for (int ch = 0; ch < p->nch; ch++)
+            for (int pos = 0; pos < p->nranks; pos++)
+                sh.units = MAX(sh.units, cs_program_nops(p, ch, pos));
+    }
+    *shape_p = sh;
+    return TRUE;
+}

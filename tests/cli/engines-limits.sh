@@ -1,0 +1,77 @@
+#!/bin/sh
+# Engines refuse before they run out of memory (issue 13, item 3): each
+# engine estimates a call's memory from the program's size before it runs
+# (docs/model-flow.md and docs/model-simgrid.md, "Memory"); past
+# --max-memory (or the memory available) it refuses with one line naming
+# the estimate, the limit and what to try instead, exit status 3, nothing
+# on standard output. A run within the limit is unaffected.
+set -u
+: "${COLLSIM:?}" "${top_builddir:?}"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+fail=0
+ok() { echo "ok $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+
+# refused NAME MODEL ARGS...: exit 3, one line in the expected form, no output
+refused() {
+    name=$1 model=$2
+    shift 2
+    "$COLLSIM" run --topo dgx-h100 --model "$model" -b 64M -e 64M --max-memory 1M "$@" >"$name.out" 2>"$name.err"
+    rc=$?
+    [ "$rc" -eq 3 ] && [ ! -s "$name.out" ] && [ "$(wc -l <"$name.err")" -eq 1 ] &&
+        grep -Eq "^collsim: --model $model on [0-9]+ nodes needs about [0-9.]+ [KMGT]iB.* \(limit 1\.0 MiB, --max-memory\); use .*fewer nodes$" "$name.err" \
+        && ok "$name: $(cat "$name.err")" || bad "$name (exit $rc: $(cat "$name.err"))"
+}
+
+# The flow engine: NVLSTree at 16 nodes keeps about 8000 flows (5 MiB).
+refused flow-16 flow --nodes 16
+# The analytic engine's state is small: 1 MiB is enough on 2 nodes.
+"$COLLSIM" run --topo dgx-h100 --model analytic --nodes 2 -b 64M -e 64M --max-memory 1M >an.out 2>an.err \
+    && [ ! -s an.err ] && ok analytic-fits || bad "analytic-fits ($(cat an.err))"
+# Several jobs at once (flow): the estimate covers them all.
+cat >jobs.ini <<'INI'
+[topology]
+preset = dgx-h100
+nodes = 16
+[job a]
+nodes = 0,1,2,3,4,5,6,7
+op = allreduce
+size = 64M
+[job b]
+nodes = 8,9,10,11,12,13,14,15
+op = allreduce
+size = 64M
+INI
+"$COLLSIM" run --model flow --max-memory 1M jobs.ini >jobs.out 2>jobs.err
+rc=$?
+[ "$rc" -eq 3 ] && [ "$(wc -l <jobs.err)" -eq 1 ] && grep -q "^collsim: --model flow on 16 nodes needs about" jobs.err \
+    && ok "jobs: $(cat jobs.err)" || bad "jobs (exit $rc: $(cat jobs.err))"
+
+# A run within the limit: the same table as without the flag.
+"$COLLSIM" run --topo dgx-h100 --model flow --nodes 16 -b 1M -e 64M -f 8 >plain.txt 2>plain.err || bad "plain ($(cat plain.err))"
+"$COLLSIM" run --topo dgx-h100 --model flow --nodes 16 -b 1M -e 64M -f 8 --max-memory 64G >limited.txt 2>limited.err \
+    && cmp -s plain.txt limited.txt && [ ! -s limited.err ] && ok within-limit-unchanged || bad within-limit-unchanged
+
+# A bad size is bad input (exit 2), one line.
+for v in 0 1x -5 ""; do
+    "$COLLSIM" run --topo dgx-h100 --max-memory "$v" >bad.out 2>bad.err
+    rc=$?
+    [ "$rc" -eq 2 ] && [ "$(wc -l <bad.err)" -eq 1 ] && grep -q "^collsim: --max-memory: " bad.err \
+        && ok "bad-size '$v'" || bad "bad-size '$v' (exit $rc: $(cat bad.err))"
+done
+
+# The SimGrid engine, where built: 1536 actors on 2 nodes, about 210 MiB.
+if grep -q '^#define HAVE_SIMGRID 1' "$top_builddir/config.h"; then
+    refused simgrid-2 simgrid --nodes 2
+    # the limit holds for compare too (the same parser)
+    "$COLLSIM" compare --topo dgx-h100 --model simgrid --nodes 2 -b 64M -e 64M --max-memory 1M \
+        --design a:nodes=2 --design b:nodes=4 >cmp.out 2>cmp.err
+    rc=$?
+    [ "$rc" -eq 3 ] && [ "$(wc -l <cmp.err)" -eq 1 ] && grep -q "^collsim: --model simgrid on" cmp.err \
+        && ok "compare: $(cat cmp.err)" || bad "compare (exit $rc: $(cat cmp.err))"
+else
+    echo "skip: simgrid not built (its refusal untested here)"
+fi
+exit $fail
