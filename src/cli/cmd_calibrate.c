@@ -602,7 +602,7 @@ static int calibrate(global_t *gl, group_t *defaults, GArray *groups, GError **e
     if (!cs_write_file_atomic(gl->output, ini, -1, err))
         goto out;
     print_report(stdout, gl->output, &start, &fitted, &fit, cs_calib_set_count(set));
-    status = fflush(stdout) == 0 ? 0 : 1;
+    status = 0;   /* main checks that standard output arrived (exit 3 if not) */
 out:
     cs_params_clear(&start);
     return status;
@@ -621,7 +621,7 @@ int cs_cmd_calibrate(int argc, char **argv)
     if (parse_args(&gl, &defaults, groups, argc, argv, &err))
         status = calibrate(&gl, &defaults, groups, &err);
     if (status == 2)
-        cs_cli_fail(err);
+        status = cs_cli_fail(err);
     for (guint i = 0; i < groups->len; i++)
         group_clear(&g_array_index(groups, group_t, i));
     g_array_free(groups, TRUE);

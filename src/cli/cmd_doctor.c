@@ -16,6 +16,7 @@
 #include "io/cs_output.h"
 #include "real/cs_doctor.h"
 #include "util/cs_error.h"
+#include "util/cs_read_file.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +48,9 @@ static void read_conf(cs_nccl_env_t *env, const char *root, const char *path)
 {
     g_autofree char *full = root != NULL ? g_build_filename(root, path, NULL) : g_strdup(path);
     g_autofree char *text = NULL;
-    if (!g_file_get_contents(full, &text, NULL, NULL))
+    gsize len = 0;
+    /* bounded, regular files only; an unreadable one is skipped as NCCL does */
+    if (!cs_read_file(full, "file", "NCCL configuration file", CS_READ_LIMIT_INI, &text, &len, NULL))
         return;
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (int i = 0; lines[i] != NULL; i++) {

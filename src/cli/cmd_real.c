@@ -187,7 +187,9 @@ int cs_cmd_real(int argc, char **argv)
     status = cs_real_main(&o, &err);
 out:
     if (err != NULL) {
-        cs_cli_fail(err);
+        int failed = cs_cli_fail(err);
+        if (status == 2)
+            status = failed;
     }
     cs_scenario_clear(&s);
     cs_run_args_clear(&a);

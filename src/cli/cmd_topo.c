@@ -8,6 +8,7 @@
 #include "io/cs_scenario-int.h"
 #include "io/cs_topo_xml.h"
 #include "io/cs_output.h"
+#include "util/cs_read_file.h"
 #include "models/cs_paths.h"
 #include "models/cs_presets.h"
 #include "util/cs_error.h"
@@ -541,6 +542,17 @@ static int topo_xml(int argc, char **argv)
     if (t == NULL)
         return rc;
     g_autofree char *xml = cs_topo_xml_write(t);
+    /* what topo xml writes must load again: refuse a file past the
+     * topology reading limit (cs_read_file.h) instead of writing one */
+    gsize len = strlen(xml);
+    if (len > CS_READ_LIMIT_TOPOLOGY) {
+        GError *err = NULL;
+        g_set_error(&err, CS_ERROR, CS_ERROR_INPUT,
+                    "collsim: topo xml: this topology is %" G_GSIZE_FORMAT " MiB of XML, larger than the %"
+                    G_GSIZE_FORMAT " MiB a topology file may have; expected fewer nodes (describe one node in a "
+                    "file and give --nodes to run)", len >> 20, CS_READ_LIMIT_TOPOLOGY >> 20);
+        return fail(err);
+    }
     g_autoptr(GString) o = g_string_new(xml);
     return write_output(out_path, o, &rc) ? 0 : (rc ? rc : 1);
 }

@@ -706,7 +706,7 @@ static int validate(validate_args_t *a, GError **err)
     if (unread > 0) {
         fprintf(stderr, "collsim: validate: %d row%s of %s not read; expected every row of the compared "
                 "table%s read\n", unread, unread == 1 ? "" : "s", a->log, cmp->len == 1 ? "" : "s");
-        status = 1;
+        status = CS_EXIT_FINDINGS;
     }
 out:
     g_array_set_size(cmp, 0);
@@ -729,7 +729,7 @@ int cs_cmd_validate(int argc, char **argv)
         status = validate(&a, &err);
     }
     if (status == 2)
-        cs_cli_fail(err);
+        status = cs_cli_fail(err);
     g_ptr_array_unref(a.envs);
     cs_topo_spec_clear(&a.topo);
     g_free(a.scenario);

@@ -178,4 +178,12 @@ refused flag-nodes 2 "collsim: --nodes: 70000 is out of range; expected a number
 grep -q '^collsim: oversubscription 2 does not apply: ' err.txt && ok flag-oversubscription ||
     bad "flag-oversubscription: $(cat err.txt)"
 
+# ---- what topo xml writes loads again -------------------------------------
+# 12000 DGX H100 nodes are 66 MiB of XML, past the 64 MiB a topology file may
+# have: topo xml refuses instead of writing a file nothing can read (about
+# 3 s, 1 GiB)
+refused topo-xml-past-limit 2 "collsim: topo xml: this topology is 66 MiB of XML, larger than the 64 MiB a topology file may have; expected fewer nodes (describe one node in a file and give --nodes to run)" -- \
+    topo xml dgx-h100 --nodes 12000 -o cluster.xml
+[ -e cluster.xml ] && bad "topo-xml-past-limit: cluster.xml written" || ok "topo-xml-past-limit: nothing written"
+
 exit $fail
