@@ -45,9 +45,24 @@ void cs_run_args_clear(cs_run_args_t *a)
 
 /* ---- option callbacks ------------------------------------------------------ */
 
+/* The callbacks take their values as bytes (G_OPTION_FLAG_FILENAME), not
+ * converted by GLib: a conversion that fails inside an option with an
+ * optional value (--exact=...) sets an error that GLib then overwrites
+ * with the next one (found by tests/fuzz/fuzz-cmdline; a GLib critical).
+ * So each checks that its value is text. */
+static gboolean check_text(const char *option_name, const char *value, GError **err)
+{
+    if (value == NULL || g_utf8_validate(value, -1, NULL))
+        return TRUE;
+    cs_set_flag_error(err, option_name, "the value is not UTF-8 text; expected text");
+    return FALSE;
+}
+
 static gboolean on_key_flag(const char *option_name, const char *value, gpointer data, GError **err)
 {
     cs_run_args_t *a = data;
+    if (!check_text(option_name, value, err))
+        return FALSE;
     const cs_scenario_key_t *k = cs_scenario_key_by_flag(option_name);
     g_assert_nonnull(k);
     /* switches: --no-extra-columns turns its key off, --link-stats on;
@@ -76,7 +91,7 @@ static gboolean on_key_flag(const char *option_name, const char *value, gpointer
 static gboolean on_env(const char *option_name, const char *value, gpointer data, GError **err)
 {
     cs_run_args_t *a = data;
-    if (!cs_scenario_check_env_flag(option_name, value, err))
+    if (!check_text(option_name, value, err) || !cs_scenario_check_env_flag(option_name, value, err))
         return FALSE;
     g_ptr_array_add(a->envs, g_strdup(value));
     return TRUE;
@@ -86,6 +101,8 @@ static gboolean on_threads(const char *option_name, const char *value, gpointer 
 {
     cs_run_args_t *a = data;
     gint64 n;
+    if (!check_text(option_name, value, err))
+        return FALSE;
     if (!cs_parse_int(value, 1, 1024, &n)) {
         cs_set_flag_error(err, option_name, "'%s' is not a thread count; expected a whole number from 1 to 1024", value);
         cs_scenario_error_one_line(*err);
@@ -101,6 +118,8 @@ static gboolean on_max_memory(const char *option_name, const char *value, gpoint
 {
     (void)data;
     guint64 bytes;
+    if (!check_text(option_name, value, err))
+        return FALSE;
     if (!cs_parse_size(value, &bytes) || bytes == 0) {
         cs_set_flag_error(err, option_name, "'%s' is not a memory size; expected a positive size such as 512M or 8G",
                           value);
@@ -121,10 +140,10 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
     GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
     GOptionEntry fixed[] = {
         { "scenario", 's', 0, G_OPTION_ARG_FILENAME, &a->scenario, "Scenario file (INI, see collsim-scenario(5)); flags override it", "FILE" },
-        { "env", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_env, "Set an NCCL variable (repeatable; wins over the environment and [nccl])", "NCCL_X=VALUE" },
-        { "nthreads", 't', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_threads, "nccl-tests -t: threads per process; GPUs per node = threads x -g", "N" },
+        { "env", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_env, "Set an NCCL variable (repeatable; wins over the environment and [nccl])", "NCCL_X=VALUE" },
+        { "nthreads", 't', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_threads, "nccl-tests -t: threads per process; GPUs per node = threads x -g", "N" },
         { "dump", 0, 0, G_OPTION_ARG_NONE, &a->dump, "Print the effective scenario as INI and exit", NULL },
-        { "max-memory", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_max_memory,
+        { "max-memory", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_max_memory,
           "Refuse a simulation estimated to need more memory than SIZE (K/M/G as -b; default: the memory available)",
           "SIZE" },
     };
@@ -133,11 +152,12 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
     for (const GOptionEntry *x = cmd->main_extra; x != NULL && x->long_name != NULL; x++)
         g_array_append_val(entries, *x);
     for (const cs_scenario_key_t *k = cs_scenario_keys; k->key != NULL; k++) {
-        GOptionEntry e = { k->long_flag, k->short_flag, k->arg == NULL ? G_OPTION_FLAG_OPTIONAL_ARG : 0,
+        GOptionEntry e = { k->long_flag, k->short_flag,
+                           G_OPTION_FLAG_FILENAME | (k->arg == NULL ? G_OPTION_FLAG_OPTIONAL_ARG : 0),
                            G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag, k->doc, k->arg };
         g_array_append_val(entries, e);
         if (k->alias != NULL) {
-            GOptionEntry al = { k->alias, 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
+            GOptionEntry al = { k->alias, 0, G_OPTION_FLAG_HIDDEN | G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
                                 k->doc, k->arg };
             g_array_append_val(entries, al);
         }

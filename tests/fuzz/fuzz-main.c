@@ -8,7 +8,8 @@
  *                      without "fuzz-"), in name order
  *
  * It prints TAP (one "ok" per input) for the test harness. A target that
- * finds a bug aborts (g_error, a sanitizer), which fails the test. */
+ * finds a bug aborts (g_error, a GLib critical or warning: glib-fatal.h; a
+ * sanitizer), which fails the test. */
 #include "config.h"
 
 #include <glib.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);   /* glib-fatal.h */
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -58,6 +60,7 @@ static char *default_corpus(const char *argv0)
 
 int main(int argc, char **argv)
 {
+    LLVMFuzzerInitialize(&argc, &argv);
     g_autoptr(GPtrArray) files = NULL;
     if (argc > 1) {
         files = g_ptr_array_new_with_free_func(g_free);

@@ -3,6 +3,7 @@
  * leaks. Built with libFuzzer (--enable-fuzzing) or, for `make check`, with
  * the standalone driver tests/fuzz/fuzz-main.c over the seed files. */
 #include "config.h"
+#include "glib-fatal.h"
 #include "io/cs_nccltests_log.h"
 
 #include <stdint.h>

@@ -2,6 +2,7 @@
  * one non-empty line; a loaded scenario must validate or fail the same way,
  * and what it writes back must load again to the same text (round trip). */
 #include "config.h"
+#include "glib-fatal.h"
 #include "io/cs_scenario-int.h"
 
 #include <stdint.h>

@@ -5,6 +5,7 @@
  * with the standalone driver tests/fuzz/fuzz-main.c over
  * tests/fuzz/corpus/topo-xml. */
 #include "config.h"
+#include "glib-fatal.h"
 #include "io/cs_topo_xml.h"
 
 #include <stdint.h>
