@@ -20,6 +20,7 @@
 #include "io/cs_writers.h"
 #include "io/cs_output.h"
 #include "io/cs_writers-int.h"
+#include "sim/cs_engine.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
 
@@ -62,6 +63,7 @@ typedef struct {
 
 typedef struct {
     char *error;                 /* one line, or NULL */
+    gboolean resource;           /* the error was a resource failure (exit 3), not bad input */
     char *producer, *topo;
     int coll, nranks, nnodes;
     GPtrArray *notes;
@@ -219,7 +221,7 @@ static gboolean point_scenario(const grid_t *g, guint i, cs_scenario_t *s, GErro
 
 /* Prices point i into its record:
  *   P <i>            then either
- *   E <message>      or
+ *   E <I|R> <message> or (I: bad input, R: a resource failure, exit 3)
  *   M <coll> <nranks> <nnodes> <producer> <topology>
  *   N <note>         per note
  *   R <size> <printed> <count> <time_us> <algbw> <busbw> <nch> <algo> <proto> <transport>   per size
@@ -235,7 +237,8 @@ static void price_point(const grid_t *g, guint i, GString *out)
         p = cs_predict_scenario(&s, "sweep", FALSE, &err);
     cs_scenario_clear(&s);
     if (p == NULL) {
-        g_string_append(out, "E");
+        /* E, the kind (I: bad input, R: a resource failure), the message */
+        g_string_append(out, err != NULL && cs_error_exit_status(err) == CS_EXIT_RESOURCE ? "E\tR" : "E\tI");
         field(out, err != NULL ? err->message : "failed (no reason given)");
         g_string_append(out, "\n.\n");
         return;
@@ -293,8 +296,9 @@ static gboolean parse_records(const char *buf, point_t *points, guint n)
             p->notes = g_ptr_array_new_with_free_func(g_free);
             p->rows = g_array_new(FALSE, TRUE, sizeof(prow_t));
             g_array_set_clear_func(p->rows, (GDestroyNotify)prow_clear);
-        } else if (p != NULL && strcmp(f[0], "E") == 0 && nf == 2) {
-            p->error = g_strdup(f[1]);
+        } else if (p != NULL && strcmp(f[0], "E") == 0 && nf == 3 && (strcmp(f[1], "I") == 0 || strcmp(f[1], "R") == 0)) {
+            p->resource = f[1][0] == 'R';
+            p->error = g_strdup(f[2]);
         } else if (p != NULL && strcmp(f[0], "M") == 0 && nf == 6) {
             p->coll = atoi(f[1]);
             p->nranks = atoi(f[2]);
@@ -362,6 +366,7 @@ static gboolean run_local(const grid_t *g, guint k, GString *all, GError **err)
     guint started = 0;
     gboolean ok = TRUE;
     fflush(NULL);   /* nothing buffered may be written twice */
+    pid_t parent = getpid();
     for (; started < k; started++) {
         int pfd[2];
         if (pipe(pfd) != 0) {
@@ -378,6 +383,9 @@ static gboolean run_local(const grid_t *g, guint k, GString *all, GError **err)
             break;
         }
         if (pid == 0) {
+            /* a worker dies with its parent, whatever kills the parent */
+            if (!cs_engine_child_bind(parent))
+                _exit(1);
             close(pfd[0]);
             for (guint j = 0; j < started; j++)
                 close(fds[j]);
@@ -385,6 +393,7 @@ static gboolean run_local(const grid_t *g, guint k, GString *all, GError **err)
             price_share(g, started, k, out);
             _exit(write_all(pfd[1], out->str, out->len) ? 0 : 3);
         }
+        cs_engine_child_add(pid);   /* killed on the interrupt path */
         close(pfd[1]);
         fds[started] = pfd[0];
         pids[started] = pid;
@@ -419,6 +428,7 @@ static gboolean run_local(const grid_t *g, guint k, GString *all, GError **err)
         int st = 0;
         while (waitpid(pids[j], &st, 0) < 0 && errno == EINTR)
             ;
+        cs_engine_child_remove(pids[j]);
         if (ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
             g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: sweep: worker %u %s %d before it finished its points",
                         j, WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
@@ -855,7 +865,8 @@ static int sweep(cs_run_args_t *a, const sweep_opts_t *o, GError **err)
         if (points[i].error != NULL) {
             /* the first failing point in grid order, whoever priced it */
             g_autofree char *label = point_label(&g, i);
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s (point %u: %s)", points[i].error, i, label);
+            g_set_error(err, CS_ERROR, points[i].resource ? CS_ERROR_RESOURCE : CS_ERROR_INPUT, "%s (point %u: %s)",
+                        points[i].error, i, label);
             goto out_points;
         }
     }

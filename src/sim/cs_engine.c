@@ -272,7 +272,8 @@ static char *format_bytes(double b)
     return u == 0 ? g_strdup_printf("%.0f B", b) : g_strdup_printf("%.1f %s", b, unit[u]);
 }
 
-gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, const cs_engine_cost_t *cost, GError **err)
+gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, gboolean jobs, const cs_engine_cost_t *cost,
+                              GError **err)
 {
     const char *what = NULL;
     guint64 limit = cs_engine_memory_limit(&what);
@@ -285,8 +286,9 @@ gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, const cs_e
      * folds rings; the SimGrid engine runs fewer actors for them), fewer
      * nodes; the analytic engine's memory follows the nodes alone */
     const char *instead = strcmp(ops->name, "analytic") == 0 ? "fewer nodes"
-                        : strcmp(ops->name, "flow") == 0 ? "--model analytic, NCCL_ALGO=Ring, or fewer nodes"
-                                                         : "--model flow, NCCL_ALGO=Ring, or fewer nodes";
+                        : strcmp(ops->name, "flow") != 0 ? "--model flow, NCCL_ALGO=Ring, or fewer nodes"
+                        : jobs ? "NCCL_ALGO=Ring, fewer nodes, or each job alone with --model analytic"
+                               : "--model analytic, NCCL_ALGO=Ring, or fewer nodes";
     g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: --model %s on %d node%s needs about %s%s (limit %s, %s); use %s",
                 ops->name, nnodes, nnodes == 1 ? "" : "s", need, time != NULL ? time : "", have, what, instead);
     return FALSE;
@@ -324,7 +326,7 @@ static gboolean check_sweep_cost(const cs_engine_ops_t *ops, const cs_engine_job
         if (c.seconds >= 0)
             worst.seconds = MAX(worst.seconds, 0) + c.seconds;
     }
-    return cs_engine_check_cost(ops, info->nnodes, &worst, err);
+    return cs_engine_check_cost(ops, info->nnodes, FALSE, &worst, err);
 }
 
 gboolean cs_engine_interrupted(void)
@@ -563,7 +565,7 @@ gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs
     all.tasks = tasks;
     if (ops->estimate_jobs != NULL) {
         cs_engine_cost_t cost = { 0, -1 };
-        if (!ops->estimate_jobs(&all, &cost, err) || !cs_engine_check_cost(ops, m->topo->nnodes, &cost, err))
+        if (!ops->estimate_jobs(&all, &cost, err) || !cs_engine_check_cost(ops, m->topo->nnodes, TRUE, &cost, err))
             return FALSE;
     }
     g_autofree double *end = g_new0(double, MAX(1, m->ntasks));

@@ -224,8 +224,10 @@ void cs_engine_set_max_memory(guint64 bytes);
  * "the cgroup's memory.max"). */
 guint64 cs_engine_memory_limit(const char **what_p);
 /* Refuses a call costing 'cost' of engine 'ops' on 'nnodes' nodes past the
- * limit; TRUE when it fits. */
-gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, const cs_engine_cost_t *cost, GError **err);
+ * limit; TRUE when it fits. 'jobs': several jobs at once (the suggestion
+ * then leaves out engines that cannot run them together). */
+gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, gboolean jobs, const cs_engine_cost_t *cost,
+                              GError **err);
 
 /* Child processes. An engine or backend that forks registers each child
  * while it runs (cs_engine_child_add, then cs_engine_child_remove once

@@ -46,8 +46,16 @@ size = 64M
 INI
 "$COLLSIM" run --model flow --max-memory 1M jobs.ini >jobs.out 2>jobs.err
 rc=$?
-[ "$rc" -eq 3 ] && [ "$(wc -l <jobs.err)" -eq 1 ] && grep -q "^collsim: --model flow on 16 nodes needs about" jobs.err \
+[ "$rc" -eq 3 ] && [ "$(wc -l <jobs.err)" -eq 1 ] && grep -q "^collsim: --model flow on 16 nodes needs about.*; use NCCL_ALGO=Ring, fewer nodes, or each job alone with --model analytic$" jobs.err \
     && ok "jobs: $(cat jobs.err)" || bad "jobs (exit $rc: $(cat jobs.err))"
+
+# A sweep whose point is refused for memory: exit 3 (a resource failure,
+# not bad input), one line naming the point, nothing written.
+"$COLLSIM" sweep --topo dgx-h100 --model flow --grid topology.nodes=2,4 -b 1M -e 1M --max-memory 1K \
+    --output sw.csv >sw.out 2>sw.err
+rc=$?
+[ "$rc" -eq 3 ] && [ "$(wc -l <sw.err)" -eq 1 ] && grep -q "^collsim: --model flow on 2 nodes needs about .*(point 0: topology.nodes=2)$" sw.err \
+    && [ ! -e sw.csv ] && ok "sweep: $(cat sw.err)" || bad "sweep (exit $rc: $(cat sw.err))"
 
 # A run within the limit: the same table as without the flag.
 "$COLLSIM" run --topo dgx-h100 --model flow --nodes 16 -b 1M -e 64M -f 8 >plain.txt 2>plain.err || bad "plain ($(cat plain.err))"
