@@ -6,11 +6,16 @@
 typedef struct {
     gboolean host;
     guint64 delivered;                /* payload sunk here */
+    cs_pkt_mmu_t *mmu;                /* switches with a finite buffer; NULL: unbounded */
+    gint64 headroom;                  /* forced headroom per lossless PG; -1: the formula */
 } node_t;
 
 typedef struct {
     int from, to;                     /* nodes */
     cs_pkt_port_t *port;
+    cs_pkt_pfc_t *pfc;
+    int mmu_port;                     /* ingress index in the MMU of 'to'; -1: none */
+    int rev;                          /* the link to -> from; -1: none (pauses cannot go back) */
 } link_t;
 
 typedef struct {
@@ -18,6 +23,7 @@ typedef struct {
     cs_pkt_route_t *route;
     guint64 npkts, next;              /* packets in the message, next to make */
     guint64 delivered, arrived;       /* payload, packets */
+    guint64 dropped;                  /* packets */
     cs_time_t first, done;
 } flow_t;
 
@@ -27,16 +33,18 @@ struct cs_pkt_net {
     GArray *nodes;                    /* node_t */
     GArray *links;                    /* link_t, index = port id */
     GArray *flows;                    /* flow_t */
+    cs_pkt_pfc_cfg_t pfc_cfg;
     cs_pkt_net_observer_fn observer;
     void *observer_ctx;
     cs_time_t now;
 };
 
-static void host_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
+static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
+static gboolean net_may_send(void *ctx, const cs_pkt_port_t *port, int prio, cs_time_t now);
 
-/* Host ports make the next packet of a flow as one leaves; links are
- * always free to send (no PFC yet). */
-static const cs_pkt_port_hooks_t host_hooks = { host_dequeued, NULL };
+/* Every port: as a packet leaves, a host makes its flow's next packet and
+ * a switch gives its buffer back; PFC decides whether a priority may go. */
+static const cs_pkt_port_hooks_t net_hooks = { net_dequeued, net_may_send };
 
 cs_pkt_net_t *cs_pkt_net_new(void)
 {
@@ -46,6 +54,7 @@ cs_pkt_net_t *cs_pkt_net_new(void)
     net->nodes = g_array_new(FALSE, TRUE, sizeof(node_t));
     net->links = g_array_new(FALSE, TRUE, sizeof(link_t));
     net->flows = g_array_new(FALSE, TRUE, sizeof(flow_t));
+    cs_pkt_pfc_cfg_init(&net->pfc_cfg);
     return net;
 }
 
@@ -53,8 +62,12 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
 {
     if (net == NULL)
         return;
-    for (guint i = 0; i < net->links->len; i++)
+    for (guint i = 0; i < net->links->len; i++) {
+        cs_pkt_pfc_free(g_array_index(net->links, link_t, i).pfc);
         cs_pkt_port_free(g_array_index(net->links, link_t, i).port, net->pool);
+    }
+    for (guint i = 0; i < net->nodes->len; i++)
+        cs_pkt_mmu_free(g_array_index(net->nodes, node_t, i).mmu);
     for (guint i = 0; i < net->flows->len; i++)
         cs_pkt_route_free(g_array_index(net->flows, flow_t, i).route);
     g_array_free(net->flows, TRUE);
@@ -67,7 +80,7 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
 
 static int add_node(cs_pkt_net_t *net, gboolean host)
 {
-    node_t n = { .host = host };
+    node_t n = { .host = host, .headroom = -1 };
     g_array_append_val(net->nodes, n);
     return (int)net->nodes->len - 1;
 }
@@ -76,25 +89,109 @@ int cs_pkt_net_add_host(cs_pkt_net_t *net) { return add_node(net, TRUE); }
 int cs_pkt_net_add_switch(cs_pkt_net_t *net) { return add_node(net, FALSE); }
 
 static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
+static void pfc_send(void *ctx, int link, int prio, guint16 quanta, cs_time_t now);
+static gboolean pfc_still(void *ctx, int link, int prio);
+
+static link_t *link_of(const cs_pkt_net_t *net, int port)
+{
+    return &g_array_index(net->links, link_t, port);
+}
+
+static node_t *node_of(const cs_pkt_net_t *net, int node)
+{
+    return &g_array_index(net->nodes, node_t, node);
+}
+
+/* The headroom of link l's PGs in the MMU of the switch it enters: the
+ * formula for its rate and its cable (its propagation delay at 5 ns/m,
+ * fabric-models.md section 3) and the largest RoCEv2 frame, or the forced
+ * value. */
+static void mmu_add_ingress(cs_pkt_net_t *net, link_t *l)
+{
+    node_t *n = node_of(net, l->to);
+    const cs_pkt_port_cfg_t *c = cs_pkt_port_cfg(l->port);
+    guint64 hr = n->headroom >= 0
+        ? (guint64)n->headroom
+        : cs_pkt_headroom_bytes(CS_PKT_WIRE_MAX - CS_PKT_PREAMBLE_SFD - CS_PKT_IFG, c->rate_bps,
+                                (double)c->prop_ps / CS_PKT_NET_PS_PER_M);
+    l->mmu_port = cs_pkt_mmu_add_port(n->mmu, hr);
+}
 
 int cs_pkt_net_add_link(cs_pkt_net_t *net, int from, int to, const cs_pkt_port_cfg_t *cfg)
 {
     g_return_val_if_fail(from >= 0 && (guint)from < net->nodes->len, -1);
     g_return_val_if_fail(to >= 0 && (guint)to < net->nodes->len && to != from, -1);
     int id = (int)net->links->len;
-    gboolean host = g_array_index(net->nodes, node_t, from).host;
-    cs_pkt_port_t *port = cs_pkt_port_new(id, cfg, net->evq, host ? &host_hooks : NULL, net,
-                                          deliver, net);
+    cs_pkt_port_t *port = cs_pkt_port_new(id, cfg, net->evq, &net_hooks, net, deliver, net);
     if (port == NULL)
         return -1;
-    link_t l = { .from = from, .to = to, .port = port };
+    link_t l = { .from = from, .to = to, .port = port, .mmu_port = -1, .rev = -1 };
+    l.pfc = cs_pkt_pfc_new(id, port, net->evq, &net->pfc_cfg, pfc_send, net);
+    cs_pkt_pfc_set_still(l.pfc, pfc_still);
+    for (guint i = 0; i < net->links->len && l.rev < 0; i++) {
+        link_t *o = link_of(net, (int)i);
+        if (o->from == to && o->to == from && o->rev < 0) {
+            l.rev = (int)i;
+            o->rev = id;
+        }
+    }
     g_array_append_val(net->links, l);
+    if (node_of(net, to)->mmu != NULL)
+        mmu_add_ingress(net, link_of(net, id));
     return id;
 }
 
-static const link_t *link_of(const cs_pkt_net_t *net, int port)
+int cs_pkt_net_set_buffer(cs_pkt_net_t *net, int sw, const cs_pkt_mmu_cfg_t *cfg, gint64 headroom)
 {
-    return &g_array_index(net->links, link_t, port);
+    g_return_val_if_fail(sw >= 0 && (guint)sw < net->nodes->len, -1);
+    node_t *n = node_of(net, sw);
+    g_return_val_if_fail(!n->host && n->mmu == NULL, -1);
+    n->mmu = cs_pkt_mmu_new(cfg);
+    if (n->mmu == NULL)
+        return -1;
+    n->headroom = headroom;
+    for (guint i = 0; i < net->links->len; i++)
+        if (link_of(net, (int)i)->to == sw)
+            mmu_add_ingress(net, link_of(net, (int)i));
+    return 0;
+}
+
+void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg)
+{
+    g_return_if_fail(cfg->quanta > 0);
+    net->pfc_cfg = *cfg;
+}
+
+/* A pause frame for link 'link' leaves by the link the other way, ahead
+ * of its data; it carries its timer in the PSN field and the paused link
+ * in the flow field. */
+static void pfc_send(void *ctx, int link, int prio, guint16 quanta, cs_time_t now)
+{
+    cs_pkt_net_t *net = ctx;
+    const link_t *l = link_of(net, link);
+    if (l->rev < 0)
+        return;                       /* no way back: the sender never hears it */
+    cs_pkt_t *p = cs_pkt_alloc(net->pool);
+    p->flags = CS_PKT_F_PAUSE;
+    p->wire = CS_PKT_PFC_WIRE;
+    p->prio = (guint8)prio;
+    p->psn = quanta;
+    p->flow = (guint32)link;
+    cs_pkt_port_enqueue_ctrl(link_of(net, l->rev)->port, p, now);
+}
+
+/* The refresh timer's question: does the switch still want 'link' paused? */
+static gboolean pfc_still(void *ctx, int link, int prio)
+{
+    cs_pkt_net_t *net = ctx;
+    const link_t *l = link_of(net, link);
+    const node_t *n = node_of(net, l->to);
+    return n->mmu != NULL && !cs_pkt_mmu_may_xon(n->mmu, l->mmu_port, prio);
+}
+
+static gboolean net_may_send(void *ctx, const cs_pkt_port_t *port, int prio, cs_time_t now)
+{
+    return cs_pkt_pfc_may_send(link_of(ctx, cs_pkt_port_id(port))->pfc, prio, now);
 }
 
 static gboolean route_ok(const cs_pkt_net_t *net, const int *route, int n)
@@ -107,8 +204,8 @@ static gboolean route_ok(const cs_pkt_net_t *net, const int *route, int n)
     for (int i = 1; i < n; i++)
         if (link_of(net, route[i])->from != link_of(net, route[i - 1])->to)
             return FALSE;
-    const node_t *src = &g_array_index(net->nodes, node_t, link_of(net, route[0])->from);
-    const node_t *dst = &g_array_index(net->nodes, node_t, link_of(net, route[n - 1])->to);
+    const node_t *src = node_of(net, link_of(net, route[0])->from);
+    const node_t *dst = node_of(net, link_of(net, route[n - 1])->to);
     return src->host && dst->host;
 }
 
@@ -160,11 +257,20 @@ static void flow_emit(cs_pkt_net_t *net, int id, cs_time_t now)
     cs_pkt_port_enqueue(link_of(net, f->route->port[0])->port, p, now);
 }
 
-static void host_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
+static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
 {
-    (void)port;
-    if (pkt->hop == 0)                /* leaving its source */
-        flow_emit(ctx, (int)pkt->flow, now);
+    cs_pkt_net_t *net = ctx;
+    if (pkt->hop == 0) {              /* leaving its source */
+        flow_emit(net, (int)pkt->flow, now);
+        return;
+    }
+    const node_t *n = node_of(net, link_of(net, cs_pkt_port_id(port))->from);
+    if (n->mmu == NULL)
+        return;
+    link_t *in = link_of(net, pkt->route->port[pkt->hop - 1]);
+    cs_pkt_mmu_release(n->mmu, in->mmu_port, pkt->prio, pkt->wire);
+    if (cs_pkt_pfc_asserted(in->pfc, pkt->prio) && cs_pkt_mmu_may_xon(n->mmu, in->mmu_port, pkt->prio))
+        cs_pkt_pfc_xon(in->pfc, pkt->prio, now);
 }
 
 static void sink(cs_pkt_net_t *net, int node, cs_pkt_t *pkt, cs_time_t now)
@@ -187,7 +293,13 @@ static void sink(cs_pkt_net_t *net, int node, cs_pkt_t *pkt, cs_time_t now)
 static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
 {
     cs_pkt_net_t *net = ctx;
-    int node = link_of(net, cs_pkt_port_id(port))->to;
+    link_t *in = link_of(net, cs_pkt_port_id(port));
+    int node = in->to;
+    if (pkt->flags & CS_PKT_F_PAUSE) {
+        cs_pkt_pfc_receive(link_of(net, (int)pkt->flow)->pfc, pkt->prio, (guint16)pkt->psn, now);
+        cs_pkt_release(net->pool, pkt);
+        return;
+    }
     pkt->hop++;
     int next = cs_pkt_next_port(pkt);
     if (next < 0) {
@@ -196,6 +308,21 @@ static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now
     }
     const link_t *l = link_of(net, next);
     g_assert(l->from == node);
+    cs_pkt_mmu_t *mmu = node_of(net, node)->mmu;
+    if (mmu != NULL) {
+        if (!cs_pkt_mmu_admit(mmu, in->mmu_port, pkt->prio, pkt->wire)) {
+            /* a lossless PG that must drop is congested whatever its
+             * shared use says (its headroom is smaller than a packet):
+             * pause it */
+            if (cs_pkt_mmu_lossless(mmu, pkt->prio))
+                cs_pkt_pfc_xoff(in->pfc, pkt->prio, now);
+            g_array_index(net->flows, flow_t, pkt->flow).dropped++;
+            cs_pkt_release(net->pool, pkt);
+            return;
+        }
+        if (cs_pkt_mmu_want_xoff(mmu, in->mmu_port, pkt->prio))
+            cs_pkt_pfc_xoff(in->pfc, pkt->prio, now);
+    }
     cs_pkt_port_enqueue(l->port, pkt, now);
 }
 
@@ -213,6 +340,10 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
         case CS_PKT_EV_TX_DONE:
         case CS_PKT_EV_ARRIVE:
             cs_pkt_port_event(link_of(net, ev->a)->port, ev);   /* the port's own event */
+            break;
+        case CS_PKT_EV_PFC_EXPIRE:
+        case CS_PKT_EV_PFC_REFRESH:
+            cs_pkt_pfc_event(link_of(net, ev->a)->pfc, ev);     /* the link's PFC timer */
             break;
         case CS_PKT_EV_FLOW_START: {
             int id = ev->a;
@@ -246,6 +377,25 @@ static const flow_t *flow_of(const cs_pkt_net_t *net, int flow)
 guint64 cs_pkt_net_flow_delivered(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->delivered; }
 cs_time_t cs_pkt_net_flow_first(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->first; }
 cs_time_t cs_pkt_net_flow_done(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->done; }
+guint64 cs_pkt_net_flow_dropped(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->dropped; }
+
+cs_pkt_pfc_t *cs_pkt_net_pfc(cs_pkt_net_t *net, int link)
+{
+    g_return_val_if_fail(link >= 0 && (guint)link < net->links->len, NULL);
+    return link_of(net, link)->pfc;
+}
+
+cs_pkt_mmu_t *cs_pkt_net_mmu(cs_pkt_net_t *net, int sw)
+{
+    g_return_val_if_fail(sw >= 0 && (guint)sw < net->nodes->len, NULL);
+    return node_of(net, sw)->mmu;
+}
+
+int cs_pkt_net_mmu_port(const cs_pkt_net_t *net, int link)
+{
+    g_return_val_if_fail(link >= 0 && (guint)link < net->links->len, -1);
+    return link_of(net, link)->mmu_port;
+}
 
 guint64 cs_pkt_net_host_delivered(const cs_pkt_net_t *net, int host)
 {

@@ -2,8 +2,16 @@
  * and switches joined by one-way links (an egress port each), flows that
  * stream a message from a host along a fixed route, switches that forward
  * each packet to the next port of its route, and a sink at the destination
- * host counting delivered payload. Not an engine yet (no QPs, ACKs, PFC or
- * ECN; see docs/model-packet.md).
+ * host counting delivered payload. Not an engine yet (no QPs, ACKs, ECN
+ * or loss recovery; see docs/model-packet.md).
+ *
+ * A switch's buffer is unbounded until cs_pkt_net_set_buffer gives it a
+ * shared-buffer MMU (cs_pkt_mmu.h): then each arriving packet is admitted
+ * to its (ingress link, priority) group or dropped, leaves the accounting
+ * as it starts on its egress wire, and the MMU's XOFF/XON drive PFC
+ * (cs_pkt_pfc.h) on the ingress link: pause frames go back on the link
+ * the other way (found when links are added; none, no pause), ahead of
+ * its data. Every link has a PFC state; its sender honours the pauses.
  *
  * A flow keeps CS_PKT_NET_WINDOW packets in its host's egress queue and
  * makes the next one as one leaves, so the link never idles for lack of a
@@ -16,9 +24,14 @@
 #include "sim/cs_evq.h"
 #include "sim/cs_pkt.h"
 #include "sim/cs_pkt_frame.h"
+#include "sim/cs_pkt_mmu.h"
+#include "sim/cs_pkt_pfc.h"
 #include "sim/cs_pkt_port.h"
 
 #define CS_PKT_NET_WINDOW 2
+/* Cable length from a link's propagation delay: ~5 ns/m (fabric-models.md
+ * section 3: Cisco 476 ns/100 m twinax, 513 ns/100 m single-mode fibre). */
+#define CS_PKT_NET_PS_PER_M 5000.0
 
 enum { CS_PKT_EV_FLOW_START = 0x200 };   /* a = flow id */
 
@@ -51,6 +64,15 @@ typedef struct {
 int cs_pkt_net_add_flow(cs_pkt_net_t *net, const int *route, int nroute,
                         const cs_pkt_flow_cfg_t *cfg);
 
+/* Gives switch 'sw' a shared buffer (once; before or after its links are
+ * added). 'headroom' per lossless PG of each ingress link: -1 for the
+ * formula (its rate, its cable from its propagation delay, the largest
+ * RoCEv2 frame), else forced bytes. Returns 0, or -1 for a bad
+ * configuration or node. */
+int cs_pkt_net_set_buffer(cs_pkt_net_t *net, int sw, const cs_pkt_mmu_cfg_t *cfg, gint64 headroom);
+/* PFC timer settings used by every switch (default cs_pkt_pfc_cfg_init). */
+void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg);
+
 void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void *ctx);
 
 /* Runs every event at or before 'until' (CS_TIME_NEVER: until none is
@@ -66,6 +88,13 @@ cs_pkt_port_t *cs_pkt_net_port(cs_pkt_net_t *net, int port);
 guint64 cs_pkt_net_flow_delivered(const cs_pkt_net_t *net, int flow);
 cs_time_t cs_pkt_net_flow_first(const cs_pkt_net_t *net, int flow);
 cs_time_t cs_pkt_net_flow_done(const cs_pkt_net_t *net, int flow);
+/* Packets of the flow dropped by switch buffers. */
+guint64 cs_pkt_net_flow_dropped(const cs_pkt_net_t *net, int flow);
+/* A link's PFC state and counters; a switch's MMU (NULL: unbounded) and
+ * a link's index in the MMU of the switch it enters (-1: none). */
+cs_pkt_pfc_t *cs_pkt_net_pfc(cs_pkt_net_t *net, int link);
+cs_pkt_mmu_t *cs_pkt_net_mmu(cs_pkt_net_t *net, int sw);
+int cs_pkt_net_mmu_port(const cs_pkt_net_t *net, int link);
 /* Payload delivered to a host (all flows). */
 guint64 cs_pkt_net_host_delivered(const cs_pkt_net_t *net, int host);
 

@@ -28,11 +28,13 @@ struct cs_pkt_port {
     gboolean busy;                    /* serializing a packet */
     guint64 ser_rem;                  /* carried remainder, bits x 10^12 mod rate */
 
+    fifo_t ctrl;                      /* link control frames (PFC pause), ahead of data */
     fifo_t wire;                      /* in flight, arrival times nondecreasing */
     cs_event_t *tx_ev, *arr_ev;
 
     guint64 qmax[CS_PKT_PRIOS];
     guint64 tx_bytes[CS_PKT_PRIOS], tx_pkts[CS_PKT_PRIOS];
+    guint64 ctrl_pkts;
 };
 
 const cs_pkt_port_hooks_t cs_pkt_port_hooks_always = { NULL, NULL };
@@ -107,6 +109,7 @@ void cs_pkt_port_free(cs_pkt_port_t *port, cs_pkt_pool_t *pool)
         return;
     for (int p = 0; p < CS_PKT_PRIOS; p++)
         fifo_drain(&port->q[p], pool);
+    fifo_drain(&port->ctrl, pool);
     fifo_drain(&port->wire, pool);
     cs_evq_cancel(port->evq, port->tx_ev);
     cs_evq_cancel(port->evq, port->arr_ev);
@@ -176,19 +179,27 @@ static int pick(cs_pkt_port_t *port, cs_time_t now)
 /* Starts the next packet on an idle link, or leaves it idle. */
 static void start(cs_pkt_port_t *port, cs_time_t now)
 {
-    int p = pick(port, now);
-    if (p < 0) {
-        port->busy = FALSE;
-        return;
+    cs_pkt_t *pkt;
+    gboolean ctrl = port->ctrl.head != NULL;
+    int p = -1;
+    if (ctrl) {
+        pkt = fifo_pop(&port->ctrl);  /* never flow-controlled, never marked */
+        port->ctrl_pkts++;
+    } else {
+        p = pick(port, now);
+        if (p < 0) {
+            port->busy = FALSE;
+            return;
+        }
+        pkt = fifo_pop(&port->q[p]);
+        port->tx_bytes[p] += pkt->wire;
+        port->tx_pkts[p]++;
     }
-    cs_pkt_t *pkt = fifo_pop(&port->q[p]);
     port->busy = TRUE;                /* before the hook: what it enqueues waits */
     cs_time_t ser = cs_pkt_port_ser_time(port, pkt->wire);
-    port->tx_bytes[p] += pkt->wire;
-    port->tx_pkts[p]++;
     cs_evq_push(port->evq, port->tx_ev, now + ser);
     pkt->t = now + ser + port->cfg.prop_ps;
-    if (port->hooks->dequeued != NULL)
+    if (!ctrl && port->hooks->dequeued != NULL)
         port->hooks->dequeued(port->hooks_ctx, port, pkt, now);
     fifo_push(&port->wire, pkt);
     if (!cs_evq_scheduled(port->arr_ev))
@@ -202,6 +213,13 @@ void cs_pkt_port_enqueue(cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
     fifo_push(q, pkt);
     if (q->bytes > port->qmax[pkt->prio])
         port->qmax[pkt->prio] = q->bytes;
+    if (!port->busy)
+        start(port, now);
+}
+
+void cs_pkt_port_enqueue_ctrl(cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
+{
+    fifo_push(&port->ctrl, pkt);
     if (!port->busy)
         start(port, now);
 }
@@ -238,4 +256,5 @@ guint32 cs_pkt_port_queue_len(const cs_pkt_port_t *port, int prio) { return port
 guint64 cs_pkt_port_queue_max(const cs_pkt_port_t *port, int prio) { return port->qmax[prio]; }
 guint64 cs_pkt_port_tx_bytes(const cs_pkt_port_t *port, int prio) { return port->tx_bytes[prio]; }
 guint64 cs_pkt_port_tx_pkts(const cs_pkt_port_t *port, int prio) { return port->tx_pkts[prio]; }
+guint64 cs_pkt_port_ctrl_pkts(const cs_pkt_port_t *port) { return port->ctrl_pkts; }
 guint32 cs_pkt_port_in_flight(const cs_pkt_port_t *port) { return port->wire.len; }

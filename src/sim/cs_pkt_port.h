@@ -34,7 +34,16 @@
  * "always may send" is implemented (cs_pkt_port_hooks_always). PFC pause
  * (RoCE) and per-VL credits (InfiniBand) come next, as implementations of
  * may_send; when they let a priority go again they call cs_pkt_port_kick,
- * so the port itself need not change. */
+ * so the port itself need not change.
+ *
+ * Control frames (cs_pkt_port_enqueue_ctrl: PFC pause frames) have their
+ * own FIFO, served before every priority at the next packet boundary,
+ * never asked may_send and never passed to 'dequeued': a MAC control frame
+ * waits for the frame on the wire (no preemption mid-frame) but not for
+ * the data queues. The HPCC ns-3 fork instead puts pause frames in its
+ * queue 0 among the round-robin data queues (fabric-models.md section 3),
+ * which delays an XOFF behind other queues' turns by more than the
+ * headroom formula allows for. */
 #ifndef CS_PKT_PORT_H
 #define CS_PKT_PORT_H
 
@@ -83,6 +92,8 @@ void cs_pkt_port_free(cs_pkt_port_t *port, cs_pkt_pool_t *pool);
 
 /* Queues a packet at priority pkt->prio; starts it at once if the link is idle. */
 void cs_pkt_port_enqueue(cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
+/* Queues a link control frame ahead of all data (see above). */
+void cs_pkt_port_enqueue_ctrl(cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
 /* Flow control let a priority go again: start the link if it is idle. */
 void cs_pkt_port_kick(cs_pkt_port_t *port, cs_time_t now);
 /* Handles one of this port's popped events (CS_PKT_EV_TX_DONE, CS_PKT_EV_ARRIVE). */
@@ -99,6 +110,7 @@ guint32 cs_pkt_port_queue_len(const cs_pkt_port_t *port, int prio);
 guint64 cs_pkt_port_queue_max(const cs_pkt_port_t *port, int prio);     /* high-water, wire bytes */
 guint64 cs_pkt_port_tx_bytes(const cs_pkt_port_t *port, int prio);      /* wire bytes sent */
 guint64 cs_pkt_port_tx_pkts(const cs_pkt_port_t *port, int prio);
+guint64 cs_pkt_port_ctrl_pkts(const cs_pkt_port_t *port);              /* control frames sent */
 guint32 cs_pkt_port_in_flight(const cs_pkt_port_t *port);               /* packets on the wire */
 
 #endif

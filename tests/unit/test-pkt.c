@@ -1,13 +1,16 @@
 /* The packet engine's foundation (issue #11, part 1): RoCEv2 framing,
  * ports (strict priority, deficit round robin, serialization and
- * propagation), the packet pool and a minimal network. */
+ * propagation), the packet pool, a minimal network, the switch MMU and
+ * PFC. */
 #include "config.h"
 
 #include <math.h>
 
 #include "sim/cs_pkt.h"
 #include "sim/cs_pkt_frame.h"
+#include "sim/cs_pkt_mmu.h"
 #include "sim/cs_pkt_net.h"
+#include "sim/cs_pkt_pfc.h"
 #include "sim/cs_pkt_port.h"
 
 #define GBPS 1000000000ull
@@ -375,6 +378,338 @@ static void test_determinism(void)
     g_assert_cmpuint(h1, ==, h2);
 }
 
+
+/* fabric-models.md section 3's derived examples: 100G, 100 m, 9216 MTU
+ * ~= 71.6 KB; 25G, 100 m ~= 27.6 KB (within 2%). Pause quanta: 65535 at
+ * 100G = 335.5 us, one quantum at 400G = 1.28 ns. */
+static void test_headroom(void)
+{
+    double h100 = (double)cs_pkt_headroom_bytes(9216, 100 * GBPS, 100);
+    double h25 = (double)cs_pkt_headroom_bytes(9216, 25 * GBPS, 100);
+    g_test_message("headroom: 100G %.0f B, 25G %.0f B", h100, h25);
+    g_assert_cmpfloat(fabs(h100 - 71600) / 71600, <, 0.02);
+    g_assert_cmpfloat(fabs(h25 - 27600) / 27600, <, 0.02);
+    /* the cable counts both ways: 100 m more at 100G is 2 x 500 ns = 12500 B */
+    g_assert_cmpuint(cs_pkt_headroom_bytes(9216, 100 * GBPS, 200)
+                     - cs_pkt_headroom_bytes(9216, 100 * GBPS, 100), ==, 12500);
+    g_assert_cmpint(cs_pkt_pfc_quanta_ps(65535, 100 * GBPS), ==, 335539200);
+    g_assert_cmpint(cs_pkt_pfc_quanta_ps(1, 400 * GBPS), ==, 1280);
+}
+
+/* The MMU alone: one lossless PG fills the shared pool to the dynamic
+ * threshold (S = alpha (F - S): F / 9 at alpha 1/8), then its headroom,
+ * then drops; XON only a resume offset below the threshold; a lossy PG
+ * drops at its share and never wants a pause. */
+static void test_mmu(void)
+{
+    cs_pkt_mmu_cfg_t cfg;
+    cs_pkt_mmu_cfg_init(&cfg, 1000000);
+    cfg.reserve = 0;
+    cfg.lossless = 1u << 3;
+    g_autoptr(cs_pkt_mmu_t) mmu = cs_pkt_mmu_new(&cfg);
+    int a = cs_pkt_mmu_add_port(mmu, 10000), b = cs_pkt_mmu_add_port(mmu, 10000);
+    g_assert_cmpuint(cs_pkt_mmu_threshold(mmu), ==, (1000000 - 20000) / 8);
+    int n = 0;
+    while (!cs_pkt_mmu_want_xoff(mmu, a, 3)) {
+        g_assert_true(cs_pkt_mmu_admit(mmu, a, 3, 1000));
+        n++;
+    }
+    /* F = 980000: the PG pauses at F / 9 = 108889, rounded up to a packet */
+    g_assert_cmpint(n, ==, 109);
+    g_assert_cmpuint(cs_pkt_mmu_pg_headroom_max(mmu, a, 3), ==, 0);
+    for (int i = 0; i < 10; i++)
+        g_assert_true(cs_pkt_mmu_admit(mmu, a, 3, 1000));     /* into the headroom */
+    g_assert_cmpuint(cs_pkt_mmu_pg_headroom_max(mmu, a, 3), ==, 10000);
+    g_assert_false(cs_pkt_mmu_admit(mmu, a, 3, 1000));        /* headroom full: drop */
+    g_assert_cmpuint(cs_pkt_mmu_drops(mmu, a, 3), ==, 1);
+    /* drain: no XON while the headroom holds bytes, nor at 1 KB below */
+    for (int i = 0; i < 10; i++) {
+        g_assert_false(cs_pkt_mmu_may_xon(mmu, a, 3));
+        cs_pkt_mmu_release(mmu, a, 3, 1000);
+    }
+    g_assert_false(cs_pkt_mmu_may_xon(mmu, a, 3));
+    int released = 0;
+    while (!cs_pkt_mmu_may_xon(mmu, a, 3)) {
+        cs_pkt_mmu_release(mmu, a, 3, 1000);
+        released++;
+    }
+    /* threshold rises as shared falls: S + 3072 <= (980000 - S) / 8, S <= 106158 */
+    g_assert_cmpint(released, ==, 3);
+    g_assert_cmpuint(cs_pkt_mmu_pg_bytes(mmu, a, 3), ==, 106000);
+    /* lossy priority 1 on port b: fills its share, then drops, never pauses */
+    int ok = 0;
+    while (cs_pkt_mmu_admit(mmu, b, 1, 1000))
+        ok++;
+    g_assert_cmpint(ok, >, 50);
+    g_assert_false(cs_pkt_mmu_want_xoff(mmu, b, 1));
+    g_assert_cmpuint(cs_pkt_mmu_drops(mmu, b, 1), ==, 1);
+    g_assert_cmpuint(cs_pkt_mmu_pg_headroom_max(mmu, b, 1), ==, 0);
+    g_assert_cmpuint(cs_pkt_mmu_used(mmu), ==, 106000 + (guint64)ok * 1000);
+}
+
+/* 2:1 incast: hosts a and c at 100 Gb/s through switch s into host b at
+ * 100 Gb/s, 100 m cables (500 ns), both ways so pauses can go back. */
+typedef struct {
+    guint64 buffer;
+    guint32 reserve;
+    gint64 headroom;                  /* -1: the formula */
+    int prio;
+    guint16 quanta;                   /* 0: default */
+    guint64 bytes;                    /* per sender */
+    cs_time_t window;                 /* shares measured up to here */
+} incast_cfg_t;
+
+typedef struct {
+    guint64 window_bytes[2];          /* payload delivered per sender in the window */
+    guint64 egress_window;            /* wire bytes sent by s -> b in the window */
+    guint64 delivered[2], dropped[2];
+    guint64 xoff[2], xon[2], received[2];
+    cs_time_t paused[2];
+    guint64 used_max, hdrm_max, events;
+    guint64 paused_any;               /* any pause on any link, any priority (no padding: memcmp) */
+} incast_t;
+
+static void incast(const incast_cfg_t *ic, incast_t *r)
+{
+    g_autoptr(cs_pkt_net_t) net = cs_pkt_net_new();
+    int a = cs_pkt_net_add_host(net), c = cs_pkt_net_add_host(net);
+    int s = cs_pkt_net_add_switch(net), b = cs_pkt_net_add_host(net);
+    if (ic->quanta > 0) {
+        cs_pkt_pfc_cfg_t pc;
+        cs_pkt_pfc_cfg_init(&pc);
+        pc.quanta = ic->quanta;
+        cs_pkt_net_set_pfc(net, &pc);
+    }
+    cs_pkt_mmu_cfg_t mc;
+    cs_pkt_mmu_cfg_init(&mc, ic->buffer);
+    mc.reserve = ic->reserve;
+    g_assert_cmpint(cs_pkt_net_set_buffer(net, s, &mc, ic->headroom), ==, 0);
+    cs_pkt_port_cfg_t pc;
+    cs_pkt_port_cfg_init(&pc, 100 * GBPS, 500 * NS);
+    int as = cs_pkt_net_add_link(net, a, s, &pc), cs = cs_pkt_net_add_link(net, c, s, &pc);
+    int sb = cs_pkt_net_add_link(net, s, b, &pc);
+    cs_pkt_net_add_link(net, s, a, &pc);
+    cs_pkt_net_add_link(net, s, c, &pc);
+    cs_pkt_net_add_link(net, b, s, &pc);
+    cs_pkt_flow_cfg_t fc = flow_cfg(ic->bytes, 4096, ic->prio);
+    int r0[2] = { as, sb }, r1[2] = { cs, sb };
+    int f0 = cs_pkt_net_add_flow(net, r0, 2, &fc), f1 = cs_pkt_net_add_flow(net, r1, 2, &fc);
+    *r = (incast_t) { 0 };
+    r->events = cs_pkt_net_run(net, ic->window);
+    r->window_bytes[0] = cs_pkt_net_flow_delivered(net, f0);
+    r->window_bytes[1] = cs_pkt_net_flow_delivered(net, f1);
+    for (int p = 0; p < CS_PKT_PRIOS; p++)
+        r->egress_window += cs_pkt_port_tx_bytes(cs_pkt_net_port(net, sb), p);
+    r->events += cs_pkt_net_run(net, CS_TIME_NEVER);
+    cs_time_t end = cs_pkt_net_now(net);
+    int in[2] = { as, cs }, fl[2] = { f0, f1 };
+    cs_pkt_mmu_t *mmu = cs_pkt_net_mmu(net, s);
+    for (int i = 0; i < 2; i++) {
+        cs_pkt_pfc_t *pfc = cs_pkt_net_pfc(net, in[i]);
+        r->delivered[i] = cs_pkt_net_flow_delivered(net, fl[i]);
+        r->dropped[i] = cs_pkt_net_flow_dropped(net, fl[i]);
+        r->xoff[i] = cs_pkt_pfc_xoff_sent(pfc, ic->prio);
+        r->xon[i] = cs_pkt_pfc_xon_sent(pfc, ic->prio);
+        r->received[i] = cs_pkt_pfc_received(pfc, ic->prio);
+        r->paused[i] = cs_pkt_pfc_paused_ps(pfc, ic->prio, end);
+        r->hdrm_max = MAX(r->hdrm_max, cs_pkt_mmu_pg_headroom_max(mmu, cs_pkt_net_mmu_port(net, in[i]),
+                                                                 ic->prio));
+        g_assert_cmpuint(r->dropped[i], ==,
+                         cs_pkt_mmu_drops(mmu, cs_pkt_net_mmu_port(net, in[i]), ic->prio));
+    }
+    for (int l = 0; l < 6; l++)
+        for (int p = 0; p < CS_PKT_PRIOS; p++)
+            r->paused_any |= cs_pkt_pfc_received(cs_pkt_net_pfc(net, l), p) > 0
+                             || cs_pkt_pfc_xoff_sent(cs_pkt_net_pfc(net, l), p) > 0;
+    r->used_max = cs_pkt_mmu_used_max(mmu);
+    g_assert_cmpuint(cs_pkt_mmu_used(mmu), ==, 0);     /* everything left gave its bytes back */
+    g_assert_cmpuint(cs_pkt_pool_in_use(cs_pkt_net_pool(net)), ==, 0);
+    g_test_message("incast prio %d: window %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                   " B, egress %" G_GUINT64_FORMAT " B, drops %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                   ", xoff %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ", xon %" G_GUINT64_FORMAT
+                   "/%" G_GUINT64_FORMAT ", paused %.1f/%.1f us, buffer max %" G_GUINT64_FORMAT
+                   ", headroom max %" G_GUINT64_FORMAT,
+                   ic->prio, r->window_bytes[0], r->window_bytes[1], r->egress_window,
+                   r->dropped[0], r->dropped[1], r->xoff[0], r->xoff[1], r->xon[0], r->xon[1],
+                   r->paused[0] / 1e6, r->paused[1] / 1e6, r->used_max, r->hdrm_max);
+}
+
+static const incast_cfg_t incast_base = {
+    .buffer = 1000000, .reserve = CS_PKT_MMU_RESERVE_DEFAULT, .headroom = -1, .prio = 3,
+    .bytes = 8000000, .window = 400 * 1000 * NS,
+};
+
+/* Lossless: no drop, the egress link busy all along, both senders paused
+ * (frames sent and received), each gets half. */
+static void test_incast_lossless(void)
+{
+    incast_t r;
+    incast(&incast_base, &r);
+    double busy = (double)r.egress_window * 8 / (100e9 * (double)incast_base.window / CS_PS_PER_S);
+    g_assert_cmpfloat(busy, >, 0.99);
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpuint(r.dropped[i], ==, 0);
+        g_assert_cmpuint(r.delivered[i], ==, incast_base.bytes);
+        g_assert_cmpuint(r.xoff[i], >, 0);
+        g_assert_cmpuint(r.received[i], >, 0);
+        g_assert_cmpuint(r.received[i], ==, r.xoff[i] + r.xon[i]);
+        g_assert_cmpint(r.paused[i], >, 0);
+        double share = (double)r.window_bytes[i] / (double)(r.window_bytes[0] + r.window_bytes[1]);
+        g_assert_cmpfloat(fabs(share - 0.5), <, 0.02);
+    }
+    /* the default 65535 quanta never run out here: each pause ends by XON */
+    g_assert_cmpuint(r.xoff[0], <=, r.xon[0] + 1);
+    g_assert_cmpuint(r.used_max, <=, incast_base.buffer);
+}
+
+/* Short pause timers (200 quanta = 1.024 us at 100G, refresh every
+ * 512 ns): while congested the switch refreshes its XOFF before the timer
+ * runs out, so there is still no drop and more XOFFs than XONs. */
+static void test_incast_refresh(void)
+{
+    incast_cfg_t ic = incast_base;
+    ic.quanta = 200;
+    incast_t r;
+    incast(&ic, &r);
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpuint(r.dropped[i], ==, 0);
+        g_assert_cmpuint(r.delivered[i], ==, ic.bytes);
+        g_assert_cmpuint(r.xoff[i], >, r.xon[i] + 10);
+    }
+}
+
+/* Too little headroom (a tiny buffer, 2000 B forced: less than one
+ * 4178-B packet, against ~12.5 KB in flight on 100 m at 100G): the
+ * lossless priority drops. */
+static void test_incast_small_headroom(void)
+{
+    incast_cfg_t ic = incast_base;
+    ic.buffer = 64000;
+    ic.reserve = 0;
+    ic.headroom = 2000;
+    incast_t r;
+    incast(&ic, &r);
+    g_assert_cmpuint(r.dropped[0] + r.dropped[1], >, 0);
+    g_assert_cmpuint(r.xoff[0] + r.xoff[1], >, 0);
+    g_assert_cmpuint(r.delivered[0] + r.delivered[1], <, 2 * ic.bytes);
+}
+
+/* A lossy priority in the same incast drops at its share and never pauses. */
+static void test_incast_lossy(void)
+{
+    incast_cfg_t ic = incast_base;
+    ic.prio = 1;
+    incast_t r;
+    incast(&ic, &r);
+    g_assert_cmpuint(r.dropped[0] + r.dropped[1], >, 0);
+    g_assert_false(r.paused_any);
+    g_assert_cmpuint(r.hdrm_max, ==, 0);
+}
+
+/* Same inputs, same counters. */
+static void test_incast_determinism(void)
+{
+    incast_t r1, r2;
+    incast_cfg_t ic = incast_base;
+    ic.quanta = 200;
+    incast(&ic, &r1);
+    incast(&ic, &r2);
+    g_assert_cmpuint(r1.events, >, 0);
+    g_assert_cmpmem(&r1, sizeof r1, &r2, sizeof r2);
+}
+
+/* A standalone 100G port with PFC: priority 3 paused by an XOFF of 1000
+ * quanta (5.12 us) whose XON is lost resumes when the quanta expire;
+ * with the XON delivered at 1 us it resumes then. */
+typedef struct {
+    cs_pkt_pool_t *pool;
+    cs_pkt_pfc_t *pfc;
+    cs_time_t first3;
+    guint64 got3;
+} pfc_sink_t;
+
+static void pfc_deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
+{
+    (void)port;
+    pfc_sink_t *k = ctx;
+    if (pkt->prio == 3 && k->got3++ == 0)
+        k->first3 = now;
+    cs_pkt_release(k->pool, pkt);
+}
+
+static gboolean pfc_may_send(void *ctx, const cs_pkt_port_t *port, int prio, cs_time_t now)
+{
+    (void)port;
+    return cs_pkt_pfc_may_send(((pfc_sink_t *)ctx)->pfc, prio, now);
+}
+
+static const cs_pkt_port_hooks_t pfc_test_hooks = { NULL, pfc_may_send };
+
+static void no_send(void *ctx, int link, int prio, guint16 quanta, cs_time_t now)
+{
+    (void)ctx; (void)link; (void)prio; (void)quanta; (void)now;
+}
+
+/* Returns when the first priority-3 packet arrived; XON at 'xon_at'
+ * (-1: lost). */
+static cs_time_t pfc_resume(cs_time_t xon_at, cs_time_t *paused)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    g_autoptr(cs_pkt_pool_t) pool = cs_pkt_pool_new();
+    pfc_sink_t k = { .pool = pool, .first3 = -1 };
+    cs_pkt_pfc_cfg_t cfg;
+    cs_pkt_pfc_cfg_init(&cfg);
+    cs_pkt_port_cfg_t pc;
+    cs_pkt_port_cfg_init(&pc, 100 * GBPS, 10 * NS);
+    cs_pkt_port_t *port = cs_pkt_port_new(0, &pc, q, &pfc_test_hooks, &k, pfc_deliver, &k);
+    k.pfc = cs_pkt_pfc_new(0, port, q, &cfg, no_send, NULL);
+    cs_pkt_pfc_receive(k.pfc, 3, 1000, 0);
+    g_assert_true(cs_pkt_pfc_paused(k.pfc, 3, 0));
+    cs_pkt_route_t *r = cs_pkt_route_new((const int[]) { 0 }, 1);
+    for (int i = 0; i < 10; i++) {
+        cs_pkt_t *p = cs_pkt_alloc(pool);
+        p->route = r;
+        p->prio = 3;
+        p->wire = p->payload = 1000;
+        cs_pkt_port_enqueue(port, p, 0);
+    }
+    cs_event_t *xon = NULL;
+    if (xon_at >= 0) {
+        xon = cs_evq_alloc(q);
+        xon->kind = 1;
+        cs_evq_push(q, xon, xon_at);
+    }
+    cs_event_t *ev;
+    while ((ev = cs_evq_pop(q)) != NULL) {
+        if (ev == xon)
+            cs_pkt_pfc_receive(k.pfc, 3, 0, ev->time);
+        else if (ev->kind == CS_PKT_EV_PFC_EXPIRE || ev->kind == CS_PKT_EV_PFC_REFRESH)
+            cs_pkt_pfc_event(k.pfc, ev);
+        else
+            cs_pkt_port_event(port, ev);
+    }
+    if (xon != NULL)
+        cs_evq_release(q, xon);
+    g_assert_cmpuint(k.got3, ==, 10);
+    g_assert_false(cs_pkt_pfc_paused(k.pfc, 3, k.first3));
+    g_assert_cmpuint(cs_pkt_pfc_received(k.pfc, 3), ==, xon_at >= 0 ? 2 : 1);
+    *paused = cs_pkt_pfc_paused_ps(k.pfc, 3, k.first3);
+    cs_pkt_pfc_free(k.pfc);
+    cs_pkt_port_free(port, pool);
+    cs_pkt_route_free(r);
+    return k.first3;
+}
+
+static void test_pfc_xon_lost(void)
+{
+    cs_time_t paused;
+    /* 1000 quanta x 5.12 ns = 5.12 us, then 1000 B at 100G (80 ns) and 10 ns */
+    g_assert_cmpint(pfc_resume(-1, &paused), ==, 5120 * NS + 80 * NS + 10 * NS);
+    g_assert_cmpint(paused, ==, 5120 * NS);
+    g_assert_cmpint(pfc_resume(1000 * NS, &paused), ==, 1000 * NS + 80 * NS + 10 * NS);
+    g_assert_cmpint(paused, ==, 1000 * NS);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -388,5 +723,13 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt/flow-control-seam", test_flow_control_seam);
     g_test_add_func("/pkt/pool-reuse", test_pool_reuse);
     g_test_add_func("/pkt/determinism", test_determinism);
+    g_test_add_func("/pkt/headroom", test_headroom);
+    g_test_add_func("/pkt/mmu", test_mmu);
+    g_test_add_func("/pkt/pfc/incast-lossless", test_incast_lossless);
+    g_test_add_func("/pkt/pfc/incast-refresh", test_incast_refresh);
+    g_test_add_func("/pkt/pfc/incast-small-headroom", test_incast_small_headroom);
+    g_test_add_func("/pkt/pfc/incast-lossy", test_incast_lossy);
+    g_test_add_func("/pkt/pfc/incast-determinism", test_incast_determinism);
+    g_test_add_func("/pkt/pfc/xon-lost", test_pfc_xon_lost);
     return g_test_run();
 }
