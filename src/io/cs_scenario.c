@@ -596,6 +596,20 @@ static gboolean scan_ini(const char *buf, gsize len, const char *name, GPtrArray
  * reading; this is for scenarios given in memory). */
 #define MAX_SCENARIO_BYTES CS_READ_LIMIT_INI
 
+/* Whether every backslash of a raw value starts an escape GKeyFile knows
+ * (\s \n \t \r \\; glib/gkeyfile.c g_key_file_parse_value_as_string). */
+static gboolean escapes_ok(const char *raw)
+{
+    for (const char *p = raw; *p != '\0'; p++) {
+        if (*p != '\\')
+            continue;
+        p++;
+        if (*p == '\0' || strchr("sntr\\", *p) == NULL)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean load_mem(cs_scenario_t *s, const char *buf, gsize len, const char *name, GError **err)
 {
     if (len > MAX_SCENARIO_BYTES) {
@@ -627,8 +641,12 @@ static gboolean load_mem(cs_scenario_t *s, const char *buf, gsize len, const cha
             cs_scenario_job_get(s, cs_scenario_job_group_name(e->group), where);
             continue;
         }
-        /* GKeyFile returns the raw text *and* an error for a bad escape */
-        g_autofree char *value = g_key_file_get_string(kf, e->group, e->key, &verr);
+        /* GKeyFile returns the raw text *and* an error for a bad escape,
+         * and GLib 2.74 sets that error twice for a value with several
+         * (a GLib warning): check the escapes before unescaping */
+        g_autofree char *raw = g_key_file_get_value(kf, e->group, e->key, NULL);
+        g_autofree char *value = raw != NULL && escapes_ok(raw)
+                                     ? g_key_file_get_string(kf, e->group, e->key, &verr) : NULL;
         if (value == NULL || verr != NULL) {
             cs_set_error_at(err, name, e->line,
                             "%s: the value has a bad escape; expected \\ only before s, n, t, r or \\", e->key);
