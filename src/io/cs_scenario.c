@@ -701,13 +701,8 @@ static void set_origin_error(GError **err, const cs_scenario_t *s, const char *i
 {
     va_list ap;
     va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    cs_set_value_error_v(err, origin_of(s, id), flag, fmt, ap);
     va_end(ap);
-    const char *o = origin_of(s, id);
-    if (o != NULL)
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", o, msg);
-    else
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", flag, msg);
 }
 
 static guint64 next_size(const cs_scenario_t *s, guint64 size, gboolean *ok_p)

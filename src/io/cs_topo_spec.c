@@ -59,15 +59,11 @@ static void set_key_error(GError **err, const cs_topo_spec_t *spec, const char *
     G_GNUC_PRINTF(4, 5);
 static void set_key_error(GError **err, const cs_topo_spec_t *spec, const char *key, const char *fmt, ...)
 {
+    g_autofree char *flag = g_strdup_printf("--%s", key);
     va_list ap;
     va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    cs_set_value_error_v(err, file_origin(spec, key), flag, fmt, ap);
     va_end(ap);
-    const char *o = file_origin(spec, key);
-    if (o != NULL)
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", o, msg);
-    else
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --%s: %s", key, msg);
 }
 
 /* Whether the spec holds a value for 'key' (from a scenario or a flag). */

@@ -24,6 +24,23 @@ void cs_set_error_at(GError **err, const char *file, int line, const char *fmt, 
         g_set_error_literal(err, CS_ERROR, CS_ERROR_INPUT, msg);
 }
 
+void cs_set_value_error_v(GError **err, const char *origin, const char *flag, const char *fmt, va_list ap)
+{
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    if (origin != NULL)
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", origin, msg);
+    else
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", flag, msg);
+}
+
+void cs_set_value_error(GError **err, const char *origin, const char *flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cs_set_value_error_v(err, origin, flag, fmt, ap);
+    va_end(ap);
+}
+
 void cs_set_flag_error(GError **err, const char *flag, const char *fmt, ...)
 {
     va_list ap;

@@ -40,4 +40,12 @@ void cs_set_error_at(GError **err, const char *file, int line,
 void cs_set_flag_error(GError **err, const char *flag, const char *fmt, ...)
     G_GNUC_PRINTF(3, 4);
 
+/* A value's error where it came from: "ORIGIN: message" when the value
+ * came from a file (origin "FILE:LINE: key" or "FILE:LINE"), else
+ * "collsim: FLAG: message" (CS_ERROR_INPUT either way). */
+void cs_set_value_error(GError **err, const char *origin, const char *flag, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+void cs_set_value_error_v(GError **err, const char *origin, const char *flag, const char *fmt, va_list ap)
+    G_GNUC_PRINTF(4, 0);
+
 #endif
