@@ -8,6 +8,9 @@ typedef struct {
     guint64 delivered;                /* payload sunk here */
     cs_pkt_mmu_t *mmu;                /* switches with a finite buffer; NULL: unbounded */
     gint64 headroom;                  /* forced headroom per lossless PG; -1: the formula */
+    gboolean ecn;                     /* switches that mark at egress */
+    gboolean ecn_by_rate;             /* defaults per link rate, else ecn_cfg */
+    cs_pkt_ecn_cfg_t ecn_cfg;
 } node_t;
 
 typedef struct {
@@ -16,6 +19,10 @@ typedef struct {
     cs_pkt_pfc_t *pfc;
     int mmu_port;                     /* ingress index in the MMU of 'to'; -1: none */
     int rev;                          /* the link to -> from; -1: none (pauses cannot go back) */
+    gboolean ecn;                     /* marks at egress (its switch's setting) */
+    cs_pkt_ecn_cfg_t ecn_cfg;
+    cs_pkt_rng_t rng;                 /* RED draws, seeded from the run's seed and the link id */
+    guint64 marks[CS_PKT_PRIOS];
 } link_t;
 
 typedef struct {
@@ -25,6 +32,15 @@ typedef struct {
     guint64 delivered, arrived;       /* payload, packets */
     guint64 dropped;                  /* packets */
     cs_time_t first, done;
+    /* DCQCN (cs_pkt_net_set_dcqcn); dcqcn NULL: none, the flow runs at line rate */
+    cs_pkt_dcqcn_cfg_t *dcqcn;
+    cs_pkt_dcqcn_rp_t rp;             /* reaction point at the sender */
+    cs_pkt_route_t *back;             /* the CNPs' route, receiver to sender */
+    cs_time_t last_cnp;               /* notification point: last CNP sent, -1: none */
+    guint64 cnps_sent, cnps_received;
+    guint32 owed;                     /* packets the window lets go, waiting for the pacer */
+    cs_time_t next_send;              /* pacer: the next packet may go then */
+    cs_event_t *pace_ev, *timer_ev;   /* a = flow id */
 } flow_t;
 
 struct cs_pkt_net {
@@ -37,6 +53,7 @@ struct cs_pkt_net {
     cs_pkt_net_observer_fn observer;
     void *observer_ctx;
     cs_time_t now;
+    guint64 seed;                     /* RED draws */
 };
 
 static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
@@ -68,8 +85,20 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
     }
     for (guint i = 0; i < net->nodes->len; i++)
         cs_pkt_mmu_free(g_array_index(net->nodes, node_t, i).mmu);
-    for (guint i = 0; i < net->flows->len; i++)
-        cs_pkt_route_free(g_array_index(net->flows, flow_t, i).route);
+    for (guint i = 0; i < net->flows->len; i++) {
+        flow_t *f = &g_array_index(net->flows, flow_t, i);
+        cs_pkt_route_free(f->route);
+        cs_pkt_route_free(f->back);
+        g_free(f->dcqcn);
+        for (int k = 0; k < 2; k++) {
+            cs_event_t *ev = k == 0 ? f->pace_ev : f->timer_ev;
+            if (ev == NULL)
+                continue;
+            if (cs_evq_scheduled(ev))
+                cs_evq_cancel(net->evq, ev);
+            cs_evq_release(net->evq, ev);
+        }
+    }
     g_array_free(net->flows, TRUE);
     g_array_free(net->links, TRUE);
     g_array_free(net->nodes, TRUE);
@@ -117,6 +146,18 @@ static void mmu_add_ingress(cs_pkt_net_t *net, link_t *l)
     l->mmu_port = cs_pkt_mmu_add_port(n->mmu, hr);
 }
 
+/* Link l marks at egress with its switch's setting, draws seeded. */
+static void link_set_ecn(cs_pkt_net_t *net, link_t *l)
+{
+    const node_t *n = node_of(net, l->from);
+    l->ecn = TRUE;
+    if (n->ecn_by_rate)
+        cs_pkt_ecn_cfg_for_rate(&l->ecn_cfg, cs_pkt_port_cfg(l->port)->rate_bps);
+    else
+        l->ecn_cfg = n->ecn_cfg;
+    cs_pkt_rng_seed(&l->rng, net->seed, (guint64)cs_pkt_port_id(l->port));
+}
+
 int cs_pkt_net_add_link(cs_pkt_net_t *net, int from, int to, const cs_pkt_port_cfg_t *cfg)
 {
     g_return_val_if_fail(from >= 0 && (guint)from < net->nodes->len, -1);
@@ -138,6 +179,8 @@ int cs_pkt_net_add_link(cs_pkt_net_t *net, int from, int to, const cs_pkt_port_c
     g_array_append_val(net->links, l);
     if (node_of(net, to)->mmu != NULL)
         mmu_add_ingress(net, link_of(net, id));
+    if (node_of(net, from)->ecn)
+        link_set_ecn(net, link_of(net, id));
     return id;
 }
 
@@ -153,6 +196,29 @@ int cs_pkt_net_set_buffer(cs_pkt_net_t *net, int sw, const cs_pkt_mmu_cfg_t *cfg
     for (guint i = 0; i < net->links->len; i++)
         if (link_of(net, (int)i)->to == sw)
             mmu_add_ingress(net, link_of(net, (int)i));
+    return 0;
+}
+
+void cs_pkt_net_set_seed(cs_pkt_net_t *net, guint64 seed)
+{
+    net->seed = seed;
+    for (guint i = 0; i < net->links->len; i++)
+        cs_pkt_rng_seed(&link_of(net, (int)i)->rng, seed, i);
+}
+
+int cs_pkt_net_set_ecn(cs_pkt_net_t *net, int sw, const cs_pkt_ecn_cfg_t *cfg)
+{
+    g_return_val_if_fail(sw >= 0 && (guint)sw < net->nodes->len, -1);
+    node_t *n = node_of(net, sw);
+    g_return_val_if_fail(!n->host, -1);
+    g_return_val_if_fail(cfg == NULL || cs_pkt_ecn_cfg_valid(cfg), -1);
+    n->ecn = TRUE;
+    n->ecn_by_rate = cfg == NULL;
+    if (cfg != NULL)
+        n->ecn_cfg = *cfg;
+    for (guint i = 0; i < net->links->len; i++)
+        if (link_of(net, (int)i)->from == sw)
+            link_set_ecn(net, link_of(net, (int)i));
     return 0;
 }
 
@@ -231,6 +297,44 @@ int cs_pkt_net_add_flow(cs_pkt_net_t *net, const int *route, int nroute,
     return id;
 }
 
+static flow_t *flow_at(const cs_pkt_net_t *net, int id)
+{
+    return &g_array_index(net->flows, flow_t, id);
+}
+
+int cs_pkt_net_set_dcqcn(cs_pkt_net_t *net, int flow, const cs_pkt_dcqcn_cfg_t *cfg)
+{
+    g_return_val_if_fail(flow >= 0 && (guint)flow < net->flows->len, -1);
+    g_return_val_if_fail(cfg != NULL && cs_pkt_dcqcn_cfg_valid(cfg), -1);
+    flow_t *f = flow_at(net, flow);
+    g_return_val_if_fail(f->dcqcn == NULL && f->next == 0, -1);
+    int n = f->route->n;
+    int back[n];
+    for (int i = 0; i < n; i++) {
+        back[i] = link_of(net, f->route->port[n - 1 - i])->rev;
+        g_return_val_if_fail(back[i] >= 0, -1);   /* no way back for CNPs */
+    }
+    f->back = cs_pkt_route_new(back, n);
+    f->dcqcn = g_memdup2(cfg, sizeof *cfg);
+    cs_pkt_dcqcn_rp_init(&f->rp, f->dcqcn, cs_pkt_port_cfg(link_of(net, f->route->port[0])->port)->rate_bps);
+    f->last_cnp = -1;
+    f->pace_ev = cs_evq_alloc(net->evq);
+    f->pace_ev->kind = CS_PKT_EV_FLOW_PACE;
+    f->pace_ev->a = flow;
+    f->timer_ev = cs_evq_alloc(net->evq);
+    f->timer_ev->kind = CS_PKT_EV_DCQCN_TIMER;
+    f->timer_ev->a = flow;
+    return 0;
+}
+
+static void evq_at(cs_evq_t *q, cs_event_t *ev, cs_time_t t)
+{
+    if (cs_evq_scheduled(ev))
+        cs_evq_reschedule(q, ev, t);
+    else
+        cs_evq_push(q, ev, t);
+}
+
 void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void *ctx)
 {
     net->observer = fn;
@@ -257,14 +361,50 @@ static void flow_emit(cs_pkt_net_t *net, int id, cs_time_t now)
     cs_pkt_port_enqueue(link_of(net, f->route->port[0])->port, p, now);
 }
 
+/* A DCQCN flow's pacer: lets the packets its window owes go, one per
+ * gap of its rate limiter, and waits for the next with its event. */
+static void flow_pace(cs_pkt_net_t *net, int id, cs_time_t now)
+{
+    flow_t *f = flow_at(net, id);
+    while (f->owed > 0 && now >= f->next_send && f->next < f->npkts) {
+        f->owed--;
+        flow_emit(net, id, now);      /* may run net_dequeued for this flow: re-read */
+        f = flow_at(net, id);
+    }
+    if (f->owed > 0 && f->next < f->npkts)
+        evq_at(net->evq, f->pace_ev, f->next_send);
+}
+
+/* A packet of a DCQCN flow left its host: the byte counter counts it,
+ * the next may go one gap at the current rate later. */
+static void flow_sent(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t now)
+{
+    flow_t *f = flow_at(net, id);
+    cs_pkt_dcqcn_rp_sent(&f->rp, pkt->wire);
+    f->next_send = now + cs_pkt_dcqcn_rp_gap(&f->rp, pkt->wire);
+    f->owed++;
+    flow_pace(net, id, now);
+}
+
 static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
 {
     cs_pkt_net_t *net = ctx;
     if (pkt->hop == 0) {              /* leaving its source */
-        flow_emit(net, (int)pkt->flow, now);
+        if (pkt->flags & CS_PKT_F_CNP)
+            return;
+        if (flow_at(net, (int)pkt->flow)->dcqcn != NULL)
+            flow_sent(net, (int)pkt->flow, pkt, now);
+        else
+            flow_emit(net, (int)pkt->flow, now);
         return;
     }
-    const node_t *n = node_of(net, link_of(net, cs_pkt_port_id(port))->from);
+    link_t *out = link_of(net, cs_pkt_port_id(port));
+    /* RED on the bytes of this (port, priority) including the packet
+     * (HPCC's dequeue convention, cs_pkt_ecn.h) */
+    if (out->ecn && cs_pkt_ecn_mark(&out->ecn_cfg, &out->rng, pkt,
+                                    cs_pkt_port_queue_bytes(port, pkt->prio) + pkt->wire))
+        out->marks[pkt->prio]++;
+    const node_t *n = node_of(net, out->from);
     if (n->mmu == NULL)
         return;
     link_t *in = link_of(net, pkt->route->port[pkt->hop - 1]);
@@ -273,8 +413,43 @@ static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_
         cs_pkt_pfc_xon(in->pfc, pkt->prio, now);
 }
 
+/* Notification point: a CE-marked packet of a DCQCN flow with no CNP in
+ * the last gap sends one back, a 64-B payload on the CNP priority. */
+static void np_receive(cs_pkt_net_t *net, const cs_pkt_t *pkt, cs_time_t now)
+{
+    flow_t *f = flow_at(net, (int)pkt->flow);
+    if (f->dcqcn == NULL || !(pkt->flags & CS_PKT_F_CE))
+        return;
+    if (f->last_cnp >= 0 && now - f->last_cnp < f->dcqcn->cnp_gap)
+        return;
+    f->last_cnp = now;
+    f->cnps_sent++;
+    cs_pkt_t *p = cs_pkt_alloc(net->pool);
+    p->route = f->back;
+    p->flow = pkt->flow;
+    p->wire = CS_PKT_ROCE_OVERHEAD + CS_PKT_CNP_PAYLOAD + (f->cfg.frame.vlan ? CS_PKT_VLAN_TAG : 0);
+    p->prio = (guint8)f->dcqcn->cnp_prio;
+    p->flags = CS_PKT_F_CNP;
+    cs_pkt_port_enqueue(link_of(net, f->back->port[0])->port, p, now);
+}
+
+/* Reaction point: a CNP reached the sender. */
+static void rp_receive(cs_pkt_net_t *net, int id, cs_time_t now)
+{
+    flow_t *f = flow_at(net, id);
+    f->cnps_received++;
+    if (cs_pkt_dcqcn_rp_cnp(&f->rp, now))
+        evq_at(net->evq, f->timer_ev, now + f->dcqcn->timer);
+}
+
 static void sink(cs_pkt_net_t *net, int node, cs_pkt_t *pkt, cs_time_t now)
 {
+    if (pkt->flags & CS_PKT_F_CNP) {
+        rp_receive(net, (int)pkt->flow, now);
+        cs_pkt_release(net->pool, pkt);
+        return;
+    }
+    np_receive(net, pkt, now);
     flow_t *f = &g_array_index(net->flows, flow_t, pkt->flow);
     g_array_index(net->nodes, node_t, node).delivered += pkt->payload;
     f->delivered += pkt->payload;
@@ -345,6 +520,15 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
         case CS_PKT_EV_PFC_REFRESH:
             cs_pkt_pfc_event(link_of(net, ev->a)->pfc, ev);     /* the link's PFC timer */
             break;
+        case CS_PKT_EV_FLOW_PACE:
+            flow_pace(net, ev->a, net->now);
+            break;
+        case CS_PKT_EV_DCQCN_TIMER: {
+            flow_t *f = flow_at(net, ev->a);
+            if (cs_pkt_dcqcn_rp_timer(&f->rp))
+                cs_evq_push(net->evq, ev, net->now + f->dcqcn->timer);
+            break;
+        }
         case CS_PKT_EV_FLOW_START: {
             int id = ev->a;
             cs_evq_release(net->evq, ev);
@@ -400,4 +584,20 @@ int cs_pkt_net_mmu_port(const cs_pkt_net_t *net, int link)
 guint64 cs_pkt_net_host_delivered(const cs_pkt_net_t *net, int host)
 {
     return g_array_index(net->nodes, node_t, host).delivered;
+}
+
+guint64 cs_pkt_net_ecn_marks(const cs_pkt_net_t *net, int link, int prio)
+{
+    g_return_val_if_fail(link >= 0 && (guint)link < net->links->len, 0);
+    g_return_val_if_fail(prio >= 0 && prio < CS_PKT_PRIOS, 0);
+    return link_of(net, link)->marks[prio];
+}
+
+guint64 cs_pkt_net_flow_cnps_sent(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->cnps_sent; }
+guint64 cs_pkt_net_flow_cnps_received(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->cnps_received; }
+
+const cs_pkt_dcqcn_rp_t *cs_pkt_net_flow_rp(const cs_pkt_net_t *net, int flow)
+{
+    const flow_t *f = flow_of(net, flow);
+    return f->dcqcn != NULL ? &f->rp : NULL;
 }

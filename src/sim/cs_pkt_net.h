@@ -2,8 +2,9 @@
  * and switches joined by one-way links (an egress port each), flows that
  * stream a message from a host along a fixed route, switches that forward
  * each packet to the next port of its route, and a sink at the destination
- * host counting delivered payload. Not an engine yet (no QPs, ACKs, ECN
- * or loss recovery; see docs/model-packet.md).
+ * host counting delivered payload. Switches may mark ECN at egress
+ * (cs_pkt_ecn.h) and flows may run DCQCN (cs_pkt_dcqcn.h). Not an engine
+ * yet (no QPs, ACKs or loss recovery; see docs/model-packet.md).
  *
  * A switch's buffer is unbounded until cs_pkt_net_set_buffer gives it a
  * shared-buffer MMU (cs_pkt_mmu.h): then each arriving packet is admitted
@@ -23,6 +24,8 @@
 
 #include "sim/cs_evq.h"
 #include "sim/cs_pkt.h"
+#include "sim/cs_pkt_dcqcn.h"
+#include "sim/cs_pkt_ecn.h"
 #include "sim/cs_pkt_frame.h"
 #include "sim/cs_pkt_mmu.h"
 #include "sim/cs_pkt_pfc.h"
@@ -33,7 +36,15 @@
  * section 3: Cisco 476 ns/100 m twinax, 513 ns/100 m single-mode fibre). */
 #define CS_PKT_NET_PS_PER_M 5000.0
 
-enum { CS_PKT_EV_FLOW_START = 0x200 };   /* a = flow id */
+/* A CNP's payload (fabric-models.md section 1: a 64-B control packet;
+ * the brief's figure, framing added as for data). */
+#define CS_PKT_CNP_PAYLOAD 64
+
+enum {
+    CS_PKT_EV_FLOW_START = 0x200,     /* a = flow id */
+    CS_PKT_EV_FLOW_PACE,              /* a = flow id: a DCQCN flow's pacer */
+    CS_PKT_EV_DCQCN_TIMER,            /* a = flow id: its increase timer */
+};
 
 typedef struct cs_pkt_net cs_pkt_net_t;
 
@@ -73,6 +84,19 @@ int cs_pkt_net_set_buffer(cs_pkt_net_t *net, int sw, const cs_pkt_mmu_cfg_t *cfg
 /* PFC timer settings used by every switch (default cs_pkt_pfc_cfg_init). */
 void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg);
 
+/* The run's seed: RED draws (each link's generator from it and the link
+ * id). Default 0. */
+void cs_pkt_net_set_seed(cs_pkt_net_t *net, guint64 seed);
+/* Switch 'sw' marks ECN at every egress link, present and later: with
+ * 'cfg', or NULL for the defaults of each link's rate
+ * (cs_pkt_ecn_cfg_for_rate). Returns 0, or -1. */
+int cs_pkt_net_set_ecn(cs_pkt_net_t *net, int sw, const cs_pkt_ecn_cfg_t *cfg);
+/* Flow 'flow' runs DCQCN (cs_pkt_dcqcn.h), before it starts: its
+ * receiver is a notification point (CNPs back along the reverse links of
+ * its route, which must exist), its host paces it at the reaction
+ * point's rate. Returns 0, or -1. */
+int cs_pkt_net_set_dcqcn(cs_pkt_net_t *net, int flow, const cs_pkt_dcqcn_cfg_t *cfg);
+
 void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void *ctx);
 
 /* Runs every event at or before 'until' (CS_TIME_NEVER: until none is
@@ -95,6 +119,13 @@ guint64 cs_pkt_net_flow_dropped(const cs_pkt_net_t *net, int flow);
 cs_pkt_pfc_t *cs_pkt_net_pfc(cs_pkt_net_t *net, int link);
 cs_pkt_mmu_t *cs_pkt_net_mmu(cs_pkt_net_t *net, int sw);
 int cs_pkt_net_mmu_port(const cs_pkt_net_t *net, int link);
+/* Packets marked CE as they left 'link' at priority 'prio'. */
+guint64 cs_pkt_net_ecn_marks(const cs_pkt_net_t *net, int link, int prio);
+/* CNPs the flow's receiver sent, and its sender got. */
+guint64 cs_pkt_net_flow_cnps_sent(const cs_pkt_net_t *net, int flow);
+guint64 cs_pkt_net_flow_cnps_received(const cs_pkt_net_t *net, int flow);
+/* The flow's reaction point (rate, alpha, cuts), NULL without DCQCN. */
+const cs_pkt_dcqcn_rp_t *cs_pkt_net_flow_rp(const cs_pkt_net_t *net, int flow);
 /* Payload delivered to a host (all flows). */
 guint64 cs_pkt_net_host_delivered(const cs_pkt_net_t *net, int host);
 

@@ -7,6 +7,8 @@
 #include <math.h>
 
 #include "sim/cs_pkt.h"
+#include "sim/cs_pkt_dcqcn.h"
+#include "sim/cs_pkt_ecn.h"
 #include "sim/cs_pkt_frame.h"
 #include "sim/cs_pkt_mmu.h"
 #include "sim/cs_pkt_net.h"
@@ -457,6 +459,10 @@ typedef struct {
     guint16 quanta;                   /* 0: default */
     guint64 bytes;                    /* per sender */
     cs_time_t window;                 /* shares measured up to here */
+    gboolean ecn;                     /* the switch marks (defaults for 100G) */
+    const cs_pkt_dcqcn_cfg_t *dcqcn;  /* both flows run DCQCN; NULL: none */
+    guint64 seed;
+    cs_time_t settle;                 /* > 0: rates and queue samples from here to the window */
 } incast_cfg_t;
 
 typedef struct {
@@ -467,6 +473,9 @@ typedef struct {
     cs_time_t paused[2];
     guint64 used_max, hdrm_max, events;
     guint64 paused_any;               /* any pause on any link, any priority (no padding: memcmp) */
+    guint64 settled_bytes[2];         /* payload delivered per sender from settle to window */
+    guint64 marks, cnps_sent[2], cnps_received[2], cuts[2];
+    guint64 samples, samples_over_kmax, queue_max_settled;   /* egress queue, every 1 us */
 } incast_t;
 
 static void incast(const incast_cfg_t *ic, incast_t *r)
@@ -494,8 +503,31 @@ static void incast(const incast_cfg_t *ic, incast_t *r)
     cs_pkt_flow_cfg_t fc = flow_cfg(ic->bytes, 4096, ic->prio);
     int r0[2] = { as, sb }, r1[2] = { cs, sb };
     int f0 = cs_pkt_net_add_flow(net, r0, 2, &fc), f1 = cs_pkt_net_add_flow(net, r1, 2, &fc);
+    cs_pkt_net_set_seed(net, ic->seed);
+    if (ic->ecn)
+        g_assert_cmpint(cs_pkt_net_set_ecn(net, s, NULL), ==, 0);
+    if (ic->dcqcn != NULL) {
+        g_assert_cmpint(cs_pkt_net_set_dcqcn(net, f0, ic->dcqcn), ==, 0);
+        g_assert_cmpint(cs_pkt_net_set_dcqcn(net, f1, ic->dcqcn), ==, 0);
+    }
     *r = (incast_t) { 0 };
-    r->events = cs_pkt_net_run(net, ic->window);
+    if (ic->settle > 0) {
+        cs_pkt_ecn_cfg_t ec;
+        cs_pkt_ecn_cfg_for_rate(&ec, 100 * GBPS);
+        r->events = cs_pkt_net_run(net, ic->settle);
+        r->settled_bytes[0] = cs_pkt_net_flow_delivered(net, f0);
+        r->settled_bytes[1] = cs_pkt_net_flow_delivered(net, f1);
+        for (cs_time_t t = ic->settle + 1000 * NS; t <= ic->window; t += 1000 * NS) {
+            r->events += cs_pkt_net_run(net, t);
+            guint64 q = cs_pkt_port_queue_bytes(cs_pkt_net_port(net, sb), ic->prio);
+            r->samples++;
+            r->samples_over_kmax += q > ec.kmax;
+            r->queue_max_settled = MAX(r->queue_max_settled, q);
+        }
+        r->settled_bytes[0] = cs_pkt_net_flow_delivered(net, f0) - r->settled_bytes[0];
+        r->settled_bytes[1] = cs_pkt_net_flow_delivered(net, f1) - r->settled_bytes[1];
+    }
+    r->events += cs_pkt_net_run(net, ic->window);
     r->window_bytes[0] = cs_pkt_net_flow_delivered(net, f0);
     r->window_bytes[1] = cs_pkt_net_flow_delivered(net, f1);
     for (int p = 0; p < CS_PKT_PRIOS; p++)
@@ -516,7 +548,12 @@ static void incast(const incast_cfg_t *ic, incast_t *r)
                                                                  ic->prio));
         g_assert_cmpuint(r->dropped[i], ==,
                          cs_pkt_mmu_drops(mmu, cs_pkt_net_mmu_port(net, in[i]), ic->prio));
+        r->cnps_sent[i] = cs_pkt_net_flow_cnps_sent(net, fl[i]);
+        r->cnps_received[i] = cs_pkt_net_flow_cnps_received(net, fl[i]);
+        const cs_pkt_dcqcn_rp_t *rp = cs_pkt_net_flow_rp(net, fl[i]);
+        r->cuts[i] = rp != NULL ? rp->cuts : 0;
     }
+    r->marks = cs_pkt_net_ecn_marks(net, sb, ic->prio);
     for (int l = 0; l < 6; l++)
         for (int p = 0; p < CS_PKT_PRIOS; p++)
             r->paused_any |= cs_pkt_pfc_received(cs_pkt_net_pfc(net, l), p) > 0
@@ -532,6 +569,15 @@ static void incast(const incast_cfg_t *ic, incast_t *r)
                    ic->prio, r->window_bytes[0], r->window_bytes[1], r->egress_window,
                    r->dropped[0], r->dropped[1], r->xoff[0], r->xoff[1], r->xon[0], r->xon[1],
                    r->paused[0] / 1e6, r->paused[1] / 1e6, r->used_max, r->hdrm_max);
+    g_test_message("  marks %" G_GUINT64_FORMAT ", cnps %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                   " (received %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "), cuts %" G_GUINT64_FORMAT
+                   "/%" G_GUINT64_FORMAT ", settled %.2f/%.2f Gb/s, queue over Kmax %" G_GUINT64_FORMAT
+                   "/%" G_GUINT64_FORMAT " samples, max %" G_GUINT64_FORMAT " B",
+                   r->marks, r->cnps_sent[0], r->cnps_sent[1], r->cnps_received[0], r->cnps_received[1],
+                   r->cuts[0], r->cuts[1],
+                   ic->settle > 0 ? r->settled_bytes[0] * 8e3 / (double)(ic->window - ic->settle) : 0,
+                   ic->settle > 0 ? r->settled_bytes[1] * 8e3 / (double)(ic->window - ic->settle) : 0,
+                   r->samples_over_kmax, r->samples, r->queue_max_settled);
 }
 
 static const incast_cfg_t incast_base = {
@@ -710,6 +756,208 @@ static void test_pfc_xon_lost(void)
     g_assert_cmpint(paused, ==, 1000 * NS);
 }
 
+/* RED at a 100G port (400/1600 KB, Pmax 0.2): the marking frequency over
+ * many draws at Kmin, halfway and Kmax matches the formula within 5
+ * standard deviations; above Kmax every packet, a packet that is not ECT
+ * none. */
+static void test_ecn_red(void)
+{
+    cs_pkt_ecn_cfg_t c;
+    cs_pkt_ecn_cfg_for_rate(&c, 100 * GBPS);
+    g_assert_cmpuint(c.kmin, ==, 400000);
+    g_assert_cmpuint(c.kmax, ==, 1600000);
+    g_assert_cmpfloat(c.pmax, ==, 0.2);
+    cs_pkt_ecn_cfg_t c25, c400;
+    cs_pkt_ecn_cfg_for_rate(&c25, 25 * GBPS);
+    cs_pkt_ecn_cfg_for_rate(&c400, 400 * GBPS);
+    g_assert_cmpuint(c25.kmin, ==, 100000);
+    g_assert_cmpuint(c25.kmax, ==, 400000);
+    g_assert_cmpuint(c400.kmin, ==, 800000);
+    g_assert_cmpuint(c400.kmax, ==, 3200000);
+    const guint64 q[] = { 400000, 1000000, 1600000, 1600001, 5000000 };
+    const double want[] = { 0, 0.1, 0.2, 1, 1 };
+    const int n = 200000;
+    cs_pkt_rng_t rng;
+    cs_pkt_rng_seed(&rng, 42, 7);
+    for (guint i = 0; i < G_N_ELEMENTS(q); i++) {
+        g_assert_cmpfloat(fabs(cs_pkt_ecn_prob(&c, q[i]) - want[i]), <, 1e-12);
+        int marked = 0;
+        for (int k = 0; k < n; k++) {
+            cs_pkt_t p = { .flags = CS_PKT_F_ECT };
+            marked += cs_pkt_ecn_mark(&c, &rng, &p, q[i]);
+            g_assert_cmpint(!!(p.flags & CS_PKT_F_CE), ==, p.flags != CS_PKT_F_ECT);
+        }
+        double sd = sqrt(n * want[i] * (1 - want[i]));
+        g_test_message("RED q=%" G_GUINT64_FORMAT ": %d of %d marked, want %.0f +- %.0f",
+                       q[i], marked, n, n * want[i], sd);
+        g_assert_cmpfloat(fabs(marked - n * want[i]), <=, 5 * sd + 1e-9);
+    }
+    cs_pkt_t p = { .flags = 0 };
+    g_assert_false(cs_pkt_ecn_mark(&c, &rng, &p, 5000000));
+    g_assert_cmpint(p.flags, ==, 0);
+    /* the same seed and stream give the same draws, another stream others */
+    cs_pkt_rng_t a, b, d;
+    cs_pkt_rng_seed(&a, 1, 3);
+    cs_pkt_rng_seed(&b, 1, 3);
+    cs_pkt_rng_seed(&d, 1, 4);
+    double ua = cs_pkt_rng_uniform(&a);
+    g_assert_cmpfloat(ua, ==, cs_pkt_rng_uniform(&b));
+    g_assert_cmpfloat(ua, !=, cs_pkt_rng_uniform(&d));
+}
+
+/* The reaction point's arithmetic with the ConnectX defaults at 100G:
+ * the first CNP cuts to 1 - alpha0/2; a second within the 4 us monitor
+ * period cuts nothing; one after it cuts with alpha decayed over the
+ * periods between; the timer's first expiry is fast recovery, the next
+ * ones additive (F = 1); the byte counter counts 32767-B stages. */
+static void test_dcqcn_rp(void)
+{
+    cs_pkt_dcqcn_cfg_t c;
+    cs_pkt_dcqcn_cfg_connectx(&c);
+    g_assert_true(cs_pkt_dcqcn_cfg_valid(&c));
+    cs_pkt_dcqcn_rp_t rp;
+    cs_pkt_dcqcn_rp_init(&rp, &c, 100 * GBPS);
+    g_assert_false(rp.limited);
+    g_assert_cmpint(cs_pkt_dcqcn_rp_gap(&rp, 4000), ==, 0);
+    g_assert_true(cs_pkt_dcqcn_rp_cnp(&rp, 0));
+    double a0 = 1023.0 / 1024;
+    g_assert_cmpfloat(fabs(rp.rc - 100e9 * (1 - a0 / 2)), <, 1);
+    g_assert_cmpfloat(rp.rt, ==, 100e9);
+    g_assert_true(rp.limited);
+    g_assert_false(cs_pkt_dcqcn_rp_cnp(&rp, 3999 * NS));   /* within the monitor period */
+    double rc1 = rp.rc;
+    g_assert_true(cs_pkt_dcqcn_rp_cnp(&rp, 10000 * NS));
+    /* alpha: period [0,1us) had CNPs (+g), [3,4us) too, the others decayed */
+    double g = 5.0 / 1024, a = a0;
+    for (int k = 1; k <= 10; k++)
+        a = (1 - g) * a + (k == 1 || k == 4 ? g : 0);
+    g_assert_cmpfloat(fabs(rp.alpha - a), <, 1e-12);
+    g_assert_cmpfloat(fabs(rp.rc - rc1 * (1 - a / 2)), <, 1);
+    g_assert_cmpfloat(fabs(rp.rt - rc1), <, 1e-6);
+    double rc2 = rp.rc, rt2 = rp.rt;
+    g_assert_true(cs_pkt_dcqcn_rp_timer(&rp));                  /* stage 0 < F: fast recovery */
+    g_assert_cmpfloat(fabs(rp.rc - (rc2 + rt2) / 2), <, 1e-3);
+    g_assert_cmpfloat(rp.rt, ==, rt2);
+    double rc3 = rp.rc;
+    g_assert_true(cs_pkt_dcqcn_rp_timer(&rp));                  /* stage 1 = F: additive */
+    g_assert_cmpfloat(fabs(rp.rt - (rt2 + 5e6)), <, 1e-3);
+    g_assert_cmpfloat(fabs(rp.rc - (rc3 + rp.rt) / 2), <, 1e-3);
+    double rt4 = rp.rt;
+    cs_pkt_dcqcn_rp_sent(&rp, 32766);
+    g_assert_cmpfloat(rp.rt, ==, rt4);
+    cs_pkt_dcqcn_rp_sent(&rp, 1);                               /* byte stage 0, timer 2: additive */
+    g_assert_cmpfloat(fabs(rp.rt - (rt4 + 5e6)), <, 1e-3);
+    g_assert_cmpint(rp.b_stage, ==, 1);
+    /* both stages >= F: hyper, 50 Mb/s x (1 - 1 + 1) */
+    double rt5 = rp.rt;
+    cs_pkt_dcqcn_rp_sent(&rp, 32767);
+    g_assert_cmpfloat(fabs(rp.rt - (rt5 + 50e6)), <, 1e-3);
+    /* the gap of a 4000-B packet at RC */
+    g_assert_cmpint(cs_pkt_dcqcn_rp_gap(&rp, 4000), ==, (cs_time_t)ceil(4000 * 8 * 1e12 / rp.rc));
+    /* the timer ends when RC is back at the line rate */
+    int n = 0;
+    while (cs_pkt_dcqcn_rp_timer(&rp))
+        n++;
+    g_assert_cmpint(n, >, 0);
+    g_assert_false(rp.limited);
+    g_assert_cmpfloat(rp.rc, ==, 100e9);
+    cs_pkt_dcqcn_cfg_t pc;
+    cs_pkt_dcqcn_cfg_paper(&pc);
+    g_assert_true(cs_pkt_dcqcn_cfg_valid(&pc));
+}
+
+/* 2:1 incast at 100G, a 16 MB buffer (each sender's share of it ~1.6
+ * MB, above Kmax), flows of 40 MB; rates measured from 1 to 5 ms. */
+static cs_pkt_dcqcn_cfg_t dcqcn_cx, dcqcn_paper;
+
+static const incast_cfg_t incast_dcqcn = {
+    .buffer = 16000000, .reserve = CS_PKT_MMU_RESERVE_DEFAULT, .headroom = -1, .prio = 1,
+    .bytes = 40000000, .window = (cs_time_t)5000 * 1000 * NS, .settle = (cs_time_t)1000 * 1000 * NS,
+    .seed = 1,
+};
+
+/* Lossy priority with the DCQCN paper's parameters: with ECN and DCQCN
+ * each sender gets C/2 within 20% after a millisecond, the egress queue
+ * stays below Kmax nearly always, CNPs flow, and far fewer packets are
+ * dropped than without. (The ConnectX defaults at these thresholds
+ * oscillate instead: docs/model-packet.md.) */
+static void test_dcqcn_incast_lossy(void)
+{
+    cs_pkt_dcqcn_cfg_paper(&dcqcn_paper);
+    incast_cfg_t ic = incast_dcqcn;
+    incast_t plain, dc;
+    incast(&ic, &plain);
+    ic.ecn = TRUE;
+    ic.dcqcn = &dcqcn_paper;
+    incast(&ic, &dc);
+    double half = 100e9 * cs_pkt_frame_goodput(&(cs_pkt_frame_t) { 0 }, 4096, CS_PKT_HDR_MIDDLE) / 2;
+    for (int i = 0; i < 2; i++) {
+        double rate = dc.settled_bytes[i] * 8 * CS_PS_PER_S / (double)(ic.window - ic.settle);
+        g_assert_cmpfloat(fabs(rate / half - 1), <, 0.2);
+        g_assert_cmpuint(dc.cnps_sent[i], >, 0);
+        g_assert_cmpuint(dc.cnps_received[i], ==, dc.cnps_sent[i]);
+        g_assert_cmpuint(dc.cuts[i], >, 0);
+        g_assert_cmpuint(dc.cuts[i], <=, dc.cnps_received[i]);
+        g_assert_cmpuint(plain.cnps_sent[i], ==, 0);
+    }
+    g_assert_cmpuint(dc.marks, >, 0);
+    g_assert_cmpuint(plain.marks, ==, 0);
+    g_assert_cmpuint(dc.samples, ==, 4000);
+    g_assert_cmpuint(dc.samples_over_kmax, <, dc.samples / 20);
+    g_assert_cmpuint(plain.dropped[0] + plain.dropped[1], >, 100);
+    g_assert_cmpuint((dc.dropped[0] + dc.dropped[1]) * 10, <, plain.dropped[0] + plain.dropped[1]);
+}
+
+/* Lossless priority (PFC): DCQCN keeps the queue below the pause
+ * threshold, so fewer pause frames than with PFC alone, with either
+ * preset. */
+static void dcqcn_lossless(const cs_pkt_dcqcn_cfg_t *d)
+{
+    incast_cfg_t ic = incast_dcqcn;
+    ic.prio = 3;
+    incast_t pfc, dc;
+    incast(&ic, &pfc);
+    ic.ecn = TRUE;
+    ic.dcqcn = d;
+    incast(&ic, &dc);
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpuint(pfc.dropped[i] + dc.dropped[i], ==, 0);
+        g_assert_cmpuint(dc.delivered[i], ==, ic.bytes);
+    }
+    g_assert_cmpuint(pfc.xoff[0] + pfc.xoff[1], >, 0);
+    g_assert_cmpuint(dc.xoff[0] + dc.xoff[1], <, pfc.xoff[0] + pfc.xoff[1]);
+    g_assert_cmpuint(dc.cnps_sent[0] + dc.cnps_sent[1], >, 0);
+}
+
+static void test_dcqcn_incast_lossless(void)
+{
+    cs_pkt_dcqcn_cfg_connectx(&dcqcn_cx);
+    cs_pkt_dcqcn_cfg_paper(&dcqcn_paper);
+    dcqcn_lossless(&dcqcn_cx);
+    dcqcn_lossless(&dcqcn_paper);
+}
+
+/* Same seed, same counters; another seed, other RED draws. */
+static void test_dcqcn_determinism(void)
+{
+    cs_pkt_dcqcn_cfg_connectx(&dcqcn_cx);
+    incast_cfg_t ic = incast_dcqcn;
+    ic.ecn = TRUE;
+    ic.dcqcn = &dcqcn_cx;
+    ic.bytes = 5000000;
+    ic.settle = 0;
+    ic.window = 200 * 1000 * NS;
+    incast_t r1, r2, r3;
+    incast(&ic, &r1);
+    incast(&ic, &r2);
+    g_assert_cmpuint(r1.marks, >, 0);
+    g_assert_cmpmem(&r1, sizeof r1, &r2, sizeof r2);
+    ic.seed = 2;
+    incast(&ic, &r3);
+    g_assert_cmpuint(r3.marks, >, 0);
+    g_assert_true(memcmp(&r1, &r3, sizeof r1) != 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -731,5 +979,10 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt/pfc/incast-lossy", test_incast_lossy);
     g_test_add_func("/pkt/pfc/incast-determinism", test_incast_determinism);
     g_test_add_func("/pkt/pfc/xon-lost", test_pfc_xon_lost);
+    g_test_add_func("/pkt/ecn/red", test_ecn_red);
+    g_test_add_func("/pkt/dcqcn/rp", test_dcqcn_rp);
+    g_test_add_func("/pkt/dcqcn/incast-lossy", test_dcqcn_incast_lossy);
+    g_test_add_func("/pkt/dcqcn/incast-lossless", test_dcqcn_incast_lossless);
+    g_test_add_func("/pkt/dcqcn/determinism", test_dcqcn_determinism);
     return g_test_run();
 }
