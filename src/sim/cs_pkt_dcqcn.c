@@ -29,6 +29,9 @@ void cs_pkt_dcqcn_cfg_connectx(cs_pkt_dcqcn_cfg_t *cfg)
          * at 100G it expires every 2.6 us and dominates the timer) */
         .byte_reset = 32767,
         .f = 1,                               /* RPG_THRESHOLD 1 */
+        /* CLAMP_TGT_RATE 0, CLAMP_TGT_RATE_AFTER_TIME_INC 1: RT follows
+         * RC at a cut only after a timer increase (HPCC rdma-hw.cc [H]) */
+        .clamp_tgt = FALSE,
     };
 }
 
@@ -50,6 +53,7 @@ void cs_pkt_dcqcn_cfg_paper(cs_pkt_dcqcn_cfg_t *cfg)
         .timer = 55 * US,                     /* T = 55 us */
         .byte_reset = 10000000,               /* B = 10 MB */
         .f = 5,                               /* F = 5 */
+        .clamp_tgt = TRUE,                    /* the paper: RT <- RC at every cut */
     };
 }
 
@@ -103,7 +107,8 @@ gboolean cs_pkt_dcqcn_rp_cnp(cs_pkt_dcqcn_rp_t *rp, cs_time_t now)
     if (rp->last_cut >= 0 && now - rp->last_cut < c->rate_reduce_period)
         return FALSE;
     double factor = MAX(1 - rp->alpha / 2, c->min_dec);
-    rp->rt = rp->rc;
+    if (c->clamp_tgt || rp->t_stage > 0)
+        rp->rt = rp->rc;
     rp->rc = MAX((double)c->min_rate_bps, rp->rc * factor);
     rp->t_stage = rp->b_stage = 0;
     rp->bytes = 0;

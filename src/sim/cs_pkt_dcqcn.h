@@ -10,8 +10,12 @@
  * RC: the next packet may leave wire bytes x 8 / RC after the last):
  * - on a CNP: alpha learns of it (below); at most once per
  *   rate_reduce_period (CNPs within the period after a cut cut nothing),
- *   RT <- RC and RC <- max(min_rate, RC x max(1 - alpha/2, min_dec)),
- *   and both increase counters restart.
+ *   RT <- RC (with clamp_tgt; without it only if the timer raised the
+ *   rate since the last cut: ConnectX CLAMP_TGT_RATE 0 with
+ *   CLAMP_TGT_RATE_AFTER_TIME_INC 1, as the HPCC ns-3 fork does it), RC <-
+ *   max(min_rate, RC x max(1 - alpha/2, min_dec)), and both increase
+ *   counters restart. Without the clamp, cuts in a row keep the target
+ *   of before the congestion, so fast recovery goes back towards it.
  * - alpha: every alpha_period from the first CNP, alpha <- (1-g) alpha
  *   + g if a CNP came in that period, else (1-g) alpha (ConnectX
  *   DCE_TCP_RTT semantics). Computed lazily when a CNP arrives: the
@@ -47,6 +51,7 @@ typedef struct {
     cs_time_t timer;                  /* increase timer */
     guint64 byte_reset;               /* increase byte counter (bytes; 0: none) */
     int f;                            /* fast recovery stages */
+    gboolean clamp_tgt;               /* RT <- RC at every cut (see above) */
 } cs_pkt_dcqcn_cfg_t;
 
 /* ConnectX firmware defaults (CX-5 FW 16.35, mlxconfig; the default). */

@@ -805,16 +805,29 @@ static void test_ecn_red(void)
     g_assert_cmpfloat(ua, !=, cs_pkt_rng_uniform(&d));
 }
 
-/* The reaction point's arithmetic with the ConnectX defaults at 100G:
- * the first CNP cuts to 1 - alpha0/2; a second within the 4 us monitor
- * period cuts nothing; one after it cuts with alpha decayed over the
- * periods between; the timer's first expiry is fast recovery, the next
- * ones additive (F = 1); the byte counter counts 32767-B stages. */
+/* The reaction point's arithmetic with the ConnectX defaults at 100G
+ * (but RT clamped at every cut, as in the paper): the first CNP cuts to
+ * 1 - alpha0/2; a second within the 4 us monitor period cuts nothing; one
+ * after it cuts with alpha decayed over the periods between; the timer's
+ * first expiry is fast recovery, the next ones additive (F = 1); the byte
+ * counter counts 32767-B stages. Then ConnectX's clamp rule: RT stays
+ * through cuts in a row, follows RC after a timer increase. */
 static void test_dcqcn_rp(void)
 {
     cs_pkt_dcqcn_cfg_t c;
     cs_pkt_dcqcn_cfg_connectx(&c);
     g_assert_true(cs_pkt_dcqcn_cfg_valid(&c));
+    g_assert_false(c.clamp_tgt);
+    cs_pkt_dcqcn_rp_t rq;
+    cs_pkt_dcqcn_rp_init(&rq, &c, 100 * GBPS);
+    cs_pkt_dcqcn_rp_cnp(&rq, 0);
+    g_assert_true(cs_pkt_dcqcn_rp_cnp(&rq, 5000 * NS));
+    g_assert_cmpfloat(rq.rt, ==, 100e9);
+    g_assert_true(cs_pkt_dcqcn_rp_timer(&rq));
+    double before = rq.rc;
+    g_assert_true(cs_pkt_dcqcn_rp_cnp(&rq, 10000 * NS));
+    g_assert_cmpfloat(rq.rt, ==, before);
+    c.clamp_tgt = TRUE;
     cs_pkt_dcqcn_rp_t rp;
     cs_pkt_dcqcn_rp_init(&rp, &c, 100 * GBPS);
     g_assert_false(rp.limited);
