@@ -29,12 +29,12 @@
  * cs_pkt_port_event.
  *
  * Hooks (a const table): 'dequeued' runs as a packet leaves its queue for
- * the wire (ECN marking will go there); 'may_send' is link-level flow
- * control, asked before a priority's head is started: "always" with no
- * hook (cs_pkt_port_hooks_always), PFC pause (cs_pkt_pfc.h, wired by
- * cs_pkt_net.c), per-VL credits (InfiniBand) later. When flow control
- * lets a priority go again it calls cs_pkt_port_kick, so the port itself
- * knows nothing of PFC or credits.
+ * the wire (the network marks ECN there, cs_pkt_ecn.h); 'may_send' is
+ * link-level flow control, asked before a priority's head is started:
+ * "always" with no hook (cs_pkt_port_hooks_always), PFC pause
+ * (cs_pkt_pfc.h, wired by cs_pkt_net.c), per-VL credits (InfiniBand)
+ * later. When flow control lets a priority go again it calls
+ * cs_pkt_port_kick, so the port itself knows nothing of PFC or credits.
  *
  * Control frames (cs_pkt_port_enqueue_ctrl: PFC pause frames) have their
  * own FIFO, served before every priority at the next packet boundary,
