@@ -525,7 +525,8 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
             break;
         case CS_PKT_EV_DCQCN_TIMER: {
             flow_t *f = flow_at(net, ev->a);
-            if (cs_pkt_dcqcn_rp_timer(&f->rp))
+            /* a flow with nothing left to send has no rate to raise */
+            if (f->next < f->npkts && cs_pkt_dcqcn_rp_timer(&f->rp))
                 cs_evq_push(net->evq, ev, net->now + f->dcqcn->timer);
             break;
         }
