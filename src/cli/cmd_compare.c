@@ -41,7 +41,6 @@ typedef struct {
 typedef struct {
     char **files;                /* G_OPTION_REMAINING */
     GPtrArray *variants;         /* "LABEL:K=V,..." as given */
-    char *svg;
 } compare_opts_t;
 
 /* One verdict line: consecutive sizes with the same outcome. */
@@ -67,6 +66,18 @@ static void design_clear(design_t *d)
 static gboolean on_design(const char *option_name, const char *value, gpointer data, GError **err)
 {
     compare_opts_t *o = data;
+    /* a label used twice is refused here, before any design is priced */
+    const char *colon = strchr(value, ':');
+    gsize n = colon != NULL ? (gsize)(colon - value) : strlen(value);
+    for (guint i = 0; i < o->variants->len; i++) {
+        const char *v = g_ptr_array_index(o->variants, i);
+        if (strncmp(v, value, n) == 0 && (v[n] == ':' || v[n] == '\0')) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "collsim: --design %.*s: the label is used twice; expected one label per design", (int)n,
+                        value);
+            return FALSE;
+        }
+    }
     g_ptr_array_add(o->variants, g_strdup(value));
     return TRUE;
 }
@@ -544,15 +555,6 @@ static void write_table(FILE *f, const GArray *designs, const GArray *sizes, con
     fprintf(f, "#\n");
 }
 
-static void json_num(GString *g, const char *key, double v)
-{
-    g_string_append_printf(g, "\"%s\": ", key);
-    if (isfinite(v) && v >= 0)
-        cs_write_append_number(g, v);
-    else
-        g_string_append(g, "null");
-}
-
 static char *write_json(const GArray *designs, const GArray *sizes, const GArray *v)
 {
     g_autofree char *models = models_of(designs);
@@ -595,17 +597,17 @@ static char *write_json(const GArray *designs, const GArray *sizes, const GArray
                 continue;
             }
             g_string_append_printf(g, "{\"printed_size\": %" G_GUINT64_FORMAT ", ", r->size);
-            json_num(g, "time_us", ran(r) ? r->time_us[CS_OOP] : -1);
+            cs_write_append_json_num(g, "time_us", ran(r) ? r->time_us[CS_OOP] : -1);
             g_string_append(g, ", ");
-            json_num(g, "algbw", ran(r) ? r->algbw[CS_OOP] : -1);
+            cs_write_append_json_num(g, "algbw", ran(r) ? r->algbw[CS_OOP] : -1);
             g_string_append(g, ", ");
-            json_num(g, "busbw", ran(r) ? r->busbw[CS_OOP] : -1);
+            cs_write_append_json_num(g, "busbw", ran(r) ? r->busbw[CS_OOP] : -1);
             g_string_append(g, ", \"algo\": ");
             cs_write_append_json_string(g, r->algo);
             g_string_append(g, ", \"proto\": ");
             cs_write_append_json_string(g, ran(r) ? r->proto : NULL);
             g_string_append_printf(g, ", \"nchannels\": %d, ", r->nchannels);
-            json_num(g, "ratio", ratio_to_first(designs, i, size));
+            cs_write_append_json_num(g, "ratio", ratio_to_first(designs, i, size));
             g_string_append_c(g, '}');
         }
         int best, second;

@@ -408,6 +408,17 @@ static gboolean run_local(const grid_t *g, guint k, GString *all, GError **err)
         if (poll(pf, started, -1) < 0) {
             if (errno == EINTR)
                 continue;
+            /* stop reading: close every pipe so no worker blocks on a
+             * full one while it is reaped below */
+            if (ok)
+                g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: sweep: cannot wait for the workers (%s)",
+                            g_strerror(errno));
+            ok = FALSE;
+            for (guint j = 0; j < started; j++)
+                if (pf[j].fd >= 0) {
+                    close(pf[j].fd);
+                    pf[j].fd = -1;
+                }
             break;
         }
         for (guint j = 0; j < started; j++) {
@@ -548,15 +559,6 @@ static char *write_csv(const grid_t *g, const point_t *points)
     return g_string_free(s, FALSE);
 }
 
-static void json_num(GString *g, const char *key, double v)
-{
-    g_string_append_printf(g, "\"%s\": ", key);
-    if (isfinite(v) && v >= 0)
-        cs_write_append_number(g, v);
-    else
-        g_string_append(g, "null");
-}
-
 static char *write_json(const grid_t *g, const point_t *points, const char *base)
 {
     GString *s = g_string_new("{\n  \"producer\": \"collsim sweep\",\n  \"version\": \"" PACKAGE_VERSION "\",\n");
@@ -598,11 +600,11 @@ static char *write_json(const grid_t *g, const point_t *points, const char *base
             g_string_append_printf(s, "%s\n       {\"size\": %" G_GUINT64_FORMAT ", \"printed_size\": %" G_GUINT64_FORMAT
                                    ", \"count\": %" G_GUINT64_FORMAT ", ",
                                    r ? "," : "", row->size, row->printed, row->count);
-            json_num(s, "time_us", row->time_us);
+            cs_write_append_json_num(s, "time_us", row->time_us);
             g_string_append(s, ", ");
-            json_num(s, "algbw", row->algbw);
+            cs_write_append_json_num(s, "algbw", row->algbw);
             g_string_append(s, ", ");
-            json_num(s, "busbw", row->busbw);
+            cs_write_append_json_num(s, "busbw", row->busbw);
             g_string_append(s, ", \"algo\": ");
             cs_write_append_json_string(s, row->algo);
             g_string_append(s, ", \"proto\": ");
@@ -854,12 +856,12 @@ static int sweep(cs_run_args_t *a, const sweep_opts_t *o, GError **err)
     }
     points = g_new0(point_t, g.npoints);
     if (!parse_records(all->str, points, g.npoints)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_IO, "collsim: sweep: a worker's results were cut short");
+        g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: sweep: a worker's results were cut short");
         goto out_points;
     }
     for (guint i = 0; i < g.npoints; i++) {
         if (!points[i].done) {
-            g_set_error(err, CS_ERROR, CS_ERROR_IO, "collsim: sweep: point %u has no result", i);
+            g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: sweep: point %u has no result", i);
             goto out_points;
         }
         if (points[i].error != NULL) {

@@ -181,8 +181,7 @@ char *cs_predict_svg_caption(const char *models, const char *command)
 void cs_predict_csv_num(GString *g, double v)
 {
     g_string_append_c(g, ',');
-    if (isfinite(v) && v >= 0)
-        cs_write_append_number(g, v);
+    cs_write_append_csv_num(g, v);
 }
 
 /* ---- KEY=VALUE ------------------------------------------------------------- */

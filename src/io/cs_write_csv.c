@@ -26,10 +26,19 @@ void cs_write_csv_field(GString *g, const char *s)
 }
 
 /* Empty when missing (< 0) or not finite. */
-static void csv_num(GString *g, double v)
+void cs_write_append_csv_num(GString *g, double v)
 {
     if (isfinite(v) && v >= 0)
         cs_write_append_number(g, v);
+}
+
+void cs_write_append_json_num(GString *g, const char *key, double v)
+{
+    g_string_append_printf(g, "\"%s\": ", key);
+    if (isfinite(v) && v >= 0)
+        cs_write_append_number(g, v);
+    else
+        g_string_append(g, "null");
 }
 
 static const char header[] =
@@ -51,13 +60,13 @@ char *cs_write_csv(const cs_result_t *r)
             gboolean run = row->time_us[p] >= 0;
             g_string_append_c(g, ',');
             if (run)
-                csv_num(g, row->time_us[p]);
+                cs_write_append_csv_num(g, row->time_us[p]);
             g_string_append_c(g, ',');
             if (run)
-                csv_num(g, row->algbw[p]);
+                cs_write_append_csv_num(g, row->algbw[p]);
             g_string_append_c(g, ',');
             if (run)
-                csv_num(g, row->busbw[p]);
+                cs_write_append_csv_num(g, row->busbw[p]);
             g_string_append_c(g, ',');
             if (run && row->wrong[p] >= 0)
                 g_string_append_printf(g, "%ld", row->wrong[p]);
@@ -72,7 +81,7 @@ char *cs_write_csv(const cs_result_t *r)
         g_string_append_c(g, ',');
         cs_write_csv_field(g, row->transport);
         g_string_append_c(g, ',');
-        csv_num(g, row->nccl_est_us);
+        cs_write_append_csv_num(g, row->nccl_est_us);
         g_string_append_c(g, '\n');
     }
     return g_string_free(g, FALSE);

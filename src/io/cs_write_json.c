@@ -141,20 +141,9 @@ char *cs_write_json(const cs_result_t *r)
     return g_string_free(g, FALSE);
 }
 
-/* The atomic writes are cs_output.c's: regular files through a temporary
- * file renamed only when every one was written, devices and FIFOs in
- * place, symlinks followed, modes kept. */
-gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, const gsize *lens,
-                               GError **err)
-{
-    return cs_output_write(n, paths, data, lens, err);
-}
-
-gboolean cs_write_files_check(int n, const char *const *paths, GError **err)
-{
-    return cs_output_check(n, paths, NULL, err);
-}
-
+/* The atomic write is cs_output.c's: a regular file through a temporary
+ * file renamed when written, devices and FIFOs in place, symlinks
+ * followed, modes kept (several files at once: cs_output_write). */
 gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err)
 {
     return cs_output_write_one(path, data, len, err);

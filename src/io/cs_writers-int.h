@@ -9,5 +9,10 @@
 void cs_write_append_number(GString *g, double v);
 /* Appends s as a JSON string (null for NULL), escaped. */
 void cs_write_append_json_string(GString *g, const char *s);
+/* Appends "key": v, or "key": null when v is negative or not finite (a
+ * size that did not run). */
+void cs_write_append_json_num(GString *g, const char *key, double v);
+/* Appends v for a CSV cell, nothing when it is negative or not finite. */
+void cs_write_append_csv_num(GString *g, double v);
 
 #endif

@@ -68,14 +68,5 @@ char *cs_write_jobs_csv(const cs_jobs_report_t *r);
 
 /* Atomic write of a buffer (temp + rename). */
 gboolean cs_write_file_atomic(const char *path, const char *data, gssize len, GError **err);
-/* Several files, all or none: each is written beside its path and renamed
- * only when every one was written. lens: each one's length, or NULL
- * (NUL-terminated texts). */
-gboolean cs_write_files_atomic(int n, const char *const *paths, const char *const *data, const gsize *lens,
-                               GError **err);
-/* Before a long computation whose files are written at its end: fails
- * with cs_write_files_atomic's message where a file could not be written
- * now (no such directory, no permission, a directory). Leaves nothing. */
-gboolean cs_write_files_check(int n, const char *const *paths, GError **err);
 
 #endif

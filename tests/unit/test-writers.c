@@ -5,6 +5,7 @@
  * columns and placeholders are checked against hand-counted strings. */
 #include "config.h"
 #include "io/cs_writers.h"
+#include "io/cs_output.h"
 #include "util/cs_error.h"
 
 #include <glib/gstdio.h>
@@ -391,16 +392,16 @@ static void test_files_check(void)
     g_autofree char *good = g_build_filename(dir, "out.json", NULL);
     g_autofree char *bad = g_build_filename(dir, "missing", "out.json", NULL);
     const char *paths[3] = { good, bad, dir };
-    g_assert_true(cs_write_files_check(1, paths, &err));
+    g_assert_true(cs_output_check(1, paths, NULL, &err));
     g_assert_no_error(err);
-    /* as cs_write_files_atomic would say it, one line */
-    g_assert_false(cs_write_files_check(2, paths, &err));
+    /* as cs_output_write would say it, one line */
+    g_assert_false(cs_output_check(2, paths, NULL, &err));
     g_assert_error(err, CS_ERROR, CS_ERROR_IO);
     g_assert_true(g_str_has_prefix(err->message, bad));
     g_assert_nonnull(strstr(err->message, ": cannot write the file (No such file or directory)"));
     g_clear_error(&err);
     /* a directory in the way */
-    g_assert_false(cs_write_files_check(1, &paths[2], &err));
+    g_assert_false(cs_output_check(1, &paths[2], NULL, &err));
     g_assert_nonnull(strstr(err->message, "(Is a directory)"));
     /* nothing left behind */
     GDir *d = g_dir_open(dir, 0, NULL);
