@@ -401,10 +401,11 @@ static gboolean check_oversubscription(const cs_topo_spec_t *spec, const cs_topo
                 return TRUE;
         }
     int from = t->fabric.nodes_per_leaf + 1;
-    /* "s.ini:5: oversubscription: 2 does not apply" from a scenario */
+    /* "s.ini:5: oversubscription: 2 does not apply" from a scenario,
+     * "collsim: --oversubscription: 2 does not apply" from the flag */
     const char *o = file_origin(spec, "oversubscription");
     g_autofree char *head = o != NULL ? g_strdup_printf("%s: %g", o, spec->oversubscription)
-                                      : g_strdup_printf("collsim: oversubscription %g", spec->oversubscription);
+                                      : g_strdup_printf("collsim: --oversubscription: %g", spec->oversubscription);
     if (!any_switch)
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
                     "%s does not apply: %d node(s) without a network fabric; "

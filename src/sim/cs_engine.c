@@ -260,7 +260,8 @@ guint64 cs_engine_memory_limit(const char **what_p)
     return limit;
 }
 
-/* "9.1 GiB", "512.0 MiB" */
+/* "9.1 GiB", "512.0 MiB" (g_format_size_full puts a no-break space
+ * between number and unit: this message stays ASCII) */
 static char *format_bytes(double b)
 {
     static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
@@ -334,7 +335,7 @@ gboolean cs_engine_interrupted(void)
     return interrupted != 0;
 }
 
-static double cpu_seconds(void)
+double cs_engine_cpu_seconds(void)
 {
     struct timespec ts;
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
@@ -417,7 +418,7 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
     const cs_engine_ops_t *ops = sw->ops;
     const cs_comm_info_t *info = cs_comm_info(job->comm);
     int i = sw->next;
-    double cpu0 = cpu_seconds();
+    double cpu0 = cs_engine_cpu_seconds();
     gint64 wall0 = g_get_monotonic_time();
 
     cs_result_row_t row;
@@ -477,7 +478,7 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
     sw->next++;
     sw->step = (cs_engine_step_t){
         .index = sw->r->rows->len - 1,
-        .cpu_s = cpu_seconds() - cpu0,
+        .cpu_s = cs_engine_cpu_seconds() - cpu0,
         .wall_s = (g_get_monotonic_time() - wall0) * 1e-6,
         .counters = sw->counters,
     };

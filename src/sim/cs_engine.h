@@ -250,5 +250,7 @@ gboolean cs_engine_child_bind(pid_t parent);
  * interruption, not that error. The analytic engine needs no polling. */
 void cs_engine_interrupt(void);   /* also kills the registered children */
 gboolean cs_engine_interrupted(void);
+/* CPU seconds this process has used (CLOCK_PROCESS_CPUTIME_ID), 0 if unknown. */
+double cs_engine_cpu_seconds(void);
 
 #endif

@@ -562,12 +562,12 @@ static double fill(const call_ctx_t *c, double d, double b)
  * (all_reduce.h). The credits: a sender may run C slices ahead of what its
  * receiver consumed, and the receiver consumes a slice when it has
  * forwarded it, so C slices take at least 2 ts + h on the slowest hop;
+ * there a slice moves at the rate of its own NIC and channel, the fabric
+ * beyond being idle while the credits wait ('burst_rate').
  * Across nodes only (t_ring): one node keeps the whole latency of every
  * hop, once per call, as the hop costs were fitted to the measured
  * single-node rings (8 A100 at 1-32 MiB run that much slower than slices
- * covering their hops would, docs/validation.md).
- * there a slice moves at the rate of its own NIC and channel, the fabric
- * beyond being idle while the credits wait ('burst_rate'). */
+ * covering their hops would, docs/validation.md). */
 static double ring_time(const call_ctx_t *c, double hops, double inter, double h_intra, double h_net,
                         double edge_rate, double burst_rate)
 {
@@ -589,6 +589,19 @@ static double ring_time(const call_ctx_t *c, double hops, double inter, double h
         window += mult * hops * K * (2 * tb + hmax) / C;
     }
     return MAX(t, window);
+}
+
+/* The resources a ring or chain sending v bytes per byte of S per rank
+ * loads: network (with the routed fabric where c->fab is set), NVLink,
+ * the channels' SMs, GPU memory. */
+static void ring_limits(call_ctx_t *c, const cs_analytic_hw_t *hw, double v, gboolean chain, gboolean reduces)
+{
+    if (c->N > 1)
+        limit_net(c, hw, v);
+    if (c->ppn > 1 || hw->mnnvl)
+        limit(c, CS_LIMIT_INTRA, v / ((chain ? hw->chain_bw : hw->intra_bw) * c->peff));
+    limit(c, CS_LIMIT_SM, v / c->b_sm);
+    limit(c, CS_LIMIT_MEM, v / (hw->mem_bw / (reduces ? 3.0 : 2.0)));
 }
 
 /* Ring: every rank sends from the first step and the links stay busy; the
@@ -615,31 +628,21 @@ static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
         hops = phases * (n - 1);
         inter = phases * per_phase;
     }
-    if (N > 1)
-        limit_net(c, hw, v);
-    if (c->ppn > 1 || hw->mnnvl)
-        limit(c, CS_LIMIT_INTRA, v / ((chain ? hw->chain_bw : hw->intra_bw) * c->peff));
-    limit(c, CS_LIMIT_SM, v / c->b_sm);
-    limit(c, CS_LIMIT_MEM, v / (hw->mem_bw / (reduces ? 3.0 : 2.0)));
+    ring_limits(c, hw, v, chain, reduces);
     double b = v / c->lim.spb;   /* bytes each rank sends per second, all channels */
     double hi = intra_hop(hw, p, c->pr), hn = net_hop(hw, p, c->pr, FALSE);
     if (c->fab != NULL && c->fab->wire_lat > 0)   /* the ring's own routes: some cross spines */
         hn += c->fab->wire_lat - hw->net_lat_near;
+    if (chain)
+        return c->launch + (hops - inter) * hi + inter * hn + hops * c->tau + c->S * c->lim.spb + fill(c, n - 1, b);
+    if (N == 1)   /* one node: every hop's latency once, as fitted (ring_time) */
+        return c->launch + hops * (hi + c->tau) + c->S * c->lim.spb;
     /* the rate without the fabric beyond the NICs */
     call_ctx_t local = *c;
     local.fab = NULL;
     local.lim.kind = CS_LIMIT_NONE;
     local.lim.spb = 0;
-    if (N > 1)
-        limit_net(&local, hw, v);
-    if (c->ppn > 1 || hw->mnnvl)
-        limit(&local, CS_LIMIT_INTRA, v / ((chain ? hw->chain_bw : hw->intra_bw) * c->peff));
-    limit(&local, CS_LIMIT_SM, v / c->b_sm);
-    limit(&local, CS_LIMIT_MEM, v / (hw->mem_bw / (reduces ? 3.0 : 2.0)));
-    if (chain)
-        return c->launch + (hops - inter) * hi + inter * hn + hops * c->tau + c->S * c->lim.spb + fill(c, n - 1, b);
-    if (N == 1)   /* one node: every hop's latency once, as fitted (ring_time) */
-        return c->launch + hops * (hi + c->tau) + c->S * c->lim.spb;
+    ring_limits(&local, hw, v, chain, reduces);
     return c->launch + ring_time(c, hops, inter, hi, hn, b / c->nch, v / local.lim.spb / c->nch);
 }
 

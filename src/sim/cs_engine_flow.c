@@ -2094,23 +2094,16 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
     return TRUE;
 }
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                              double time_s[2], GError **err)
 {
     cs_flow_t *f = state;
     cs_flow_stats_t st;
-    double t0 = cpu_now();
+    double t0 = cs_engine_cpu_seconds();
     f->last_cpu = -1;
     if (!cs_flow_simulate(f, call, job->exact ? CS_FLOW_FOLD_EXACT : CS_FLOW_FOLD_AUTO, &st, err))
         return FALSE;
-    f->last_cpu = cpu_now() - t0;
+    f->last_cpu = cs_engine_cpu_seconds() - t0;
     time_s[CS_OOP] = st.time_s;
     time_s[CS_INP] = st.time_s;
     return TRUE;

@@ -29,7 +29,6 @@ struct cs_fabric_load {
     double *load;        /* scratch: nres wire bytes per byte of S */
     double lat_sum;      /* scratch: the network edges' wire latency, summed */
     double nedges;
-    double lat_max;
 };
 
 cs_fabric_load_t *cs_fabric_load_new(const cs_engine_job_t *job, GError **err)
@@ -69,7 +68,6 @@ static void add_edge(cs_fabric_load_t *fl, const cs_flow_edge_t *e, double peff,
     for (int h = 0; h < e->n; h++)
         fl->load[e->h[h].res] += e->h[h].coeff * peff * bytes;
     fl->lat_sum += e->lat - fixed;
-    fl->lat_max = MAX(fl->lat_max, e->lat - fixed);
     fl->nedges += 1;
 }
 
@@ -224,7 +222,7 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
     g_autofree int *orders = cs_flow_chan_orders(net, dd.algo == CS_ALGO_TREE && net->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
                                                    MAX(1, dd.nchannels));
     memset(fl->load, 0, sizeof(double) * net->nres);
-    fl->lat_sum = fl->nedges = fl->lat_max = 0;
+    fl->lat_sum = fl->nedges = 0;
     g_autoptr(GError) err = NULL;
     gboolean ok = load_trees(fl, &dd, orders, &err);
     if (!ok && err == NULL) {
@@ -233,7 +231,7 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
         guint64 nbytes = (guint64)MAX(1, dd.nchannels) * (guint64)info->nranks;
         g_autoptr(cs_program_t) p = cs_program_new(info, net->coll, &dd, nbytes, net->root, orders, &err);
         memset(fl->load, 0, sizeof(double) * net->nres);
-        fl->lat_sum = fl->nedges = fl->lat_max = 0;
+        fl->lat_sum = fl->nedges = 0;
         ok = p != NULL && load_program(fl, p, &err);
     }
     if (!ok) {
@@ -241,13 +239,9 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
         return;
     }
     b->wire_lat = fl->nedges > 0 ? MAX(0, fl->lat_sum / fl->nedges) : 0;
-    b->wire_lat_max = MAX(b->wire_lat, fl->lat_max);
     /* The network links only (NIC ports, leaf, spine and core links):
      * the GPU-NIC paths inside a node stay the analytic engine's NIC rate
-     * term, which prices each NIC's best GPU as NCCL pairs them; the flow
-     * engine's exit GPU (cs_flow_exit_gpu) takes the first of equally
-     * near GPUs, so on DGX A100 two NICs' channels share one GPU's PCIe
-     * link (docs/model-analytic.md). */
+     * term, which prices each NIC's best GPU as NCCL pairs them. */
     for (int r = 0; r < t->nlinks; r++) {
         if (!priced(fl, r))
             continue;

@@ -22,7 +22,6 @@ typedef struct {
     int res;             /* that resource (cs_flow_res_* numbering), -1 none */
     double nic_spb;      /* ... on the busiest NIC port (NIC -> switch), 0 none */
     double wire_lat;     /* mean over the network edges of their links' and switches' latency, s */
-    double wire_lat_max; /* ... the largest */
     const char *skipped; /* not NULL: the call's edges could not be routed, and why */
 } cs_fabric_bound_t;
 

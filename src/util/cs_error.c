@@ -33,14 +33,6 @@ void cs_set_value_error_v(GError **err, const char *origin, const char *flag, co
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: %s: %s", flag, msg);
 }
 
-void cs_set_value_error(GError **err, const char *origin, const char *flag, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    cs_set_value_error_v(err, origin, flag, fmt, ap);
-    va_end(ap);
-}
-
 void cs_set_flag_error(GError **err, const char *flag, const char *fmt, ...)
 {
     va_list ap;

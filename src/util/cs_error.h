@@ -42,9 +42,8 @@ void cs_set_flag_error(GError **err, const char *flag, const char *fmt, ...)
 
 /* A value's error where it came from: "ORIGIN: message" when the value
  * came from a file (origin "FILE:LINE: key" or "FILE:LINE"), else
- * "collsim: FLAG: message" (CS_ERROR_INPUT either way). */
-void cs_set_value_error(GError **err, const char *origin, const char *flag, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
+ * "collsim: FLAG: message" (CS_ERROR_INPUT either way); for the
+ * variadic error helpers of the scenario and topology readers. */
 void cs_set_value_error_v(GError **err, const char *origin, const char *flag, const char *fmt, va_list ap)
     G_GNUC_PRINTF(4, 0);
 

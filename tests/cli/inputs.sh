@@ -175,7 +175,7 @@ refused flag-gpu 2 "collsim: --gpu: h100-sxm is an SXM/superchip module, not a P
 refused flag-nodes 2 "collsim: --nodes: 70000 is out of range; expected a number of nodes from 1 to 65536" -- \
     run --topo dgx-h100 --nodes 70000
 "$COLLSIM" run --topo dgx-h100 --nodes 2 --oversubscription 2 > out.txt 2> err.txt
-grep -q '^collsim: oversubscription 2 does not apply: ' err.txt && ok flag-oversubscription ||
+grep -q '^collsim: --oversubscription: 2 does not apply: ' err.txt && ok flag-oversubscription ||
     bad "flag-oversubscription: $(cat err.txt)"
 
 # ---- what topo xml writes loads again -------------------------------------

@@ -199,7 +199,7 @@ if run_lab lab5-oversubscription; then
         || bad "lab5: flow 4:1 drop ($b1 -> $b4)"
     awk -v a="$a4" -v f="$b4" 'BEGIN { exit !(a != "" && f > 0 && a / f > 0.9 && a / f < 1.1) }' \
         && ok "lab5: 4:1 analytic $a4 and flow $b4 within 10%" || bad "lab5: 4:1 analytic $a4 flow $b4"
-    has rail16-4.txt 'oversubscription 4 does not apply' && ok "lab5: 16-node rail refuses 4:1" || bad "lab5: rail16"
+    has rail16-4.txt 'oversubscription: 4 does not apply' && ok "lab5: 16-node rail refuses 4:1" || bad "lab5: rail16"
     lt "$(busbw ft40-4.txt $G)" "$(busbw rail40-4.txt $G)" && ok "lab5: 40 nodes 4:1 rail beats fat-tree" || bad "lab5: 40 nodes"
     has ft40-4.txt '^# bottleneck: .*spine' && ! has rail40-4.txt '^# bottleneck: .*spine' \
         && ok "lab5: rail keeps the bottleneck off the spine" || bad "lab5: 40-node bottlenecks"

@@ -84,7 +84,7 @@ check value-twice "collsim: --grid topology.nodes: '2' is listed twice; expected
 check bad-format "collsim: --format: 'xml' is not a format; expected csv or json" \
     --topo dgx-h100 --format xml
 # a point the engine refuses: named by its number and settings, nothing written
-check bad-point "collsim: oversubscription 4 does not apply: the fat-tree of 4 nodes is one leaf switch, with no uplinks; expected it from 5 nodes up, or none (point 1: topology.nodes=4)" \
+check bad-point "collsim: --oversubscription: 4 does not apply: the fat-tree of 4 nodes is one leaf switch, with no uplinks; expected it from 5 nodes up, or none (point 1: topology.nodes=4)" \
     --topo dgx-h100 --nic ib-ndr --fabric fat-tree --oversubscription 4 --grid nodes=8,4
 "$COLLSIM" sweep --topo dgx-h100 --output x.txt >x.out 2>x.err
 [ $? -eq 2 ] && [ "$(cat x.err)" = "collsim: --output: cannot tell the format of 'x.txt'; expected a .csv or .json name, or --format" ] \

@@ -522,11 +522,11 @@ static void test_build(void)
      * fat-tree of one leaf (4 x 8 NDR NICs fill the 32 down ports of one
      * Quantum-2 leaf) or rails of one leaf each; 5 nodes need 2 leaves */
     static const struct { int nodes; const char *fabric; const char *msg; } over[] = {
-        { 1, NULL, "collsim: oversubscription 2 does not apply: 1 node(s) without a network fabric; expected it "
+        { 1, NULL, "collsim: --oversubscription: 2 does not apply: 1 node(s) without a network fabric; expected it "
                    "with --nodes above 1 and a fabric with a spine, or none" },
-        { 4, "fat-tree", "collsim: oversubscription 2 does not apply: the fat-tree of 4 nodes is one leaf switch, "
+        { 4, "fat-tree", "collsim: --oversubscription: 2 does not apply: the fat-tree of 4 nodes is one leaf switch, "
                          "with no uplinks; expected it from 5 nodes up, or none" },
-        { 4, "rail", "collsim: oversubscription 2 does not apply: the rail fabric of 4 nodes is one leaf per rail, "
+        { 4, "rail", "collsim: --oversubscription: 2 does not apply: the rail fabric of 4 nodes is one leaf per rail, "
                      "with no spine (traffic between rails stays inside the nodes); expected it from 33 nodes up, "
                      "or --fabric fat-tree, or none" },
         { 5, "fat-tree", NULL },
