@@ -11,6 +11,7 @@
 #include "real/real_int.h"
 #include "real/cs_real_check.h"
 #include "util/cs_error.h"
+#include "util/cs_read_file.h"
 
 #include <cuda_runtime.h>
 /* nccl.h (2.28.9) declares some functions with "()" */
@@ -379,7 +380,9 @@ static void read_tuning(runner_t *x, guint64 size, cs_real_cell_t *cell)
 {
     const cs_scenario_t *s = x->r->s;
     g_autofree char *log = NULL;
-    if (x->r->tuning_log == NULL || !g_file_get_contents(x->r->tuning_log, &log, NULL, NULL))
+    gsize len = 0;
+    if (x->r->tuning_log == NULL ||
+        !cs_read_file(x->r->tuning_log, "file", "NCCL debug log", CS_READ_LIMIT_LOG, &log, &len, NULL))
         return;
     guint64 count = cs_coll_count(s->coll, size, s->dtype, x->nranks);
     cs_tuning_line_t t;

@@ -55,7 +55,7 @@ static const struct { guint64 gbps, intf, resp; } hr_table[] = {
 
 #define HR_MAXFRAME_EXTRA 160         /* D-MaxFrame = MTU x 8 + 160 (preamble, SFD, gap) */
 #define HR_PAUSE 672                  /* D-Pause: a 64-B pause frame with preamble and gap */
-#define HR_CABLE_NS_PER_M 5.0         /* ~5 ns/m (Cisco: 476 ns/100 m twinax, 513 SMF) */
+#define HR_CABLE_NS_PER_M 5.0         /* ~5 ns/m (fabric-models.md section 3, [PFCHR]/[CISCO]: 476 ns/100 m twinax, 513 SMF) */
 
 guint64 cs_pkt_headroom_bytes(guint32 mtu, guint64 rate_bps, double cable_m)
 {
