@@ -28,6 +28,7 @@ enum {
     CS_PKT_F_PAUSE = 1 << 4,          /* a PFC pause frame (link-local, no route) */
     CS_PKT_F_FIRST = 1 << 5,          /* first packet of a WRITE (carries a RETH) */
     CS_PKT_F_LAST  = 1 << 6,          /* last packet of its message */
+    CS_PKT_F_NAK   = 1 << 7,          /* with ACK: a NAK (PSN sequence error), psn = the one expected */
 };
 
 /* An immutable route: the egress ports a packet crosses, in order (the
@@ -45,7 +46,7 @@ typedef struct cs_pkt {
     cs_time_t t;                      /* on a wire: arrival at the far end */
     const cs_pkt_route_t *route;
     guint32 flow;                     /* flow / QP id */
-    guint32 psn;                      /* packet sequence number */
+    guint32 psn;                      /* packet sequence number (the QP's packet index; BTH's 24-bit wrap not modelled) */
     guint32 payload;                  /* payload bytes */
     guint32 wire;                     /* bytes on the wire, framing included */
     guint16 hop;                      /* index in route->port of the next egress port */

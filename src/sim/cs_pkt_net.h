@@ -3,8 +3,18 @@
  * stream a message from a host along a fixed route, switches that forward
  * each packet to the next port of its route, and a sink at the destination
  * host counting delivered payload. Switches may mark ECN at egress
- * (cs_pkt_ecn.h) and flows may run DCQCN (cs_pkt_dcqcn.h). Not an engine
- * yet (no QPs, ACKs or loss recovery; see docs/model-packet.md).
+ * (cs_pkt_ecn.h) and flows may run DCQCN (cs_pkt_dcqcn.h).
+ *
+ * A flow is a reliable-connected queue pair (QP) doing RDMA WRITEs:
+ * messages are posted to it over time (cs_pkt_net_qp_post) and leave in
+ * order, segmented at its MTU. With ACKs on (ack_interval > 0) the
+ * receiver accepts packets only in PSN order, acknowledges every
+ * ack_interval-th packet and each message's last, drops a packet that
+ * comes out of order and NAKs once per gap; the sender goes back to the
+ * NAKed PSN (go-back-N), and to its oldest unacknowledged one when its
+ * retransmission timer expires; after retry_cnt retries the QP fails, as
+ * an RC QP with IBV_WC_RETRY_EXC_ERR does. cs_pkt_net_add_flow is a QP
+ * with one message, no ACKs, posted at its start.
  *
  * A switch's buffer is unbounded until cs_pkt_net_set_buffer gives it a
  * shared-buffer MMU (cs_pkt_mmu.h): then each arriving packet is admitted
@@ -42,9 +52,15 @@
 
 enum {
     CS_PKT_EV_FLOW_START = 0x200,     /* a = flow id */
-    CS_PKT_EV_FLOW_PACE,              /* a = flow id: a DCQCN flow's pacer */
+    CS_PKT_EV_FLOW_PACE,              /* a = flow id: a paced flow's rate limiter */
     CS_PKT_EV_DCQCN_TIMER,            /* a = flow id: its increase timer */
+    CS_PKT_EV_QP_RTO,                 /* a = flow id: its retransmission timer */
 };
+
+/* The retransmission timeout of an RC QP: 4.096 us x 2^timeout (IBA
+ * 9.7.6.1.3 local ACK timeout; NCCL sets NCCL_IB_TIMEOUT, default 20:
+ * 4.3 s, net_ib/connect.cc). */
+#define CS_PKT_QP_TIMEOUT_PS(t) ((cs_time_t)4096000 << (t))
 
 typedef struct cs_pkt_net cs_pkt_net_t;
 
@@ -98,6 +114,45 @@ int cs_pkt_net_set_ecn(cs_pkt_net_t *net, int sw, const cs_pkt_ecn_cfg_t *cfg);
 int cs_pkt_net_set_dcqcn(cs_pkt_net_t *net, int flow, const cs_pkt_dcqcn_cfg_t *cfg);
 
 void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void *ctx);
+
+/* ---- queue pairs ---- */
+typedef struct {
+    guint32 mtu;
+    int prio;
+    cs_pkt_frame_t frame;
+    guint32 ack_interval;             /* ACK every n-th packet and each message's last; 0: none (no recovery) */
+    cs_time_t timeout;                /* retransmission timeout (CS_PKT_QP_TIMEOUT_PS); 0: none */
+    int retry_cnt;                    /* retries before the QP fails (NCCL_IB_RETRY_CNT, 7) */
+} cs_pkt_qp_cfg_t;
+
+/* What a QP tells its owner, each at the moment it happens. */
+typedef struct {
+    /* the last packet of the QP's oldest message not reported yet left the sender's port */
+    void (*sent)(void *ctx, int qp, cs_time_t now);
+    /* ... reached the receiver with every packet before it (in order) */
+    void (*delivered)(void *ctx, int qp, cs_time_t now);
+    /* the QP ran out of retries: no message of it will complete */
+    void (*failed)(void *ctx, int qp, cs_time_t now);
+} cs_pkt_qp_hooks_t;
+
+/* An idle QP along 'route' (as cs_pkt_net_add_flow); with ACKs or DCQCN
+ * its reverse route must exist. Returns its id (a flow id), or -1. */
+int cs_pkt_net_add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_qp_cfg_t *cfg);
+void cs_pkt_net_set_qp_hooks(cs_pkt_net_t *net, const cs_pkt_qp_hooks_t *hooks, void *ctx);
+/* Posts a WRITE of 'bytes' at 'now' (no earlier than the last event run). */
+void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now);
+/* The sender's rate limit besides DCQCN (bits/s of wire bytes; <= 0:
+ * none): the host path's share, set by the engine as it changes. */
+void cs_pkt_net_qp_set_rate(cs_pkt_net_t *net, int qp, double bps, cs_time_t now);
+/* Time of the next event, CS_TIME_NEVER when none. */
+cs_time_t cs_pkt_net_next(const cs_pkt_net_t *net);
+/* Per QP: packets sent again (go-back-N), timeouts, NAKs received,
+ * packets its receiver dropped as out of order, whether it failed. */
+guint64 cs_pkt_net_qp_retransmitted(const cs_pkt_net_t *net, int qp);
+guint64 cs_pkt_net_qp_timeouts(const cs_pkt_net_t *net, int qp);
+guint64 cs_pkt_net_qp_naks(const cs_pkt_net_t *net, int qp);
+guint64 cs_pkt_net_qp_out_of_order(const cs_pkt_net_t *net, int qp);
+gboolean cs_pkt_net_qp_failed(const cs_pkt_net_t *net, int qp);
 
 /* Runs every event at or before 'until' (CS_TIME_NEVER: until none is
  * left). Returns the events handled. */
