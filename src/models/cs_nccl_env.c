@@ -829,6 +829,10 @@ gboolean cs_nccl_env_settings(const cs_nccl_env_t *e, cs_nccl_settings_t *s_p, G
     GET_INT("NCCL_IB_GID_INDEX", -1, 255, -1, s.ib_gid_index);
     GET_INT("NCCL_IB_TC", -1, 255, -1, s.ib_tc);
     GET_INT("NCCL_IB_SL", -1, 15, -1, s.ib_sl);
+    GET_INT("NCCL_IB_QPS_PER_CONNECTION", 1, 128, 1, s.ib_qps_per_conn);
+    GET_INT("NCCL_IB_SPLIT_DATA_ON_QPS", 0, 1, 0, s.ib_split_data_on_qps);
+    GET_INT("NCCL_IB_TIMEOUT", 1, 31, 20, s.ib_timeout);      /* the QP attribute's 5 bits */
+    GET_INT("NCCL_IB_RETRY_CNT", 0, 7, 7, s.ib_retry_cnt);     /* 3 bits */
     GET_INT("NCCL_CROSS_NIC", 0, 2, 2, s.cross_nic);
 
     /* NCCL_THREAD_THRESHOLDS (tuning.cc): up to six numbers, Tree LL LL128

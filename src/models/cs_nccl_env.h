@@ -76,6 +76,10 @@ typedef struct {
     int socket_nthreads, nsocks_perthread; /* -2 auto */
     int ib_gid_index;                   /* -1 auto */
     int ib_tc, ib_sl;
+    /* RC QP settings (net_ib/connect.cc, common.cc): QPs per connection 1,
+     * split each message over them 0 (else round robin per message),
+     * local ACK timeout exponent 20 (4.096 us x 2^20), retries 7 */
+    int ib_qps_per_conn, ib_split_data_on_qps, ib_timeout, ib_retry_cnt;
     int cross_nic;                      /* 2 */
     int algo_pat_unused;
     /* Added by the decide area (additive): */

@@ -17,6 +17,7 @@
 #include "sim/cs_engine.h"
 #include "sim/cs_engine_analytic-int.h"
 #include "sim/cs_engine_flow-int.h"
+#include "sim/cs_engine_packet-int.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
 /* The SimGrid engine exists where configure found SimGrid. */
@@ -28,6 +29,7 @@
 static const cs_engine_ops_t *const engines[] = {
     &cs_engine_analytic,
     &cs_engine_flow,
+    &cs_engine_packet,
 #ifdef HAVE_SIMGRID
     &cs_engine_simgrid,
 #endif
@@ -396,6 +398,11 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     if (ops->open != NULL && !ops->open(job, &sw->state, err))
         return NULL;
     sw->opened = TRUE;
+    if (ops->notes != NULL) {
+        g_auto(GStrv) notes = ops->notes(sw->state);
+        for (int k = 0; notes != NULL && notes[k] != NULL; k++)
+            cs_result_add_note(sw->r, "%s", notes[k]);
+    }
     if (!check_sweep_cost(ops, job, sw->state, sizes, sw->decisions, sw->nsizes, err))
         return NULL;
     return g_steal_pointer(&sw);

@@ -109,6 +109,10 @@ typedef struct cs_engine_ops {
                          cs_engine_cost_t *cost_p, GError **err);
     /* Optional: the same for a run of several jobs (run_jobs). */
     gboolean (*estimate_jobs)(const cs_engine_multi_t *m, cs_engine_cost_t *cost_p, GError **err);
+    /* Optional: what the engine assumed for this job that the output
+     * should say (after open), as notes (a NULL-terminated vector,
+     * g_strfreev it), e.g. the packet engine's fabric settings. */
+    char **(*notes)(void *state);
     /* Optional: what the last predict approximated to save time, as one
      * sentence (g_free it), or NULL when nothing; job->exact turns such
      * approximations off. cs_engine_run_sweep notes it with the sizes. */

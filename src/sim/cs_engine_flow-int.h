@@ -161,6 +161,38 @@ void cs_flow_set_full_maxmin(cs_flow_t *f, gboolean full);
 gboolean cs_flow_maxmin_replay(int nres, const double *caps, int nlanes, const double *lane_cap, const double *mult,
                                const int *hop_off, const int *hop_res, const double *hop_coeff, int nseq,
                                const int *seq, gboolean full, double *rates, guint64 *touched_p);
+/* A transport for the network part of edges (the packet engine,
+ * docs/model-packet.md). With one set, an edge that crosses the network
+ * (links of kind NET) keeps the fair sharing of its node-side resources
+ * (GPU memory, NVLink, PCIe, the channel's ceiling), which sets its lane's
+ * rate; the network links are the transport's: each unit the lane sends
+ * is a message (its payload over the protocol's efficiency, bytes) paced
+ * at that rate (bytes/s, updated as shares change); the lane's op ends
+ * when the transport reports the message left the sending NIC
+ * (cs_flow_xport_sent), and its unit arrives the edge's node-side latency
+ * after the transport reports it delivered (cs_flow_xport_delivered).
+ * Channels are not merged and rings not folded: every lane its own
+ * messages. Times are the flow engine's (integer picoseconds from the
+ * run's start). */
+typedef struct {
+    /* Lane 'lane' of job 'job', channel ch, crosses the network from NIC
+     * device src_nic to dst_nic (the shared topology); once per lane
+     * before the run. */
+    gboolean (*lane)(void *ctx, int lane, int job, int ch, int src_nic, int dst_nic, GError **err);
+    void (*send)(void *ctx, int lane, double bytes, cs_time_t now);
+    void (*rate)(void *ctx, int lane, double bytes_per_s, cs_time_t now);
+    /* time of its next event, CS_TIME_NEVER: none */
+    cs_time_t (*next)(void *ctx);
+    /* runs its events at time t (none is earlier); FALSE with err when
+     * the run cannot go on (a QP ran out of retries) */
+    gboolean (*run)(void *ctx, cs_time_t t, GError **err);
+} cs_flow_xport_t;
+
+void cs_flow_set_xport(cs_flow_t *f, const cs_flow_xport_t *x, void *ctx);
+/* The transport's reports, from inside its run(), at that time. */
+void cs_flow_xport_sent(cs_flow_t *f, int lane);
+void cs_flow_xport_delivered(cs_flow_t *f, int lane);
+
 /* Runs several jobs on a shared engine (cs_flow_new_shared): each task's
  * calls back to back from its start; end_s (ntasks entries): when each
  * task's last call ended. Folding is off; channel merging stays (exact). */

@@ -33,7 +33,8 @@
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
-enum { EV_FIN = 1, EV_ARR = 2, EV_HEAD = 3, EV_START = 4 };
+enum { EV_FIN = 1, EV_ARR = 2, EV_HEAD = 3, EV_START = 4,
+       EV_XSENT = 5, EV_XDELIV = 6 };   /* a transport's message left its NIC / was delivered */
 
 typedef cs_flow_hop_t hop_t;
 
@@ -42,6 +43,12 @@ typedef struct {
     cs_time_t lat;           /* fixed cost after the data is sent */
     double cap;              /* payload ceiling of one transfer (one CTA) */
     int stream;              /* event stream of its arrivals (one per latency), -1: the heap */
+    /* With a transport (cs_flow_set_xport): the NICs an edge crosses the
+     * network between (shared topology devices; -1: it does not), and the
+     * latency of its network links and switches, which the transport
+     * carries and 'lat' leaves out */
+    int xsrc, xdst;
+    cs_time_t xlat;
 } edge_t;
 
 /* A resource that can bind: coeff < 0 marks the sender's memory, whose
@@ -101,6 +108,7 @@ typedef struct {
     gint64 inflight;             /* its arrival events not yet processed */
     cs_time_t call_start, end;
     gboolean done;
+    double peff;                 /* its protocol's wire efficiency (transport messages) */
 } fjob_t;
 
 struct cs_flow {
@@ -116,6 +124,8 @@ struct cs_flow {
     cs_sim_sink_t *sink;
     gboolean no_fold;        /* link statistics need every link's bytes: no folding */
     gboolean full_maxmin;    /* recompute whole components (tests compare) */
+    const cs_flow_xport_t *xport;   /* network edges carried by a transport, or NULL */
+    void *xctx;
 
     /* per run */
     int njobs;
@@ -146,6 +156,13 @@ struct cs_flow {
 };
 
 static inline int res_mem_of(const cs_flow_t *f, int shared_rank) { return f->topo->nlinks + 3 * shared_rank + 2; }
+
+/* A lane's bytes on the network: its payload over its protocol's wire
+ * efficiency (LL's flags, LL128's), as the flow engine's coefficients. */
+static inline double lane_xbytes(const cs_flow_t *f, int li, double payload)
+{
+    return payload / f->jobs[f->lanes[li].job].peff;
+}
 
 static cs_flow_t *flow_alloc(const cs_topo_t *topo, const cs_params_t *params)
 {
@@ -184,6 +201,43 @@ void cs_flow_set_full_maxmin(cs_flow_t *f, gboolean full)
 {
     f->full_maxmin = full;
 }
+
+void cs_flow_set_xport(cs_flow_t *f, const cs_flow_xport_t *x, void *ctx)
+{
+    f->xport = x;
+    f->xctx = ctx;
+}
+
+static void push_x(cs_flow_t *f, int kind, int li)
+{
+    cs_event_t *ev = cs_evq_alloc(f->q);
+    ev->kind = kind;
+    ev->a = li;
+    ev->b = f->lanes[li].job;
+    cs_evq_push(f->q, ev, f->now);
+}
+
+void cs_flow_xport_sent(cs_flow_t *f, int lane)
+{
+    push_x(f, EV_XSENT, lane);
+}
+
+void cs_flow_xport_delivered(cs_flow_t *f, int lane)
+{
+    push_x(f, EV_XDELIV, lane);
+}
+
+/* Every lane its own track or QPs: no merged channels, no folding. */
+static inline gboolean each_lane(const cs_flow_t *f)
+{
+    return f->sink != NULL || f->xport != NULL;
+}
+
+static inline gboolean lane_x(const cs_flow_t *f, int li)
+{
+    return f->xport != NULL && f->edges[li].xsrc >= 0;
+}
+
 
 static void free_run(cs_flow_t *f)
 {
@@ -361,7 +415,15 @@ static void res_add(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
     L->t_op = f->now;
-    if (L->bn == 0) {
+    if (lane_x(f, li)) {
+        /* the transport paces the message at the lane's share, its
+         * ceiling until the shares are recomputed at this instant */
+        set_rate(f, li, f->edges[li].cap);
+        f->xport->rate(f->xctx, li, lane_xbytes(f, li, f->edges[li].cap), f->now);
+        f->xport->send(f->xctx, li, lane_xbytes(f, li, L->op.bytes), f->now);
+        if (L->bn == 0)
+            return;
+    } else if (L->bn == 0) {
         set_rate(f, li, f->edges[li].cap);
         schedule_fin(f, L);
         return;
@@ -473,7 +535,10 @@ static void apply_rates(cs_flow_t *f, int ncl)
         L->last = f->now;
         f->rates_changed++;
         set_rate(f, li, rate);
-        schedule_fin(f, L);
+        if (lane_x(f, li))
+            f->xport->rate(f->xctx, li, lane_xbytes(f, li, rate), f->now);
+        else
+            schedule_fin(f, L);
     }
 }
 
@@ -676,7 +741,18 @@ static void push_arrival(cs_flow_t *f, int kind, int to, int from)
     if (e->stream >= 0)
         cs_evq_push_stream(f->q, ev, f->now + e->lat, e->stream);
     else
-        cs_evq_push(f->q, ev, f->now + e->lat);
+        cs_evq_push(f->q, ev, f->now + e->lat + (kind == EV_HEAD ? e->xlat : 0));
+}
+
+/* A lane's unit is on its way: over the transport it arrives once the
+ * transport delivers it (EV_XDELIV), until then it counts in flight. */
+static void unit_out(cs_flow_t *f, int to, int li)
+{
+    if (lane_x(f, li)) {
+        f->jobs[f->lanes[li].job].inflight++;
+        return;
+    }
+    push_arrival(f, EV_ARR, to, li);
 }
 
 static void advance(cs_flow_t *f, int li)
@@ -721,7 +797,7 @@ static void op_complete(cs_flow_t *f, int li)
     lane_t *L = &f->lanes[li];
     L->sending = FALSE;
     L->wait_tail = FALSE;
-    push_arrival(f, EV_ARR, lane_next(f, li), li);
+    unit_out(f, lane_next(f, li), li);
     if (L->op.consume >= 0)
         L->consumed++;
     op_done(f, li);
@@ -793,7 +869,7 @@ static void df_complete(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
     L->sending = FALSE;
-    push_arrival(f, EV_ARR, li, li);
+    unit_out(f, li, li);
     op_done(f, li);
     df_advance(f, li);
     /* the units it read may be consumed now: their senders may go on */
@@ -942,22 +1018,34 @@ static void job_check_end(cs_flow_t *f, int j)
     J->end = f->now;
 }
 
-/* Runs the events until nothing is left. */
-static gboolean run_events(cs_flow_t *f)
+/* Runs the events until nothing is left; with a transport, its events
+ * and ours in time order (its first at equal times: what it reports
+ * becomes our event at that instant). */
+static gboolean run_events(cs_flow_t *f, GError **err)
 {
     f->now = 0;
     for (guint poll = 0;; poll++) {
         /* Ctrl-C: a call may run for minutes */
-        if ((poll & 4095) == 0 && cs_engine_interrupted())
+        if ((poll & 4095) == 0 && cs_engine_interrupted()) {
+            g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "flow engine: interrupted");
             return FALSE;
+        }
         cs_event_t *ev = cs_evq_peek(f->q);
-        if (ev == NULL || ev->time > f->now) {
+        cs_time_t tev = ev != NULL ? ev->time : CS_TIME_NEVER;
+        cs_time_t tx = f->xport != NULL ? f->xport->next(f->xctx) : CS_TIME_NEVER;
+        if (MIN(tev, tx) > f->now) {
             if (f->ndirty > 0) {
                 recompute(f);
                 continue;
             }
             if (f->sink != NULL && f->nchanged > 0)
                 flush_loads(f);
+        }
+        if (tx <= tev && tx != CS_TIME_NEVER) {
+            f->now = tx;
+            if (!f->xport->run(f->xctx, tx, err))
+                return FALSE;
+            continue;
         }
         if (ev == NULL)
             break;
@@ -972,6 +1060,15 @@ static gboolean run_events(cs_flow_t *f)
         case EV_START:
             cs_evq_release(f->q, ev);
             job_start(f, j);
+            break;
+        case EV_XSENT:
+            cs_evq_release(f->q, ev);
+            on_fin(f, li);
+            break;
+        case EV_XDELIV:
+            cs_evq_release(f->q, ev);
+            f->jobs[j].inflight--;
+            push_arrival(f, EV_ARR, f->jobs[j].df ? li : lane_next(f, li), li);
             break;
         case EV_HEAD:
             cs_evq_release(f->q, ev);
@@ -1014,13 +1111,27 @@ static int job_mem(const cs_flow_t *f, const fjob_t *J, int rank)
 static void edge_from(cs_flow_t *f, const fjob_t *J, const cs_flow_edge_t *eb, double cap, GArray *hops, edge_t *e)
 {
     e->off = (int)hops->len;
-    e->nh = eb->n;
-    e->lat = (cs_time_t)llround(eb->lat * CS_PS_PER_S);
+    e->nh = 0;
     e->cap = cap;
+    e->xsrc = e->xdst = -1;
+    e->xlat = 0;
+    double xlat = 0;
     for (int h = 0; h < eb->n; h++) {
         hop_t x = { map_res(f, J, eb->h[h].res), eb->h[h].coeff };
+        if (f->xport != NULL && x.res < f->topo->nlinks && f->topo->links[x.res].kind == CS_LINK_NET) {
+            /* the transport's part: from the first network link's NIC to the last's */
+            const cs_link_t *l = &f->topo->links[x.res];
+            if (e->xsrc < 0)
+                e->xsrc = l->src;
+            e->xdst = l->dst;
+            xlat += l->lat + (f->topo->devs[l->dst].kind == CS_DEV_SWITCH ? f->topo->fabric.switch_lat : 0);
+            continue;
+        }
         g_array_append_val(hops, x);
+        e->nh++;
     }
+    e->xlat = (cs_time_t)llround(xlat * CS_PS_PER_S);
+    e->lat = (cs_time_t)llround(eb->lat * CS_PS_PER_S) - e->xlat;
 }
 
 /* Resources that can saturate anywhere on the ring: summed over every
@@ -1151,6 +1262,7 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
             edge_t *e = &edges[(gsize)c * n + pos];
             e->off = (int)eh->len;
             e->cap = cap;
+            e->xsrc = e->xdst = -1;
             if (!cs_program_sends(prog, pos))
                 continue;
             int a = cs_program_rank(prog, c, pos), b = cs_program_rank(prog, c, (pos + 1) % n);
@@ -1174,7 +1286,7 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
     int nrep = 0;
     for (int c = 0; c < nch; c++) {
         int k = nrep;
-        if (f->sink == NULL)
+        if (!each_lane(f))
             for (k = 0; k < nrep; k++)
                 if (same_channel(f, prog, edges, hp, bind, n, rep[k], c))
                     break;
@@ -1709,8 +1821,9 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
     /* Identical channels (NVLSTree: every GPU's tree leaves through its own
      * NIC whatever the channel) always get the same shares: the first one
      * runs with the weight of all, the others' flows have nothing to do.
-     * Exact, as for rings; off with a sink (every channel its track). */
-    if (f->sink != NULL)
+     * Exact, as for rings; off with a sink (every channel its track) or a
+     * transport (every channel its QPs). */
+    if (each_lane(f))
         return TRUE;
     lane_t *lv = &g_array_index(lanes, lane_t, J->base);
     const edge_t *ev = &g_array_index(edges, edge_t, J->base);
@@ -1845,7 +1958,7 @@ static void setup_resources(cs_flow_t *f)
             ;
         if (k == nl && nl < CS_EVQ_STREAMS)
             lats[nl++] = e->lat;
-        e->stream = k < nl ? k : -1;
+        e->stream = k < nl && e->xsrc < 0 ? k : -1;   /* a transport's arrivals come in its order */
     }
     for (int r = 0; r < f->nres; r++)
         f->res_off[r + 1] += f->res_off[r];
@@ -1913,9 +2026,10 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
     if (J->prog->nvls)
         gap += cs_flow_nvls_lat(net);   /* once per call, as the analytic engine */
     J->gap = (cs_time_t)llround(gap * CS_PS_PER_S);
+    J->peff = cs_flow_proto_eff(net, J->prog->proto);
     if (J->prog->nflows > 0)
-        return setup_dataflow(f, J, f->sink == NULL ? fold : CS_FLOW_FOLD_NONE, lanes, edges, hops, err);
-    return setup_ring(f, J, f->sink == NULL ? fold : CS_FLOW_FOLD_NONE, lanes, edges, hops, err);
+        return setup_dataflow(f, J, each_lane(f) ? CS_FLOW_FOLD_NONE : fold, lanes, edges, hops, err);
+    return setup_ring(f, J, each_lane(f) ? CS_FLOW_FOLD_NONE : fold, lanes, edges, hops, err);
 }
 
 static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_flow_net_t *const *nets, int ntasks,
@@ -1939,13 +2053,20 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
     }
     setup_deps(f);
     setup_resources(f);
+    for (int li = 0; li < f->nlanes && ok && f->xport != NULL; li++)
+        if (lane_x(f, li) && f->lanes[li].nops > 0)
+            ok = f->xport->lane(f->xctx, li, f->lanes[li].job, f->lanes[li].ch, f->edges[li].xsrc, f->edges[li].xdst,
+                                err);
+    if (!ok) {
+        teardown_run(f);
+        return FALSE;
+    }
     guint64 ev0 = cs_evq_popped(f->q);
     f->recomputes = f->touched = f->rates_changed = 0;
     for (int j = 0; j < ntasks; j++)
         push_start(f, j, f->jobs[j].start + f->jobs[j].gap);
-    if (!run_events(f)) {
+    if (!run_events(f, err)) {
         teardown_run(f);
-        g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "flow engine: interrupted");
         return FALSE;
     }
     if (f->sink != NULL && f->sink->end != NULL)

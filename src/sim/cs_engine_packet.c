@@ -1,0 +1,561 @@
+/* The packet engine (issue #11): the flow engine's execution of the rank
+ * programs, with every byte from the NIC outward carried as RoCEv2
+ * packets by the packet network (cs_pkt_net.h) through the flow engine's
+ * transport seam (cs_flow_xport_t, cs_engine_flow-int.h). Inside a node
+ * (GPU memory, NVLink, PCIe, a channel's ceiling) the flow engine's fair
+ * sharing sets each connection's rate, which paces its QPs; from the NIC
+ * on, ports, queues, switch buffers, PFC, ECN and DCQCN decide when each
+ * packet arrives. Model and checks: docs/model-packet.md.
+ *
+ * One packet network per call: NICs are its hosts, fabric switches its
+ * switches, every NET link of the topology a link (its rate, its latency
+ * plus the switch's hop latency as propagation). Every network connection
+ * of a channel (a ring or tree edge) has NCCL_IB_QPS_PER_CONNECTION QPs;
+ * each message goes on one of them in turn, or is split over all of them
+ * with NCCL_IB_SPLIT_DATA_ON_QPS=1 (net_ib/common.h
+ * ncclIbCommBaseGetQpForRequest; parts rounded up to 128 B, p2p.cc
+ * IB_WRITE_CHUNK_ALIGNMENT). Each QP's route through the fabric is the
+ * ECMP choice of its RoCEv2 UDP source port (a hash of the run's seed,
+ * its NICs, channel and QP index), so more QPs spread a connection over
+ * more paths, as on real fabrics. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/cs_engine_packet-int.h"
+#include "sim/cs_engine_flow-int.h"
+#include "sim/cs_pkt_net.h"
+#include "models/cs_paths.h"
+#include "util/cs_error.h"
+
+/* The fabric as the engine runs it (defaults; docs/model-packet.md). */
+typedef struct {
+    guint32 mtu;                 /* RoCE path MTU */
+    int prio;                    /* the data's priority */
+    int tc;                      /* NCCL_IB_TC, -1: unset */
+    guint8 lossless;             /* priorities with PFC (bit p) */
+    gboolean ecn;                /* switches mark (RED per link rate) */
+    gboolean dcqcn;              /* QPs run DCQCN (ConnectX defaults) */
+    int qps;                     /* NCCL_IB_QPS_PER_CONNECTION */
+    gboolean split;              /* NCCL_IB_SPLIT_DATA_ON_QPS */
+    int timeout_exp, retry_cnt;  /* NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT */
+    guint32 ack_interval;
+} pk_fabric_t;
+
+/* A network connection of the run (a lane of the flow engine). */
+#define PK_WINDOW 64             /* messages a lane may have undelivered (NCCL: at most 8 slots) */
+
+typedef struct {
+    int qp0, nqp;                /* its QPs */
+    int job, ch;
+    int src_nic, dst_nic;        /* topology devices */
+    guint64 posted;              /* messages posted */
+    guint64 delivered;           /* messages delivered, in order */
+    guint8 left[PK_WINDOW];      /* parts of message k not yet delivered, at k % PK_WINDOW */
+    int sent_left;               /* parts of the message in progress not yet sent */
+} pk_lane_t;
+
+typedef struct {
+    int lane, index;             /* its lane and its index among the lane's QPs */
+    guint64 nposted, nsent, ndeliv;
+} pk_qp_t;
+
+typedef struct {
+    cs_flow_t *flow;
+    const cs_topo_t *topo;
+    guint64 seed;
+    pk_fabric_t fab;
+    /* per call */
+    cs_pkt_net_t *net;
+    int *node_of_dev;            /* topology device -> network node, -1 */
+    int *port_of_link;           /* topology link -> network port, -1 */
+    GArray *lanes;               /* pk_lane_t, indexed by the flow engine's lane */
+    GArray *qps;                 /* pk_qp_t */
+    gboolean failed;
+    int failed_qp;
+    cs_time_t failed_at;
+    /* the last call, for -v and --link-stats */
+    guint64 events;
+    guint64 pkt_events;
+    double cpu;
+    guint64 drops, retx, naks, timeouts, xoffs, marks, cnps;
+    double paused_s;             /* summed over links and priorities */
+    cs_link_stats_t *stats;
+} pk_t;
+
+/* ---- the fabric --------------------------------------------------------- */
+
+static void fabric_defaults(pk_fabric_t *fab, const cs_nccl_settings_t *s)
+{
+    memset(fab, 0, sizeof *fab);
+    fab->mtu = 4096;
+    fab->lossless = 1u << 3;
+    fab->tc = s->ib_tc;
+    /* NCCL_IB_TC is the ToS byte: DSCP = tc >> 2; switches trusting DSCP
+     * map DSCP d to priority d / 8 (the 802.1Q default, Spectrum's
+     * "trust dscp" map). Unset, the NIC sends with the ToS the RoCE
+     * configuration gave it, here the lossless class 3. */
+    fab->prio = s->ib_tc >= 0 ? (s->ib_tc >> 2) >> 3 : 3;
+    fab->ecn = TRUE;
+    /* DCQCN's ConnectX preset under-uses a 2:1 incast (docs/model-packet.md):
+     * off until it is checked, so trees' fan-in runs on PFC alone */
+    fab->dcqcn = FALSE;
+    fab->qps = MAX(1, s->ib_qps_per_conn);
+    fab->split = s->ib_split_data_on_qps != 0;
+    fab->timeout_exp = s->ib_timeout;
+    fab->retry_cnt = s->ib_retry_cnt;
+    fab->ack_interval = 1;
+}
+
+/* Switch buffer: 16 MB per 50 Gb/s of its fastest port (the HPCC ns-3
+ * fork's run.py rule, fabric-models.md section 9). */
+static guint64 switch_buffer(guint64 max_bps)
+{
+    return (guint64)(16e6 * ((double)max_bps / 50e9));
+}
+
+static gboolean build_net(pk_t *pk, GError **err)
+{
+    const cs_topo_t *t = pk->topo;
+    pk->net = cs_pkt_net_new();
+    cs_pkt_net_set_seed(pk->net, pk->seed);
+    pk->node_of_dev = g_new(int, MAX(1, t->ndevs));
+    pk->port_of_link = g_new(int, MAX(1, t->nlinks));
+    for (int d = 0; d < t->ndevs; d++)
+        pk->node_of_dev[d] = -1;
+    g_autofree guint64 *max_bps = g_new0(guint64, MAX(1, t->ndevs));
+    for (int l = 0; l < t->nlinks; l++) {
+        pk->port_of_link[l] = -1;
+        const cs_link_t *k = &t->links[l];
+        if (k->kind != CS_LINK_NET)
+            continue;
+        for (int e = 0; e < 2; e++) {
+            int d = e == 0 ? k->src : k->dst;
+            if (pk->node_of_dev[d] >= 0)
+                continue;
+            cs_dev_kind_t kind = t->devs[d].kind;
+            if (kind != CS_DEV_NIC && kind != CS_DEV_SWITCH) {
+                g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                            "packet engine: network link %s -> %s ends at a device that is neither a NIC nor a switch",
+                            t->devs[k->src].name, t->devs[k->dst].name);
+                return FALSE;
+            }
+            pk->node_of_dev[d] = kind == CS_DEV_NIC ? cs_pkt_net_add_host(pk->net) : cs_pkt_net_add_switch(pk->net);
+        }
+        guint64 bps = (guint64)llround(k->bw * 8.0);
+        max_bps[k->src] = MAX(max_bps[k->src], bps);
+        double prop = k->lat + (t->devs[k->dst].kind == CS_DEV_SWITCH ? t->fabric.switch_lat : 0);
+        cs_pkt_port_cfg_t pc;
+        cs_pkt_port_cfg_init(&pc, bps, (cs_time_t)llround(prop * CS_PS_PER_S));
+        pc.strict = 1u << 6;     /* CNPs: strict priority 6 (Spectrum default, fabric-models.md section 2) */
+        pk->port_of_link[l] = cs_pkt_net_add_link(pk->net, pk->node_of_dev[k->src], pk->node_of_dev[k->dst], &pc);
+        if (pk->port_of_link[l] < 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: link %s -> %s: %.3g b/s is not a rate "
+                        "a port can run", t->devs[k->src].name, t->devs[k->dst].name, k->bw * 8);
+            return FALSE;
+        }
+    }
+    for (int d = 0; d < t->ndevs; d++) {
+        if (pk->node_of_dev[d] < 0 || t->devs[d].kind != CS_DEV_SWITCH)
+            continue;
+        cs_pkt_mmu_cfg_t mc;
+        cs_pkt_mmu_cfg_init(&mc, switch_buffer(max_bps[d]));
+        mc.lossless = pk->fab.lossless;
+        if (cs_pkt_net_set_buffer(pk->net, pk->node_of_dev[d], &mc, -1) != 0 ||
+            (pk->fab.ecn && cs_pkt_net_set_ecn(pk->net, pk->node_of_dev[d], NULL) != 0)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: switch %s: no buffer for its ports",
+                        t->devs[d].name);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* ---- the transport ------------------------------------------------------ */
+
+static guint64 mix64(guint64 x)
+{
+    /* splitmix64's finalizer */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static void qp_sent(void *ctx, int qp, cs_time_t now);
+static void qp_delivered(void *ctx, int qp, cs_time_t now);
+static void qp_failed(void *ctx, int qp, cs_time_t now);
+static const cs_pkt_qp_hooks_t qp_hooks = { qp_sent, qp_delivered, qp_failed };
+
+static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int dst_nic, GError **err)
+{
+    pk_t *pk = ctx;
+    const cs_topo_t *t = pk->topo;
+    if ((guint)lane >= pk->lanes->len)
+        g_array_set_size(pk->lanes, lane + 1);
+    pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, lane);
+    L->job = job;
+    L->ch = ch;
+    L->src_nic = src_nic;
+    L->dst_nic = dst_nic;
+    L->qp0 = (int)pk->qps->len;
+    L->nqp = pk->fab.qps;
+    const pk_fabric_t *fab = &pk->fab;
+    cs_pkt_qp_cfg_t qc = {
+        .mtu = fab->mtu,
+        .prio = fab->prio,
+        .ack_interval = fab->ack_interval,
+        .timeout = CS_PKT_QP_TIMEOUT_PS(fab->timeout_exp),
+        .retry_cnt = fab->retry_cnt,
+    };
+    cs_pkt_dcqcn_cfg_t dc;
+    cs_pkt_dcqcn_cfg_connectx(&dc);
+    for (int i = 0; i < L->nqp; i++) {
+        /* the QP's UDP source port (ConnectX picks it per QP in
+         * 0xC000-0xFFFF), and the switches' hash of it */
+        guint64 h = mix64(pk->seed ^ mix64(((guint64)src_nic << 40) ^ ((guint64)dst_nic << 20) ^
+                                           ((guint64)ch << 8) ^ (guint64)i ^ ((guint64)job << 56)));
+        guint32 sport = 0xC000 | (guint32)(h & 0x3fff);
+        cs_path_t p;
+        if (!cs_path_net(t, src_nic, dst_nic, (guint32)mix64(sport ^ pk->seed), &p) || p.nhops < 1) {
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: %s -> %s: no network route",
+                        t->devs[src_nic].name, t->devs[dst_nic].name);
+            return FALSE;
+        }
+        int route[CS_PATH_MAX_HOPS];
+        for (int k = 0; k < p.nhops; k++)
+            route[k] = pk->port_of_link[p.links[k]];
+        int id = cs_pkt_net_add_qp(pk->net, route, p.nhops, &qc);
+        if (id < 0 || (fab->dcqcn && cs_pkt_net_set_dcqcn(pk->net, id, &dc) != 0)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: %s -> %s: the route has no way back "
+                        "for ACKs", t->devs[src_nic].name, t->devs[dst_nic].name);
+            return FALSE;
+        }
+        g_assert(id == (int)pk->qps->len);
+        pk_qp_t q = { .lane = lane, .index = i };
+        g_array_append_val(pk->qps, q);
+    }
+    return TRUE;
+}
+
+static pk_qp_t *qp_of(pk_t *pk, int qp)
+{
+    return &g_array_index(pk->qps, pk_qp_t, qp);
+}
+
+static void x_send(void *ctx, int lane, double bytes, cs_time_t now)
+{
+    pk_t *pk = ctx;
+    pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, lane);
+    guint64 b = (guint64)ceil(bytes);
+    guint64 k = L->posted++;
+    g_assert(k - L->delivered < PK_WINDOW);
+    if (pk->fab.split && L->nqp > 1) {
+        /* every QP a part: DIVUP(DIVUP(size, nqps), 128) x 128 (p2p.cc) */
+        guint64 part = (b + L->nqp - 1) / L->nqp;
+        part = (part + 127) / 128 * 128;
+        L->sent_left = L->nqp;
+        L->left[k % PK_WINDOW] = (guint8)L->nqp;
+        guint64 off = 0;
+        for (int i = 0; i < L->nqp; i++) {
+            guint64 n = off < b ? MIN(part, b - off) : 0;
+            off += n;
+            qp_of(pk, L->qp0 + i)->nposted++;
+            cs_pkt_net_qp_post(pk->net, L->qp0 + i, n, now);
+        }
+        return;
+    }
+    /* one QP per message, in turn (request id modulo the QPs) */
+    L->sent_left = 1;
+    L->left[k % PK_WINDOW] = 1;
+    int qp = L->qp0 + (int)(k % (guint64)L->nqp);
+    qp_of(pk, qp)->nposted++;
+    cs_pkt_net_qp_post(pk->net, qp, b, now);
+}
+
+static void x_rate(void *ctx, int lane, double bytes_per_s, cs_time_t now)
+{
+    pk_t *pk = ctx;
+    const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, lane);
+    /* bytes/s of messages to bits/s of wire: the framing of full packets */
+    cs_pkt_frame_t fr = { 0 };
+    double wire = (double)(pk->fab.mtu + cs_pkt_frame_overhead(&fr, CS_PKT_HDR_MIDDLE)) / pk->fab.mtu;
+    double per_qp = pk->fab.split ? bytes_per_s / L->nqp : bytes_per_s;
+    for (int i = 0; i < L->nqp; i++)
+        cs_pkt_net_qp_set_rate(pk->net, L->qp0 + i, per_qp * 8.0 * wire, now);
+}
+
+/* The lane message a QP's n-th message is part of. */
+static guint64 lane_msg(const pk_t *pk, const pk_qp_t *q, guint64 n)
+{
+    return pk->fab.split ? n : n * (guint64)g_array_index(pk->lanes, pk_lane_t, q->lane).nqp + (guint64)q->index;
+}
+
+static void qp_sent(void *ctx, int qp, cs_time_t now)
+{
+    (void)now;
+    pk_t *pk = ctx;
+    pk_qp_t *q = qp_of(pk, qp);
+    q->nsent++;
+    pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, q->lane);
+    if (--L->sent_left == 0)
+        cs_flow_xport_sent(pk->flow, q->lane);
+}
+
+static void qp_delivered(void *ctx, int qp, cs_time_t now)
+{
+    (void)now;
+    pk_t *pk = ctx;
+    pk_qp_t *q = qp_of(pk, qp);
+    guint64 k = lane_msg(pk, q, q->ndeliv++);
+    pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, q->lane);
+    L->left[k % PK_WINDOW]--;
+    /* NCCL's receiver completes its requests in order */
+    while (L->delivered < L->posted && L->left[L->delivered % PK_WINDOW] == 0) {
+        L->delivered++;
+        cs_flow_xport_delivered(pk->flow, q->lane);
+    }
+}
+
+static void qp_failed(void *ctx, int qp, cs_time_t now)
+{
+    pk_t *pk = ctx;
+    if (pk->failed)
+        return;
+    pk->failed = TRUE;
+    pk->failed_qp = qp;
+    pk->failed_at = now;
+}
+
+static cs_time_t x_next(void *ctx)
+{
+    pk_t *pk = ctx;
+    return cs_pkt_net_next(pk->net);
+}
+
+static gboolean x_run(void *ctx, cs_time_t t, GError **err)
+{
+    pk_t *pk = ctx;
+    pk->pkt_events += cs_pkt_net_run(pk->net, t);
+    if (!pk->failed)
+        return TRUE;
+    /* as NCCL reports it (net_ib/p2p.cc ncclIbLogCompletionWithError,
+     * status IBV_WC_RETRY_EXC_ERR = 12) */
+    const pk_qp_t *q = qp_of(pk, pk->failed_qp);
+    const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, q->lane);
+    const cs_topo_t *tp = pk->topo;
+    g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME,
+                "packet engine: at %.6f s the run fails as NCCL does: %s -> %s (channel %d, QP %d): "
+                "\"NET/IB: Got completion from peer with status=transport retry counter exceeded(12)\" after "
+                "%d retries of 4.096 us x 2^%d (NCCL_IB_RETRY_CNT, NCCL_IB_TIMEOUT)",
+                (double)pk->failed_at / CS_PS_PER_S, tp->devs[L->src_nic].name, tp->devs[L->dst_nic].name, L->ch,
+                q->index, pk->fab.retry_cnt, pk->fab.timeout_exp);
+    return FALSE;
+}
+
+static const cs_flow_xport_t pk_xport = { x_lane, x_send, x_rate, x_next, x_run };
+
+/* ---- engine ops ---------------------------------------------------------- */
+
+static void call_clear(pk_t *pk)
+{
+    g_clear_pointer(&pk->net, cs_pkt_net_free);
+    g_clear_pointer(&pk->node_of_dev, g_free);
+    g_clear_pointer(&pk->port_of_link, g_free);
+    if (pk->lanes != NULL)
+        g_array_set_size(pk->lanes, 0);
+    if (pk->qps != NULL)
+        g_array_set_size(pk->qps, 0);
+    pk->failed = FALSE;
+}
+
+static void pk_close(void *state)
+{
+    pk_t *pk = state;
+    if (pk == NULL)
+        return;
+    call_clear(pk);
+    if (pk->lanes != NULL)
+        g_array_free(pk->lanes, TRUE);
+    if (pk->qps != NULL)
+        g_array_free(pk->qps, TRUE);
+    cs_link_stats_free(pk->stats);
+    cs_flow_free(pk->flow);
+    g_free(pk);
+}
+
+static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err)
+{
+    if (job->sink != NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                    "packet engine: --trace is not supported yet; use --model flow for a timeline");
+        return FALSE;
+    }
+    const cs_topo_t *t = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
+    for (int l = 0; l < t->nlinks; l++) {
+        int d = t->links[l].src;
+        if (t->links[l].kind == CS_LINK_NET && t->devs[d].kind == CS_DEV_NIC && t->devs[d].nic_kind == CS_NIC_IB) {
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                        "packet engine: %s is an InfiniBand NIC; the packet engine models RoCEv2 only "
+                        "(InfiniBand's credits are issue #14); use --model flow", t->devs[d].name);
+            return FALSE;
+        }
+    }
+    cs_flow_t *f = cs_flow_new(job, err);
+    if (f == NULL)
+        return FALSE;
+    pk_t *pk = g_new0(pk_t, 1);
+    pk->flow = f;
+    pk->topo = t;
+    pk->seed = job->seed;
+    pk->lanes = g_array_new(FALSE, TRUE, sizeof(pk_lane_t));
+    pk->qps = g_array_new(FALSE, TRUE, sizeof(pk_qp_t));
+    fabric_defaults(&pk->fab, cs_comm_settings(job->comm));
+    cs_flow_set_xport(f, &pk_xport, pk);
+    *state_p = pk;
+    return TRUE;
+}
+
+/* Link statistics: the node-side links as the flow engine shared them,
+ * the network links as the packets crossed them (wire bytes: framing,
+ * ACKs, CNPs and pause frames included). */
+static cs_link_stats_t *make_stats(pk_t *pk, double time_s)
+{
+    cs_link_stats_t *st = cs_flow_link_stats(pk->flow);
+    const cs_topo_t *t = pk->topo;
+    GArray *links = g_array_new(FALSE, FALSE, sizeof(cs_link_stat_t));
+    for (int i = 0; i < st->n; i++)
+        g_array_append_val(links, st->links[i]);
+    g_free(st->links);
+    for (int l = 0; l < t->nlinks; l++) {
+        int port = pk->port_of_link[l];
+        if (port < 0)
+            continue;
+        const cs_pkt_port_t *pp = cs_pkt_net_port(pk->net, port);
+        double bytes = 0;
+        for (int p = 0; p < CS_PKT_PRIOS; p++)
+            bytes += (double)cs_pkt_port_tx_bytes(pp, p);
+        bytes += (double)cs_pkt_port_ctrl_pkts(pp) * CS_PKT_PFC_WIRE;
+        if (bytes <= 0)
+            continue;
+        cs_link_stat_t ls = {
+            g_strdup_printf("%s -> %s (net)", t->devs[t->links[l].src].name, t->devs[t->links[l].dst].name),
+            t->links[l].bw, bytes,
+        };
+        g_array_append_val(links, ls);
+    }
+    st->n = (int)links->len;
+    st->links = (cs_link_stat_t *)g_array_free(links, FALSE);
+    st->time_s = time_s;
+    st->source = "model:packet (network links: packets on the wire; node links: the flow engine's sharing)";
+    cs_link_stats_sort(st);
+    return st;
+}
+
+/* What the network did in the last call, for -v. */
+static void count_events(pk_t *pk)
+{
+    pk->drops = pk->retx = pk->naks = pk->timeouts = pk->xoffs = pk->marks = pk->cnps = 0;
+    pk->paused_s = 0;
+    for (guint q = 0; q < pk->qps->len; q++) {
+        pk->drops += cs_pkt_net_flow_dropped(pk->net, (int)q);
+        pk->retx += cs_pkt_net_qp_retransmitted(pk->net, (int)q);
+        pk->naks += cs_pkt_net_qp_naks(pk->net, (int)q);
+        pk->timeouts += cs_pkt_net_qp_timeouts(pk->net, (int)q);
+        pk->cnps += cs_pkt_net_flow_cnps_sent(pk->net, (int)q);
+    }
+    cs_time_t now = cs_pkt_net_now(pk->net);
+    for (int l = 0; l < pk->topo->nlinks; l++) {
+        int port = pk->port_of_link[l];
+        if (port < 0)
+            continue;
+        for (int p = 0; p < CS_PKT_PRIOS; p++) {
+            pk->xoffs += cs_pkt_pfc_xoff_sent(cs_pkt_net_pfc(pk->net, port), p);
+            pk->paused_s += (double)cs_pkt_pfc_paused_ps(cs_pkt_net_pfc(pk->net, port), p, now) / CS_PS_PER_S;
+            pk->marks += cs_pkt_net_ecn_marks(pk->net, port, p);
+        }
+    }
+}
+
+static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call, double time_s[2],
+                           GError **err)
+{
+    pk_t *pk = state;
+    double t0 = cs_engine_cpu_seconds();
+    call_clear(pk);
+    pk->pkt_events = 0;
+    if (!build_net(pk, err))
+        return FALSE;
+    cs_pkt_net_set_qp_hooks(pk->net, &qp_hooks, pk);
+    cs_flow_stats_t st;
+    gboolean ok = cs_flow_simulate(pk->flow, call, CS_FLOW_FOLD_NONE, &st, err);
+    if (ok) {
+        time_s[CS_OOP] = time_s[CS_INP] = st.time_s;
+        pk->events = st.events;
+        pk->cpu = cs_engine_cpu_seconds() - t0;
+        cs_link_stats_free(pk->stats);
+        pk->stats = job->link_stats != NULL ? make_stats(pk, st.time_s) : NULL;
+        count_events(pk);
+    }
+    call_clear(pk);
+    return ok;
+}
+
+static cs_link_stats_t *pk_link_stats(void *state)
+{
+    pk_t *pk = state;
+    cs_link_stats_t *st = pk->stats;
+    pk->stats = NULL;
+    return st;
+}
+
+static char *pk_counters(void *state)
+{
+    const pk_t *pk = state;
+    double ev = (double)(pk->events + pk->pkt_events);
+    return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
+                           ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
+                           G_GUINT64_FORMAT ", NAKs %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT
+                           ", PFC XOFFs %" G_GUINT64_FORMAT " (links paused %.1f us in all), ECN marks %"
+                           G_GUINT64_FORMAT ", CNPs %" G_GUINT64_FORMAT,
+                           pk->pkt_events, pk->events, ev / MAX(pk->cpu, 1e-9), pk->cpu, pk->drops, pk->retx,
+                           pk->naks, pk->timeouts, pk->xoffs, pk->paused_s * 1e6, pk->marks, pk->cnps);
+}
+
+static char **pk_notes(void *state)
+{
+    const pk_t *pk = state;
+    const pk_fabric_t *f = &pk->fab;
+    GPtrArray *n = g_ptr_array_new();
+    g_ptr_array_add(n, g_strdup_printf(
+        "packet engine: RoCEv2, MTU %u, data on priority %d (%s%s), %s; switches: shared buffer of 16 MB per "
+        "50 Gb/s of their fastest port, ECN %s, PFC on priority 3; %d QP%s per connection%s, an ACK per packet, "
+        "retransmission timeout 4.096 us x 2^%d, %d retries (docs/model-packet.md)",
+        f->mtu, f->prio, f->tc >= 0 ? "NCCL_IB_TC's DSCP / 8" : "NCCL_IB_TC unset: the RoCE class",
+        (f->lossless >> f->prio) & 1 ? ", lossless" : ", lossy: no PFC, drops and go-back-N",
+        f->dcqcn ? "DCQCN with ConnectX's defaults"
+                 : "no congestion control (DCQCN is built but off: its ConnectX preset does not yet keep a 2:1 "
+                   "incast at line rate)",
+        f->ecn ? "marking by link rate" : "off",
+        f->qps, f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn")
+                                            : "", f->timeout_exp, f->retry_cnt));
+    g_ptr_array_add(n, g_strdup("packet engine: not modelled yet: the host receive path's rate (a NIC drains into "
+                                "its GPU at line rate), PFC watchdog, the [fabric] section; inside a node the "
+                                "flow engine's fair sharing"));
+    g_ptr_array_add(n, NULL);
+    return (char **)g_ptr_array_free(n, FALSE);
+}
+
+const cs_engine_ops_t cs_engine_packet = {
+    .name = "packet",
+    .description = "packets from the NIC outward: RoCEv2 framing, switch buffers, PFC, ECN, DCQCN, "
+                   "go-back-N (docs/model-packet.md)",
+    .open = pk_open,
+    .predict = pk_predict,
+    .close = pk_close,
+    .counters = pk_counters,
+    .notes = pk_notes,
+    .link_stats = pk_link_stats,
+};

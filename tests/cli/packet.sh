@@ -1,0 +1,84 @@
+#!/bin/sh
+# collsim run --model packet (docs/model-packet.md): where nothing congests
+# (a non-blocking fat-tree) its times agree with the flow engine within 2%
+# for rings (3% for NCCL's default choice); the same inputs and seed give the
+# same bytes; a 2:1 spine is no faster than the flow engine's fair shares;
+# the fabric it assumed is stated in the header; NCCL_IB_QPS_PER_CONNECTION
+# reaches it; InfiniBand and --trace are refused with one line, exit 2;
+# --link-stats and -v report packets on the network links.
+set -u
+: "${COLLSIM:?}"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+fail=0
+ok() { echo "ok $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+
+T="--topo dgx-h100 --nic roce-400g --fabric fat-tree"
+# time column ($6) of each size in two tables, within 'pct' percent
+agree() { # a b pct name
+    paste "$1" "$2" | awk -v p="$3" '
+        { n++; d = ($1 - $2) / $2; if (d < 0) d = -d; if (d * 100 > p) { print "  " $0 " differs by " d * 100 "%"; bad = 1 } }
+        END { exit (n == 0 || bad) }' && ok "$4" || bad "$4"
+}
+col_times() { grep -v '^#' "$1" | awk '{print $6}'; }
+
+for algo in Ring default; do
+    env=""
+    [ "$algo" = Ring ] && env="--env NCCL_ALGO=Ring"
+    for m in flow packet; do
+        # shellcheck disable=SC2086
+        "$COLLSIM" run $T --nodes 4 $env --model "$m" -b 1M -e 256M -f 4 >"$m-$algo.txt" 2>"$m-$algo.err" \
+            || bad "run-$m-$algo ($(cat "$m-$algo.err"))"
+        col_times "$m-$algo.txt" >"$m-$algo.t"
+    done
+    # rings within 2% (the issue's target); NCCL's default (NVLSTree here)
+    # within 3%: its tree's pipeline fill differs between fluid shares
+    # and packets at 16-64 MiB (docs/model-packet.md)
+    pct=2
+    [ "$algo" = default ] && pct=3
+    agree "packet-$algo.t" "flow-$algo.t" "$pct" "agrees-with-flow-$algo"
+done
+head -1 packet-Ring.txt | grep -q '(model: packet)' && ok producer || bad producer
+grep -q '^# packet engine: RoCEv2, MTU 4096, data on priority 3' packet-Ring.txt && ok fabric-note || bad fabric-note
+
+# same inputs, same bytes
+# shellcheck disable=SC2086
+"$COLLSIM" run $T --nodes 4 --env NCCL_ALGO=Ring --model packet -b 1M -e 256M -f 4 >again.txt 2>&1
+cmp -s again.txt packet-Ring.txt && ok repeat || bad repeat
+
+# 2:1 spine, 8 nodes: packets (ECMP collisions, queues) are not faster
+# than the flow engine's fair shares of the same links
+for m in flow packet; do
+    # shellcheck disable=SC2086
+    "$COLLSIM" run $T --nodes 8 --oversubscription 2 --env NCCL_ALGO=Ring --model "$m" -b 256M -e 256M \
+        >"$m-2to1.txt" 2>&1 || bad "run-2to1-$m"
+done
+tf=$(col_times flow-2to1.txt) tp=$(col_times packet-2to1.txt)
+awk -v f="$tf" -v p="$tp" 'BEGIN { exit !(p >= f * 0.995 && p < f * 1.5) }' && ok 2to1-not-faster \
+    || bad "2to1-not-faster (flow $tf us, packet $tp us)"
+
+# NCCL_IB_QPS_PER_CONNECTION reaches the engine, and changes the run
+# shellcheck disable=SC2086
+"$COLLSIM" run $T --nodes 8 --oversubscription 2 --env NCCL_ALGO=Ring --env NCCL_IB_QPS_PER_CONNECTION=4 \
+    --model packet -b 256M -e 256M >qps4.txt 2>&1 || bad run-qps4
+grep -q '4 QPs per connection, messages in turn' qps4.txt && ok qps-note || bad qps-note
+cmp -s qps4.txt packet-2to1.txt && bad qps-changes-run || ok qps-changes-run
+
+# counters and link statistics
+# shellcheck disable=SC2086
+"$COLLSIM" run $T --nodes 8 --model packet -b 16M -e 16M -v --link-stats >ls.txt 2>&1 || bad run-link-stats
+grep -q 'packet events [1-9]' ls.txt && ok counters || bad counters
+grep -q 'leaf[0-9]* -> n[0-9]*\.nic[0-9]* (net)' ls.txt && ok link-stats-net || bad link-stats-net
+
+# refusals: one line, exit 2
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --nic ib-ndr --model packet -b 1M -e 1M >ib.out 2>ib.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <ib.err)" = 1 ] && grep -q 'InfiniBand NIC.*issue #14' ib.err && [ ! -s ib.out ] \
+    && ok refuses-ib || bad "refuses-ib (rc $rc: $(cat ib.err))"
+# shellcheck disable=SC2086
+"$COLLSIM" run $T --nodes 2 --model packet -b 1M -e 1M --trace t.json >tr.out 2>tr.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <tr.err)" = 1 ] && [ ! -e t.json ] && ok refuses-trace || bad "refuses-trace (rc $rc)"
+exit $fail
