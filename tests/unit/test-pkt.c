@@ -971,6 +971,534 @@ static void test_dcqcn_determinism(void)
     g_assert_true(memcmp(&r1, &r3, sizeof r1) != 0);
 }
 
+/* ---- queue pairs (cs_pkt_net_qp_*) ------------------------------------- */
+
+#define QP_MAX 8
+#define QP_EV_MAX 16
+
+/* Every hook call, per QP, with its time (all 64-bit fields: no padding,
+ * so two logs compare with memcmp). */
+typedef struct {
+    guint64 nsent[QP_MAX], ndeliv[QP_MAX], nfailed[QP_MAX];
+    cs_time_t sent[QP_MAX][QP_EV_MAX], deliv[QP_MAX][QP_EV_MAX], failed[QP_MAX];
+} qp_log_t;
+
+static void qp_log_sent(void *ctx, int qp, cs_time_t now)
+{
+    qp_log_t *l = ctx;
+    g_assert_cmpint(qp, <, QP_MAX);
+    if (l->nsent[qp] < QP_EV_MAX)
+        l->sent[qp][l->nsent[qp]] = now;
+    l->nsent[qp]++;
+}
+
+static void qp_log_delivered(void *ctx, int qp, cs_time_t now)
+{
+    qp_log_t *l = ctx;
+    g_assert_cmpint(qp, <, QP_MAX);
+    if (l->ndeliv[qp] < QP_EV_MAX)
+        l->deliv[qp][l->ndeliv[qp]] = now;
+    l->ndeliv[qp]++;
+}
+
+static void qp_log_failed(void *ctx, int qp, cs_time_t now)
+{
+    qp_log_t *l = ctx;
+    g_assert_cmpint(qp, <, QP_MAX);
+    l->failed[qp] = now;
+    l->nfailed[qp]++;
+}
+
+static const cs_pkt_qp_hooks_t qp_log_hooks = { qp_log_sent, qp_log_delivered, qp_log_failed };
+
+/* Host a -> switch s -> host b: a->s at 'up' bps with 1000 ns, s->b at
+ * 'down' with 500 ns, and with 'back' the links the other way at the same
+ * rates and delays (ACKs). route[0..1] = a->s, s->b; rev[0..1] = b->s,
+ * s->a (-1 without 'back'). */
+static cs_pkt_net_t *qp_chain(guint64 up, guint64 down, gboolean back, int route[2], int rev[2], int *sw)
+{
+    cs_pkt_net_t *net = cs_pkt_net_new();
+    int a = cs_pkt_net_add_host(net), s = cs_pkt_net_add_switch(net), b = cs_pkt_net_add_host(net);
+    cs_pkt_port_cfg_t cu, cd;
+    cs_pkt_port_cfg_init(&cu, up, 1000 * NS);
+    cs_pkt_port_cfg_init(&cd, down, 500 * NS);
+    route[0] = cs_pkt_net_add_link(net, a, s, &cu);
+    route[1] = cs_pkt_net_add_link(net, s, b, &cd);
+    rev[0] = rev[1] = -1;
+    if (back) {
+        rev[0] = cs_pkt_net_add_link(net, b, s, &cd);
+        rev[1] = cs_pkt_net_add_link(net, s, a, &cu);
+    }
+    if (sw != NULL)
+        *sw = s;
+    return net;
+}
+
+static cs_pkt_qp_cfg_t qp_cfg(guint32 ack_interval, cs_time_t timeout, int retry_cnt, int prio)
+{
+    return (cs_pkt_qp_cfg_t) { .mtu = 4096, .prio = prio, .ack_interval = ack_interval,
+                               .timeout = timeout, .retry_cnt = retry_cnt };
+}
+
+/* The three messages of /pkt/qp/messages and /pkt/qp/acks on a 100G ->
+ * 400G chain, MTU 4096, WRITEs (RETH, 16 B, on each message's first
+ * packet; 82 B of RoCEv2 framing on every packet). Serialization is wire
+ * x 80 ps at 100G, wire x 20 ps at 400G (both exact).
+ *  m1: 10000 B at 0: packets 4096+98 = 4194, 4096+82 = 4178, 1808+82 =
+ *      1890 wire B: 335520, 334240, 151200 ps on a->s. The last starts at
+ *      335520 + 334240 = 669760 (sent), ends 820960, reaches s at
+ *      1820960; s->b is free (its previous packet, at s from 1669760,
+ *      took 83560 ps), 1890 x 20 = 37800 ps, +500 ns: delivered 2358760.
+ *  m2: 4096 B at 5 us: one 4194-B packet: sent 5000000, ends 5335520, at
+ *      s 6335520, + 83880 + 500000: delivered 6919400.
+ *  m3: 20000 B at 5.1 us, while m2's packet is still on a->s (to
+ *      5335520): packets 4194, 4178 x 3, 3616+82 = 3698 wire B start on
+ *      a->s at 5335520 + 335520 + 3 x 334240 = 6673760 (sent), end +
+ *      3698 x 80 = 295840 -> 6969600, at s 7969600 (s->b long idle), +
+ *      3698 x 20 = 73960 + 500000: delivered 8543560. */
+static const guint64 qp_msg_bytes[3] = { 10000, 4096, 20000 };
+static const cs_time_t qp_msg_post[3] = { 0, 5000 * NS, 5100 * NS };
+static const cs_time_t qp_msg_sent[3] = { 669760, 5000000, 6673760 };
+static const cs_time_t qp_msg_deliv[3] = { 2358760, 6919400, 8543560 };
+
+static void qp_messages(guint32 ack_interval, qp_log_t *log, guint64 ack_pkts[2], guint64 ack_bytes[2],
+                        int *qp_out, cs_pkt_net_t **net_out)
+{
+    int route[2], rev[2];
+    cs_pkt_net_t *net = qp_chain(100 * GBPS, 400 * GBPS, ack_interval > 0, route, rev, NULL);
+    cs_pkt_qp_cfg_t qc = qp_cfg(ack_interval, ack_interval > 0 ? CS_PKT_QP_TIMEOUT_PS(4) : 0, 7, 3);
+    int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+    g_assert_cmpint(qp, ==, 0);
+    memset(log, 0, sizeof *log);
+    cs_pkt_net_set_qp_hooks(net, &qp_log_hooks, log);
+    for (int m = 0; m < 3; m++) {
+        cs_pkt_net_run(net, qp_msg_post[m]);
+        cs_pkt_net_qp_post(net, qp, qp_msg_bytes[m], qp_msg_post[m]);
+    }
+    cs_pkt_net_run(net, CS_TIME_NEVER);
+    g_assert_cmpint(cs_pkt_net_next(net), ==, CS_TIME_NEVER);
+    g_assert_cmpuint(cs_pkt_pool_in_use(cs_pkt_net_pool(net)), ==, 0);
+    for (int i = 0; i < 2; i++) {
+        ack_pkts[i] = rev[i] < 0 ? 0 : cs_pkt_port_tx_pkts(cs_pkt_net_port(net, rev[i]), 3);
+        ack_bytes[i] = rev[i] < 0 ? 0 : cs_pkt_port_tx_bytes(cs_pkt_net_port(net, rev[i]), 3);
+    }
+    *qp_out = qp;
+    *net_out = net;
+}
+
+static void qp_messages_check(const qp_log_t *log, const cs_pkt_net_t *net, int qp)
+{
+    g_assert_cmpuint(log->nsent[qp], ==, 3);
+    g_assert_cmpuint(log->ndeliv[qp], ==, 3);
+    g_assert_cmpuint(log->nfailed[qp], ==, 0);
+    for (int m = 0; m < 3; m++) {
+        g_assert_cmpint(log->sent[qp][m], ==, qp_msg_sent[m]);
+        g_assert_cmpint(log->deliv[qp][m], ==, qp_msg_deliv[m]);
+        g_assert_cmpint(log->sent[qp][m], <, log->deliv[qp][m]);
+    }
+    g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp), ==, 10000 + 4096 + 20000);
+    g_assert_cmpint(cs_pkt_net_flow_done(net, qp), ==, qp_msg_deliv[2]);
+    g_assert_cmpuint(cs_pkt_net_qp_retransmitted(net, qp), ==, 0);
+    g_assert_cmpuint(cs_pkt_net_qp_timeouts(net, qp), ==, 0);
+    g_assert_cmpuint(cs_pkt_net_qp_naks(net, qp), ==, 0);
+    g_assert_cmpuint(cs_pkt_net_qp_out_of_order(net, qp), ==, 0);
+    g_assert_false(cs_pkt_net_qp_failed(net, qp));
+}
+
+/* Three messages posted at different times, ACKs off: each reported sent
+ * as its last packet starts on the host's wire (the port's 'dequeued'
+ * moment) and delivered as that packet's last bit reaches b, in order. */
+static void test_qp_messages(void)
+{
+    qp_log_t log;
+    guint64 ack_pkts[2], ack_bytes[2];
+    int qp;
+    cs_pkt_net_t *net;
+    qp_messages(0, &log, ack_pkts, ack_bytes, &qp, &net);
+    qp_messages_check(&log, net, qp);
+    cs_pkt_net_free(net);
+}
+
+/* The same with an ACK for every packet: 9 data packets -> 9 ACKs of
+ * 82 + 4 (AETH) = 86 wire B on b->s and on s->a; they travel the other
+ * way, so the data's times are those without ACKs; the timer (65.5 us)
+ * never fires. */
+static void test_qp_acks(void)
+{
+    qp_log_t log;
+    guint64 ack_pkts[2], ack_bytes[2];
+    int qp;
+    cs_pkt_net_t *net;
+    qp_messages(1, &log, ack_pkts, ack_bytes, &qp, &net);
+    qp_messages_check(&log, net, qp);
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpuint(ack_pkts[i], ==, 3 + 1 + 5);
+        g_assert_cmpuint(ack_bytes[i], ==, 9 * (CS_PKT_ROCE_OVERHEAD + CS_PKT_AETH));
+    }
+    g_assert_cmpuint(CS_PKT_ROCE_OVERHEAD + CS_PKT_AETH, ==, 86);
+    cs_pkt_net_free(net);
+    /* ACKs every 4th packet and on each message's last, the count
+     * restarting at each ACK: the QP's packets 1-3 are m1 (ACK at its last,
+     * 3), 4 is m2 (ACK), 5-9 are m3 (ACK at 8, the 4th since 4, and at its
+     * last, 9): 4 ACKs */
+    qp_messages(4, &log, ack_pkts, ack_bytes, &qp, &net);
+    qp_messages_check(&log, net, qp);
+    g_assert_cmpuint(ack_pkts[0], ==, 4);
+    g_assert_cmpuint(ack_pkts[1], ==, 4);
+    cs_pkt_net_free(net);
+    /* 40 messages posted at once (1000 B to 40000 B, 820000 B in all):
+     * the QP's ring of unfinished messages grows past its first 4 while
+     * they are in flight; each is reported sent and delivered once, in
+     * order, delivered after sent */
+    int route[2], rev[2];
+    net = qp_chain(100 * GBPS, 400 * GBPS, TRUE, route, rev, NULL);
+    cs_pkt_qp_cfg_t qc = qp_cfg(1, CS_PKT_QP_TIMEOUT_PS(4), 7, 3);
+    qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+    memset(&log, 0, sizeof log);
+    cs_pkt_net_set_qp_hooks(net, &qp_log_hooks, &log);
+    for (guint64 k = 1; k <= 40; k++)
+        cs_pkt_net_qp_post(net, qp, 1000 * k, 0);
+    cs_pkt_net_run(net, CS_TIME_NEVER);
+    g_assert_cmpuint(log.nsent[qp], ==, 40);
+    g_assert_cmpuint(log.ndeliv[qp], ==, 40);
+    for (int k = 0; k < QP_EV_MAX; k++) {
+        g_assert_cmpint(log.sent[qp][k], <, log.deliv[qp][k]);
+        if (k > 0)
+            g_assert_cmpint(log.deliv[qp][k - 1], <, log.deliv[qp][k]);
+    }
+    g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp), ==, 820000);
+    g_assert_cmpuint(cs_pkt_net_qp_retransmitted(net, qp), ==, 0);
+    g_assert_cmpuint(cs_pkt_pool_in_use(cs_pkt_net_pool(net)), ==, 0);
+    cs_pkt_net_free(net);
+}
+
+/* A host-side rate cap of 25 Gb/s on a 100G host link (the switch's
+ * 400G link never queues): packets start a gap of wire x 8 / cap apart,
+ * 4178 x 320 = 1336960 ps for a full one (4194 x 320 = 1342080 for the
+ * first, with RETH), so the goodput is 25 G x 4096 / 4178; raising the
+ * cap to 50G doubles it. */
+static void test_qp_rate_cap(void)
+{
+    int route[2], rev[2];
+    /* exact times first: 10 full packets at 25G; the last starts at
+     * 1342080 + 8 x 1336960 = 12037760 (sent), ends + 334240, reaches s
+     * 1 us later, + 83560 at 400G + 500 ns: delivered 13955560 */
+    {
+        g_autoptr(cs_pkt_net_t) net = qp_chain(100 * GBPS, 400 * GBPS, FALSE, route, rev, NULL);
+        cs_pkt_qp_cfg_t qc = qp_cfg(0, 0, 7, 3);
+        int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+        qp_log_t log = { 0 };
+        cs_pkt_net_set_qp_hooks(net, &qp_log_hooks, &log);
+        cs_pkt_net_qp_set_rate(net, qp, 25e9, 0);
+        cs_pkt_net_qp_post(net, qp, 10 * 4096, 0);
+        cs_pkt_net_run(net, CS_TIME_NEVER);
+        g_assert_cmpuint(log.nsent[qp], ==, 1);
+        g_assert_cmpuint(log.ndeliv[qp], ==, 1);
+        g_assert_cmpint(log.sent[qp][0], ==, 12037760);
+        g_assert_cmpint(log.deliv[qp][0], ==, 13955560);
+    }
+    /* raising the cap mid-gap: 3 packets at 25G start at 0 and 1342080,
+     * the third would at 1342080 + 1336960 = 2679040; 50G from 2 us lets
+     * it go no earlier than 2 us and no later than a 50G gap after the
+     * second, 1342080 + 4178 x 160 = 2010560 */
+    {
+        g_autoptr(cs_pkt_net_t) net = qp_chain(100 * GBPS, 400 * GBPS, FALSE, route, rev, NULL);
+        cs_pkt_qp_cfg_t qc = qp_cfg(0, 0, 7, 3);
+        int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+        qp_log_t log = { 0 };
+        cs_pkt_net_set_qp_hooks(net, &qp_log_hooks, &log);
+        cs_pkt_net_qp_set_rate(net, qp, 25e9, 0);
+        cs_pkt_net_qp_post(net, qp, 3 * 4096, 0);
+        cs_pkt_net_run(net, 2000 * NS);
+        g_assert_cmpuint(log.nsent[qp], ==, 0);
+        cs_pkt_net_qp_set_rate(net, qp, 50e9, 2000 * NS);
+        cs_pkt_net_run(net, CS_TIME_NEVER);
+        g_assert_cmpuint(log.nsent[qp], ==, 1);
+        g_assert_cmpint(log.sent[qp][0], >=, 2000 * NS);
+        g_assert_cmpint(log.sent[qp][0], <=, 2010560);
+    }
+    g_autoptr(cs_pkt_net_t) net = qp_chain(100 * GBPS, 400 * GBPS, FALSE, route, rev, NULL);
+    cs_pkt_qp_cfg_t qc = qp_cfg(0, 0, 7, 3);
+    int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+    cs_pkt_net_qp_set_rate(net, qp, 25e9, 0);
+    cs_pkt_net_qp_post(net, qp, 12000ull * 4096, 0);
+    const cs_time_t ms = (cs_time_t)1000 * 1000 * NS;
+    double ratio = 4096.0 / 4178;
+    guint64 d[5];
+    for (int k = 1; k <= 4; k++) {
+        if (k == 3)
+            cs_pkt_net_qp_set_rate(net, qp, 50e9, 2 * ms);
+        cs_pkt_net_run(net, k * ms);
+        d[k] = cs_pkt_net_flow_delivered(net, qp);
+    }
+    double r25 = (double)(d[2] - d[1]) * 8 * CS_PS_PER_S / (double)ms;
+    double r50 = (double)(d[4] - d[3]) * 8 * CS_PS_PER_S / (double)ms;
+    g_test_message("rate cap: %.3f Gb/s at 25G, %.3f Gb/s at 50G", r25 / 1e9, r50 / 1e9);
+    g_assert_cmpfloat(fabs(r25 / (25e9 * ratio) - 1), <, 0.01);
+    g_assert_cmpfloat(fabs(r50 / (50e9 * ratio) - 1), <, 0.01);
+    /* lifting the cap: line rate, 100G x 4096 / 4178 (and the message completes) */
+    cs_pkt_net_qp_set_rate(net, qp, 0, 4 * ms);
+    cs_pkt_net_run(net, 5 * ms);
+    double r100 = (double)(cs_pkt_net_flow_delivered(net, qp) - d[4]) * 8 * CS_PS_PER_S / (double)ms;
+    g_assert_cmpfloat(fabs(r100 / (100e9 * ratio) - 1), <, 0.01);
+    cs_pkt_net_run(net, CS_TIME_NEVER);
+    g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp), ==, 12000ull * 4096);
+}
+
+/* n senders at 100G through switch s into host b at 100G (500 ns cables,
+ * links both ways), a 1 MB buffer, lossy priority 1 (no PFC), one QP each
+ * with an ACK per packet, a 65.5 us timeout (NCCL_IB_TIMEOUT 4) and 7
+ * retries, QP i posting 'bytes' at i x 'stagger'. */
+typedef struct {
+    guint64 delivered[QP_MAX], dropped[QP_MAX], retx[QP_MAX], timeouts[QP_MAX];
+    guint64 naks[QP_MAX], ooo[QP_MAX], failed[QP_MAX];
+    guint64 events, end;
+    qp_log_t log;
+} qp_incast_t;
+
+static void qp_incast(int n, guint64 bytes, cs_time_t stagger, qp_incast_t *r)
+{
+    g_assert_cmpint(n, <=, QP_MAX);
+    memset(r, 0, sizeof *r);
+    g_autoptr(cs_pkt_net_t) net = cs_pkt_net_new();
+    int h[QP_MAX], in[QP_MAX];
+    for (int i = 0; i < n; i++)
+        h[i] = cs_pkt_net_add_host(net);
+    int s = cs_pkt_net_add_switch(net), b = cs_pkt_net_add_host(net);
+    cs_pkt_mmu_cfg_t mc;
+    cs_pkt_mmu_cfg_init(&mc, 1000000);
+    g_assert_false(mc.lossless >> 1 & 1);
+    g_assert_cmpint(cs_pkt_net_set_buffer(net, s, &mc, -1), ==, 0);
+    cs_pkt_port_cfg_t pc;
+    cs_pkt_port_cfg_init(&pc, 100 * GBPS, 500 * NS);
+    int sb = cs_pkt_net_add_link(net, s, b, &pc);
+    cs_pkt_net_add_link(net, b, s, &pc);
+    for (int i = 0; i < n; i++) {
+        in[i] = cs_pkt_net_add_link(net, h[i], s, &pc);
+        cs_pkt_net_add_link(net, s, h[i], &pc);
+    }
+    cs_pkt_net_set_qp_hooks(net, &qp_log_hooks, &r->log);
+    cs_pkt_qp_cfg_t qc = qp_cfg(1, CS_PKT_QP_TIMEOUT_PS(4), 7, 1);
+    for (int i = 0; i < n; i++) {
+        int route[2] = { in[i], sb };
+        g_assert_cmpint(cs_pkt_net_add_qp(net, route, 2, &qc), ==, i);
+    }
+    for (int i = 0; i < n; i++) {
+        r->events += cs_pkt_net_run(net, i * stagger);
+        cs_pkt_net_qp_post(net, i, bytes, i * stagger);
+    }
+    r->events += cs_pkt_net_run(net, CS_TIME_NEVER);
+    r->end = (guint64)cs_pkt_net_now(net);
+    g_assert_cmpint(cs_pkt_net_next(net), ==, CS_TIME_NEVER);
+    g_assert_cmpuint(cs_pkt_mmu_used(cs_pkt_net_mmu(net, s)), ==, 0);
+    g_assert_cmpuint(cs_pkt_pool_in_use(cs_pkt_net_pool(net)), ==, 0);
+    for (int i = 0; i < n; i++) {
+        r->delivered[i] = cs_pkt_net_flow_delivered(net, i);
+        r->dropped[i] = cs_pkt_net_flow_dropped(net, i);
+        r->retx[i] = cs_pkt_net_qp_retransmitted(net, i);
+        r->timeouts[i] = cs_pkt_net_qp_timeouts(net, i);
+        r->naks[i] = cs_pkt_net_qp_naks(net, i);
+        r->ooo[i] = cs_pkt_net_qp_out_of_order(net, i);
+        r->failed[i] = cs_pkt_net_qp_failed(net, i);
+        g_test_message("qp incast %d:1, qp %d: delivered %" G_GUINT64_FORMAT " at %.1f us, dropped %"
+                       G_GUINT64_FORMAT ", retransmitted %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT
+                       ", naks %" G_GUINT64_FORMAT ", out of order %" G_GUINT64_FORMAT,
+                       n, i, r->delivered[i], cs_pkt_net_flow_done(net, i) / 1e6, r->dropped[i], r->retx[i],
+                       r->timeouts[i], r->naks[i], r->ooo[i]);
+    }
+}
+
+/* Lossy 2:1 incast: the switch drops (each sender's group fills its
+ * share of the buffer at 100G while s->b drains it at 50G), the receiver
+ * NAKs the gaps, go-back-N and the timer recover: every byte arrives,
+ * each message reported sent then delivered once, no QP fails. */
+static void test_qp_gbn_lossy(void)
+{
+    const guint64 bytes = 2000000;
+    qp_incast_t r;
+    qp_incast(2, bytes, 0, &r);
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpuint(r.dropped[i], >, 0);
+        g_assert_cmpuint(r.delivered[i], ==, bytes);
+        g_assert_cmpuint(r.failed[i], ==, 0);
+        g_assert_cmpuint(r.log.nfailed[i], ==, 0);
+        g_assert_cmpuint(r.log.nsent[i], ==, 1);
+        g_assert_cmpuint(r.log.ndeliv[i], ==, 1);
+        g_assert_cmpint(r.log.sent[i][0], <, r.log.deliv[i][0]);
+        g_assert_cmpuint(r.retx[i], >, 0);
+        g_assert_cmpuint(r.naks[i], >, 0);
+        /* recovery is by NAK, the timer a rare fallback */
+        g_assert_cmpuint(r.timeouts[i] * 10, <, r.naks[i]);
+        /* one NAK per gap: each gap drops every packet sent before its
+         * go-back arrives, a round trip of 2 us of cable alone (6 packet
+         * times at 100G) plus the queue */
+        g_assert_cmpuint(r.naks[i] * 4, <, r.ooo[i]);
+    }
+}
+
+/* The same at 4:1 (1 MB each): each QP either completes or fails once
+ * (its 'failed' hook, no 'delivered'), and the run ends (no livelock).
+ * Today every QP fails: each sender's group is admitted one packet in
+ * four, at a fixed phase of the host's never-idle packet grid, and the
+ * retransmission timer's period (65.536 us, 196.07 packet times of
+ * 4178 B at 100G) keeps the go-back packet (the oldest unacknowledged)
+ * on a dropped slot at every expiry; after the first NAK the receiver
+ * stays silent (one NAK per gap), so only the timer could recover. A
+ * model question (no congestion control, no jitter), reported as
+ * incomplete rather than asserted either way. */
+static void test_qp_gbn_lossy_4to1(void)
+{
+    const guint64 bytes = 1000000;
+    qp_incast_t r;
+    qp_incast(4, bytes, 0, &r);
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+        g_assert_cmpuint(r.dropped[i], >, 0);
+        g_assert_cmpuint(r.log.nsent[i], <=, 1);
+        if (r.failed[i]) {
+            failed++;
+            g_assert_cmpuint(r.log.nfailed[i], ==, 1);
+            g_assert_cmpuint(r.log.ndeliv[i], ==, 0);
+            g_assert_cmpuint(r.delivered[i], <, bytes);
+            g_assert_cmpuint(r.timeouts[i], >=, 8);
+            g_assert_cmpint(r.log.failed[i], <=, (cs_time_t)r.end);
+        } else {
+            g_assert_cmpuint(r.log.nfailed[i], ==, 0);
+            g_assert_cmpuint(r.log.nsent[i], ==, 1);
+            g_assert_cmpuint(r.log.ndeliv[i], ==, 1);
+            g_assert_cmpuint(r.delivered[i], ==, bytes);
+        }
+    }
+    if (failed > 0)
+        g_test_incomplete("lossy 4:1 go-back-N without congestion control: QPs exhaust their retries "
+                          "(the go-back packet phase-locked on a dropped slot)");
+}
+
+/* The chain at 100G up and 10G down with a 3-packet tail-drop buffer at
+ * s (12634 B = 3 x 4178 + 100: no reserve, no lossless priority, an alpha
+ * so large the dynamic threshold never binds, so only "memory full"
+ * drops). An 8-packet message (8 x 4096 B: 4194, then 4178 wire B)
+ * reaches s every 334240 ps while s->b takes 4194 x 800 = 3355200 ps for
+ * the first: p0 starts on s->b at once (its bytes released), p1-p3 fill
+ * the buffer, p4-p7 (at s by 1 us + 335520 + 7 x 334240 = 3675200 <
+ * 4690720, when s->b frees) are dropped. The receiver sees p0-p3 in
+ * order and no gap, so no NAK: only the timer recovers.
+ *  s->b sends p3 from 11375520 to 14717920, b has it 500 ns later
+ *  (15217920); its ACK (86 B: 68800 ps at 10G, 500 ns, 6880 ps at 100G,
+ *  1 us) reaches a at 16793600, the timer's deadline becomes 16793600 +
+ *  65536000 = 82329600: then p4-p7 go again (4 retransmitted), p4 starts
+ *  on s->b at 82329600 + 334240 + 1 us = 83663840 and p7 ends 4 x 3342400
+ *  later, 97033440, delivered 500 ns after: 97533440.
+ * The same message again at 200 us, all idle by then (the last ACK at
+ * 99109120, the idle timer's expiry 65536000 later): the same times 200
+ * us later. With one retry allowed, the second timeout must not fail
+ * the QP: the ACKs between restored its retries. */
+static void test_qp_tail_loss_timeout(void)
+{
+    int route[2], rev[2], s;
+    g_autoptr(cs_pkt_net_t) net = qp_chain(100 * GBPS, 10 * GBPS, TRUE, route, rev, &s);
+    cs_pkt_mmu_cfg_t mc;
+    cs_pkt_mmu_cfg_init(&mc, 3 * 4178 + 100);
+    mc.reserve = 0;
+    mc.lossless = 0;
+    mc.alpha = 1e6;
+    g_assert_cmpint(cs_pkt_net_set_buffer(net, s, &mc, -1), ==, 0);
+    cs_pkt_qp_cfg_t qc = qp_cfg(1, CS_PKT_QP_TIMEOUT_PS(4), 1, 3);
+    g_assert_cmpint(CS_PKT_QP_TIMEOUT_PS(4), ==, 65536000);
+    int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+    qp_log_t log = { 0 };
+    cs_pkt_net_set_qp_hooks(net, &qp_log_hooks, &log);
+    const cs_time_t again = 200 * 1000 * NS;
+    for (guint64 m = 1; m <= 2; m++) {
+        cs_time_t t0 = m == 1 ? 0 : again;
+        cs_pkt_net_run(net, t0);
+        g_assert_cmpint(cs_pkt_net_next(net), ==, CS_TIME_NEVER);
+        cs_pkt_net_qp_post(net, qp, 8 * 4096, t0);
+        cs_pkt_net_run(net, CS_TIME_NEVER);
+        g_assert_cmpuint(cs_pkt_net_flow_dropped(net, qp), ==, 4 * m);
+        g_assert_cmpuint(cs_pkt_net_qp_timeouts(net, qp), ==, m);
+        g_assert_cmpuint(cs_pkt_net_qp_retransmitted(net, qp), ==, 4 * m);
+        g_assert_cmpuint(cs_pkt_net_qp_naks(net, qp), ==, 0);
+        g_assert_cmpuint(cs_pkt_net_qp_out_of_order(net, qp), ==, 0);
+        g_assert_false(cs_pkt_net_qp_failed(net, qp));
+        g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp), ==, m * 8 * 4096);
+        g_assert_cmpuint(log.nsent[qp], ==, m);
+        g_assert_cmpint(log.sent[qp][m - 1], ==, t0 + 335520 + 6 * 334240);   /* p7's first start */
+        g_assert_cmpuint(log.ndeliv[qp], ==, m);
+        g_assert_cmpint(log.deliv[qp][m - 1], ==, t0 + 97533440);
+        g_assert_cmpuint(log.nfailed[qp], ==, 0);
+        g_assert_cmpint(cs_pkt_net_next(net), ==, CS_TIME_NEVER);
+        g_assert_cmpuint(cs_pkt_mmu_used(cs_pkt_net_mmu(net, s)), ==, 0);
+        g_assert_cmpuint(cs_pkt_pool_in_use(cs_pkt_net_pool(net)), ==, 0);
+    }
+}
+
+/* A switch with no buffer at all (0 B: every packet is "memory full")
+ * drops every packet of a 3-packet message (4194, 4178, 1890 wire B)
+ * posted at 1 us: the timer, armed as the first packet starts on a->s at
+ * 1 us, expires every 'timeout' with no ACK, each time sending the three
+ * again, and the (retry_cnt + 1)-th expiry fails the QP, once, at 1 us +
+ * (retry_cnt + 1) x timeout; then nothing is left to run, and a message
+ * posted to the failed QP sends nothing. */
+static void qp_retry_exhausted(int t, int retry_cnt)
+{
+    int route[2], rev[2], s;
+    g_autoptr(cs_pkt_net_t) net = qp_chain(100 * GBPS, 400 * GBPS, TRUE, route, rev, &s);
+    cs_pkt_mmu_cfg_t mc;
+    cs_pkt_mmu_cfg_init(&mc, 0);
+    mc.reserve = 0;
+    g_assert_cmpint(cs_pkt_net_set_buffer(net, s, &mc, -1), ==, 0);
+    cs_pkt_qp_cfg_t qc = qp_cfg(1, CS_PKT_QP_TIMEOUT_PS(t), retry_cnt, 1);
+    int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+    qp_log_t log = { 0 };
+    cs_pkt_net_set_qp_hooks(net, &qp_log_hooks, &log);
+    const cs_time_t t0 = 1000 * NS;
+    cs_pkt_net_run(net, t0);
+    cs_pkt_net_qp_post(net, qp, 10000, t0);
+    guint64 events = cs_pkt_net_run(net, CS_TIME_NEVER);
+    cs_time_t want = t0 + (cs_time_t)(retry_cnt + 1) * CS_PKT_QP_TIMEOUT_PS(t);
+    g_test_message("retry_cnt %d, timeout %d: failed at %.3f us after %" G_GUINT64_FORMAT " events",
+                   retry_cnt, t, log.failed[qp] / 1e6, events);
+    g_assert_cmpuint(log.nfailed[qp], ==, 1);
+    g_assert_cmpint(log.failed[qp], ==, want);
+    g_assert_true(cs_pkt_net_qp_failed(net, qp));
+    g_assert_cmpint(cs_pkt_net_next(net), ==, CS_TIME_NEVER);
+    g_assert_cmpint(cs_pkt_net_now(net), ==, want);
+    g_assert_cmpuint(cs_pkt_net_qp_timeouts(net, qp), ==, (guint64)retry_cnt + 1);
+    g_assert_cmpuint(cs_pkt_net_qp_retransmitted(net, qp), ==, 3 * (guint64)retry_cnt);
+    g_assert_cmpuint(cs_pkt_net_flow_dropped(net, qp), ==, 3 * ((guint64)retry_cnt + 1));
+    g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp), ==, 0);
+    g_assert_cmpuint(log.ndeliv[qp], ==, 0);
+    g_assert_cmpuint(log.nsent[qp], ==, 1);
+    g_assert_cmpint(log.sent[qp][0], ==, t0 + 335520 + 334240);
+    /* the failed QP takes no more work */
+    cs_pkt_net_qp_post(net, qp, 4096, want);
+    g_assert_cmpint(cs_pkt_net_next(net), ==, CS_TIME_NEVER);
+    g_assert_cmpuint(cs_pkt_net_run(net, CS_TIME_NEVER), ==, 0);
+    g_assert_cmpuint(log.nfailed[qp], ==, 1);
+    g_assert_cmpuint(log.nsent[qp], ==, 1);
+    g_assert_cmpuint(cs_pkt_pool_in_use(cs_pkt_net_pool(net)), ==, 0);
+}
+
+static void test_qp_retry_exhausted(void)
+{
+    qp_retry_exhausted(4, 7);         /* 1 us + 8 x 65.536 us = 525.288 us */
+    qp_retry_exhausted(1, 0);         /* 1 us + 8.192 us: the first expiry fails */
+}
+
+/* The lossy 2:1 incast twice, the second sender posting 3.21 us after
+ * the first: the same counters, hook times and events. */
+static void test_qp_determinism(void)
+{
+    qp_incast_t r1, r2;
+    qp_incast(2, 1000000, 3210 * NS, &r1);
+    qp_incast(2, 1000000, 3210 * NS, &r2);
+    g_assert_cmpuint(r1.events, >, 0);
+    g_assert_cmpuint(r1.retx[0] + r1.retx[1], >, 0);
+    g_assert_cmpuint(r1.log.ndeliv[0] + r1.log.ndeliv[1], ==, 2);
+    g_assert_cmpmem(&r1, sizeof r1, &r2, sizeof r2);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -997,5 +1525,13 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt/dcqcn/incast-lossy", test_dcqcn_incast_lossy);
     g_test_add_func("/pkt/dcqcn/incast-lossless", test_dcqcn_incast_lossless);
     g_test_add_func("/pkt/dcqcn/determinism", test_dcqcn_determinism);
+    g_test_add_func("/pkt/qp/messages", test_qp_messages);
+    g_test_add_func("/pkt/qp/acks", test_qp_acks);
+    g_test_add_func("/pkt/qp/rate-cap", test_qp_rate_cap);
+    g_test_add_func("/pkt/qp/gbn-lossy", test_qp_gbn_lossy);
+    g_test_add_func("/pkt/qp/gbn-lossy-4to1", test_qp_gbn_lossy_4to1);
+    g_test_add_func("/pkt/qp/tail-loss-timeout", test_qp_tail_loss_timeout);
+    g_test_add_func("/pkt/qp/retry-exhausted", test_qp_retry_exhausted);
+    g_test_add_func("/pkt/qp/determinism", test_qp_determinism);
     return g_test_run();
 }
