@@ -127,7 +127,9 @@ typedef struct {
 
 /* What a QP tells its owner, each at the moment it happens. */
 typedef struct {
-    /* the last packet of the QP's oldest message not reported yet left the sender's port */
+    /* the last packet of the QP's oldest message not reported yet started on
+     * the sender's wire (its first transmission; the hook runs as it leaves
+     * the queue, one serialization before its last bit is out) */
     void (*sent)(void *ctx, int qp, cs_time_t now);
     /* ... reached the receiver with every packet before it (in order) */
     void (*delivered)(void *ctx, int qp, cs_time_t now);
