@@ -174,16 +174,6 @@ static gboolean build_net(pk_t *pk, GError **err)
 
 /* ---- the transport ------------------------------------------------------ */
 
-static guint64 mix64(guint64 x)
-{
-    /* splitmix64's finalizer */
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 static void qp_sent(void *ctx, int qp, cs_time_t now);
 static void qp_delivered(void *ctx, int qp, cs_time_t now);
 static void qp_failed(void *ctx, int qp, cs_time_t now);
@@ -215,11 +205,11 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
     for (int i = 0; i < L->nqp; i++) {
         /* the QP's UDP source port (ConnectX picks it per QP in
          * 0xC000-0xFFFF), and the switches' hash of it */
-        guint64 h = mix64(pk->seed ^ mix64(((guint64)src_nic << 40) ^ ((guint64)dst_nic << 20) ^
+        guint64 h = cs_pkt_mix64(pk->seed ^ cs_pkt_mix64(((guint64)src_nic << 40) ^ ((guint64)dst_nic << 20) ^
                                            ((guint64)ch << 8) ^ (guint64)i ^ ((guint64)job << 56)));
         guint32 sport = 0xC000 | (guint32)(h & 0x3fff);
         cs_path_t p;
-        if (!cs_path_net(t, src_nic, dst_nic, (guint32)mix64(sport ^ pk->seed), &p) || p.nhops < 1) {
+        if (!cs_path_net(t, src_nic, dst_nic, (guint32)cs_pkt_mix64(sport ^ pk->seed), &p) || p.nhops < 1) {
             g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: %s -> %s: no network route",
                         t->devs[src_nic].name, t->devs[dst_nic].name);
             return FALSE;
@@ -531,14 +521,14 @@ static char **pk_notes(void *state)
     GPtrArray *n = g_ptr_array_new();
     g_ptr_array_add(n, g_strdup_printf(
         "packet engine: RoCEv2, MTU %u, data on priority %d (%s%s), %s; switches: shared buffer of 16 MB per "
-        "50 Gb/s of their fastest port, ECN %s, PFC on priority 3; %d QP%s per connection%s, an ACK per packet, "
+        "50 Gb/s of their fastest port, ECN %s, PFC on priority %d; %d QP%s per connection%s, an ACK per packet, "
         "retransmission timeout 4.096 us x 2^%d, %d retries (docs/model-packet.md)",
         f->mtu, f->prio, f->tc >= 0 ? "NCCL_IB_TC's DSCP / 8" : "NCCL_IB_TC unset: the RoCE class",
         (f->lossless >> f->prio) & 1 ? ", lossless" : ", lossy: no PFC, drops and go-back-N",
         f->dcqcn ? "DCQCN with ConnectX's defaults"
                  : "no congestion control (DCQCN is built but off: its ConnectX preset does not yet keep a 2:1 "
                    "incast at line rate)",
-        f->ecn ? "marking by link rate" : "off",
+        f->ecn ? "marking by link rate" : "off", g_bit_nth_lsf(f->lossless, -1),
         f->qps, f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn")
                                             : "", f->timeout_exp, f->retry_cnt));
     g_ptr_array_add(n, g_strdup("packet engine: not modelled yet: the host receive path's rate (a NIC drains into "

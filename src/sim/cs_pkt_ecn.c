@@ -37,13 +37,17 @@ double cs_pkt_ecn_prob(const cs_pkt_ecn_cfg_t *cfg, guint64 qbytes)
     return cfg->pmax * (double)(qbytes - cfg->kmin) / (double)(cfg->kmax - cfg->kmin);
 }
 
-void cs_pkt_rng_seed(cs_pkt_rng_t *rng, guint64 seed, guint64 stream)
+guint64 cs_pkt_mix64(guint64 z)
 {
-    /* splitmix64 finalizer (Steele, Lea, Flood 2014) of seed and stream */
-    guint64 z = seed + 0x9e3779b97f4a7c15ull * (stream + 1);
+    /* splitmix64's finalizer (Steele, Lea, Flood 2014) */
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    return z ^ (z >> 31);
+}
+
+void cs_pkt_rng_seed(cs_pkt_rng_t *rng, guint64 seed, guint64 stream)
+{
+    guint64 z = cs_pkt_mix64(seed + 0x9e3779b97f4a7c15ull * (stream + 1));
     rng->s = z != 0 ? z : 0x9e3779b97f4a7c15ull;
 }
 

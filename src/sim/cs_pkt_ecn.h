@@ -44,6 +44,8 @@ typedef struct {
     guint64 s;
 } cs_pkt_rng_t;
 
+/* splitmix64's finalizer: a 64-bit mix for seeds and hashes. */
+guint64 cs_pkt_mix64(guint64 z);
 /* Seeds from the run's seed and a stream number (the port id), mixed by
  * splitmix64 so neighbouring streams are unrelated. */
 void cs_pkt_rng_seed(cs_pkt_rng_t *rng, guint64 seed, guint64 stream);
