@@ -230,6 +230,9 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
                     cs_run_args_origin(s, "scenario.model", "collsim: --model"), ops->name);
         return 2;
     }
+    g_autofree char *fw = cs_engine_fabric_warning(ops, &s->fabric);
+    if (fw != NULL)
+        fprintf(stderr, "collsim: warning: %s\n", fw);
     guint n = s->jobs->len;
     g_autofree job_view_t *views = g_new0(job_view_t, n);
     g_autofree cs_engine_task_t *tasks = g_new0(cs_engine_task_t, n);
@@ -263,6 +266,7 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
             .dtype = sj->dtype >= 0 ? (cs_dtype_t)sj->dtype : s->dtype,
             .redop = sj->redop >= 0 ? (cs_redop_t)sj->redop : s->redop,
             .root = cs_coll_has_root(coll) ? root : -1, .seed = s->seed, .exact = s->exact,
+            .fabric = &s->fabric,
         };
         t->rank_map = views[built].rank_map;
         t->link_map = views[built].link_map;
@@ -457,6 +461,9 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     job.sink = trace != NULL ? cs_trace_sink(trace) : NULL;
     job.link_stats = stats;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
+    char *fw = cs_engine_fabric_warning(d.ops, &s->fabric);
+    if (fw != NULL)
+        g_ptr_array_add(warnings, fw);
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
 

@@ -62,6 +62,7 @@ cs_engine_job_t cs_design_job(const cs_design_t *d, const cs_scenario_t *s)
     return (cs_engine_job_t){
         .topo = d->topo, .comm = d->comm, .params = &d->params, .coll = s->coll, .dtype = s->dtype,
         .redop = s->redop, .root = cs_coll_has_root(s->coll) ? s->root : -1, .seed = s->seed, .exact = s->exact,
+        .fabric = &s->fabric,
     };
 }
 
@@ -118,6 +119,9 @@ static cs_prediction_t *price(const cs_scenario_t *s, const cs_design_t *d, gboo
     if (p->result == NULL)
         return NULL;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
+    char *fw = cs_engine_fabric_warning(d->ops, &s->fabric);
+    if (fw != NULL)
+        g_ptr_array_add(warnings, fw);
     cs_predict_header_notes(p->result, s, warnings);
     if (ran != NULL)
         p->link_stats = stats_per_row(p->result, ran);

@@ -167,6 +167,23 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
     return g;
 }
 
+/* The [fabric] keys as flags, a group of their own (--help-fabric): they
+ * describe --model packet's network and would crowd the main help. */
+static GOptionGroup *fabric_group(cs_run_args_t *a)
+{
+    GOptionGroup *g = g_option_group_new("fabric", "Fabric options ([fabric] keys; read by --model packet)",
+                                         "Show the fabric options", a, NULL);
+    GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    for (const cs_scenario_key_t *k = cs_fabric_keys; k->key != NULL; k++) {
+        GOptionEntry e = { k->long_flag, 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
+                           k->doc, k->arg };
+        g_array_append_val(entries, e);
+    }
+    g_option_group_add_entries(g, (const GOptionEntry *)(void *)entries->data);
+    g_array_free(entries, TRUE);
+    return g;
+}
+
 gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int argc, char **argv, GError **err)
 {
     g_autoptr(GOptionContext) ctx = g_option_context_new(cmd->parameter);
@@ -187,6 +204,7 @@ gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int a
         g_option_context_add_group(ctx, x);
     }
     g_option_context_add_group(ctx, cs_topo_spec_option_group(&a->topo));
+    g_option_context_add_group(ctx, fabric_group(a));
     if (cmd->summary != NULL)
         g_option_context_set_summary(ctx, cmd->summary);
     if (cmd->description != NULL)

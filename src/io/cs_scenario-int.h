@@ -26,6 +26,19 @@ extern const cs_scenario_key_t cs_topo_spec_keys[];
  * "unknown collective 'X'; expected one of ..." (no prefix). */
 gboolean cs_scenario_parse_enum(const char *key, const char *v, int *out_p, GError **err);
 
+/* Keys of [fabric] (cs_scenario_fabric.c), in the order of
+ * cs_fabric_key_t, NULL-terminated; each is also a flag (--help-fabric). */
+extern const cs_scenario_key_t cs_fabric_keys[];
+/* Parses one [fabric] value into cfg and remembers its text and origin
+ * (errors "what; expected", no prefix). */
+gboolean cs_scenario_fabric_set(cs_fabric_cfg_t *cfg, const char *key, const char *value, const char *origin,
+                                GError **err);
+/* Checks the keys against each other; errors start with the origin of the
+ * key at fault. */
+gboolean cs_scenario_fabric_check(const cs_fabric_cfg_t *cfg, GError **err);
+/* Writes the given keys back as [fabric]. */
+void cs_scenario_fabric_to_kf(const cs_fabric_cfg_t *cfg, GKeyFile *kf);
+
 /* Keys of a [job NAME] group (no flags), NULL-terminated. */
 extern const cs_scenario_key_t cs_scenario_job_keys[];
 

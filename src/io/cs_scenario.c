@@ -44,7 +44,7 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
-static const char *const groups[] = { "scenario", "topology", "collective", "nccl", "output", NULL };
+static const char *const groups[] = { "scenario", "topology", "collective", "nccl", "fabric", "output", NULL };
 
 const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key)
 {
@@ -54,8 +54,8 @@ const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key
                 return k;
         return NULL;
     }
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys };
-    for (int t = 0; t < 2; t++)
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_fabric_keys };
+    for (int t = 0; t < 3; t++)
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
             if (strcmp(k->group, group) == 0 && strcmp(k->key, key) == 0)
                 return k;
@@ -64,10 +64,10 @@ const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key
 
 const cs_scenario_key_t *cs_scenario_key_by_flag(const char *option_name)
 {
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys };
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_fabric_keys };
     gboolean is_long = g_str_has_prefix(option_name, "--");
     const char *name = option_name + (is_long ? 2 : 1);
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 3; t++) {
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++) {
             if (is_long && (strcmp(name, k->long_flag) == 0 ||
                             (k->alias != NULL && strcmp(name, k->alias) == 0)))
@@ -310,6 +310,9 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
         }
         cs_nccl_env_set(s->env, key, value, origin);
         return TRUE;
+    } else if (strcmp(group, "fabric") == 0) {
+        if (!cs_scenario_fabric_set(&s->fabric, key, value, origin, err))
+            return FALSE;
     } else if (strcmp(group, "topology") == 0) {
         if (!cs_topo_spec_set(&s->topo, key, value, base_dir, err))
             return FALSE;
@@ -398,6 +401,7 @@ void cs_scenario_init(cs_scenario_t *s)
     s->seed = 1;
     s->extra_columns = TRUE;
     s->env = cs_nccl_env_new();
+    cs_fabric_cfg_init(&s->fabric);
     s->jobs = g_ptr_array_new_with_free_func(cs_scenario_job_free);
     s->origins = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 }
@@ -419,6 +423,7 @@ void cs_scenario_clear(cs_scenario_t *s)
         cs_nccl_env_free(s->env);
     if (s->origins != NULL)
         g_hash_table_destroy(s->origins);
+    cs_fabric_cfg_clear(&s->fabric);
     memset(s, 0, sizeof *s);
     cs_topo_spec_init(&s->topo);
 }
@@ -442,10 +447,10 @@ static void ini_entry_free(gpointer p)
 static char *keys_of_group(const char *group)
 {
     GString *g = g_string_new(NULL);
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_scenario_job_keys };
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_scenario_job_keys, cs_fabric_keys };
     if (cs_scenario_job_group_name(group) != NULL)
         group = "job";
-    for (int t = 0; t < 3; t++)
+    for (int t = 0; t < 4; t++)
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
             if (strcmp(k->group, group) == 0)
                 g_string_append_printf(g, "%s%s", g->len ? ", " : "", k->key);
@@ -836,6 +841,8 @@ static gboolean validate(const cs_scenario_t *s, GError **err)
                          s->minbytes, s->maxbytes, CS_SCENARIO_MAX_SIZES);
         return FALSE;
     }
+    if (!cs_scenario_fabric_check(&s->fabric, err))
+        return FALSE;
     return validate_topology(s, err);
 }
 
@@ -924,6 +931,8 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
             g_key_file_set_string(kf, "nccl", n, cs_nccl_env_get(s->env, n));
         }
     }
+
+    cs_scenario_fabric_to_kf(&s->fabric, kf);
 
     kf_set_opt(kf, "output", "json", s->json_out);
     kf_set_opt(kf, "output", "csv", s->csv_out);

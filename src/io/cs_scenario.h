@@ -8,6 +8,7 @@
 #include "models/cs_coll.h"
 #include "models/cs_topo.h"
 #include "models/cs_nccl_env.h"
+#include "models/cs_fabric_cfg.h"
 
 /* The [topology] keys (cs_topo_spec_keys): file, preset, gpu, gpus,
  * sockets, p2p, nodes, nic, nics-per-node, fabric, oversubscription. */
@@ -73,6 +74,7 @@ typedef struct {
     gboolean link_stats;   /* [output] link-stats: each link's utilization and the bottleneck */
     GPtrArray *jobs;       /* cs_scenario_job_t, file order; empty: one job, the sweep */
     cs_nccl_env_t *env;    /* [nccl] section */
+    cs_fabric_cfg_t fabric; /* [fabric] section (--model packet) */
     GHashTable *origins;   /* "group.key" -> where the value came from ("FILE:LINE: key"
                             * or "collsim: -b"), for messages */
 } cs_scenario_t;

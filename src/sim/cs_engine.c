@@ -58,6 +58,18 @@ const char *cs_engine_names(void)
     return names;
 }
 
+char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg)
+{
+    if (ops->fabric || cfg == NULL || !cs_fabric_cfg_any(cfg))
+        return NULL;
+    const char *first = NULL;
+    for (int k = 0; k < CS_FK_COUNT && first == NULL; k++)
+        first = cfg->origin[k];
+    return g_strdup_printf("the fabric settings (%s%s) describe the packets of --model packet; --model %s ignores "
+                           "them", first != NULL ? first : "[fabric]",
+                           __builtin_popcountll(cfg->set) > 1 ? " and others" : "", ops->name);
+}
+
 /* Copies at most the buffer's size minus one, always terminated. */
 static void set_str(char *dst, size_t len, const char *src)
 {

@@ -9,6 +9,7 @@
 #include "models/cs_decide.h"
 #include "models/cs_params.h"
 #include "models/cs_result.h"
+#include "models/cs_fabric_cfg.h"
 
 #include <sys/types.h>
 
@@ -71,6 +72,7 @@ typedef struct {
     cs_sim_sink_t *sink;     /* engines with ops->timeline: receives the timeline of every call */
     GPtrArray *link_stats;   /* engines with ops->link_stats: cs_engine_run_sweep appends one
                               * cs_link_stats_t per size priced; NULL: none wanted (and none built) */
+    const cs_fabric_cfg_t *fabric; /* engines with ops->fabric: the [fabric] section; NULL: its defaults */
 } cs_engine_job_t;
 
 /* One call of the collective: inputs and the decision already taken. */
@@ -134,6 +136,9 @@ typedef struct cs_engine_ops {
     /* Engines that simulate a timeline: they honour job->sink, report the
      * run several jobs at once (--trace needs it). */
     gboolean timeline;
+    /* Engines that read job->fabric (the [fabric] section); the others
+     * ignore it and the output says so (cs_engine_fabric_warning). */
+    gboolean fabric;
     gboolean (*run_jobs)(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err);
 } cs_engine_ops_t;
 
@@ -174,6 +179,9 @@ gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs
 const cs_engine_ops_t *cs_engine_find(const char *name);
 /* Comma-separated names of the engines built in. */
 const char *cs_engine_names(void);
+/* When the scenario configures the fabric and the engine does not read it
+ * (!ops->fabric): the warning to print (g_free it); else NULL. */
+char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg);
 
 /* Runs a whole sweep: decides each size, prices it with the engine, fills a
  * result whose producer is "model:<engine>". sizes has nsizes entries.

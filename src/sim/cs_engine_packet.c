@@ -29,18 +29,21 @@
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
-/* The fabric as the engine runs it (defaults; docs/model-packet.md). */
+/* The fabric as the engine runs it: the [fabric] section (or its
+ * defaults) with the NCCL settings that bear on it. */
 typedef struct {
+    cs_fabric_cfg_t cfg;         /* a copy of the section */
     guint32 mtu;                 /* RoCE path MTU */
     int prio;                    /* the data's priority */
-    int tc;                      /* NCCL_IB_TC, -1: unset */
-    guint8 lossless;             /* priorities with PFC (bit p) */
-    gboolean ecn;                /* switches mark (RED per link rate) */
-    gboolean dcqcn;              /* QPs run DCQCN (ConnectX defaults) */
+    char *prio_why;              /* what decided it */
+    int cnp_prio;
+    gboolean dcqcn;
+    cs_pkt_dcqcn_cfg_t dc;
     int qps;                     /* NCCL_IB_QPS_PER_CONNECTION */
     gboolean split;              /* NCCL_IB_SPLIT_DATA_ON_QPS */
     int timeout_exp, retry_cnt;  /* NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT */
     guint32 ack_interval;
+    double wire_ratio;           /* wire bytes per payload byte of full packets */
 } pk_fabric_t;
 
 /* A network connection of the run (a lane of the flow engine). */
@@ -86,33 +89,94 @@ typedef struct {
 
 /* ---- the fabric --------------------------------------------------------- */
 
-static void fabric_defaults(pk_fabric_t *fab, const cs_nccl_settings_t *s)
+/* The keys whose model is not built yet: refused, never ignored. */
+static gboolean fabric_refuse_unbuilt(const cs_fabric_cfg_t *c, GError **err)
+{
+    static const int unbuilt[] = { CS_FK_WATCHDOG, CS_FK_WATCHDOG_RESTORE, CS_FK_NIC_RX_RATE, CS_FK_NIC_RX_BUFFER,
+                                   CS_FK_STALL_NIC, CS_FK_STALL_AT, CS_FK_STALL_FOR, CS_FK_RECOVERY };
+    for (guint i = 0; i < G_N_ELEMENTS(unbuilt); i++) {
+        int k = unbuilt[i];
+        if (c->set >> k & 1) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the packet engine does not model this yet; expected "
+                        "the [fabric] keys of docs/model-packet.md", c->origin[k]);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* DCQCN: the preset, then the parameters the section sets. */
+static void fabric_dcqcn(pk_fabric_t *fab)
+{
+    const cs_fabric_cfg_t *c = &fab->cfg;
+    if (c->dcqcn == CS_FABRIC_DCQCN_PAPER)
+        cs_pkt_dcqcn_cfg_paper(&fab->dc);
+    else
+        cs_pkt_dcqcn_cfg_connectx(&fab->dc);
+    cs_pkt_dcqcn_cfg_t *d = &fab->dc;
+    if (c->dcqcn_ai_bps >= 0)
+        d->ai_bps = (guint64)llround(c->dcqcn_ai_bps);
+    if (c->dcqcn_hai_bps >= 0)
+        d->hai_bps = (guint64)llround(c->dcqcn_hai_bps);
+    if (c->dcqcn_min_rate_bps >= 0)
+        d->min_rate_bps = (guint64)llround(c->dcqcn_min_rate_bps);
+    if (c->dcqcn_g >= 0)
+        d->g = c->dcqcn_g;
+    if (c->dcqcn_min_dec >= 0)
+        d->min_dec = c->dcqcn_min_dec;
+    if (c->dcqcn_timer_s >= 0)
+        d->timer = (cs_time_t)llround(c->dcqcn_timer_s * CS_PS_PER_S);
+    if (c->dcqcn_cnp_gap_s >= 0)
+        d->cnp_gap = (cs_time_t)llround(c->dcqcn_cnp_gap_s * CS_PS_PER_S);
+    if (c->dcqcn_rate_reduce_s >= 0)
+        d->rate_reduce_period = (cs_time_t)llround(c->dcqcn_rate_reduce_s * CS_PS_PER_S);
+    if (c->dcqcn_alpha_period_s >= 0)
+        d->alpha_period = (cs_time_t)llround(c->dcqcn_alpha_period_s * CS_PS_PER_S);
+    if (c->dcqcn_byte_counter >= 0)
+        d->byte_reset = (guint64)c->dcqcn_byte_counter;
+    if (c->dcqcn_f >= 0)
+        d->f = c->dcqcn_f;
+    d->cnp_prio = fab->cnp_prio;
+}
+
+static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const cs_nccl_settings_t *s,
+                             GError **err)
 {
     memset(fab, 0, sizeof *fab);
-    fab->mtu = 4096;
-    fab->lossless = 1u << 3;
-    fab->tc = s->ib_tc;
-    /* NCCL_IB_TC is the ToS byte: DSCP = tc >> 2; switches trusting DSCP
-     * map DSCP d to priority d / 8 (the 802.1Q default, Spectrum's
-     * "trust dscp" map). Unset, the NIC sends with the ToS the RoCE
-     * configuration gave it, here the lossless class 3. */
-    fab->prio = s->ib_tc >= 0 ? (s->ib_tc >> 2) >> 3 : 3;
-    fab->ecn = TRUE;
-    /* DCQCN's ConnectX preset under-uses a 2:1 incast (docs/model-packet.md):
-     * off until it is checked, so trees' fan-in runs on PFC alone */
-    fab->dcqcn = FALSE;
+    if (cfg != NULL)
+        cs_fabric_cfg_copy(&fab->cfg, cfg);
+    else
+        cs_fabric_cfg_init(&fab->cfg);
+    const cs_fabric_cfg_t *c = &fab->cfg;
+    if (!fabric_refuse_unbuilt(c, err))
+        return FALSE;
+    fab->mtu = c->mtu;
+    fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
+    fab->cnp_prio = cs_fabric_cnp_prio(c);
+    if (fab->cnp_prio == fab->prio) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: CNPs and data would share priority %d (%s); expected "
+                    "CNPs on a priority of their own (cnp-dscp, dscp-map)",
+                    c->origin[CS_FK_CNP_DSCP] != NULL ? c->origin[CS_FK_CNP_DSCP]
+                    : c->origin[CS_FK_DSCP_MAP] != NULL ? c->origin[CS_FK_DSCP_MAP] : "[fabric]",
+                    fab->prio, fab->prio_why);
+        return FALSE;
+    }
+    fab->dcqcn = c->dcqcn != CS_FABRIC_DCQCN_OFF;
+    fabric_dcqcn(fab);
     fab->qps = MAX(1, s->ib_qps_per_conn);
     fab->split = s->ib_split_data_on_qps != 0;
     fab->timeout_exp = s->ib_timeout;
     fab->retry_cnt = s->ib_retry_cnt;
-    fab->ack_interval = 1;
+    fab->ack_interval = c->ack_every;
+    cs_pkt_frame_t fr = { .vlan = c->trust == CS_FABRIC_TRUST_PCP };   /* PCP rides in a VLAN tag */
+    fab->wire_ratio = (double)(fab->mtu + cs_pkt_frame_overhead(&fr, CS_PKT_HDR_MIDDLE)) / fab->mtu;
+    return TRUE;
 }
 
-/* Switch buffer: 16 MB per 50 Gb/s of its fastest port (the HPCC ns-3
- * fork's run.py rule, fabric-models.md section 9). */
-static guint64 switch_buffer(guint64 max_bps)
+static void fabric_clear(pk_fabric_t *fab)
 {
-    return (guint64)(16e6 * ((double)max_bps / 50e9));
+    cs_fabric_cfg_clear(&fab->cfg);
+    g_free(fab->prio_why);
 }
 
 static gboolean build_net(pk_t *pk, GError **err)
@@ -148,7 +212,7 @@ static gboolean build_net(pk_t *pk, GError **err)
         double prop = k->lat + (t->devs[k->dst].kind == CS_DEV_SWITCH ? t->fabric.switch_lat : 0);
         cs_pkt_port_cfg_t pc;
         cs_pkt_port_cfg_init(&pc, bps, (cs_time_t)llround(prop * CS_PS_PER_S));
-        pc.strict = 1u << 6;     /* CNPs: strict priority 6 (Spectrum default, fabric-models.md section 2) */
+        pc.strict = (guint8)(1u << pk->fab.cnp_prio);   /* CNPs strict (Spectrum's default, fabric-models.md section 2) */
         pk->port_of_link[l] = cs_pkt_net_add_link(pk->net, pk->node_of_dev[k->src], pk->node_of_dev[k->dst], &pc);
         if (pk->port_of_link[l] < 0) {
             g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: link %s -> %s: %.3g b/s is not a rate "
@@ -156,16 +220,42 @@ static gboolean build_net(pk_t *pk, GError **err)
             return FALSE;
         }
     }
+    const cs_fabric_cfg_t *c = &pk->fab.cfg;
     for (int d = 0; d < t->ndevs; d++) {
         if (pk->node_of_dev[d] < 0 || t->devs[d].kind != CS_DEV_SWITCH)
             continue;
+        const char *why;
         cs_pkt_mmu_cfg_t mc;
-        cs_pkt_mmu_cfg_init(&mc, switch_buffer(max_bps[d]));
-        mc.lossless = pk->fab.lossless;
-        if (cs_pkt_net_set_buffer(pk->net, pk->node_of_dev[d], &mc, -1) != 0 ||
-            (pk->fab.ecn && cs_pkt_net_set_ecn(pk->net, pk->node_of_dev[d], NULL) != 0)) {
-            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: switch %s: no buffer for its ports",
-                        t->devs[d].name);
+        cs_pkt_mmu_cfg_init(&mc, cs_fabric_switch_buffer(c, max_bps[d], &why));
+        mc.lossless = c->pfc;
+        if (c->pfc_alpha > 0)
+            mc.alpha = c->pfc_alpha;
+        /* headroom: forced, or the formula with the cable given (at the
+         * switch's fastest port: the most any of its ports needs), or the
+         * formula with each link's cable from its latency (-1) */
+        gint64 headroom = c->pfc_headroom >= 0 ? c->pfc_headroom
+                        : c->cable_m >= 0 ? (gint64)cs_pkt_headroom_bytes(pk->fab.mtu, max_bps[d], c->cable_m) : -1;
+        cs_pkt_ecn_cfg_t ec;
+        const cs_pkt_ecn_cfg_t *ecp = NULL;
+        if (c->ecn_kmin > 0 || c->ecn_pmax > 0) {
+            /* thresholds given, or only Pmax over its fastest port's defaults */
+            cs_pkt_ecn_cfg_for_rate(&ec, max_bps[d]);
+            if (c->ecn_kmin > 0) {
+                ec.kmin = c->ecn_kmin;
+                ec.kmax = c->ecn_kmax;
+            }
+            if (c->ecn_pmax > 0)
+                ec.pmax = c->ecn_pmax;
+            ecp = &ec;
+        }
+        /* a buffer that its reserves and headroom fill leaves no shared
+         * part: every port would pause at once (threshold 0) */
+        if (cs_pkt_net_set_buffer(pk->net, pk->node_of_dev[d], &mc, headroom) != 0 ||
+            cs_pkt_mmu_threshold(cs_pkt_net_mmu(pk->net, pk->node_of_dev[d])) == 0 ||
+            (c->ecn && cs_pkt_net_set_ecn(pk->net, pk->node_of_dev[d], ecp) != 0)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "packet engine: switch %s: its buffer (%.3g MB, %s) cannot "
+                        "hold its ports' headroom and reserves; expected a larger switch-buffer or a smaller "
+                        "pfc-headroom", t->devs[d].name, (double)mc.buffer / 1e6, why);
             return FALSE;
         }
     }
@@ -196,12 +286,11 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
     cs_pkt_qp_cfg_t qc = {
         .mtu = fab->mtu,
         .prio = fab->prio,
+        .frame = { .vlan = fab->cfg.trust == CS_FABRIC_TRUST_PCP },
         .ack_interval = fab->ack_interval,
         .timeout = CS_PKT_QP_TIMEOUT_PS(fab->timeout_exp),
         .retry_cnt = fab->retry_cnt,
     };
-    cs_pkt_dcqcn_cfg_t dc;
-    cs_pkt_dcqcn_cfg_connectx(&dc);
     for (int i = 0; i < L->nqp; i++) {
         /* the QP's UDP source port (ConnectX picks it per QP in
          * 0xC000-0xFFFF), and the switches' hash of it */
@@ -218,7 +307,7 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
         for (int k = 0; k < p.nhops; k++)
             route[k] = pk->port_of_link[p.links[k]];
         int id = cs_pkt_net_add_qp(pk->net, route, p.nhops, &qc);
-        if (id < 0 || (fab->dcqcn && cs_pkt_net_set_dcqcn(pk->net, id, &dc) != 0)) {
+        if (id < 0 || (fab->dcqcn && cs_pkt_net_set_dcqcn(pk->net, id, &fab->dc) != 0)) {
             g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: %s -> %s: the route has no way back "
                         "for ACKs", t->devs[src_nic].name, t->devs[dst_nic].name);
             return FALSE;
@@ -270,8 +359,7 @@ static void x_rate(void *ctx, int lane, double bytes_per_s, cs_time_t now)
     pk_t *pk = ctx;
     const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, lane);
     /* bytes/s of messages to bits/s of wire: the framing of full packets */
-    cs_pkt_frame_t fr = { 0 };
-    double wire = (double)(pk->fab.mtu + cs_pkt_frame_overhead(&fr, CS_PKT_HDR_MIDDLE)) / pk->fab.mtu;
+    double wire = pk->fab.wire_ratio;
     double per_qp = pk->fab.split ? bytes_per_s / L->nqp : bytes_per_s;
     for (int i = 0; i < L->nqp; i++)
         cs_pkt_net_qp_set_rate(pk->net, L->qp0 + i, per_qp * 8.0 * wire, now);
@@ -373,6 +461,7 @@ static void pk_close(void *state)
         g_array_free(pk->qps, TRUE);
     cs_link_stats_free(pk->stats);
     cs_flow_free(pk->flow);
+    fabric_clear(&pk->fab);
     g_free(pk);
 }
 
@@ -393,16 +482,23 @@ static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err
             return FALSE;
         }
     }
-    cs_flow_t *f = cs_flow_new(job, err);
-    if (f == NULL)
+    pk_fabric_t fab;
+    if (!fabric_setup(&fab, job->fabric, cs_comm_settings(job->comm), err)) {
+        fabric_clear(&fab);
         return FALSE;
+    }
+    cs_flow_t *f = cs_flow_new(job, err);
+    if (f == NULL) {
+        fabric_clear(&fab);
+        return FALSE;
+    }
     pk_t *pk = g_new0(pk_t, 1);
+    pk->fab = fab;
     pk->flow = f;
     pk->topo = t;
     pk->seed = job->seed;
     pk->lanes = g_array_new(FALSE, TRUE, sizeof(pk_lane_t));
     pk->qps = g_array_new(FALSE, TRUE, sizeof(pk_qp_t));
-    fabric_defaults(&pk->fab, cs_comm_settings(job->comm));
     cs_flow_set_xport(f, &pk_xport, pk);
     *state_p = pk;
     return TRUE;
@@ -514,26 +610,63 @@ static char *pk_counters(void *state)
                            pk->naks, pk->timeouts, pk->xoffs, pk->paused_s * 1e6, pk->marks, pk->cnps);
 }
 
+static char *dcqcn_text(const pk_fabric_t *f)
+{
+    if (!f->dcqcn)
+        return g_strdup("no congestion control (DCQCN off; dcqcn = connectx or paper turns it on)");
+    const cs_pkt_dcqcn_cfg_t *d = &f->dc;
+    return g_strdup_printf("DCQCN with %s values%s (AI %.3g Mb/s, HAI %.3g Mb/s, timer %.3g us, byte counter %"
+                           G_GUINT64_FORMAT " B, F %d, g %.4g, min rate %.3g Mb/s)",
+                           f->cfg.dcqcn == CS_FABRIC_DCQCN_PAPER ? "the DCQCN paper's" : "ConnectX's",
+                           (f->cfg.set >> CS_FK_DCQCN_AI & 0x7ff) ? " and the section's" : "",
+                           (double)d->ai_bps / 1e6, (double)d->hai_bps / 1e6, (double)d->timer / 1e6, d->byte_reset,
+                           d->f, d->g, (double)d->min_rate_bps / 1e6);
+}
+
+static char *prios_text(guint8 mask)
+{
+    if (mask == 0)
+        return g_strdup("none");
+    GString *g = g_string_new(NULL);
+    for (int p = 0; p < 8; p++)
+        if (mask >> p & 1)
+            g_string_append_printf(g, "%s%d", g->len ? "," : "", p);
+    return g_string_free(g, FALSE);
+}
+
 static char **pk_notes(void *state)
 {
     const pk_t *pk = state;
     const pk_fabric_t *f = &pk->fab;
+    const cs_fabric_cfg_t *c = &f->cfg;
     GPtrArray *n = g_ptr_array_new();
+    g_autofree char *dc = dcqcn_text(f);
+    g_autofree char *pfc = prios_text(c->pfc);
+    const char *buf_why;
+    guint64 buf = cs_fabric_switch_buffer(c, 0, &buf_why);
+    g_autofree char *buffer = c->switch_buffer > 0 || c->switch_part >= 0
+        ? g_strdup_printf("%.4g MB (%s)", (double)buf / 1e6, buf_why) : g_strdup(buf_why);
+    g_autofree char *headroom = c->pfc_headroom >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT " B", c->pfc_headroom)
+                              : c->cable_m >= 0 ? g_strdup_printf("by the formula for %.4g m of cable", c->cable_m)
+                              : g_strdup("by the formula, cable from each link's latency");
+    g_autofree char *ecn = !c->ecn ? g_strdup("off")
+                         : c->ecn_kmin > 0 ? g_strdup_printf("Kmin %" G_GUINT64_FORMAT " B, Kmax %" G_GUINT64_FORMAT
+                                                            " B, Pmax %.3g", c->ecn_kmin, c->ecn_kmax,
+                                                            c->ecn_pmax > 0 ? c->ecn_pmax : 0.2)
+                         : c->ecn_pmax > 0 ? g_strdup_printf("thresholds by link rate, Pmax %.3g", c->ecn_pmax)
+                         : g_strdup("RED by link rate");
     g_ptr_array_add(n, g_strdup_printf(
-        "packet engine: RoCEv2, MTU %u, data on priority %d (%s%s), %s; switches: shared buffer of 16 MB per "
-        "50 Gb/s of their fastest port, ECN %s, PFC on priority %d; %d QP%s per connection%s, an ACK per packet, "
-        "retransmission timeout 4.096 us x 2^%d, %d retries (docs/model-packet.md)",
-        f->mtu, f->prio, f->tc >= 0 ? "NCCL_IB_TC's DSCP / 8" : "NCCL_IB_TC unset: the RoCE class",
-        (f->lossless >> f->prio) & 1 ? ", lossless" : ", lossy: no PFC, drops and go-back-N",
-        f->dcqcn ? "DCQCN with ConnectX's defaults"
-                 : "no congestion control (DCQCN is built but off: its ConnectX preset does not yet keep a 2:1 "
-                   "incast at line rate)",
-        f->ecn ? "marking by link rate" : "off", g_bit_nth_lsf(f->lossless, -1),
+        "packet engine: RoCEv2, MTU %u%s, data on priority %d (%s%s), CNPs on %d; %s; switches: shared buffer %s, "
+        "PFC on priorit%s %s (alpha %.4g, headroom %s), ECN %s; %d QP%s per connection%s, an ACK every %u "
+        "packet%s, retransmission timeout 4.096 us x 2^%d, %d retries (docs/model-packet.md)",
+        f->mtu, c->trust == CS_FABRIC_TRUST_PCP ? ", VLAN-tagged" : "", f->prio, f->prio_why,
+        (c->pfc >> f->prio) & 1 ? ", lossless" : ", lossy: no PFC, drops and go-back-N", f->cnp_prio, dc, buffer,
+        __builtin_popcount(c->pfc) == 1 ? "y" : "ies", pfc, c->pfc_alpha > 0 ? c->pfc_alpha : CS_PKT_MMU_ALPHA_DEFAULT, headroom, ecn,
         f->qps, f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn")
-                                            : "", f->timeout_exp, f->retry_cnt));
+                                            : "", f->ack_interval, f->ack_interval > 1 ? "s" : "",
+        f->timeout_exp, f->retry_cnt));
     g_ptr_array_add(n, g_strdup("packet engine: not modelled yet: the host receive path's rate (a NIC drains into "
-                                "its GPU at line rate), PFC watchdog, the [fabric] section; inside a node the "
-                                "flow engine's fair sharing"));
+                                "its GPU at line rate), PFC watchdog; inside a node the flow engine's fair sharing"));
     g_ptr_array_add(n, NULL);
     return (char **)g_ptr_array_free(n, FALSE);
 }
@@ -548,4 +681,5 @@ const cs_engine_ops_t cs_engine_packet = {
     .counters = pk_counters,
     .notes = pk_notes,
     .link_stats = pk_link_stats,
+    .fabric = TRUE,
 };

@@ -354,9 +354,9 @@ static void test_validate(void)
 /* Every key has a flag and the flags find their keys. */
 static void test_keys_and_flags(void)
 {
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys };
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_fabric_keys };
     int n = 0;
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 3; t++) {
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++, n++) {
             g_assert_nonnull(k->long_flag);
             g_autofree char *lf = g_strdup_printf("--%s", k->long_flag);
@@ -366,7 +366,7 @@ static void test_keys_and_flags(void)
             g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
         }
     }
-    g_assert_cmpint(n, ==, 34);
+    g_assert_cmpint(n, ==, 34 + CS_FK_COUNT);
     /* nccl-tests's letters */
     static const struct { const char *flag, *key; } letters[] = {
         { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },
@@ -684,6 +684,76 @@ static void test_jobs(void)
     expect_error("[job ]\n", "s.ini:1: '' is not a job name; expected letters, digits, '-', '_' or '.' (up to 64)");
 }
 
+/* [fabric]: every key parses into its field, the data's priority follows
+ * NCCL_IB_TC through the DSCP map (or NCCL_IB_SL with trust pcp), and the
+ * keys that contradict each other are refused naming the line. */
+static void test_fabric(void)
+{
+    static const char ini[] =
+        "[fabric]\n"
+        "mtu = 1024\n"
+        "pfc = 0,3\n"
+        "dscp-map = 34:4, 10:0\n"
+        "roce-tos = 0x88\n"
+        "dcqcn = paper\n"
+        "dcqcn-ai = 40Mb/s\n"
+        "dcqcn-timer = 55us\n"
+        "switch = tomahawk-4\n"
+        "pfc-headroom = 64K\n"
+        "cable-length = 100\n";
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(load_text(&s, ini, &err));
+    g_assert_no_error(err);
+    const cs_fabric_cfg_t *f = &s.fabric;
+    g_assert_cmpuint(f->mtu, ==, 1024);
+    g_assert_cmpuint(f->pfc, ==, 0x09);
+    g_assert_cmpint(f->dscp_prio[34], ==, 4);
+    g_assert_cmpint(f->dscp_prio[26], ==, 3);       /* untouched: DSCP / 8 */
+    g_assert_cmpint(f->roce_tos, ==, 136);
+    g_assert_cmpint(f->dcqcn, ==, CS_FABRIC_DCQCN_PAPER);
+    g_assert_cmpfloat(f->dcqcn_ai_bps, ==, 40e6);
+    g_assert_cmpfloat_with_epsilon(f->dcqcn_timer_s, 55e-6, 1e-15);
+    g_assert_cmpint(f->pfc_headroom, ==, 65536);
+    g_assert_cmpfloat(f->cable_m, ==, 100);
+    g_assert_cmpstr(f->origin[CS_FK_SWITCH], ==, "s.ini:9: switch");
+    const char *why;
+    g_assert_cmpuint(cs_fabric_switch_buffer(f, 400000000000ull, &why), ==, 113000000);
+    g_assert_cmpstr(why, ==, "Broadcom Tomahawk 4 (BCM56990)");
+    g_assert_true(cs_scenario_fabric_check(&s.fabric, &err));
+
+    /* the priority: the NIC's ToS 136 (DSCP 34 -> 4) unset NCCL_IB_TC;
+     * NCCL_IB_TC 106 (DSCP 26 -> 3); trust pcp: NCCL_IB_SL */
+    cs_nccl_settings_t ns;
+    memset(&ns, 0, sizeof ns);
+    ns.ib_tc = ns.ib_sl = -1;
+    g_autofree char *why1 = NULL, *why2 = NULL, *why3 = NULL;
+    g_assert_cmpint(cs_fabric_data_prio(f, &ns, &why1), ==, 4);
+    g_assert_cmpstr(why1, ==, "NCCL_IB_TC unset: the NIC's ToS 136 (roce-tos), DSCP 34, priority 4 by the DSCP map");
+    ns.ib_tc = 106;
+    g_assert_cmpint(cs_fabric_data_prio(f, &ns, &why2), ==, 3);
+    s.fabric.trust = CS_FABRIC_TRUST_PCP;
+    ns.ib_sl = 5;
+    g_assert_cmpint(cs_fabric_data_prio(f, &ns, &why3), ==, 5);
+    g_assert_cmpstr(why3, ==, "NCCL_IB_SL 5: VLAN priority 5 (trust pcp)");
+    g_assert_cmpint(cs_fabric_cnp_prio(f), ==, 6);
+    cs_scenario_clear(&s);
+
+    /* refused: a bad value (its line), a parameter of something off */
+    cs_scenario_init(&s);
+    g_assert_false(load_text(&s, "[fabric]\nmtu = 4096\npfc = 8\n", &err));
+    g_assert_cmpstr(err->message, ==, "s.ini:3: pfc: '8' is not a list of priorities; expected priorities 0 to 7 "
+                    "such as 3 or 3,4, or none");
+    g_clear_error(&err);
+    cs_scenario_clear(&s);
+    cs_scenario_init(&s);
+    g_assert_true(load_text(&s, "[fabric]\necn = off\necn-pmax = 0.5\n", &err));
+    g_assert_false(cs_scenario_fabric_check(&s.fabric, &err));
+    g_assert_cmpstr(err->message, ==, "s.ini:3: ecn-pmax: ECN is off; expected ecn = on with it");
+    cs_scenario_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -700,5 +770,6 @@ int main(int argc, char **argv)
     g_test_add_func("/scenario/load-file", test_load_file);
     g_test_add_func("/scenario/examples", test_examples);
     g_test_add_func("/scenario/jobs", test_jobs);
+    g_test_add_func("/scenario/fabric", test_fabric);
     return g_test_run();
 }
