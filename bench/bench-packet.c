@@ -1,0 +1,331 @@
+/* Benchmark: the packet engine's speed and memory (issue #11 item 10).
+ *
+ * Usage: bench-packet [all|incast|engine|memory] [GiB]
+ *
+ * incast: N:1 incasts on the packet network alone (cs_pkt_net), one core:
+ *   packet events per CPU second and packet hops (packets leaving a port)
+ *   per CPU second, against the issue's target of 10 million packet
+ *   events per second. 'GiB' (default 8) is the payload into the receiver.
+ *   - 64:1 at 400G, lossless priority, PFC with the formula's headroom
+ *     (flows without ACKs: the network's cost alone);
+ *   - 16:1 at 100G, the same with RED/ECN marking at the switch;
+ *   - 16:1 at 400G, RC QPs with an ACK per packet (as the engine runs
+ *     them), PFC;
+ *   - 16:1 at 100G, DCQCN with ConnectX's defaults (paced senders), PFC
+ *     and ECN.
+ * engine: a 64-GPU all-reduce of 1 GiB (8 x dgx-h100, 8 x roce-400g per
+ *   node, the preset's rail fabric; NCCL's own choice of algorithm)
+ *   through the library as `collsim run --model packet` prices it (the
+ *   engine's open, predict, close), target under 60 s; the events are
+ *   the engine's own count (its -v line, printed as it is).
+ * memory: packets in the pool (the high-water of packets alive, sampled
+ *   every simulated microsecond, and the pool's capacity) for a 1 MiB
+ *   and a 1 GiB message on one QP, and for 8:1 incasts of 1 MiB, 64 MiB
+ *   and 1 GiB per sender (an incast's packets alive are its switch queue,
+ *   which stops growing at the pause thresholds); the issue's target:
+ *   memory follows packets in flight, never the message size (ratio
+ *   1.0). And the process's peak RSS after an engine call of 1 MiB and
+ *   then of 1 GiB.
+ *
+ * Nothing is asserted; every ratio printed is measured in this run.
+ * CPU seconds (getrusage), as bench-flow: the machine may be shared. */
+#include "config.h"
+
+#include "bench-util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/cs_decide.h"
+#include "models/cs_params.h"
+#include "models/cs_presets.h"
+#include "sim/cs_engine.h"
+#include "sim/cs_pkt.h"
+#include "sim/cs_pkt_dcqcn.h"
+#include "sim/cs_pkt_mmu.h"
+#include "sim/cs_pkt_net.h"
+
+#define GBPS 1000000000ull
+#define NS ((cs_time_t)1000)
+#define US ((cs_time_t)1000000)
+#define MIB (1024ull * 1024)
+#define GIB (1024ull * MIB)
+
+#define TARGET_EVENTS_S 10e6          /* issue #11 item 10 */
+#define TARGET_ENGINE_S 60.0
+
+/* ---- incasts on the packet network ------------------------------------ */
+
+typedef enum { IC_FLOWS, IC_ECN, IC_QPS, IC_DCQCN } ic_kind_t;
+
+typedef struct {
+    const char *name;
+    ic_kind_t kind;
+    int n;
+    guint64 rate;
+} ic_cfg_t;
+
+typedef struct {
+    guint64 events, hops, delivered, drops, pool_peak, pool_cap;
+    double cpu, wall;
+    cs_time_t sim_end;                /* the last flow's last packet in (an idle QP's lazy
+                                       * retransmission timer may pop later, to no effect) */
+} ic_out_t;
+
+/* N senders -> one switch -> one receiver, 100 m cables (500 ns), every
+ * link both ways, priority 3 lossless. The switch buffer: the HPCC
+ * fork's 16 MB per 50 Gb/s of its ports (fabric-models.md section 9, as
+ * the engine sizes its switches), headroom from the formula. 'sample':
+ * take the pool's in-use packets every simulated microsecond (memory
+ * runs; the speed runs do not sample). */
+static void incast_run(const ic_cfg_t *ic, guint64 per_sender, gboolean sample, ic_out_t *o)
+{
+    memset(o, 0, sizeof *o);
+    g_autoptr(cs_pkt_net_t) net = cs_pkt_net_new();
+    int *host = g_new(int, ic->n), *up = g_new(int, ic->n);
+    for (int i = 0; i < ic->n; i++)
+        host[i] = cs_pkt_net_add_host(net);
+    int sw = cs_pkt_net_add_switch(net), dst = cs_pkt_net_add_host(net);
+    cs_pkt_mmu_cfg_t mc;
+    cs_pkt_mmu_cfg_init(&mc, 16000000ull * (ic->rate / (50 * GBPS)));
+    cs_pkt_net_set_buffer(net, sw, &mc, -1);
+    if (ic->kind == IC_ECN || ic->kind == IC_DCQCN)
+        cs_pkt_net_set_ecn(net, sw, NULL);
+    cs_pkt_port_cfg_t pc;
+    cs_pkt_port_cfg_init(&pc, ic->rate, 500 * NS);
+    int nlinks = 0;
+    for (int i = 0; i < ic->n; i++) {
+        up[i] = cs_pkt_net_add_link(net, host[i], sw, &pc);
+        cs_pkt_net_add_link(net, sw, host[i], &pc);
+        nlinks += 2;
+    }
+    int down = cs_pkt_net_add_link(net, sw, dst, &pc);
+    int back = cs_pkt_net_add_link(net, dst, sw, &pc);
+    nlinks += 2;
+    cs_pkt_dcqcn_cfg_t dc;
+    cs_pkt_dcqcn_cfg_connectx(&dc);
+    for (int i = 0; i < ic->n; i++) {
+        int route[2] = { up[i], down };
+        if (ic->kind == IC_QPS) {
+            (void)back;
+            cs_pkt_qp_cfg_t qc = { .mtu = 4096, .prio = 3, .ack_interval = 1,
+                                   .timeout = CS_PKT_QP_TIMEOUT_PS(20), .retry_cnt = 7 };
+            int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+            cs_pkt_net_qp_post(net, qp, per_sender, 0);
+        } else {
+            cs_pkt_flow_cfg_t fc = { .bytes = per_sender, .mtu = 4096, .prio = 3, .write = TRUE };
+            int f = cs_pkt_net_add_flow(net, route, 2, &fc);
+            if (ic->kind == IC_DCQCN)
+                cs_pkt_net_set_dcqcn(net, f, &dc);
+        }
+    }
+    cs_pkt_pool_t *pool = cs_pkt_net_pool(net);
+    double c0 = bench_cpu_now(), w0 = bench_now();
+    if (sample) {
+        for (cs_time_t t = US; cs_pkt_net_next(net) != CS_TIME_NEVER; t += US) {
+            o->events += cs_pkt_net_run(net, t);
+            o->pool_peak = MAX(o->pool_peak, cs_pkt_pool_in_use(pool));
+        }
+    } else {
+        o->events = cs_pkt_net_run(net, CS_TIME_NEVER);
+    }
+    o->cpu = bench_cpu_now() - c0;
+    o->wall = bench_now() - w0;
+    o->pool_cap = cs_pkt_pool_capacity(pool);
+    for (int l = 0; l < nlinks; l++)
+        for (int p = 0; p < CS_PKT_PRIOS; p++)
+            o->hops += cs_pkt_port_tx_pkts(cs_pkt_net_port(net, l), p);
+    for (int i = 0; i < ic->n; i++) {
+        o->sim_end = MAX(o->sim_end, cs_pkt_net_flow_done(net, i));
+        o->delivered += cs_pkt_net_flow_delivered(net, i);
+        o->drops += cs_pkt_net_flow_dropped(net, i);
+    }
+    g_free(host);
+    g_free(up);
+}
+
+static void bench_incast(double gib)
+{
+    static const ic_cfg_t runs[] = {
+        { "64:1 400G PFC", IC_FLOWS, 64, 400 * GBPS },
+        { "16:1 100G PFC+ECN", IC_ECN, 16, 100 * GBPS },
+        { "16:1 400G QPs+ACKs PFC", IC_QPS, 16, 400 * GBPS },
+        { "16:1 100G DCQCN(CX)", IC_DCQCN, 16, 100 * GBPS },
+    };
+    guint64 total = (guint64)(gib * (double)GIB);
+    printf("# incast: packet events per CPU second on one core, %.2f GiB into the receiver "
+           "(target: >= %.0f M events/s)\n", gib, TARGET_EVENTS_S / 1e6);
+    printf("# %-24s %8s %12s %12s %8s %8s %11s %11s %9s\n", "run", "sim_ms", "events", "pkt_hops", "cpu_s",
+           "wall_s", "events/s", "hops/s", "vs_target");
+    for (gsize r = 0; r < G_N_ELEMENTS(runs); r++) {
+        ic_out_t o;
+        incast_run(&runs[r], total / (guint64)runs[r].n, FALSE, &o);
+        double eps = (double)o.events / MAX(o.cpu, 1e-9);
+        printf("  %-24s %8.3f %12" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT " %8.3f %8.3f %11.3g %11.3g %8.2fx%s\n",
+               runs[r].name, (double)o.sim_end / 1e9, o.events, o.hops, o.cpu, o.wall, eps,
+               (double)o.hops / MAX(o.cpu, 1e-9), eps / TARGET_EVENTS_S,
+               o.delivered == total / (guint64)runs[r].n * (guint64)runs[r].n ? "" : "  (not all delivered)");
+        fflush(stdout);
+    }
+}
+
+/* ---- the engine through the library ------------------------------------ */
+
+typedef struct {
+    double sim_s, cpu, wall;
+    long rss_kib;
+    char *counters;
+    cs_decision_t d;
+} eng_out_t;
+
+static gboolean engine_call(guint64 size, eng_out_t *o)
+{
+    GError *err = NULL;
+    cs_params_t params;
+    cs_params_init_defaults(&params);
+    cs_build_opts_t bo;
+    cs_build_opts_init(&bo);
+    bo.nodes = 8;
+    bo.nic = "roce-400g";
+    gboolean ok = FALSE;
+    void *state = NULL;
+    const cs_engine_ops_t *ops = cs_engine_find("packet");
+    g_autoptr(cs_topo_t) topo = cs_preset_build("dgx-h100", &bo, &err);
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    g_autoptr(cs_comm_t) comm = topo != NULL ? cs_comm_new(topo, env, &err) : NULL;
+    if (ops == NULL || comm == NULL || !cs_comm_decide(comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, size, &o->d, &err))
+        goto out_params;
+    cs_engine_job_t job = { .topo = topo, .comm = comm, .params = &params, .coll = CS_COLL_ALLREDUCE,
+                            .dtype = CS_DTYPE_FLOAT, .redop = CS_REDOP_SUM, .root = -1 };
+    cs_engine_call_t call = { .size = size, .count = size / 4, .nccl_bytes = size, .decision = &o->d };
+    double c0 = bench_cpu_now(), w0 = bench_now();
+    if (ops->open != NULL && !ops->open(&job, &state, &err))
+        goto out_params;
+    double t[2];
+    if (!ops->predict(state, &job, &call, t, &err))
+        goto out_state;
+    o->cpu = bench_cpu_now() - c0;
+    o->wall = bench_now() - w0;
+    o->sim_s = t[0];
+    o->counters = ops->counters != NULL ? ops->counters(state) : NULL;
+    o->rss_kib = bench_peak_rss_kib(FALSE);
+    ok = TRUE;
+out_state:
+    if (ops->close != NULL)
+        ops->close(state);
+out_params:
+    cs_params_clear(&params);
+    if (!ok) {
+        fprintf(stderr, "bench-packet: %s\n", err != NULL ? err->message : "no packet engine");
+        g_clear_error(&err);
+    }
+    return ok;
+}
+
+static gboolean bench_engine(void)
+{
+    eng_out_t o = { 0 };
+    printf("# engine: all-reduce of 1 GiB float, 8 x dgx-h100 (64 GPUs), 8 x roce-400g per node, rail fabric, "
+           "through the library (open + predict + close) (target: < %.0f s)\n", TARGET_ENGINE_S);
+    if (!engine_call(GIB, &o))
+        return FALSE;
+    printf("  %s/%s, %d channels: simulated %.1f us; CPU %.2f s, wall %.2f s: %.2fx under the target (wall)\n",
+           cs_algo_name(o.d.algo), cs_proto_name(o.d.proto), o.d.nchannels, o.sim_s * 1e6, o.cpu, o.wall,
+           TARGET_ENGINE_S / MAX(o.wall, 1e-9));
+    guint64 pe = 0, fe = 0;
+    if (o.counters != NULL
+        && sscanf(o.counters, "packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT, &pe, &fe) == 2)
+        printf("  events: %" G_GUINT64_FORMAT " packet + %" G_GUINT64_FORMAT " flow = %.3g per CPU second "
+               "(%.2fx the %.0f M target)\n", pe, fe, (double)(pe + fe) / MAX(o.cpu, 1e-9),
+               (double)(pe + fe) / MAX(o.cpu, 1e-9) / TARGET_EVENTS_S, TARGET_EVENTS_S / 1e6);
+    printf("  engine -v: %s\n", o.counters != NULL ? o.counters : "(none)");
+    g_free(o.counters);
+    return TRUE;
+}
+
+/* ---- memory against message size ---------------------------------------- */
+
+/* One RC QP (ACK per packet) host -> switch -> host at 400G with one
+ * message: the pool's high-water and capacity. */
+static void qp_pool(guint64 bytes, guint64 *peak, guint64 *cap)
+{
+    g_autoptr(cs_pkt_net_t) net = cs_pkt_net_new();
+    int a = cs_pkt_net_add_host(net), s = cs_pkt_net_add_switch(net), b = cs_pkt_net_add_host(net);
+    cs_pkt_port_cfg_t pc;
+    cs_pkt_port_cfg_init(&pc, 400 * GBPS, 500 * NS);
+    int route[2] = { cs_pkt_net_add_link(net, a, s, &pc), cs_pkt_net_add_link(net, s, b, &pc) };
+    cs_pkt_net_add_link(net, b, s, &pc);
+    cs_pkt_net_add_link(net, s, a, &pc);
+    cs_pkt_qp_cfg_t qc = { .mtu = 4096, .prio = 3, .ack_interval = 1, .timeout = CS_PKT_QP_TIMEOUT_PS(20),
+                           .retry_cnt = 7 };
+    int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+    cs_pkt_net_qp_post(net, qp, bytes, 0);
+    *peak = 0;
+    for (cs_time_t t = US; cs_pkt_net_next(net) != CS_TIME_NEVER; t += US) {
+        cs_pkt_net_run(net, t);
+        *peak = MAX(*peak, cs_pkt_pool_in_use(cs_pkt_net_pool(net)));
+    }
+    *cap = cs_pkt_pool_capacity(cs_pkt_net_pool(net));
+}
+
+static gboolean bench_memory(void)
+{
+    printf("# memory: packets alive at once (high-water, sampled every simulated us) and pool capacity, "
+           "1 MiB against 1 GiB (target: ratio 1.0, memory never grows with message size)\n");
+    guint64 p1, c1, p2, c2;
+    qp_pool(MIB, &p1, &c1);
+    qp_pool(GIB, &p2, &c2);
+    printf("  one QP, 400G, ACKs:  1 MiB: peak %" G_GUINT64_FORMAT " packets, capacity %" G_GUINT64_FORMAT
+           "; 1 GiB: peak %" G_GUINT64_FORMAT ", capacity %" G_GUINT64_FORMAT "; ratio %.2f (capacity %.2f)\n",
+           p1, c1, p2, c2, (double)p2 / (double)MAX(p1, 1), (double)c2 / (double)MAX(c1, 1));
+    /* An incast's packets alive are its switch's queue: they grow with
+     * the message until the PGs reach their pause thresholds, and then
+     * stop, bounded by the buffer (128 MB here: at most 128e6 / 4178 =
+     * 30636 packets queued, plus two per sender at its NIC and those on
+     * the wires). 1 MiB per sender ends before the queue gets there, so
+     * the ratio that shows whether memory follows the message is 1 GiB
+     * against 64 MiB; 1 MiB is printed too. */
+    static const ic_cfg_t ic = { "8:1 400G PFC", IC_FLOWS, 8, 400 * GBPS };
+    static const guint64 sizes[] = { MIB, 64 * MIB, GIB };
+    ic_out_t o[3];
+    for (int i = 0; i < 3; i++)
+        incast_run(&ic, sizes[i], TRUE, &o[i]);
+    printf("  8:1 incast, 400G, PFC, 128 MB switch buffer, per sender 1 MiB / 64 MiB / 1 GiB: peak %" G_GUINT64_FORMAT
+           " / %" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT " packets (capacity %" G_GUINT64_FORMAT " / %"
+           G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT "); 1 GiB vs 64 MiB %.2f (capacity %.2f), vs 1 MiB %.2f; "
+           "bound: buffer / 4178 B = %.0f packets\n",
+           o[0].pool_peak, o[1].pool_peak, o[2].pool_peak, o[0].pool_cap, o[1].pool_cap, o[2].pool_cap,
+           (double)o[2].pool_peak / (double)MAX(o[1].pool_peak, 1), (double)o[2].pool_cap / (double)MAX(o[1].pool_cap, 1),
+           (double)o[2].pool_peak / (double)MAX(o[0].pool_peak, 1), 128e6 / 4178);
+    eng_out_t e1 = { 0 }, e2 = { 0 };
+    if (!engine_call(MIB, &e1) || !engine_call(GIB, &e2))
+        return FALSE;
+    printf("  engine, 64 GPUs: peak RSS after the 1 MiB call %.1f MiB, after the 1 GiB call %.1f MiB "
+           "(ratio %.2f; the process's high-water: the second includes the first)\n",
+           e1.rss_kib / 1024.0, e2.rss_kib / 1024.0, (double)e2.rss_kib / (double)MAX(e1.rss_kib, 1));
+    g_free(e1.counters);
+    g_free(e2.counters);
+    return TRUE;
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "all";
+    double gib = argc > 2 ? g_ascii_strtod(argv[2], NULL) : 8.0;
+    gboolean all = g_str_equal(what, "all");
+    if (!all && !g_str_equal(what, "incast") && !g_str_equal(what, "engine") && !g_str_equal(what, "memory")) {
+        fprintf(stderr, "usage: bench-packet [all|incast|engine|memory] [GiB]\n");
+        return 2;
+    }
+    if (gib <= 0)
+        gib = 8.0;
+    printf("# bench-packet: the packet engine (issue #11 item 10); CPU seconds from getrusage, one core\n");
+    if (all || g_str_equal(what, "incast"))
+        bench_incast(gib);
+    if ((all || g_str_equal(what, "engine")) && !bench_engine())
+        return 1;
+    if ((all || g_str_equal(what, "memory")) && !bench_memory())
+        return 1;
+    return 0;
+}
