@@ -83,6 +83,11 @@ void cs_pkt_dcqcn_rp_sent(cs_pkt_dcqcn_rp_t *rp, guint64 bytes);
 /* The increase timer expired. Returns TRUE while the flow stays limited
  * (its owner reschedules the timer at now + cfg->timer). */
 gboolean cs_pkt_dcqcn_rp_timer(cs_pkt_dcqcn_rp_t *rp);
+/* 'k' expiries of the timer at once (at most until the flow is
+ * unlimited): for an owner that stops the timer while its flow has
+ * nothing to send, so that the idle time raises the rate as the NIC's
+ * free-running timer does. Returns whether the flow is still limited. */
+gboolean cs_pkt_dcqcn_rp_timers(cs_pkt_dcqcn_rp_t *rp, guint64 k);
 /* Time one packet of 'wire' bytes takes at RC, in ps (0 when unlimited). */
 cs_time_t cs_pkt_dcqcn_rp_gap(const cs_pkt_dcqcn_rp_t *rp, guint32 wire);
 
