@@ -7,9 +7,32 @@
 
 #include "sim/cs_pkt_net.h"
 
+/* A host's receive path (cs_pkt_host.c): the NIC's receive buffer,
+ * drained into the host at 'bps' of payload, one packet at a time. */
+typedef struct {
+    double bps;
+    guint64 buffer;                   /* per priority, wire bytes */
+    guint64 xoff, xon;                /* lossless thresholds, wire bytes of a priority */
+    cs_pkt_t *head, *tail;            /* arrival order */
+    guint64 bytes[CS_PKT_PRIOS];
+    guint32 npkts;
+    guint64 total, max;               /* all priorities */
+    double area;                      /* total x ps up to area_t (time-average) */
+    cs_time_t area_t;
+    guint64 drops[CS_PKT_PRIOS];
+    gboolean busy;                    /* draining the head */
+    double rem;                       /* fraction of a ps carried between drains */
+    cs_time_t stall_from, stall_until;   /* drains nothing in [from, until); from -1: no stall */
+    cs_event_t *ev;                   /* CS_PKT_EV_HOST_RX, a = node */
+} host_rx_t;
+
 typedef struct {
     gboolean host;
     guint64 delivered;                /* payload sunk here */
+    host_rx_t *rx;                    /* hosts with a receive path; NULL: drained at once */
+    int in_link;                      /* the first link into this node (a host's NIC port); -1 */
+    double occ_area;                  /* switch buffer bytes x ps up to occ_t */
+    cs_time_t occ_t;
     cs_pkt_mmu_t *mmu;                /* switches with a finite buffer; NULL: unbounded */
     gint64 headroom;                  /* forced headroom per lossless PG; -1: the formula */
     gboolean ecn;                     /* switches that mark at egress */
@@ -27,6 +50,9 @@ typedef struct {
     cs_pkt_ecn_cfg_t ecn_cfg;
     cs_pkt_rng_t rng;                 /* RED draws, seeded from the run's seed and the link id */
     guint64 marks[CS_PKT_PRIOS];
+    guint64 drops[CS_PKT_PRIOS];      /* arrived over this link, no room at its far end */
+    guint64 wd_drops[CS_PKT_PRIOS];   /* dropped from or for its stormed queue */
+    cs_time_t last_tx;                /* a packet last started on it (-1: never) */
 } link_t;
 
 /* A message posted to a QP: packets [start, end) of the QP. */
@@ -87,7 +113,28 @@ struct cs_pkt_net {
     void *qp_ctx;
     cs_time_t now;
     guint64 seed;                     /* RED draws */
+    /* stuck detection (cs_pkt_stuck.c) */
+    guint64 moves;                    /* counts everything but PFC timers and pause frames */
+    gboolean quiet;                   /* nothing can move again, while moves == quiet_moves */
+    guint64 quiet_moves;
+    gboolean stopped;                 /* a deadlock stopped the net */
+    cs_time_t next_check;
+    guint64 pause_alive;              /* pause frames in queues and on wires */
+    guint64 starts_pending;           /* CS_PKT_EV_FLOW_START scheduled */
+    cs_pkt_deadlock_t dl;             /* kind 0: none reported */
+    int *dl_links, *dl_nodes;
+    cs_pkt_net_deadlock_fn dl_hook;
+    void *dl_ctx;
+    /* sampler */
+    cs_time_t sample_period, sample_next;
+    cs_pkt_net_sample_fn sample_fn;
+    void *sample_ctx;
 };
+
+static inline gboolean net_quiet(const cs_pkt_net_t *net)
+{
+    return net->stopped || (net->quiet && net->quiet_moves == net->moves);
+}
 
 static inline link_t *link_of(const cs_pkt_net_t *net, int port)
 {
@@ -111,6 +158,23 @@ static inline void evq_at(cs_evq_t *q, cs_event_t *ev, cs_time_t t)
     else
         cs_evq_push(q, ev, t);
 }
+
+/* Something from outside changed the net at 'now' (cs_pkt_net.c). */
+void net_touch(cs_pkt_net_t *net, cs_time_t now);
+/* Drops a packet the network holds: counted for its flow, freed. */
+void net_drop(cs_pkt_net_t *net, cs_pkt_t *pkt);
+
+/* cs_pkt_host.c */
+void net_host_arrive(cs_pkt_net_t *net, int node, link_t *in, cs_pkt_t *pkt, cs_time_t now);
+void net_host_event(cs_pkt_net_t *net, int node, cs_time_t now);
+gboolean net_host_still(const cs_pkt_net_t *net, int node, int prio);
+void net_host_link_added(cs_pkt_net_t *net, int node);
+gboolean net_host_stalled_for_good(const node_t *n, cs_time_t now);
+void net_host_free(cs_pkt_net_t *net, node_t *n);
+
+/* cs_pkt_stuck.c: at a PFC refresh; TRUE when the net stopped */
+gboolean net_stuck_check(cs_pkt_net_t *net, cs_time_t now);
+void net_stuck_free(cs_pkt_net_t *net);
 
 /* cs_pkt_qp.c */
 void net_qp_sent(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t now);

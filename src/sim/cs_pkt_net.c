@@ -30,8 +30,11 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
         cs_pkt_pfc_free(g_array_index(net->links, link_t, i).pfc);
         cs_pkt_port_free(g_array_index(net->links, link_t, i).port, net->pool);
     }
-    for (guint i = 0; i < net->nodes->len; i++)
+    for (guint i = 0; i < net->nodes->len; i++) {
         cs_pkt_mmu_free(g_array_index(net->nodes, node_t, i).mmu);
+        net_host_free(net, &g_array_index(net->nodes, node_t, i));
+    }
+    net_stuck_free(net);
     for (guint i = 0; i < net->flows->len; i++) {
         flow_t *f = &g_array_index(net->flows, flow_t, i);
         cs_pkt_route_free(f->route);
@@ -57,7 +60,7 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
 
 static int add_node(cs_pkt_net_t *net, gboolean host)
 {
-    node_t n = { .host = host, .headroom = -1 };
+    node_t n = { .host = host, .headroom = -1, .in_link = -1 };
     g_array_append_val(net->nodes, n);
     return (int)net->nodes->len - 1;
 }
@@ -68,6 +71,7 @@ int cs_pkt_net_add_switch(cs_pkt_net_t *net) { return add_node(net, FALSE); }
 static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
 static void pfc_send(void *ctx, int link, int prio, guint16 quanta, cs_time_t now);
 static gboolean pfc_still(void *ctx, int link, int prio);
+static void net_storm(void *ctx, int link, int prio, cs_time_t now);
 
 
 /* The headroom of link l's PGs in the MMU of the switch it enters: the
@@ -105,9 +109,11 @@ int cs_pkt_net_add_link(cs_pkt_net_t *net, int from, int to, const cs_pkt_port_c
     cs_pkt_port_t *port = cs_pkt_port_new(id, cfg, net->evq, &net_hooks, net, deliver, net);
     if (port == NULL)
         return -1;
-    link_t l = { .from = from, .to = to, .port = port, .mmu_port = -1, .rev = -1 };
+    link_t l = { .from = from, .to = to, .port = port, .mmu_port = -1, .rev = -1, .last_tx = -1 };
     l.pfc = cs_pkt_pfc_new(id, port, net->evq, &net->pfc_cfg, pfc_send, net);
     cs_pkt_pfc_set_still(l.pfc, pfc_still);
+    if (!node_of(net, from)->host)
+        cs_pkt_pfc_set_watchdog(l.pfc, net_storm);   /* switch egress: its watchdog, when configured */
     for (guint i = 0; i < net->links->len && l.rev < 0; i++) {
         link_t *o = link_of(net, (int)i);
         if (o->from == to && o->to == from && o->rev < 0) {
@@ -120,6 +126,10 @@ int cs_pkt_net_add_link(cs_pkt_net_t *net, int from, int to, const cs_pkt_port_c
         mmu_add_ingress(net, link_of(net, id));
     if (node_of(net, from)->ecn)
         link_set_ecn(net, link_of(net, id));
+    if (node_of(net, to)->in_link < 0) {
+        node_of(net, to)->in_link = id;
+        net_host_link_added(net, to);
+    }
     return id;
 }
 
@@ -163,7 +173,8 @@ int cs_pkt_net_set_ecn(cs_pkt_net_t *net, int sw, const cs_pkt_ecn_cfg_t *cfg)
 
 void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg)
 {
-    g_return_if_fail(cfg->quanta > 0);
+    g_return_if_fail(cfg->quanta > 0 && cfg->refresh_ps >= 0 && cfg->watchdog_ps >= 0);
+    g_return_if_fail(cfg->watchdog_restore_ps >= 0 && cfg->deadlock_ps > 0);
     net->pfc_cfg = *cfg;
 }
 
@@ -182,16 +193,59 @@ static void pfc_send(void *ctx, int link, int prio, guint16 quanta, cs_time_t no
     p->prio = (guint8)prio;
     p->psn = quanta;
     p->flow = (guint32)link;
+    net->pause_alive++;
     cs_pkt_port_enqueue_ctrl(link_of(net, l->rev)->port, p, now);
 }
 
-/* The refresh timer's question: does the switch still want 'link' paused? */
+/* The refresh timer's question: does the switch (or the host's NIC)
+ * still want 'link' paused? */
 static gboolean pfc_still(void *ctx, int link, int prio)
 {
     cs_pkt_net_t *net = ctx;
     const link_t *l = link_of(net, link);
     const node_t *n = node_of(net, l->to);
+    if (n->host)
+        return net_host_still(net, l->to, prio);
     return n->mmu != NULL && !cs_pkt_mmu_may_xon(n->mmu, l->mmu_port, prio);
+}
+
+/* Brings a switch's occupancy integral up to 'now' before it changes. */
+static inline void occ_account(node_t *n, cs_time_t now)
+{
+    n->occ_area += (double)cs_pkt_mmu_used(n->mmu) * (double)(now - n->occ_t);
+    n->occ_t = now;
+}
+
+void net_drop(cs_pkt_net_t *net, cs_pkt_t *pkt)
+{
+    flow_at(net, (int)pkt->flow)->dropped++;
+    cs_pkt_release(net->pool, pkt);
+}
+
+/* A packet taken from a stormed queue: its switch gives its buffer back
+ * (which may let its ingress go), then it is dropped. */
+static void storm_drop(void *ctx, cs_pkt_t *pkt, cs_time_t now)
+{
+    cs_pkt_net_t *net = ctx;
+    link_t *out = link_of(net, pkt->route->port[pkt->hop]);
+    out->wd_drops[pkt->prio]++;
+    node_t *n = node_of(net, out->from);
+    if (n->mmu != NULL) {
+        link_t *in = link_of(net, pkt->route->port[pkt->hop - 1]);
+        occ_account(n, now);
+        cs_pkt_mmu_release(n->mmu, in->mmu_port, pkt->prio, pkt->wire);
+        if (cs_pkt_pfc_asserted(in->pfc, pkt->prio) && cs_pkt_mmu_may_xon(n->mmu, in->mmu_port, pkt->prio))
+            cs_pkt_pfc_xon(in->pfc, pkt->prio, now);
+    }
+    net_drop(net, pkt);
+}
+
+/* The watchdog of switch egress 'link' tripped on 'prio': drop its queue. */
+static void net_storm(void *ctx, int link, int prio, cs_time_t now)
+{
+    cs_pkt_net_t *net = ctx;
+    net->moves++;
+    cs_pkt_port_flush(link_of(net, link)->port, prio, now, storm_drop, net);
 }
 
 static gboolean net_may_send(void *ctx, const cs_pkt_port_t *port, int prio, cs_time_t now)
@@ -208,6 +262,8 @@ void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void 
 static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
 {
     cs_pkt_net_t *net = ctx;
+    net->moves++;
+    link_of(net, cs_pkt_port_id(port))->last_tx = now;
     if (pkt->hop == 0) {              /* leaving its source */
         if (!(pkt->flags & (CS_PKT_F_CNP | CS_PKT_F_ACK)))
             net_qp_sent(net, (int)pkt->flow, pkt, now);
@@ -219,10 +275,11 @@ static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_
     if (out->ecn && cs_pkt_ecn_mark(&out->ecn_cfg, &out->rng, pkt,
                                     cs_pkt_port_queue_bytes(port, pkt->prio) + pkt->wire))
         out->marks[pkt->prio]++;
-    const node_t *n = node_of(net, out->from);
+    node_t *n = node_of(net, out->from);
     if (n->mmu == NULL)
         return;
     link_t *in = link_of(net, pkt->route->port[pkt->hop - 1]);
+    occ_account(n, now);
     cs_pkt_mmu_release(n->mmu, in->mmu_port, pkt->prio, pkt->wire);
     if (cs_pkt_pfc_asserted(in->pfc, pkt->prio) && cs_pkt_mmu_may_xon(n->mmu, in->mmu_port, pkt->prio))
         cs_pkt_pfc_xon(in->pfc, pkt->prio, now);
@@ -238,27 +295,39 @@ static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now
     int node = in->to;
     if (pkt->flags & CS_PKT_F_PAUSE) {
         cs_pkt_pfc_receive(link_of(net, (int)pkt->flow)->pfc, pkt->prio, (guint16)pkt->psn, now);
+        net->pause_alive--;
         cs_pkt_release(net->pool, pkt);
         return;
     }
+    net->moves++;
     pkt->hop++;
     int next = cs_pkt_next_port(pkt);
+    node_t *nd = node_of(net, node);
     if (next < 0) {
-        net_sink(net, node, pkt, now);
+        if (nd->rx != NULL && !(pkt->flags & (CS_PKT_F_ACK | CS_PKT_F_CNP)))
+            net_host_arrive(net, node, in, pkt, now);
+        else
+            net_sink(net, node, pkt, now);
         return;
     }
-    const link_t *l = link_of(net, next);
+    link_t *l = link_of(net, next);
     g_assert(l->from == node);
-    cs_pkt_mmu_t *mmu = node_of(net, node)->mmu;
+    if (G_UNLIKELY(cs_pkt_pfc_stormed(l->pfc, pkt->prio))) {
+        l->wd_drops[pkt->prio]++;     /* a stormed queue drops what comes for it */
+        net_drop(net, pkt);
+        return;
+    }
+    cs_pkt_mmu_t *mmu = nd->mmu;
     if (mmu != NULL) {
+        occ_account(nd, now);
         if (!cs_pkt_mmu_admit(mmu, in->mmu_port, pkt->prio, pkt->wire)) {
             /* a lossless PG that must drop is congested whatever its
              * shared use says (its headroom is smaller than a packet):
              * pause it */
             if (cs_pkt_mmu_lossless(mmu, pkt->prio))
                 cs_pkt_pfc_xoff(in->pfc, pkt->prio, now);
-            flow_at(net, (int)pkt->flow)->dropped++;
-            cs_pkt_release(net->pool, pkt);
+            in->drops[pkt->prio]++;
+            net_drop(net, pkt);
             return;
         }
         if (cs_pkt_mmu_want_xoff(mmu, in->mmu_port, pkt->prio))
@@ -267,13 +336,42 @@ static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now
     cs_pkt_port_enqueue(l->port, pkt, now);
 }
 
+/* The sampler's next time, while the net holds packets; NEVER while it
+ * is idle (checked as it runs, so its times never enter the event queue
+ * nor take sequence numbers from it). */
+static void sample_until(cs_pkt_net_t *net, cs_time_t t)
+{
+    if (t == CS_TIME_NEVER)
+        return;                       /* no event left: nothing would change */
+    while (net->sample_next <= t) {
+        if (cs_pkt_pool_in_use(net->pool) == 0) {
+            /* idle: nothing changes before the next event, skip past it */
+            net->sample_next = (t / net->sample_period + 1) * net->sample_period;
+            return;
+        }
+        cs_time_t save = net->now;
+        net->now = net->sample_next;  /* getters read the sample's time */
+        net->sample_fn(net->sample_ctx, net->sample_next);
+        net->now = save;
+        net->sample_next += net->sample_period;
+    }
+}
+
 guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
 {
     guint64 n = 0;
     for (;;) {
+        if (net->stopped || (until == CS_TIME_NEVER && net_quiet(net)))
+            break;
         cs_event_t *ev = cs_evq_peek(net->evq);
+        if (net->sample_fn != NULL)
+            sample_until(net, MIN(ev != NULL ? ev->time : CS_TIME_NEVER, until));
         if (ev == NULL || ev->time > until)
             break;
+        if (ev->kind == CS_PKT_EV_PFC_REFRESH && net_stuck_check(net, ev->time)) {
+            net->now = ev->time;
+            break;                    /* a deadlock: the net stops */
+        }
         cs_evq_pop(net->evq);
         net->now = ev->time;
         n++;
@@ -282,17 +380,27 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
         case CS_PKT_EV_ARRIVE:
             cs_pkt_port_event(link_of(net, ev->a)->port, ev);   /* the port's own event */
             break;
+        case CS_PKT_EV_PFC_WATCHDOG:
+            net->moves++;
+            /* fall through */
         case CS_PKT_EV_PFC_EXPIRE:
         case CS_PKT_EV_PFC_REFRESH:
             cs_pkt_pfc_event(link_of(net, ev->a)->pfc, ev);     /* the link's PFC timer */
             break;
+        case CS_PKT_EV_HOST_RX:
+            net->moves++;
+            net_host_event(net, ev->a, net->now);
+            break;
         case CS_PKT_EV_FLOW_PACE:
+            net->moves++;
             net_qp_pump(net, ev->a, net->now);
             break;
         case CS_PKT_EV_QP_RTO:
+            net->moves++;
             net_qp_rto(net, ev->a, net->now);
             break;
         case CS_PKT_EV_DCQCN_TIMER: {
+            net->moves++;
             flow_t *f = flow_at(net, ev->a);
             /* a flow with nothing left to send has no rate to raise */
             if (f->next < f->npkts && cs_pkt_dcqcn_rp_timer(&f->rp))
@@ -301,6 +409,7 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
         }
         case CS_PKT_EV_FLOW_START: {
             int id = ev->a;
+            net->starts_pending--;
             cs_evq_release(net->evq, ev);
             cs_pkt_net_qp_post(net, id, flow_at(net, id)->msgs[0].bytes, net->now);
             break;
@@ -314,6 +423,8 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
 
 cs_time_t cs_pkt_net_next(const cs_pkt_net_t *net)
 {
+    if (net_quiet(net))
+        return CS_TIME_NEVER;
     const cs_event_t *ev = cs_evq_peek(net->evq);
     return ev != NULL ? ev->time : CS_TIME_NEVER;
 }
@@ -359,3 +470,65 @@ guint64 cs_pkt_net_ecn_marks(const cs_pkt_net_t *net, int link, int prio)
     return link_of(net, link)->marks[prio];
 }
 
+
+void cs_pkt_net_set_sampler(cs_pkt_net_t *net, cs_time_t period, cs_pkt_net_sample_fn fn, void *ctx)
+{
+    g_return_if_fail(period >= 0);
+    net->sample_fn = period > 0 ? fn : NULL;
+    net->sample_ctx = ctx;
+    net->sample_period = period;
+    if (net->sample_fn != NULL)
+        net->sample_next = (net->now / period + 1) * period;
+}
+
+/* Something from outside (a post, a rate, a stall) at 'now': samples
+ * skipped while the net was idle stay skipped. */
+void net_touch(cs_pkt_net_t *net, cs_time_t now)
+{
+    net->moves++;
+    if (net->sample_fn != NULL && net->sample_next < now)
+        net->sample_next = (now + net->sample_period - 1) / net->sample_period * net->sample_period;
+}
+
+void cs_pkt_net_link_stats(const cs_pkt_net_t *net, int link, int prio, cs_pkt_link_stats_t *out)
+{
+    g_return_if_fail(link >= 0 && (guint)link < net->links->len && prio >= 0 && prio < CS_PKT_PRIOS);
+    const link_t *l = link_of(net, link);
+    *out = (cs_pkt_link_stats_t) {
+        .tx_pkts = cs_pkt_port_tx_pkts(l->port, prio),
+        .tx_bytes = cs_pkt_port_tx_bytes(l->port, prio),
+        .xoff_sent = cs_pkt_pfc_xoff_sent(l->pfc, prio),
+        .xon_sent = cs_pkt_pfc_xon_sent(l->pfc, prio),
+        .pause_received = cs_pkt_pfc_received(l->pfc, prio),
+        .paused_ps = cs_pkt_pfc_paused_ps(l->pfc, prio, net->now),
+        .drops_buffer = l->drops[prio],
+        .drops_watchdog = l->wd_drops[prio],
+        .watchdog_trips = cs_pkt_pfc_trips(l->pfc, prio),
+        .ecn_marks = l->marks[prio],
+        .queue_max = cs_pkt_port_queue_max(l->port, prio),
+        .queue_avg = cs_pkt_port_queue_avg(l->port, prio, net->now),
+    };
+}
+
+void cs_pkt_net_switch_buffer(const cs_pkt_net_t *net, int sw, guint64 *max, double *avg)
+{
+    g_return_if_fail(sw >= 0 && (guint)sw < net->nodes->len);
+    const node_t *n = node_of(net, sw);
+    *max = 0;
+    *avg = 0;
+    if (n->mmu == NULL)
+        return;
+    *max = cs_pkt_mmu_used_max(n->mmu);
+    if (net->now > 0)
+        *avg = (n->occ_area + (double)cs_pkt_mmu_used(n->mmu) * (double)(net->now - n->occ_t)) / (double)net->now;
+}
+
+cs_pkt_link_state_t cs_pkt_net_link_state(const cs_pkt_net_t *net, int link, int prio)
+{
+    g_return_val_if_fail(link >= 0 && (guint)link < net->links->len && prio >= 0 && prio < CS_PKT_PRIOS,
+                         CS_PKT_LINK_RUNNING);
+    const cs_pkt_pfc_t *pfc = link_of(net, link)->pfc;
+    if (cs_pkt_pfc_stormed(pfc, prio))
+        return CS_PKT_LINK_STORMED;
+    return cs_pkt_pfc_paused(pfc, prio, net->now) ? CS_PKT_LINK_PAUSED : CS_PKT_LINK_RUNNING;
+}

@@ -24,6 +24,21 @@
  * the other way (found when links are added; none, no pause), ahead of
  * its data. Every link has a PFC state; its sender honours the pauses.
  *
+ * A host drains what reaches it at once, unless cs_pkt_net_set_host_rx
+ * gives it a receive path (the NIC's receive buffer, drained into the
+ * host at its PCIe/GPU path's rate, cs_pkt_host.c): then a slow path
+ * backs up into the NIC's buffer, which pauses the link into it on a
+ * lossless priority and drops at full on a lossy one. ACKs and CNPs are
+ * the NIC's own business and skip it.
+ *
+ * Never hangs: a cycle of paused links holding each other's packets (a
+ * cyclic buffer dependency) that nothing moves on for the detection time
+ * stops the net (cs_pkt_net_deadlock, a hook); a net where every packet
+ * left waits for good (a receive path stalled forever, or such a cycle)
+ * and only pause refreshes would still run is quiet: cs_pkt_net_next
+ * says CS_TIME_NEVER and cs_pkt_net_run(CS_TIME_NEVER) returns, with the
+ * stall reported the same way (cs_pkt_stuck.c).
+ *
  * A flow keeps CS_PKT_NET_WINDOW packets in its host's egress queue and
  * makes the next one as one leaves, so the link never idles for lack of a
  * packet and memory follows packets in flight, not message size. */
@@ -55,7 +70,12 @@ enum {
     CS_PKT_EV_FLOW_PACE,              /* a = flow id: a paced flow's rate limiter */
     CS_PKT_EV_DCQCN_TIMER,            /* a = flow id: its increase timer */
     CS_PKT_EV_QP_RTO,                 /* a = flow id: its retransmission timer */
+    CS_PKT_EV_HOST_RX,                /* a = node: its receive path drained a packet, or a stall ended */
 };
+
+/* A ConnectX NIC's lossless receive buffer: 156096 B as `mlnx_qos` shows
+ * it (fabric-models.md section 3, [CN]). */
+#define CS_PKT_NIC_RX_BUFFER 156096
 
 /* The retransmission timeout of an RC QP: 4.096 us x 2^timeout (IBA
  * 9.7.6.1.3 local ACK timeout; NCCL sets NCCL_IB_TIMEOUT, default 20:
@@ -63,6 +83,30 @@ enum {
 #define CS_PKT_QP_TIMEOUT_PS(t) ((cs_time_t)4096000 << (t))
 
 typedef struct cs_pkt_net cs_pkt_net_t;
+
+/* What stopped or quieted the net for good (see above). */
+typedef enum {
+    CS_PKT_STUCK_NONE = 0,
+    CS_PKT_STUCK_CYCLE,               /* a cyclic buffer dependency: the net stopped */
+    CS_PKT_STUCK_STALL,               /* everything left waits on a receive path stalled for good */
+} cs_pkt_stuck_kind_t;
+
+typedef struct {
+    cs_pkt_stuck_kind_t kind;
+    int prio;
+    cs_time_t detected;
+    /* CYCLE: its links in order (each enters the node the next leaves),
+     * from the one with the lowest id; STALL: the longest chain of links
+     * paused for good, ending at the stalled host (none when the links
+     * are not paused, e.g. its switch's watchdog drops instead) */
+    int nlinks;
+    const int *links;
+    const int *nodes;                 /* nodes[i]: the node links[i] leaves */
+    int host;                         /* STALL: the stalled host; CYCLE: -1 */
+} cs_pkt_deadlock_t;
+
+typedef void (*cs_pkt_net_deadlock_fn)(void *ctx, const cs_pkt_deadlock_t *dl);
+typedef void (*cs_pkt_net_sample_fn)(void *ctx, cs_time_t now);
 
 /* Called as each packet reaches its destination host (before it is freed). */
 typedef void (*cs_pkt_net_observer_fn)(void *ctx, const cs_pkt_t *pkt, cs_time_t now);
@@ -97,7 +141,9 @@ int cs_pkt_net_add_flow(cs_pkt_net_t *net, const int *route, int nroute,
  * RoCEv2 frame), else forced bytes. Returns 0, or -1 for a bad
  * configuration or node. */
 int cs_pkt_net_set_buffer(cs_pkt_net_t *net, int sw, const cs_pkt_mmu_cfg_t *cfg, gint64 headroom);
-/* PFC timer settings used by every switch (default cs_pkt_pfc_cfg_init). */
+/* PFC settings used by every link (default cs_pkt_pfc_cfg_init): pause
+ * timers, the watchdog (on switch egress links) and the deadlock
+ * detection time. Before the run starts. */
 void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg);
 
 /* The run's seed: RED draws (each link's generator from it and the link
@@ -114,6 +160,73 @@ int cs_pkt_net_set_ecn(cs_pkt_net_t *net, int sw, const cs_pkt_ecn_cfg_t *cfg);
 int cs_pkt_net_set_dcqcn(cs_pkt_net_t *net, int flow, const cs_pkt_dcqcn_cfg_t *cfg);
 
 void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void *ctx);
+
+/* ---- hosts' receive paths ---- */
+/* Host 'host' gets a receive buffer of 'buffer_bytes' per priority (0:
+ * CS_PKT_NIC_RX_BUFFER) drained into the host at 'bps' of payload (> 0).
+ * On a lossless priority (those of the switch its link comes from, else
+ * priority 3) the NIC pauses that link at XOFF = buffer - headroom (the
+ * link's, as a switch computes it) and lets it go at XON = XOFF - the
+ * largest frame, the rule of the Linux mlx5 driver (port_buffer.c:
+ * xoff = size - xoff headroom, xon = xoff - max MTU); a packet that finds
+ * its priority full is dropped. Returns 0, or -1 (not a host, bps <= 0,
+ * set twice, or a buffer below headroom + the largest frame on a
+ * lossless priority when its link exists already, as mlx5 refuses). */
+int cs_pkt_net_set_host_rx(cs_pkt_net_t *net, int host, double bps, guint64 buffer_bytes);
+/* The host's receive path drains nothing in [from, until) (CS_TIME_NEVER:
+ * for good): a drain that would overlap it waits for 'until'; one under
+ * way when it is set finishes. One stall per host (a new one replaces
+ * it). Needs a receive path. Returns 0, or -1. */
+int cs_pkt_net_host_stall(cs_pkt_net_t *net, int host, cs_time_t from, cs_time_t until);
+/* Its buffer now (wire bytes of a priority), high-water and time-average
+ * from 0 to now (all priorities), drops, and the thresholds. */
+guint64 cs_pkt_net_host_rx_bytes(const cs_pkt_net_t *net, int host, int prio);
+guint64 cs_pkt_net_host_rx_max(const cs_pkt_net_t *net, int host);
+double cs_pkt_net_host_rx_avg(const cs_pkt_net_t *net, int host);
+guint64 cs_pkt_net_host_rx_drops(const cs_pkt_net_t *net, int host, int prio);
+void cs_pkt_net_host_rx_thresholds(const cs_pkt_net_t *net, int host, guint64 *xoff, guint64 *xon);
+
+/* ---- never hang ---- */
+/* What stopped or quieted the net, NULL while nothing did (the first
+ * report stays). The hook runs once, as it is detected. */
+const cs_pkt_deadlock_t *cs_pkt_net_deadlock(const cs_pkt_net_t *net);
+void cs_pkt_net_set_deadlock_hook(cs_pkt_net_t *net, cs_pkt_net_deadlock_fn fn, void *ctx);
+
+/* ---- counters ---- */
+typedef struct {
+    guint64 tx_pkts, tx_bytes;        /* packets (data, ACK, CNP) and their wire bytes sent */
+    guint64 xoff_sent, xon_sent;      /* pause frames for this link sent by its far end */
+    guint64 pause_received;           /* ... and received by its sender */
+    cs_time_t paused_ps;              /* time its sender was paused, up to now */
+    guint64 drops_buffer;             /* arrived over it and found no room (switch or NIC buffer) */
+    guint64 drops_watchdog;           /* dropped by its stormed queue */
+    guint64 watchdog_trips;
+    guint64 ecn_marks;
+    guint64 queue_max;                /* its egress queue, wire bytes */
+    double queue_avg;                 /* ... averaged over time from 0 to now */
+} cs_pkt_link_stats_t;
+
+void cs_pkt_net_link_stats(const cs_pkt_net_t *net, int link, int prio, cs_pkt_link_stats_t *out);
+/* A switch's buffer: high-water and time-average from 0 to now (bytes);
+ * both 0 for an unbounded one. */
+void cs_pkt_net_switch_buffer(const cs_pkt_net_t *net, int sw, guint64 *max, double *avg);
+/* The rate a QP may send at now (bits/s of wire bytes): the lower of its
+ * DCQCN rate (when limited) and its host cap, else its link's rate. */
+double cs_pkt_net_qp_rate(const cs_pkt_net_t *net, int qp);
+
+typedef enum {
+    CS_PKT_LINK_RUNNING = 0,
+    CS_PKT_LINK_PAUSED,               /* its sender honours a pause on the priority */
+    CS_PKT_LINK_STORMED,              /* its watchdog tripped: pauses ignored, packets dropped */
+} cs_pkt_link_state_t;
+cs_pkt_link_state_t cs_pkt_net_link_state(const cs_pkt_net_t *net, int link, int prio);
+
+/* ---- timelines ---- */
+/* Calls fn(ctx, t) at every t = k x period (k >= 1) at which a packet is
+ * queued or in flight anywhere, before the events at t; never while the
+ * net is idle, never as an event (cs_pkt_net_next never returns its
+ * times) and without changing anything else. period 0 or fn NULL: off. */
+void cs_pkt_net_set_sampler(cs_pkt_net_t *net, cs_time_t period, cs_pkt_net_sample_fn fn, void *ctx);
 
 /* ---- queue pairs ---- */
 typedef struct {
@@ -169,7 +282,7 @@ cs_pkt_port_t *cs_pkt_net_port(cs_pkt_net_t *net, int port);
 guint64 cs_pkt_net_flow_delivered(const cs_pkt_net_t *net, int flow);
 cs_time_t cs_pkt_net_flow_first(const cs_pkt_net_t *net, int flow);
 cs_time_t cs_pkt_net_flow_done(const cs_pkt_net_t *net, int flow);
-/* Packets of the flow dropped by switch buffers. */
+/* Packets of the flow dropped (switch buffers, receive buffers, watchdogs). */
 guint64 cs_pkt_net_flow_dropped(const cs_pkt_net_t *net, int flow);
 /* A link's PFC state and counters; a switch's MMU (NULL: unbounded) and
  * a link's index in the MMU of the switch it enters (-1: none). */

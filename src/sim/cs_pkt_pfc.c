@@ -12,6 +12,11 @@ typedef struct {
     cs_time_t paused_ps;              /* closed pauses */
     cs_event_t *expire;
     guint64 received;
+    /* watchdog */
+    gboolean stormed;
+    cs_time_t last_pause;             /* last pause frame received while stormed */
+    cs_event_t *wd;                   /* detection, then restoration */
+    guint64 trips;
     /* sending end */
     gboolean asserted;
     cs_event_t *refresh;
@@ -25,13 +30,14 @@ struct cs_pkt_pfc {
     const cs_pkt_pfc_cfg_t *cfg;
     cs_pkt_pfc_send_fn send;
     cs_pkt_pfc_still_fn still;
+    cs_pkt_pfc_storm_fn storm;        /* watchdog on; NULL: off */
     void *ctx;
     prio_t p[CS_PKT_PRIOS];
 };
 
 void cs_pkt_pfc_cfg_init(cs_pkt_pfc_cfg_t *cfg)
 {
-    *cfg = (cs_pkt_pfc_cfg_t) { .quanta = CS_PKT_PFC_QUANTA_MAX, .refresh_ps = 0 };
+    *cfg = (cs_pkt_pfc_cfg_t) { .quanta = CS_PKT_PFC_QUANTA_MAX, .deadlock_ps = CS_PKT_PFC_DEADLOCK_DEFAULT };
 }
 
 cs_pkt_pfc_t *cs_pkt_pfc_new(int id, cs_pkt_port_t *port, cs_evq_t *evq,
@@ -65,11 +71,14 @@ void cs_pkt_pfc_free(cs_pkt_pfc_t *pfc)
     for (int p = 0; p < CS_PKT_PRIOS; p++) {
         event_free(pfc->evq, pfc->p[p].expire);
         event_free(pfc->evq, pfc->p[p].refresh);
+        event_free(pfc->evq, pfc->p[p].wd);
     }
     g_free(pfc);
 }
 
 void cs_pkt_pfc_set_still(cs_pkt_pfc_t *pfc, cs_pkt_pfc_still_fn still) { pfc->still = still; }
+void cs_pkt_pfc_set_watchdog(cs_pkt_pfc_t *pfc, cs_pkt_pfc_storm_fn storm) { pfc->storm = storm; }
+gboolean cs_pkt_pfc_watchdog(const cs_pkt_pfc_t *pfc) { return pfc->storm != NULL && pfc->cfg->watchdog_ps > 0; }
 
 cs_time_t cs_pkt_pfc_quanta_ps(guint32 quanta, guint64 rate_bps)
 {
@@ -104,6 +113,8 @@ static void end_pause(cs_pkt_pfc_t *pfc, int prio, cs_time_t end)
     s->until = end;
     if (s->expire != NULL)
         cs_evq_cancel(pfc->evq, s->expire);
+    if (s->wd != NULL && !s->stormed)
+        cs_evq_cancel(pfc->evq, s->wd);
     cs_pkt_port_kick(pfc->port, end);
 }
 
@@ -112,12 +123,19 @@ void cs_pkt_pfc_receive(cs_pkt_pfc_t *pfc, int prio, guint16 quanta, cs_time_t n
     g_return_if_fail(prio >= 0 && prio < CS_PKT_PRIOS);
     prio_t *s = &pfc->p[prio];
     s->received++;
+    if (s->stormed) {                 /* ignored; restoration waits for a quiet spell */
+        s->last_pause = now;
+        return;
+    }
     if (quanta == 0) {                /* XON */
         end_pause(pfc, prio, now);
         return;
     }
-    if (s->since < 0)
+    if (s->since < 0) {
         s->since = now;
+        if (cs_pkt_pfc_watchdog(pfc))
+            arm(pfc, &s->wd, CS_PKT_EV_PFC_WATCHDOG, prio, now + pfc->cfg->watchdog_ps);
+    }
     s->until = now + cs_pkt_pfc_quanta_ps(quanta, cs_pkt_port_cfg(pfc->port)->rate_bps);
     arm(pfc, &s->expire, CS_PKT_EV_PFC_EXPIRE, prio, s->until);
 }
@@ -127,6 +145,9 @@ gboolean cs_pkt_pfc_paused(const cs_pkt_pfc_t *pfc, int prio, cs_time_t now)
     const prio_t *s = &pfc->p[prio];
     return s->since >= 0 && now < s->until;
 }
+
+gboolean cs_pkt_pfc_stormed(const cs_pkt_pfc_t *pfc, int prio) { return pfc->p[prio].stormed; }
+guint64 cs_pkt_pfc_trips(const cs_pkt_pfc_t *pfc, int prio) { return pfc->p[prio].trips; }
 
 gboolean cs_pkt_pfc_may_send(const cs_pkt_pfc_t *pfc, int prio, cs_time_t now)
 {
@@ -174,10 +195,51 @@ void cs_pkt_pfc_xon(cs_pkt_pfc_t *pfc, int prio, cs_time_t now)
 
 gboolean cs_pkt_pfc_asserted(const cs_pkt_pfc_t *pfc, int prio) { return pfc->p[prio].asserted; }
 
+gboolean cs_pkt_pfc_refresh_holds(const cs_pkt_pfc_t *pfc)
+{
+    return refresh_interval(pfc) < cs_pkt_pfc_quanta_ps(pfc->cfg->quanta, cs_pkt_port_cfg(pfc->port)->rate_bps);
+}
+
+static cs_time_t restore_ps(const cs_pkt_pfc_t *pfc)
+{
+    return pfc->cfg->watchdog_restore_ps > 0 ? pfc->cfg->watchdog_restore_ps : pfc->cfg->watchdog_ps;
+}
+
+/* The watchdog's deadline: trip a priority paused all along with packets
+ * waiting, or restore a stormed one after a quiet spell. */
+static void watchdog_event(cs_pkt_pfc_t *pfc, int prio, cs_time_t now)
+{
+    prio_t *s = &pfc->p[prio];
+    if (s->stormed) {
+        cs_time_t at = s->last_pause + restore_ps(pfc);
+        if (now >= at)
+            s->stormed = FALSE;       /* honours pauses again from the next frame */
+        else
+            cs_evq_push(pfc->evq, s->wd, at);
+        return;
+    }
+    if (!cs_pkt_pfc_paused(pfc, prio, now))
+        return;
+    if (cs_pkt_port_queue_len(pfc->port, prio) == 0) {
+        cs_evq_push(pfc->evq, s->wd, now + pfc->cfg->watchdog_ps);
+        return;
+    }
+    s->trips++;
+    s->stormed = TRUE;
+    s->last_pause = now;
+    pfc->storm(pfc->ctx, pfc->id, prio, now);   /* drops what the queue holds */
+    end_pause(pfc, prio, now);        /* closes the paused time, kicks the port */
+    cs_evq_push(pfc->evq, s->wd, now + restore_ps(pfc));
+}
+
 void cs_pkt_pfc_event(cs_pkt_pfc_t *pfc, cs_event_t *ev)
 {
     int prio = ev->b;
     prio_t *s = &pfc->p[prio];
+    if (ev == s->wd) {
+        watchdog_event(pfc, prio, ev->time);
+        return;
+    }
     if (ev == s->expire) {
         /* the timer ran out with no XON: the sender resumes on its own */
         if (s->since >= 0 && ev->time >= s->until)

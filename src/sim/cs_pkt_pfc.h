@@ -23,8 +23,21 @@
  *   Frames go out through a callback (the network puts them on the link
  *   the other way, cs_pkt_port_enqueue_ctrl) and come back through
  *   cs_pkt_pfc_receive.
+ * - Watchdog (at the receiving end, when enabled for the link: the
+ *   network enables it on switch egress links, as switch PFC watchdogs
+ *   run there): a priority paused without a break for 'watchdog_ps' while
+ *   its queue holds packets is declared stormed (a trip); it then ignores
+ *   pause frames on that priority (they are still counted) and the
+ *   network drops its queued and arriving packets, until no pause frame
+ *   has arrived for 'watchdog_restore_ps'. This is what NVIDIA Spectrum
+ *   (Cumulus "PFC watchdog"), Arista EOS ("priority-flow-control pause
+ *   watchdog", action drop) and Cisco Nexus ("PFC watchdog", shutdown
+ *   then auto-restore) document: detection of a queue stuck in the paused
+ *   state with packets, a drop action, restoration once pauses stop. A
+ *   paused queue found empty at the deadline is looked at again one
+ *   detection time later (a pause that holds nothing back is no storm).
  * Counters per priority: pause frames sent (XOFF, XON) for this link by
- * its far end, frames received by its sender, and time paused. */
+ * its far end, frames received by its sender, time paused, watchdog trips. */
 #ifndef CS_PKT_PFC_H
 #define CS_PKT_PFC_H
 
@@ -45,11 +58,21 @@
 enum {
     CS_PKT_EV_PFC_EXPIRE = 0x300,     /* a = link id, b = priority */
     CS_PKT_EV_PFC_REFRESH,            /* a = link id, b = priority */
+    CS_PKT_EV_PFC_WATCHDOG,           /* a = link id, b = priority: detection or restoration */
 };
+
+/* Deadlock detection time by default: a pause cycle that holds for 1 ms
+ * with nothing moving on it is reported (cs_pkt_net.h). An assumption:
+ * long against a pause's refresh (167 us at 100G) and a buffer's drain
+ * time (a 12 MB buffer at 100G: 1 ms), short against a run. */
+#define CS_PKT_PFC_DEADLOCK_DEFAULT ((cs_time_t)1000000000)
 
 typedef struct {
     guint16 quanta;                   /* XOFF timer, 1-65535 */
     cs_time_t refresh_ps;             /* XOFF refresh; 0: half the pause time */
+    cs_time_t watchdog_ps;            /* watchdog detection time; 0: no watchdog */
+    cs_time_t watchdog_restore_ps;    /* stormed until no pause for this long; 0: the detection time */
+    cs_time_t deadlock_ps;            /* pause cycle reported after this long unmoved (> 0) */
 } cs_pkt_pfc_cfg_t;
 
 void cs_pkt_pfc_cfg_init(cs_pkt_pfc_cfg_t *cfg);
@@ -82,6 +105,17 @@ gboolean cs_pkt_pfc_asserted(const cs_pkt_pfc_t *pfc, int prio);
 /* The refresh timer asks whether the pause is still wanted. */
 typedef gboolean (*cs_pkt_pfc_still_fn)(void *ctx, int link, int prio);
 void cs_pkt_pfc_set_still(cs_pkt_pfc_t *pfc, cs_pkt_pfc_still_fn still);
+
+/* The watchdog (above) on this link: 'storm' is called as a priority
+ * trips, to drop what its queue holds. */
+typedef void (*cs_pkt_pfc_storm_fn)(void *ctx, int link, int prio, cs_time_t now);
+void cs_pkt_pfc_set_watchdog(cs_pkt_pfc_t *pfc, cs_pkt_pfc_storm_fn storm);
+gboolean cs_pkt_pfc_watchdog(const cs_pkt_pfc_t *pfc);
+gboolean cs_pkt_pfc_stormed(const cs_pkt_pfc_t *pfc, int prio);
+guint64 cs_pkt_pfc_trips(const cs_pkt_pfc_t *pfc, int prio);
+/* Does the far end's refresh keep a pause up without a break (its
+ * interval shorter than the pause time)? */
+gboolean cs_pkt_pfc_refresh_holds(const cs_pkt_pfc_t *pfc);
 
 /* One of this object's popped events (CS_PKT_EV_PFC_*). */
 void cs_pkt_pfc_event(cs_pkt_pfc_t *pfc, cs_event_t *ev);

@@ -33,6 +33,8 @@ struct cs_pkt_port {
     cs_event_t *tx_ev, *arr_ev;
 
     guint64 qmax[CS_PKT_PRIOS];
+    double qarea[CS_PKT_PRIOS];       /* queued bytes x ps up to qarea_t: the time-average's integral */
+    cs_time_t qarea_t[CS_PKT_PRIOS];
     guint64 tx_bytes[CS_PKT_PRIOS], tx_pkts[CS_PKT_PRIOS];
     guint64 ctrl_pkts;
 };
@@ -61,6 +63,13 @@ static inline cs_pkt_t *fifo_pop(fifo_t *f)
     f->len--;
     p->next = NULL;
     return p;
+}
+
+/* Brings queue p's integral up to 'now' before its bytes change. */
+static inline void q_account(cs_pkt_port_t *port, int p, cs_time_t now)
+{
+    port->qarea[p] += (double)port->q[p].bytes * (double)(now - port->qarea_t[p]);
+    port->qarea_t[p] = now;
 }
 
 void cs_pkt_port_cfg_init(cs_pkt_port_cfg_t *cfg, guint64 rate_bps, cs_time_t prop_ps)
@@ -191,6 +200,7 @@ static void start(cs_pkt_port_t *port, cs_time_t now)
             port->busy = FALSE;
             return;
         }
+        q_account(port, p, now);
         pkt = fifo_pop(&port->q[p]);
         port->tx_bytes[p] += pkt->wire;
         port->tx_pkts[p]++;
@@ -210,6 +220,7 @@ void cs_pkt_port_enqueue(cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
 {
     g_return_if_fail(pkt->prio < CS_PKT_PRIOS);
     fifo_t *q = &port->q[pkt->prio];
+    q_account(port, pkt->prio, now);
     fifo_push(q, pkt);
     if (q->bytes > port->qmax[pkt->prio])
         port->qmax[pkt->prio] = q->bytes;
@@ -246,6 +257,29 @@ void cs_pkt_port_event(cs_pkt_port_t *port, cs_event_t *ev)
     if (port->wire.head != NULL)
         cs_evq_push(port->evq, port->arr_ev, port->wire.head->t);
     port->deliver(port->deliver_ctx, port, pkt, now);
+}
+
+guint32 cs_pkt_port_flush(cs_pkt_port_t *port, int prio, cs_time_t now, cs_pkt_drop_fn drop, void *ctx)
+{
+    g_return_val_if_fail(prio >= 0 && prio < CS_PKT_PRIOS, 0);
+    guint32 n = 0;
+    q_account(port, prio, now);
+    while (port->q[prio].head != NULL) {
+        drop(ctx, fifo_pop(&port->q[prio]), now);
+        n++;
+    }
+    return n;
+}
+
+const cs_pkt_t *cs_pkt_port_queue_head(const cs_pkt_port_t *port, int prio) { return port->q[prio].head; }
+
+double cs_pkt_port_queue_avg(const cs_pkt_port_t *port, int prio, cs_time_t now)
+{
+    g_return_val_if_fail(prio >= 0 && prio < CS_PKT_PRIOS, 0);
+    if (now <= 0)
+        return 0;
+    double area = port->qarea[prio] + (double)port->q[prio].bytes * (double)(now - port->qarea_t[prio]);
+    return area / (double)now;
 }
 
 int cs_pkt_port_id(const cs_pkt_port_t *port) { return port->id; }

@@ -99,6 +99,14 @@ void cs_pkt_port_kick(cs_pkt_port_t *port, cs_time_t now);
 /* Handles one of this port's popped events (CS_PKT_EV_TX_DONE, CS_PKT_EV_ARRIVE). */
 void cs_pkt_port_event(cs_pkt_port_t *port, cs_event_t *ev);
 
+/* Takes every packet out of queue 'prio', handing each to 'drop' (which
+ * then owns it): a PFC watchdog's drop action. Returns how many. */
+typedef void (*cs_pkt_drop_fn)(void *ctx, cs_pkt_t *pkt, cs_time_t now);
+guint32 cs_pkt_port_flush(cs_pkt_port_t *port, int prio, cs_time_t now, cs_pkt_drop_fn drop, void *ctx);
+/* The oldest packet of queue 'prio' (follow ->next), NULL when empty: for
+ * inspection only (deadlock detection). */
+const cs_pkt_t *cs_pkt_port_queue_head(const cs_pkt_port_t *port, int prio);
+
 /* Serialization time of 'wire' bytes, advancing the port's remainder. */
 cs_time_t cs_pkt_port_ser_time(cs_pkt_port_t *port, guint32 wire);
 
@@ -108,6 +116,8 @@ gboolean cs_pkt_port_busy(const cs_pkt_port_t *port);
 guint64 cs_pkt_port_queue_bytes(const cs_pkt_port_t *port, int prio);   /* wire bytes queued */
 guint32 cs_pkt_port_queue_len(const cs_pkt_port_t *port, int prio);
 guint64 cs_pkt_port_queue_max(const cs_pkt_port_t *port, int prio);     /* high-water, wire bytes */
+/* Queued wire bytes averaged over time from 0 to 'now' (>= the last change). */
+double cs_pkt_port_queue_avg(const cs_pkt_port_t *port, int prio, cs_time_t now);
 guint64 cs_pkt_port_tx_bytes(const cs_pkt_port_t *port, int prio);      /* wire bytes sent */
 guint64 cs_pkt_port_tx_pkts(const cs_pkt_port_t *port, int prio);
 guint64 cs_pkt_port_ctrl_pkts(const cs_pkt_port_t *port);              /* control frames sent */

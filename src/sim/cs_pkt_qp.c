@@ -89,6 +89,7 @@ int cs_pkt_net_add_flow(cs_pkt_net_t *net, const int *route, int nroute,
     /* the message's size now, posted at its start (CS_PKT_EV_FLOW_START: a = id, b = -1) */
     cs_event_t *ev = flow_event(net, id, CS_PKT_EV_FLOW_START);
     ev->b = -1;
+    net->starts_pending++;
     flow_at(net, id)->msgs[0].bytes = cfg->bytes;
     cs_evq_push(net->evq, ev, cfg->start);
     return id;
@@ -203,6 +204,7 @@ void net_qp_sent(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t now)
 void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now)
 {
     g_return_if_fail(qp >= 0 && (guint)qp < net->flows->len);
+    net_touch(net, now);
     flow_t *f = flow_at(net, qp);
     if (f->nmsgs - f->mfirst == f->mcap) {
         /* grow the ring, keeping each live message at number % mcap */
@@ -225,6 +227,7 @@ void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now)
 void cs_pkt_net_qp_set_rate(cs_pkt_net_t *net, int qp, double bps, cs_time_t now)
 {
     g_return_if_fail(qp >= 0 && (guint)qp < net->flows->len);
+    net_touch(net, now);
     flow_t *f = flow_at(net, qp);
     double old = f->cap_bps;
     f->cap_bps = bps > 0 ? bps : 0;
@@ -417,4 +420,16 @@ const cs_pkt_dcqcn_rp_t *cs_pkt_net_flow_rp(const cs_pkt_net_t *net, int flow)
 {
     const flow_t *f = flow_of(net, flow);
     return f->dcqcn != NULL ? &f->rp : NULL;
+}
+
+double cs_pkt_net_qp_rate(const cs_pkt_net_t *net, int qp)
+{
+    g_return_val_if_fail(qp >= 0 && (guint)qp < net->flows->len, 0);
+    const flow_t *f = flow_of(net, qp);
+    double r = (double)cs_pkt_port_cfg(link_of(net, f->route->port[0])->port)->rate_bps;
+    if (f->dcqcn != NULL && f->rp.limited)
+        r = MIN(r, f->rp.rc);
+    if (f->cap_bps > 0)
+        r = MIN(r, f->cap_bps);
+    return r;
 }
