@@ -237,6 +237,10 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
     g_autofree job_view_t *views = g_new0(job_view_t, n);
     g_autofree cs_engine_task_t *tasks = g_new0(cs_engine_task_t, n);
     g_autoptr(cs_trace_t) trace = s->trace_out != NULL ? cs_trace_new() : NULL;
+    if (trace != NULL) {
+        g_autofree char *producer = g_strconcat("model:", ops->name, NULL);
+        cs_trace_set_producer(trace, producer);
+    }
     int status = 2;
     guint built = 0;
     for (; built < n; built++) {
@@ -309,6 +313,10 @@ static void write_link_stats(const cs_result_t *r, const GPtrArray *stats)
         g_autofree char *sz = cs_format_size(row->size);
         g_autofree char *what = g_strdup_printf("%s %s, the largest size", cs_coll_name(r->coll), sz);
         cs_write_link_stats(stdout, last, what, 20);
+        const cs_net_counters_t *net = r->net != NULL && r->net->len == r->rows->len
+                                           ? g_ptr_array_index(r->net, r->rows->len - 1) : NULL;
+        if (net != NULL)
+            cs_write_net_counters(stdout, net, what, 20);
     }
 }
 
@@ -456,6 +464,10 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     int nsizes = 0;
     g_autofree guint64 *sizes = cs_scenario_sizes(s, &nsizes);
     g_autoptr(cs_trace_t) trace = s->trace_out != NULL ? cs_trace_new() : NULL;
+    if (trace != NULL) {
+        g_autofree char *producer = g_strconcat("model:", d.ops->name, NULL);
+        cs_trace_set_producer(trace, producer);
+    }
     g_autoptr(GPtrArray) stats = s->link_stats ? g_ptr_array_new_with_free_func((GDestroyNotify)cs_link_stats_free) : NULL;
     cs_engine_job_t job = cs_design_job(&d, s);
     job.sink = trace != NULL ? cs_trace_sink(trace) : NULL;

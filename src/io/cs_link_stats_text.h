@@ -20,6 +20,13 @@ void cs_write_link_stats(FILE *f, const cs_link_stats_t *s, const char *what, in
  * e.g. "1 GiB: ". */
 void cs_write_bottleneck_line(FILE *f, const cs_link_stats_t *s, const char *prefix);
 
+/* A packet engine's counters of one call (cs_net_counters_t): its totals,
+ * then per link and priority, most paused first then deepest queue: the
+ * packets sent, pause frames sent back and time paused, ECN marks, drops,
+ * queue maximum and time-average; at most 'max' rows; then each switch's
+ * buffer high-water. */
+void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what, int max);
+
 /* Bytes in binary units for people: "512 B", "64 KiB", "1.50 GiB" (two
  * decimals unless whole). Returns buf; 32 bytes are enough. */
 char *cs_format_bytes_human(double bytes, char *buf, size_t n);

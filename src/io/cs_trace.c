@@ -37,6 +37,11 @@ typedef struct {
 } call_rec_t;
 
 typedef struct {
+    double ts, value;
+    int name, unit;          /* indices in names */
+} gauge_rec_t;
+
+typedef struct {
     char *label;
     double offset;           /* start on the trace's axis, seconds */
     double length;           /* the end callback's time, or the last event's */
@@ -52,7 +57,8 @@ struct cs_trace {
     GHashTable *name_index;  /* name -> index + 1 */
     GPtrArray *job_names;    /* by job; NULL: the default */
     int max_job;             /* highest job seen or named; -1: none */
-    GArray *spans, *counters, *calls;
+    GArray *spans, *counters, *calls, *gauges;
+    char *producer;
 };
 
 /* ---- collecting ------------------------------------------------------------ */
@@ -169,6 +175,21 @@ static void on_end(cs_sim_sink_t *s, double time_s)
     t->open = FALSE;
 }
 
+static void on_gauge(cs_sim_sink_t *s, const char *track, const char *unit, double time_s, double value)
+{
+    cs_trace_t *t = (cs_trace_t *)s;
+    run_t *r = cur_run(t);
+    see_time(r, time_s);
+    gauge_rec_t g = { r->offset + time_s, value, name_of(t, track), name_of(t, unit) };
+    g_array_append_val(t->gauges, g);
+}
+
+void cs_trace_set_producer(cs_trace_t *t, const char *producer)
+{
+    g_free(t->producer);
+    t->producer = g_strdup(producer);
+}
+
 /* The engine's sweep names each call's run ("allreduce 1 GiB"). */
 static void on_begin(cs_sim_sink_t *s, const char *label)
 {
@@ -183,6 +204,9 @@ cs_trace_t *cs_trace_new(void)
     t->sink.call = on_call;
     t->sink.end = on_end;
     t->sink.begin = on_begin;
+    t->sink.gauge = on_gauge;
+    t->gauges = g_array_new(FALSE, FALSE, sizeof(gauge_rec_t));
+
     t->runs = g_array_new(FALSE, FALSE, sizeof(run_t));
     t->tracks = g_array_new(FALSE, FALSE, sizeof(track_key_t));
     t->track_index = g_hash_table_new_full(track_hash, track_equal, g_free, NULL);
@@ -211,6 +235,8 @@ void cs_trace_free(cs_trace_t *t)
     g_array_free(t->spans, TRUE);
     g_array_free(t->counters, TRUE);
     g_array_free(t->calls, TRUE);
+    g_array_free(t->gauges, TRUE);
+    g_free(t->producer);
     g_free(t);
 }
 
@@ -365,6 +391,11 @@ char *cs_trace_to_json(cs_trace_t *t, gsize *len_p)
         put_process(g, pid_links, "links", 1 + njobs);
         put_thread(g, pid_links, tid_links, "utilization", 0);
     }
+    const int pid_fabric = next_tid++, tid_fabric = next_tid++;
+    if (t->gauges->len > 0) {
+        put_process(g, pid_fabric, "fabric", 2 + njobs);
+        put_thread(g, pid_fabric, tid_fabric, "packets", 0);
+    }
 
     for (guint i = 0; i < t->runs->len; i++) {
         const run_t *r = &g_array_index(t->runs, run_t, i);
@@ -397,12 +428,25 @@ char *cs_trace_to_json(cs_trace_t *t, gsize *len_p)
         put_num(g, "%.3f", c->util * 100);
         g_string_append(g, "}},\n");
     }
+    for (guint i = 0; i < t->gauges->len; i++) {
+        const gauge_rec_t *c = &g_array_index(t->gauges, gauge_rec_t, i);
+        g_string_append(g, "{\"name\":");
+        put_str(g, g_ptr_array_index(t->names, c->name));
+        g_string_append(g, ",\"cat\":\"fabric\",\"ph\":\"C\"");
+        put_us(g, "ts", c->ts);
+        g_string_append_printf(g, ",\"pid\":%d,\"tid\":%d,\"args\":{", pid_fabric, tid_fabric);
+        put_str(g, g_ptr_array_index(t->names, c->unit));
+        g_string_append_c(g, ':');
+        put_num(g, "%.6g", c->value);
+        g_string_append(g, "}},\n");
+    }
     /* no comma after the last event */
     if (g->str[g->len - 2] == ',')
         g_string_erase(g, g->len - 2, 1);
-    g_string_append_printf(g, "],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"collsim model:flow\","
+    g_string_append_printf(g, "],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"collsim %s\","
                               "\"version\":\"%s\",\"note\":\"simulated times (a model), not a measurement\","
-                              "\"runs\":%u}}\n", PACKAGE_VERSION, t->runs->len);
+                              "\"runs\":%u}}\n", t->producer != NULL ? t->producer : "model:flow", PACKAGE_VERSION,
+                           t->runs->len);
     if (len_p != NULL)
         *len_p = g->len;
     return g_string_free(g, FALSE);

@@ -2,7 +2,9 @@
  * JSON, which Perfetto (ui.perfetto.dev) and chrome://tracing open.
  * Layout: a "runs" process (one span per engine run), one process per job
  * with a "calls" track and one track per (rank, channel, peer), and a
- * "links" process with one utilization counter per resource. Several runs
+ * "links" process with one utilization counter per resource, and a
+ * "fabric" process with the gauges of a packet-level engine (queue depths,
+ * pause states, QP rates). Several runs
  * are laid one after the other on the time axis. Identical callback
  * sequences give byte-identical files. */
 #ifndef CS_TRACE_H
@@ -30,6 +32,10 @@ void cs_trace_begin_run(cs_trace_t *t, const char *label);
 /* Names job j's process ("job 'train-a' (16 ranks)"); by default "job N",
  * or "ranks" when job 0 is the only one. */
 void cs_trace_set_job_name(cs_trace_t *t, int job, const char *name);
+
+/* What produced the timeline, for the file's otherData ("model:flow", the
+ * default). */
+void cs_trace_set_producer(cs_trace_t *t, const char *producer);
 
 /* Writes the JSON to path atomically (temporary file + rename). Error
  * (CS_ERROR_IO): "PATH: cannot write the trace: REASON"; nothing written. */

@@ -91,6 +91,75 @@ static void json_placement(GString *g, const cs_result_row_t *row, int p)
     g_string_append_c(g, '}');
 }
 
+static void json_u64(GString *g, const char *key, guint64 v)
+{
+    g_string_append_printf(g, "\"%s\": %" G_GUINT64_FORMAT, key, v);
+}
+
+static void json_key_num(GString *g, const char *key, double v)
+{
+    g_string_append_printf(g, "\"%s\": ", key);
+    json_num(g, v);
+}
+
+/* A packet engine's counters of one call (cs_net_counters_t). */
+static void json_network(GString *g, const cs_net_counters_t *c)
+{
+    g_string_append(g, ", \"network\": {");
+    json_u64(g, "packet_events", c->packet_events);
+    g_string_append(g, ", ");
+    json_u64(g, "drops", c->drops);
+    g_string_append(g, ", ");
+    json_u64(g, "retransmitted", c->retransmitted);
+    g_string_append(g, ", ");
+    json_u64(g, "naks", c->naks);
+    g_string_append(g, ", ");
+    json_u64(g, "timeouts", c->timeouts);
+    g_string_append(g, ", ");
+    json_u64(g, "pause_frames", c->pause_frames);
+    g_string_append(g, ", ");
+    json_key_num(g, "paused_us", c->paused_us);
+    g_string_append(g, ", ");
+    json_u64(g, "ecn_marks", c->ecn_marks);
+    g_string_append(g, ", ");
+    json_u64(g, "cnps", c->cnps);
+    g_string_append(g, ", \"ports\": [");
+    for (int i = 0; i < c->nports; i++) {
+        const cs_net_port_counters_t *p = &c->ports[i];
+        g_string_append(g, i ? ",\n      {\"link\": " : "\n      {\"link\": ");
+        json_str(g, p->link);
+        g_string_append_printf(g, ", \"prio\": %d, ", p->prio);
+        json_u64(g, "tx_pkts", p->tx_pkts);
+        g_string_append(g, ", ");
+        json_u64(g, "pause_sent", p->pause_sent);
+        g_string_append(g, ", ");
+        json_u64(g, "pause_received", p->pause_received);
+        g_string_append(g, ", ");
+        json_key_num(g, "paused_us", p->paused_us);
+        g_string_append(g, ", ");
+        json_u64(g, "ecn_marks", p->ecn_marks);
+        g_string_append(g, ", ");
+        json_u64(g, "drops", p->drops);
+        g_string_append(g, ", ");
+        json_key_num(g, "queue_max_bytes", p->queue_max_bytes);
+        g_string_append(g, ", ");
+        json_key_num(g, "queue_avg_bytes", p->queue_avg_bytes);
+        g_string_append_c(g, '}');
+    }
+    g_string_append(g, "], \"switches\": [");
+    for (int i = 0; i < c->nswitches; i++) {
+        const cs_net_switch_counters_t *w = &c->switches[i];
+        g_string_append(g, i ? ",\n      {\"name\": " : "\n      {\"name\": ");
+        json_str(g, w->name);
+        g_string_append(g, ", ");
+        json_key_num(g, "buffer_max_bytes", w->buffer_max_bytes);
+        g_string_append(g, ", ");
+        json_key_num(g, "buffer_avg_bytes", w->buffer_avg_bytes);
+        g_string_append_c(g, '}');
+    }
+    g_string_append(g, "]}");
+}
+
 char *cs_write_json(const cs_result_t *r)
 {
     GString *g = g_string_new("{\n");
@@ -135,6 +204,8 @@ char *cs_write_json(const cs_result_t *r)
         json_str(g, row->transport[0] ? row->transport : NULL);
         g_string_append(g, ", \"nccl_est_us\": ");
         json_num_or_null(g, row->nccl_est_us);
+        if (r->net != NULL && i < r->net->len && g_ptr_array_index(r->net, i) != NULL)
+            json_network(g, g_ptr_array_index(r->net, i));
         g_string_append_c(g, '}');
     }
     g_string_append(g, r->rows->len ? "\n  ]\n}\n" : "]\n}\n");

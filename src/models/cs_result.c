@@ -14,6 +14,19 @@ cs_result_t *cs_result_new(const char *producer, const char *source, cs_coll_t c
     return r;
 }
 
+void cs_net_counters_free(cs_net_counters_t *c)
+{
+    if (c == NULL)
+        return;
+    for (int i = 0; i < c->nports; i++)
+        g_free(c->ports[i].link);
+    g_free(c->ports);
+    for (int i = 0; i < c->nswitches; i++)
+        g_free(c->switches[i].name);
+    g_free(c->switches);
+    g_free(c);
+}
+
 void cs_result_free(cs_result_t *r)
 {
     if (r == NULL)
@@ -22,6 +35,8 @@ void cs_result_free(cs_result_t *r)
     g_free(r->source);
     g_array_unref(r->rows);
     g_ptr_array_unref(r->notes);
+    if (r->net != NULL)
+        g_ptr_array_unref(r->net);
     g_free(r);
 }
 

@@ -28,6 +28,36 @@ typedef struct {
     double nccl_est_us;    /* NCCL's own cost-model estimate, < 0 when none */
 } cs_result_row_t;
 
+/* What a packet-level engine counted on one network link at one priority
+ * in one call (--json "network", --link-stats). */
+typedef struct {
+    char *link;            /* "leaf0 -> n1.nic0" */
+    int prio;
+    guint64 tx_pkts;       /* packets sent (data, ACKs, CNPs) */
+    guint64 pause_sent;    /* PFC XOFF frames its receiver sent back on it */
+    guint64 pause_received;/* ... that its sender received (each pause and refresh) */
+    double paused_us;      /* time its sender was paused */
+    guint64 ecn_marks;     /* packets marked CE as they left */
+    guint64 drops;         /* packets dropped entering the switch it reaches */
+    double queue_max_bytes, queue_avg_bytes;   /* its egress queue (wire bytes) */
+} cs_net_port_counters_t;
+
+typedef struct {
+    char *name;            /* a switch */
+    double buffer_max_bytes, buffer_avg_bytes;
+} cs_net_switch_counters_t;
+
+typedef struct {
+    guint64 packet_events, drops, retransmitted, naks, timeouts, pause_frames, ecn_marks, cnps;
+    double paused_us;      /* summed over links and priorities */
+    int nports;
+    cs_net_port_counters_t *ports;   /* the (link, priority) pairs that carried packets, by link then priority */
+    int nswitches;
+    cs_net_switch_counters_t *switches;
+} cs_net_counters_t;
+
+void cs_net_counters_free(cs_net_counters_t *c);
+
 typedef struct {
     char *producer;        /* "model:analytic", "model:flow", "measured:nccl-tests", "measured:collsim-real" */
     char *source;          /* scenario/topology description or log file name */
@@ -36,6 +66,7 @@ typedef struct {
     double avg_busbw;      /* nccl-tests's "# Avg bus bandwidth" (over out-of-place and in-place rows) */
     GArray *rows;          /* cs_result_row_t */
     GPtrArray *notes;      /* lines printed as "# ..." in the header (warnings, assumptions) */
+    GPtrArray *net;        /* cs_net_counters_t per row (NULL entries) from a packet engine; NULL: none */
 } cs_result_t;
 
 cs_result_t *cs_result_new(const char *producer, const char *source, cs_coll_t coll, int nranks, int nnodes);

@@ -484,6 +484,14 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
         g_ptr_array_add(sw->bottleneck, ops->bottleneck != NULL ? ops->bottleneck(sw->state) : NULL);
         if (ops->counters != NULL)
             sw->counters = ops->counters(sw->state);
+        cs_net_counters_t *net = ops->net_counters != NULL ? ops->net_counters(sw->state) : NULL;
+        if (net != NULL) {
+            if (sw->r->net == NULL)
+                sw->r->net = g_ptr_array_new_with_free_func((GDestroyNotify)cs_net_counters_free);
+            while (sw->r->net->len < sw->r->rows->len)
+                g_ptr_array_add(sw->r->net, NULL);
+            g_ptr_array_add(sw->r->net, net);
+        }
         row.time_us[CS_OOP] = t[CS_OOP] * 1e6;
         row.time_us[CS_INP] = t[CS_INP] * 1e6;
         cs_result_row_fill_bw(sw->r, &row);

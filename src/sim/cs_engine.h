@@ -31,6 +31,10 @@ struct cs_sim_sink {
     void (*end)(cs_sim_sink_t *s, double t);
     /* a run is about to start; 'label' says what it is ("allreduce 32 MiB") */
     void (*begin)(cs_sim_sink_t *s, const char *label);
+    /* a quantity of the fabric named 'track' ("queue leaf0 -> n1.nic0 prio
+     * 3") is 'value', in 'unit' ("bytes", "paused", "Gb/s"), from t on
+     * (a packet-level engine) */
+    void (*gauge)(cs_sim_sink_t *s, const char *track, const char *unit, double t, double value);
 };
 
 /* What each link carried in one run (the links that carried anything),
@@ -129,6 +133,10 @@ typedef struct cs_engine_ops {
      * oversubscribed"); g_free it; NULL: nothing to note. cs_engine_run_sweep
      * notes it with the sizes: "bottleneck for 1 GiB to 4 GiB: <what>". */
     char *(*bottleneck)(void *state);
+    /* Optional: what the network did in the last predict, per link and
+     * priority (a packet-level engine), for --json and --link-stats;
+     * cs_engine_run_sweep keeps it with the row (cs_result_t.net). */
+    cs_net_counters_t *(*net_counters)(void *state);
     /* The last predict's link statistics (busiest first), for
      * --link-stats; optional. An engine with timeline simulates them; the
      * analytic engine reports the loads it priced. */

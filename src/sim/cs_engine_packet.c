@@ -82,8 +82,14 @@ typedef struct {
     guint64 events;
     guint64 pkt_events;
     double cpu;
-    guint64 drops, retx, naks, timeouts, xoffs, marks, cnps;
-    double paused_s;             /* summed over links and priorities */
+    cs_net_counters_t *net_counters;
+    /* --trace: the fabric's gauges, sampled every SAMPLE_PS while packets move */
+    cs_sim_sink_t *sink;
+    cs_time_t next_sample;
+    int nsampled;                /* network ports sampled (port_of_link order) */
+    int *sample_port;            /* their port ids */
+    char **queue_name, **pause_name, **rate_name;
+    double *last_queue, *last_pause, *last_rate;
     cs_link_stats_t *stats;
 } pk_t;
 
@@ -407,6 +413,96 @@ static void qp_failed(void *ctx, int qp, cs_time_t now)
     pk->failed_at = now;
 }
 
+/* ---- the timeline's gauges (--trace) ----------------------------------- */
+
+#define SAMPLE_PS ((cs_time_t)1000000)   /* 1 us: a 400G port moves 12 4-KiB packets in it */
+
+static void sample_setup(pk_t *pk)
+{
+    const cs_topo_t *t = pk->topo;
+    pk->sample_port = g_new(int, MAX(1, t->nlinks));
+    pk->queue_name = g_new0(char *, MAX(1, t->nlinks));
+    pk->pause_name = g_new0(char *, MAX(1, t->nlinks));
+    pk->nsampled = 0;
+    for (int l = 0; l < t->nlinks; l++) {
+        if (pk->port_of_link[l] < 0)
+            continue;
+        int i = pk->nsampled++;
+        const char *a = t->devs[t->links[l].src].name, *b = t->devs[t->links[l].dst].name;
+        pk->sample_port[i] = pk->port_of_link[l];
+        pk->queue_name[i] = g_strdup_printf("queue %s -> %s prio %d", a, b, pk->fab.prio);
+        pk->pause_name[i] = g_strdup_printf("paused %s -> %s prio %d", a, b, pk->fab.prio);
+    }
+    pk->last_queue = g_new0(double, MAX(1, pk->nsampled));
+    pk->last_pause = g_new0(double, MAX(1, pk->nsampled));
+    pk->next_sample = 0;
+}
+
+static void sample_clear(pk_t *pk)
+{
+    for (int i = 0; i < pk->nsampled; i++) {
+        g_free(pk->queue_name[i]);
+        g_free(pk->pause_name[i]);
+    }
+    for (guint q = 0; pk->rate_name != NULL && q < pk->qps->len; q++)
+        g_free(pk->rate_name[q]);
+    g_clear_pointer(&pk->sample_port, g_free);
+    g_clear_pointer(&pk->queue_name, g_free);
+    g_clear_pointer(&pk->pause_name, g_free);
+    g_clear_pointer(&pk->rate_name, g_free);
+    g_clear_pointer(&pk->last_queue, g_free);
+    g_clear_pointer(&pk->last_pause, g_free);
+    g_clear_pointer(&pk->last_rate, g_free);
+    pk->nsampled = 0;
+}
+
+/* Each gauge goes out when it changes by a packet (queues), at all
+ * (pause states) or by 1% (QP rates under DCQCN): the file grows with
+ * what happens, not with time. */
+static void sample(pk_t *pk, cs_time_t now)
+{
+    double ts = (double)now / CS_PS_PER_S;
+    cs_sim_sink_t *s = pk->sink;
+    double mtu = pk->fab.mtu;
+    for (int i = 0; i < pk->nsampled; i++) {
+        int port = pk->sample_port[i];
+        double q = (double)cs_pkt_port_queue_bytes(cs_pkt_net_port(pk->net, port), pk->fab.prio);
+        if (fabs(q - pk->last_queue[i]) >= mtu || ((q == 0) != (pk->last_queue[i] == 0))) {
+            s->gauge(s, pk->queue_name[i], "bytes", ts, q);
+            pk->last_queue[i] = q;
+        }
+        double p = cs_pkt_pfc_paused(cs_pkt_net_pfc(pk->net, port), pk->fab.prio, now) ? 1 : 0;
+        if (p != pk->last_pause[i]) {
+            s->gauge(s, pk->pause_name[i], "paused", ts, p);
+            pk->last_pause[i] = p;
+        }
+    }
+    if (!pk->fab.dcqcn)
+        return;
+    if (pk->rate_name == NULL) {   /* the QPs exist once the flow engine made its lanes */
+        const cs_topo_t *t = pk->topo;
+        pk->rate_name = g_new0(char *, MAX(1u, pk->qps->len));
+        pk->last_rate = g_new0(double, MAX(1u, pk->qps->len));
+        for (guint q = 0; q < pk->qps->len; q++) {
+            const pk_qp_t *qp = qp_of(pk, (int)q);
+            const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, qp->lane);
+            pk->rate_name[q] = g_strdup_printf("DCQCN rate %s -> %s ch %d QP %d", t->devs[L->src_nic].name,
+                                               t->devs[L->dst_nic].name, L->ch, qp->index);
+            pk->last_rate[q] = -1;
+        }
+    }
+    for (guint q = 0; q < pk->qps->len; q++) {
+        const cs_pkt_dcqcn_rp_t *rp = cs_pkt_net_flow_rp(pk->net, (int)q);
+        if (rp == NULL)
+            continue;
+        double r = rp->rc / 1e9;
+        if (fabs(r - pk->last_rate[q]) >= 0.01 * MAX(r, pk->last_rate[q])) {
+            s->gauge(s, pk->rate_name[q], "Gb/s", ts, r);
+            pk->last_rate[q] = r;
+        }
+    }
+}
+
 static cs_time_t x_next(void *ctx)
 {
     pk_t *pk = ctx;
@@ -417,6 +513,10 @@ static gboolean x_run(void *ctx, cs_time_t t, GError **err)
 {
     pk_t *pk = ctx;
     pk->pkt_events += cs_pkt_net_run(pk->net, t);
+    if (pk->sample_port != NULL && t >= pk->next_sample) {
+        sample(pk, t);
+        pk->next_sample = t - t % SAMPLE_PS + SAMPLE_PS;
+    }
     if (!pk->failed)
         return TRUE;
     /* as NCCL reports it (net_ib/p2p.cc ncclIbLogCompletionWithError,
@@ -439,6 +539,7 @@ static const cs_flow_xport_t pk_xport = { x_lane, x_send, x_rate, x_next, x_run 
 
 static void call_clear(pk_t *pk)
 {
+    sample_clear(pk);
     g_clear_pointer(&pk->net, cs_pkt_net_free);
     g_clear_pointer(&pk->node_of_dev, g_free);
     g_clear_pointer(&pk->port_of_link, g_free);
@@ -460,6 +561,7 @@ static void pk_close(void *state)
     if (pk->qps != NULL)
         g_array_free(pk->qps, TRUE);
     cs_link_stats_free(pk->stats);
+    cs_net_counters_free(pk->net_counters);
     cs_flow_free(pk->flow);
     fabric_clear(&pk->fab);
     g_free(pk);
@@ -467,11 +569,6 @@ static void pk_close(void *state)
 
 static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err)
 {
-    if (job->sink != NULL) {
-        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                    "packet engine: --trace is not supported yet; use --model flow for a timeline");
-        return FALSE;
-    }
     const cs_topo_t *t = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
     for (int l = 0; l < t->nlinks; l++) {
         int d = t->links[l].src;
@@ -494,6 +591,8 @@ static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err
     }
     pk_t *pk = g_new0(pk_t, 1);
     pk->fab = fab;
+    pk->sink = job->sink;
+    cs_flow_set_sink(f, job->sink);
     pk->flow = f;
     pk->topo = t;
     pk->seed = job->seed;
@@ -540,29 +639,70 @@ static cs_link_stats_t *make_stats(pk_t *pk, double time_s)
     return st;
 }
 
-/* What the network did in the last call, for -v. */
-static void count_events(pk_t *pk)
+/* What the network did in the last call: totals for -v, per link and
+ * priority for --json (cs_net_counters_t). */
+static cs_net_counters_t *count_events(pk_t *pk, double end_s)
 {
-    pk->drops = pk->retx = pk->naks = pk->timeouts = pk->xoffs = pk->marks = pk->cnps = 0;
-    pk->paused_s = 0;
+    cs_net_counters_t *c = g_new0(cs_net_counters_t, 1);
+    const cs_topo_t *t = pk->topo;
+    c->packet_events = pk->pkt_events;
     for (guint q = 0; q < pk->qps->len; q++) {
-        pk->drops += cs_pkt_net_flow_dropped(pk->net, (int)q);
-        pk->retx += cs_pkt_net_qp_retransmitted(pk->net, (int)q);
-        pk->naks += cs_pkt_net_qp_naks(pk->net, (int)q);
-        pk->timeouts += cs_pkt_net_qp_timeouts(pk->net, (int)q);
-        pk->cnps += cs_pkt_net_flow_cnps_sent(pk->net, (int)q);
+        c->drops += cs_pkt_net_flow_dropped(pk->net, (int)q);
+        c->retransmitted += cs_pkt_net_qp_retransmitted(pk->net, (int)q);
+        c->naks += cs_pkt_net_qp_naks(pk->net, (int)q);
+        c->timeouts += cs_pkt_net_qp_timeouts(pk->net, (int)q);
+        c->cnps += cs_pkt_net_flow_cnps_sent(pk->net, (int)q);
     }
-    cs_time_t now = cs_pkt_net_now(pk->net);
-    for (int l = 0; l < pk->topo->nlinks; l++) {
+    /* averages over the collective (the network may have run idle timers
+     * past its end) */
+    cs_time_t now = (cs_time_t)llround(end_s * CS_PS_PER_S);
+    GArray *ports = g_array_new(FALSE, TRUE, sizeof(cs_net_port_counters_t));
+    for (int l = 0; l < t->nlinks; l++) {
         int port = pk->port_of_link[l];
         if (port < 0)
             continue;
+        const cs_pkt_port_t *pp = cs_pkt_net_port(pk->net, port);
+        cs_pkt_pfc_t *pfc = cs_pkt_net_pfc(pk->net, port);
+        int dst = pk->node_of_dev[t->links[l].dst];
+        cs_pkt_mmu_t *mmu = t->devs[t->links[l].dst].kind == CS_DEV_SWITCH ? cs_pkt_net_mmu(pk->net, dst) : NULL;
+        int mport = mmu != NULL ? cs_pkt_net_mmu_port(pk->net, port) : -1;
         for (int p = 0; p < CS_PKT_PRIOS; p++) {
-            pk->xoffs += cs_pkt_pfc_xoff_sent(cs_pkt_net_pfc(pk->net, port), p);
-            pk->paused_s += (double)cs_pkt_pfc_paused_ps(cs_pkt_net_pfc(pk->net, port), p, now) / CS_PS_PER_S;
-            pk->marks += cs_pkt_net_ecn_marks(pk->net, port, p);
+            cs_net_port_counters_t pc = {
+                .prio = p,
+                .tx_pkts = cs_pkt_port_tx_pkts(pp, p),
+                .pause_sent = cs_pkt_pfc_xoff_sent(pfc, p),
+                .pause_received = cs_pkt_pfc_received(pfc, p),
+                .paused_us = (double)cs_pkt_pfc_paused_ps(pfc, p, now) / 1e6,
+                .ecn_marks = cs_pkt_net_ecn_marks(pk->net, port, p),
+                .drops = mport >= 0 ? cs_pkt_mmu_drops(mmu, mport, p) : 0,
+                .queue_max_bytes = (double)cs_pkt_port_queue_max(pp, p),
+                .queue_avg_bytes = cs_pkt_port_queue_avg(pp, p, now),
+            };
+            c->pause_frames += pc.pause_sent;
+            c->paused_us += pc.paused_us;
+            c->ecn_marks += pc.ecn_marks;
+            if (pc.tx_pkts == 0 && pc.pause_sent == 0 && pc.drops == 0)
+                continue;
+            pc.link = g_strdup_printf("%s -> %s", t->devs[t->links[l].src].name, t->devs[t->links[l].dst].name);
+            g_array_append_val(ports, pc);
         }
     }
+    c->nports = (int)ports->len;
+    c->ports = (cs_net_port_counters_t *)g_array_free(ports, FALSE);
+    GArray *sws = g_array_new(FALSE, TRUE, sizeof(cs_net_switch_counters_t));
+    for (int d = 0; d < t->ndevs; d++) {
+        if (pk->node_of_dev[d] < 0 || t->devs[d].kind != CS_DEV_SWITCH)
+            continue;
+        const cs_pkt_mmu_t *mmu = cs_pkt_net_mmu(pk->net, pk->node_of_dev[d]);
+        if (mmu == NULL || cs_pkt_mmu_used_max(mmu) == 0)
+            continue;
+        /* the time-average is not kept by the MMU yet */
+        cs_net_switch_counters_t w = { g_strdup(t->devs[d].name), (double)cs_pkt_mmu_used_max(mmu), NAN };
+        g_array_append_val(sws, w);
+    }
+    c->nswitches = (int)sws->len;
+    c->switches = (cs_net_switch_counters_t *)g_array_free(sws, FALSE);
+    return c;
 }
 
 static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call, double time_s[2],
@@ -575,6 +715,8 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
     if (!build_net(pk, err))
         return FALSE;
     cs_pkt_net_set_qp_hooks(pk->net, &qp_hooks, pk);
+    if (pk->sink != NULL && pk->sink->gauge != NULL)
+        sample_setup(pk);
     cs_flow_stats_t st;
     gboolean ok = cs_flow_simulate(pk->flow, call, CS_FLOW_FOLD_NONE, &st, err);
     if (ok) {
@@ -583,7 +725,8 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
         pk->cpu = cs_engine_cpu_seconds() - t0;
         cs_link_stats_free(pk->stats);
         pk->stats = job->link_stats != NULL ? make_stats(pk, st.time_s) : NULL;
-        count_events(pk);
+        cs_net_counters_free(pk->net_counters);
+        pk->net_counters = count_events(pk, st.time_s);
     }
     call_clear(pk);
     return ok;
@@ -597,17 +740,37 @@ static cs_link_stats_t *pk_link_stats(void *state)
     return st;
 }
 
+/* --json: a copy for each row */
+static cs_net_counters_t *pk_net_counters(void *state)
+{
+    const pk_t *pk = state;
+    const cs_net_counters_t *c = pk->net_counters;
+    if (c == NULL)
+        return NULL;
+    cs_net_counters_t *d = g_memdup2(c, sizeof *c);
+    d->ports = g_memdup2(c->ports, sizeof *c->ports * (gsize)c->nports);
+    for (int i = 0; i < c->nports; i++)
+        d->ports[i].link = g_strdup(c->ports[i].link);
+    d->switches = g_memdup2(c->switches, sizeof *c->switches * (gsize)c->nswitches);
+    for (int i = 0; i < c->nswitches; i++)
+        d->switches[i].name = g_strdup(c->switches[i].name);
+    return d;
+}
+
 static char *pk_counters(void *state)
 {
     const pk_t *pk = state;
+    const cs_net_counters_t *c = pk->net_counters;
+    if (c == NULL)
+        return NULL;
     double ev = (double)(pk->events + pk->pkt_events);
     return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                            ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                            G_GUINT64_FORMAT ", NAKs %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT
                            ", PFC XOFFs %" G_GUINT64_FORMAT " (links paused %.1f us in all), ECN marks %"
                            G_GUINT64_FORMAT ", CNPs %" G_GUINT64_FORMAT,
-                           pk->pkt_events, pk->events, ev / MAX(pk->cpu, 1e-9), pk->cpu, pk->drops, pk->retx,
-                           pk->naks, pk->timeouts, pk->xoffs, pk->paused_s * 1e6, pk->marks, pk->cnps);
+                           pk->pkt_events, pk->events, ev / MAX(pk->cpu, 1e-9), pk->cpu, c->drops, c->retransmitted,
+                           c->naks, c->timeouts, c->pause_frames, c->paused_us, c->ecn_marks, c->cnps);
 }
 
 static char *dcqcn_text(const pk_fabric_t *f)
@@ -681,5 +844,7 @@ const cs_engine_ops_t cs_engine_packet = {
     .counters = pk_counters,
     .notes = pk_notes,
     .link_stats = pk_link_stats,
+    .net_counters = pk_net_counters,
     .fabric = TRUE,
+    .timeline = TRUE,
 };

@@ -4,8 +4,8 @@
 # for rings (3% for NCCL's default choice); the same inputs and seed give the
 # same bytes; a 2:1 spine is no faster than the flow engine's fair shares;
 # the fabric it assumed is stated in the header; NCCL_IB_QPS_PER_CONNECTION
-# reaches it; InfiniBand and --trace are refused with one line, exit 2;
-# --link-stats and -v report packets on the network links.
+# reaches it; InfiniBand is refused with one line, exit 2; --link-stats,
+# --json and -v report the network's counters, --trace its gauges.
 set -u
 : "${COLLSIM:?}"
 tmp=$(mktemp -d) || exit 1
@@ -77,8 +77,48 @@ grep -q 'leaf[0-9]* -> n[0-9]*\.nic[0-9]* (net)' ls.txt && ok link-stats-net || 
 rc=$?
 [ "$rc" = 2 ] && [ "$(wc -l <ib.err)" = 1 ] && grep -q 'InfiniBand NIC.*issue #14' ib.err && [ ! -s ib.out ] \
     && ok refuses-ib || bad "refuses-ib (rc $rc: $(cat ib.err))"
+# the network's counters: --link-stats prints them per link and
+# priority, --json has them per row; with DCQCN on a 2:1 spine the leaves'
+# downlinks queue, mark and the receivers send CNPs
 # shellcheck disable=SC2086
-"$COLLSIM" run $T --nodes 2 --model packet -b 1M -e 1M --trace t.json >tr.out 2>tr.err
-rc=$?
-[ "$rc" = 2 ] && [ "$(wc -l <tr.err)" = 1 ] && [ ! -e t.json ] && ok refuses-trace || bad "refuses-trace (rc $rc)"
+"$COLLSIM" run $T --nodes 8 --oversubscription 2 --model packet --dcqcn connectx -b 256M -e 256M --link-stats \
+    --json net.json >net.txt 2>&1 || bad run-net-counters
+grep -q '^# Network counters (model:packet), allreduce 256 MiB, the largest size: [0-9]* pause frames' net.txt &&
+    grep -q '^#  prio     packets  pauses' net.txt && grep -q '^#  switch leaf0: buffer high-water' net.txt &&
+    ok net-counters-text || bad net-counters-text
+python3 - net.json <<'PY' && ok net-counters-json || bad net-counters-json
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = d["rows"][0]["network"]
+ports = n["ports"]
+assert n["ecn_marks"] > 0 and n["cnps"] > 0, "no marks or CNPs"
+assert n["ecn_marks"] == sum(p["ecn_marks"] for p in ports), "marks do not add up"
+assert all(p["prio"] in (3, 6) and p["tx_pkts"] > 0 for p in ports), "a port without packets or off 3/6"
+assert any(p["queue_max_bytes"] > 65536 and p["link"].startswith("leaf") for p in ports), "no leaf queue"
+# time-averages over the collective: a busy downlink's average is well above a byte
+assert max(p["queue_avg_bytes"] for p in ports) > 1000, "averages too small"
+assert all(p["queue_avg_bytes"] <= p["queue_max_bytes"] for p in ports), "average above maximum"
+PY
+
+# --trace: the flow engine's tracks and the fabric's gauges (queues, pause
+# states, DCQCN rates) in one Perfetto file that names the packet engine
+# shellcheck disable=SC2086
+"$COLLSIM" run $T --nodes 8 --oversubscription 2 --model packet --dcqcn connectx -b 16M -e 16M --trace t.json \
+    >tr.out 2>tr.err || bad "run-trace ($(cat tr.err))"
+python3 - t.json <<'PY' && ok trace-gauges || bad trace-gauges
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["otherData"]["producer"] == "collsim model:packet"
+ev = d["traceEvents"]
+fab = [e for e in ev if e.get("cat") == "fabric"]
+names = {e["name"].split(" ")[0] for e in fab}
+assert {"queue", "DCQCN"} <= names, names
+assert any(e["name"].startswith("queue leaf") and e["args"]["bytes"] > 0 for e in fab)
+assert any(e.get("cat") == "transfer" for e in ev)
+procs = {e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+assert "fabric" in procs, procs
+PY
+# shellcheck disable=SC2086
+"$COLLSIM" run $T --nodes 8 --oversubscription 2 --model packet --dcqcn connectx -b 16M -e 16M --trace t2.json \
+    >/dev/null 2>&1 && cmp -s t.json t2.json && ok trace-repeat || bad trace-repeat
 exit $fail
