@@ -239,5 +239,48 @@ if run_lab lab5-oversubscription; then
     lt "$(sd in-leaf)" 1.05 && ok "lab5: job inside a leaf does not" || bad "lab5: in-leaf slowdown ($(sd in-leaf))"
 fi
 
+# ---- labs 6 and 7: the packet engine (RoCE priorities, PFC, DCQCN) ----------
+M=268435456
+# vline FILE KEY: the number after KEY in the -v line ("drops 12")
+vnum() { sed -n "s/.*-v: .*[ ,;] *$2 \([0-9][0-9]*\).*/\1/p" "$(f "$1")" | head -1; }
+t256() { col "$1" $M 6; }
+if run_lab lab6-lossy-tc; then
+    has tc-unset.txt 'data on priority 3 (NCCL_IB_TC unset: the NIC.s ToS 106 (roce-tos), DSCP 26, priority 3 by the DSCP map, lossless)' \
+        && ok "lab6: unset: priority 3, lossless" || bad "lab6: unset priority"
+    [ "$(vnum tc-unset.txt drops)" = 0 ] && lt 0 "$(vnum tc-unset.txt XOFFs)" \
+        && ok "lab6: lossless: no drop, pauses" || bad "lab6: lossless counters"
+    has tc0.txt 'data on priority 0 (NCCL_IB_TC 0: DSCP 0, priority 0 by the DSCP map, lossy' \
+        && ok "lab6: TC 0: priority 0, lossy" || bad "lab6: TC 0 priority"
+    lt 0 "$(vnum tc0.txt drops)" && lt 0 "$(vnum tc0.txt timeouts)" && lt 0 "$(vnum tc0.txt NAKs)" \
+        && ok "lab6: lossy: drops, NAKs, timeouts" || bad "lab6: lossy counters"
+    lt "$(awk -v t="$(t256 tc-unset.txt)" 'BEGIN { print t * 1000 }')" "$(t256 tc0.txt)" \
+        && ok "lab6: lossy is over 1000x slower" || bad "lab6: lossy time"
+    [ "$(vnum tc0.txt timeouts)" = "$(vnum tc0-timeout14.txt timeouts)" ] \
+        && [ "$(vnum tc0.txt drops)" = "$(vnum tc0-timeout14.txt drops)" ] \
+        && awk -v a="$(t256 tc0.txt)" -v b="$(t256 tc0-timeout14.txt)" 'BEGIN { exit !(a / b > 30 && a / b < 70) }' \
+        && ok "lab6: shorter timeout: same losses, time / ~64" || bad "lab6: timeout 14"
+    [ "$(t256 tc106.txt)" = "$(t256 tc-unset.txt)" ] && ok "lab6: NCCL_IB_TC=106 fixes it" || bad "lab6: fix"
+    has pfc03.txt "cannot hold its ports' headroom" && ok "lab6: two lossless classes overflow 12 MB" \
+        || bad "lab6: pfc 0,3"
+fi
+if run_lab lab7-spine-dcqcn; then
+    ideal=$(t256 spine-flow.txt) deep=$(t256 spine-deep.txt) shallow=$(t256 spine-shallow.txt)
+    lt "$deep" "$(awk -v t="$ideal" 'BEGIN { print t * 1.05 }')" && [ "$(vnum spine-deep.txt XOFFs)" = 0 ] \
+        && ok "lab7: deep buffers: within 5% of ideal, no pause" || bad "lab7: deep ($deep vs $ideal)"
+    lt "$(awk -v t="$ideal" 'BEGIN { print t * 1.05 }')" "$shallow" && lt 1000 "$(vnum spine-shallow.txt XOFFs)" \
+        && ok "lab7: shallow buffers: slower, pauses" || bad "lab7: shallow ($shallow vs $ideal)"
+    # the most paused links are the spine's, and NICs' links are paused too
+    grep -A3 '^#  prio  *packets' "$(f spine-shallow.txt)" | tail -3 | grep -q -- '-> spine0$\|spine0 -> ' \
+        && has spine-shallow.txt '^#  *3  *[0-9]*  *[1-9][0-9]*  .* n[0-9]*\.nic[0-9]* -> leaf[01]$' \
+        && ok "lab7: spine links queue most, NIC links paused" || bad "lab7: counters table"
+    lt 0 "$(vnum spine-dcqcn.txt CNPs)" \
+        && awk -v a="$(t256 spine-dcqcn.txt)" -v b="$shallow" 'BEGIN { d = a / b - 1; exit !(d < 0.02 && d > -0.02) }' \
+        && ok "lab7: DCQCN reacts but changes the time < 2%" || bad "lab7: dcqcn"
+    awk -v a="$(t256 spine-qps4.txt)" -v b="$shallow" 'BEGIN { d = a / b - 1; exit !(d < 0.02 && d > -0.02) }' \
+        && ok "lab7: 4 QPs change the time < 2%" || bad "lab7: qps4"
+    lt "$(t256 spine-ring.txt)" "$shallow" && [ "$(vnum spine-ring.txt XOFFs)" = 0 ] \
+        && ok "lab7: the ring is faster and pauses nothing" || bad "lab7: ring"
+fi
+
 [ $fail -eq 0 ] || { echo "--- logs:"; tail -n 20 "$tmp"/*.log; }
 exit $fail
