@@ -98,8 +98,7 @@ typedef struct {
 /* The keys whose model is not built yet: refused, never ignored. */
 static gboolean fabric_refuse_unbuilt(const cs_fabric_cfg_t *c, GError **err)
 {
-    static const int unbuilt[] = { CS_FK_WATCHDOG, CS_FK_WATCHDOG_RESTORE, CS_FK_NIC_RX_RATE, CS_FK_NIC_RX_BUFFER,
-                                   CS_FK_STALL_NIC, CS_FK_STALL_AT, CS_FK_STALL_FOR, CS_FK_RECOVERY };
+    static const int unbuilt[] = { CS_FK_RECOVERY };
     for (guint i = 0; i < G_N_ELEMENTS(unbuilt); i++) {
         int k = unbuilt[i];
         if (c->set >> k & 1) {
@@ -185,6 +184,83 @@ static void fabric_clear(pk_fabric_t *fab)
     g_free(fab->prio_why);
 }
 
+/* The rate a NIC drains into its host: its PCIe link's (the slowest of
+ * its links that are not network cables), bits/s of payload. */
+static double nic_rx_auto(const cs_topo_t *t, int nic)
+{
+    double bw = 0;
+    for (int l = 0; l < t->nlinks; l++) {
+        const cs_link_t *k = &t->links[l];
+        if (k->kind == CS_LINK_NET || (k->src != nic && k->dst != nic))
+            continue;
+        bw = bw > 0 ? MIN(bw, k->bw) : k->bw;
+    }
+    return bw * 8;
+}
+
+static int find_nic(const cs_topo_t *t, const char *name)
+{
+    for (int d = 0; d < t->ndevs; d++)
+        if (t->devs[d].kind == CS_DEV_NIC && strcmp(t->devs[d].name, name) == 0)
+            return d;
+    return -1;
+}
+
+/* stall-nic names a NIC with a network link. */
+static gboolean check_stall_nic(const cs_topo_t *t, const cs_fabric_cfg_t *c, GError **err)
+{
+    if (c->stall_nic == NULL)
+        return TRUE;
+    int nic = find_nic(t, c->stall_nic);
+    const char *example = NULL;
+    for (int l = 0; l < t->nlinks; l++) {
+        if (t->links[l].kind != CS_LINK_NET)
+            continue;
+        if (t->links[l].src == nic || t->links[l].dst == nic)
+            return TRUE;
+        if (example == NULL && t->devs[t->links[l].src].kind == CS_DEV_NIC)
+            example = t->devs[t->links[l].src].name;
+    }
+    g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: '%s' is not a network NIC of the topology; expected a NIC "
+                "such as %s", c->origin[CS_FK_STALL_NIC], c->stall_nic, example != NULL ? example : "n0.nic0");
+    return FALSE;
+}
+
+/* NICs' receive paths (nic-rx-rate, nic-rx-buffer) and the stalled one. */
+static gboolean build_hosts(pk_t *pk, GError **err)
+{
+    const cs_topo_t *t = pk->topo;
+    const cs_fabric_cfg_t *c = &pk->fab.cfg;
+    int stalled = c->stall_nic != NULL ? find_nic(t, c->stall_nic) : -1;   /* checked by pk_open */
+    for (int d = 0; d < t->ndevs; d++) {
+        if (t->devs[d].kind != CS_DEV_NIC || pk->node_of_dev[d] < 0)
+            continue;
+        if (c->nic_rx == CS_FABRIC_RX_OFF && d != stalled)
+            continue;
+        double bps = c->nic_rx == CS_FABRIC_RX_RATE ? c->nic_rx_bps : nic_rx_auto(t, d);
+        if (bps <= 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s has no link into its host to drain into; expected "
+                        "nic-rx-rate = RATE", c->origin[CS_FK_NIC_RX_RATE] != NULL ? c->origin[CS_FK_NIC_RX_RATE]
+                        : c->origin[CS_FK_STALL_NIC], t->devs[d].name);
+            return FALSE;
+        }
+        if (cs_pkt_net_set_host_rx(pk->net, pk->node_of_dev[d], bps, c->nic_rx_buffer) != 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s: a receive buffer of %" G_GUINT64_FORMAT " B cannot "
+                        "hold its link's PFC headroom and a frame; expected a larger nic-rx-buffer",
+                        c->origin[CS_FK_NIC_RX_BUFFER] != NULL ? c->origin[CS_FK_NIC_RX_BUFFER] : "[fabric]",
+                        t->devs[d].name, c->nic_rx_buffer);
+            return FALSE;
+        }
+    }
+    if (stalled >= 0) {
+        cs_time_t from = (cs_time_t)llround(c->stall_at_s * CS_PS_PER_S);
+        cs_time_t until = c->stall_for_s < 0 ? CS_TIME_NEVER
+                                             : from + (cs_time_t)llround(c->stall_for_s * CS_PS_PER_S);
+        g_assert(cs_pkt_net_host_stall(pk->net, pk->node_of_dev[stalled], from, until) == 0);
+    }
+    return TRUE;
+}
+
 static gboolean build_net(pk_t *pk, GError **err)
 {
     const cs_topo_t *t = pk->topo;
@@ -265,7 +341,14 @@ static gboolean build_net(pk_t *pk, GError **err)
             return FALSE;
         }
     }
-    return TRUE;
+    cs_pkt_pfc_cfg_t pfc;
+    cs_pkt_pfc_cfg_init(&pfc);
+    if (c->watchdog_s > 0) {
+        pfc.watchdog_ps = (cs_time_t)llround(c->watchdog_s * CS_PS_PER_S);
+        pfc.watchdog_restore_ps = (cs_time_t)llround(c->watchdog_restore_s * CS_PS_PER_S);
+    }
+    cs_pkt_net_set_pfc(pk->net, &pfc);
+    return build_hosts(pk, err);
 }
 
 /* ---- the transport ------------------------------------------------------ */
@@ -503,6 +586,51 @@ static void sample(pk_t *pk, cs_time_t now)
     }
 }
 
+/* A topology link's name from a network link id. */
+static const char *net_link_name(const pk_t *pk, int port, char *buf, gsize n)
+{
+    const cs_topo_t *t = pk->topo;
+    for (int l = 0; l < t->nlinks; l++)
+        if (pk->port_of_link[l] == port) {
+            g_snprintf(buf, n, "%s -> %s", t->devs[t->links[l].src].name, t->devs[t->links[l].dst].name);
+            return buf;
+        }
+    g_snprintf(buf, n, "link %d", port);
+    return buf;
+}
+
+/* The net stopped (a pause cycle) or went quiet for good (a receive path
+ * stalled for ever): the collective never completes, and NCCL would hang
+ * until its own timeout. */
+static gboolean stuck_error(pk_t *pk, GError **err)
+{
+    const cs_pkt_deadlock_t *dl = cs_pkt_net_deadlock(pk->net);
+    if (dl == NULL)
+        return FALSE;
+    GString *path = g_string_new(NULL);
+    char buf[160];
+    for (int i = 0; i < dl->nlinks; i++)
+        g_string_append_printf(path, "%s%s", i ? ", " : "", net_link_name(pk, dl->links[i], buf, sizeof buf));
+    const char *host = NULL;
+    for (int d = 0; d < pk->topo->ndevs && dl->kind == CS_PKT_STUCK_STALL; d++)
+        if (pk->node_of_dev[d] == dl->host)
+            host = pk->topo->devs[d].name;
+    if (dl->kind == CS_PKT_STUCK_CYCLE)
+        g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "packet engine: at %.6f s a PFC deadlock: a cycle of links paused "
+                    "on priority %d, each holding packets for the next (%s); nothing moves on it, and the "
+                    "collective never completes (NCCL would hang until its timeout)",
+                    (double)dl->detected / CS_PS_PER_S, dl->prio, path->str);
+    else
+        g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "packet engine: at %.6f s every packet left waits on %s, whose "
+                    "receive path is stalled for good (stall-nic); pauses hold %s%s on priority %d, and the "
+                    "collective never completes (NCCL would hang until its timeout)",
+                    (double)dl->detected / CS_PS_PER_S, host != NULL ? host : "a NIC",
+                    dl->nlinks > 0 ? path->str : "no link (the watchdog drops instead)",
+                    dl->nlinks > 0 ? "" : "", dl->prio);
+    g_string_free(path, TRUE);
+    return TRUE;
+}
+
 static cs_time_t x_next(void *ctx)
 {
     pk_t *pk = ctx;
@@ -517,6 +645,8 @@ static gboolean x_run(void *ctx, cs_time_t t, GError **err)
         sample(pk, t);
         pk->next_sample = t - t % SAMPLE_PS + SAMPLE_PS;
     }
+    if (stuck_error(pk, err))
+        return FALSE;
     if (!pk->failed)
         return TRUE;
     /* as NCCL reports it (net_ib/p2p.cc ncclIbLogCompletionWithError,
@@ -581,6 +711,10 @@ static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err
     }
     pk_fabric_t fab;
     if (!fabric_setup(&fab, job->fabric, cs_comm_settings(job->comm), err)) {
+        fabric_clear(&fab);
+        return FALSE;
+    }
+    if (!check_stall_nic(t, &fab.cfg, err)) {
         fabric_clear(&fab);
         return FALSE;
     }
@@ -718,7 +852,18 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
     if (pk->sink != NULL && pk->sink->gauge != NULL)
         sample_setup(pk);
     cs_flow_stats_t st;
-    gboolean ok = cs_flow_simulate(pk->flow, call, CS_FLOW_FOLD_NONE, &st, err);
+    g_autoptr(GError) e = NULL;
+    gboolean ok = cs_flow_simulate(pk->flow, call, CS_FLOW_FOLD_NONE, &st, &e);
+    /* a net that went quiet for good leaves the flow engine waiting: its
+     * "deadlocked" is the network's stall */
+    if (!ok) {
+        GError *why = NULL;
+        if (!g_error_matches(e, CS_ERROR, CS_ERROR_RUNTIME) && stuck_error(pk, &why)) {
+            g_clear_error(&e);
+            e = why;
+        }
+        g_propagate_error(err, g_steal_pointer(&e));
+    }
     if (ok) {
         time_s[CS_OOP] = time_s[CS_INP] = st.time_s;
         pk->events = st.events;
@@ -828,8 +973,22 @@ static char **pk_notes(void *state)
         f->qps, f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn")
                                             : "", f->ack_interval, f->ack_interval > 1 ? "s" : "",
         f->timeout_exp, f->retry_cnt));
-    g_ptr_array_add(n, g_strdup("packet engine: not modelled yet: the host receive path's rate (a NIC drains into "
-                                "its GPU at line rate), PFC watchdog; inside a node the flow engine's fair sharing"));
+    g_autofree char *rx = c->nic_rx == CS_FABRIC_RX_OFF
+                              ? g_strdup(c->stall_nic != NULL ? "NICs drain into their hosts at once (the stalled one at "
+                                                                "its PCIe link's rate)"
+                                                              : "NICs drain into their hosts at once")
+                        : c->nic_rx == CS_FABRIC_RX_AUTO ? g_strdup("NICs drain into their hosts at their PCIe link's rate")
+                        : g_strdup_printf("NICs drain into their hosts at %.4g Gb/s", c->nic_rx_bps / 1e9);
+    g_autofree char *wd = c->watchdog_s > 0 ? g_strdup_printf("PFC watchdog %.4g us (restore %.4g ms)",
+                                                              c->watchdog_s * 1e6, c->watchdog_restore_s * 1e3)
+                                            : g_strdup("no PFC watchdog");
+    g_autofree char *stall = c->stall_nic == NULL ? g_strdup("")
+                           : c->stall_for_s < 0 ? g_strdup_printf("; %s stops draining at %.4g us for good",
+                                                                  c->stall_nic, c->stall_at_s * 1e6)
+                           : g_strdup_printf("; %s stops draining at %.4g us for %.4g us", c->stall_nic,
+                                             c->stall_at_s * 1e6, c->stall_for_s * 1e6);
+    g_ptr_array_add(n, g_strdup_printf("packet engine: %s, %s%s; inside a node the flow engine's fair sharing",
+                                       rx, wd, stall));
     g_ptr_array_add(n, NULL);
     return (char **)g_ptr_array_free(n, FALSE);
 }

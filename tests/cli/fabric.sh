@@ -121,7 +121,20 @@ awk -v a="$t4" -v b="$t1" 'BEGIN { exit !(a > 0 && b / a > 1.09 && b / a < 1.13)
     ok "MTU 1024 is 9-13% slower than 4096 ($t1 us vs $t4 us)" || bad "MTU 1024 is 9-13% slower than 4096 ($t1 us vs $t4 us)"
 
 # what is not modelled yet is refused, not ignored
-refused "pfc-watchdog refused until modelled" "collsim: --pfc-watchdog: the packet engine does not model this yet" \
-    "$COLLSIM" run $T --model packet -b 1M -e 1M --pfc-watchdog 100ms
+refused "recovery refused until modelled" "collsim: --recovery: the packet engine does not model this yet" \
+    "$COLLSIM" run $T --model packet -b 1M -e 1M --recovery selective-repeat
+
+# faults: a NIC that is not one, a receive buffer below its headroom
+refused "stall-nic names a NIC" "collsim: --stall-nic: 'n9.nic0' is not a network NIC of the topology; expected a NIC such as n0.nic0" \
+    "$COLLSIM" run $T --model packet -b 1M -e 1M --stall-nic n9.nic0
+refused "nic-rx-buffer below headroom" "expected a larger nic-rx-buffer" \
+    "$COLLSIM" run $T --model packet -b 1M -e 1M --nic-rx-rate auto --nic-rx-buffer 16K
+# a slow receive path backs up into the NIC and pauses its switch port
+"$COLLSIM" run $T --model packet -b 64M -e 64M -v >rx0.txt 2>&1
+"$COLLSIM" run $T --model packet -b 64M -e 64M -v --nic-rx-rate 100Gb/s >rx100.txt 2>&1
+t0=$(grep -v '^#' rx0.txt | awk 'NF > 5 {print $6}') t100=$(grep -v '^#' rx100.txt | awk 'NF > 5 {print $6}')
+awk -v a="$t0" -v b="$t100" 'BEGIN { exit !(a > 0 && b > 2 * a) }' && grep -q 'PFC XOFFs [1-9]' rx100.txt &&
+    ok "a 100G receive path behind 400G NICs: slower, pauses ($t0 -> $t100 us)" ||
+    bad "a 100G receive path behind 400G NICs: slower, pauses ($t0 -> $t100 us)"
 
 exit $fail

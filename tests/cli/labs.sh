@@ -281,6 +281,20 @@ if run_lab lab7-spine-dcqcn; then
     lt "$(t256 spine-ring.txt)" "$shallow" && [ "$(vnum spine-ring.txt XOFFs)" = 0 ] \
         && ok "lab7: the ring is faster and pauses nothing" || bad "lab7: ring"
 fi
+if run_lab lab8-pfc-storm; then
+    M64=67108864
+    healthy=$(col storm-healthy.txt $M64 6) stalled=$(col storm-500us.txt $M64 6) wd=$(col storm-watchdog.txt $M64 6)
+    awk -v a="$healthy" -v b="$stalled" 'BEGIN { exit !(a > 0 && b - a > 300 && b - a < 600) }' \
+        && ok "lab8: a 500 us stall costs 300-600 us" || bad "lab8: stall time ($healthy -> $stalled)"
+    has storm-500us.txt '^#  *3  *[0-9]*  *[1-9][0-9]*  .*  leaf0 -> n1\.nic0$' && ok "lab8: the stalled NIC pauses its port" \
+        || bad "lab8: stalled port"
+    has storm-500us.txt '^#  *3  *[0-9]*  *[1-9][0-9]*  .*  n3\.nic[0-9] -> leaf0$' && ok "lab8: victims: node 3's NICs paused" \
+        || bad "lab8: victims"
+    lt 1000000 "$wd" && lt 0 "$(vnum storm-watchdog.txt drops)" && lt 0 "$(vnum storm-watchdog.txt timeouts)" \
+        && ok "lab8: the watchdog drops, timeouts cost seconds" || bad "lab8: watchdog ($wd)"
+    has storm-forever.txt 'transport retry counter exceeded(12)' && ok "lab8: stalled for good: NCCL's retry error" \
+        || bad "lab8: forever"
+fi
 
 [ $fail -eq 0 ] || { echo "--- logs:"; tail -n 20 "$tmp"/*.log; }
 exit $fail
