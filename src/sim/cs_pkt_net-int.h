@@ -95,6 +95,10 @@ typedef struct {
     cs_time_t next_send;              /* the next packet may go then */
     cs_pkt_dcqcn_cfg_t *dcqcn;        /* NULL: none */
     cs_pkt_dcqcn_rp_t rp;
+    /* the increase timer stops while the QP has nothing to send (no event
+     * runs for an idle QP); then its next expiry, applied with those it
+     * missed when the QP is busy again or hears a CNP; -1: running or off */
+    cs_time_t timer_due;
     cs_time_t last_cnp;               /* notification point: last CNP sent, -1: none */
     guint64 cnps_sent, cnps_received;
     cs_event_t *pace_ev, *timer_ev, *rto_ev;   /* a = flow id; timer_ev only with DCQCN */

@@ -52,6 +52,7 @@ static int add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_
         .first = -1,
         .done = -1,
         .last_cnp = -1,
+        .timer_due = -1,
     };
     if (cfg->ack_interval > 0 && (f.back = route_back(net, f.route)) == NULL) {
         cs_pkt_route_free(f.route);
@@ -144,12 +145,30 @@ static gboolean flow_paced(const flow_t *f)
     return f->dcqcn != NULL || f->cap_bps > 0;
 }
 
+/* The DCQCN increase timer stopped while the QP idled: its expiries in
+ * [timer_due, now] at once (cs_pkt_dcqcn_rp_timers), as the NIC's
+ * free-running timer would have applied them, and the timer runs again
+ * in the same phase while the QP stays limited. */
+static void timer_resume(cs_pkt_net_t *net, flow_t *f, cs_time_t now)
+{
+    if (f->timer_due < 0)
+        return;
+    cs_time_t period = f->dcqcn->timer;
+    guint64 k = now >= f->timer_due ? (guint64)((now - f->timer_due) / period) + 1 : 0;
+    cs_time_t at = f->timer_due + (cs_time_t)k * period;
+    f->timer_due = -1;
+    if (cs_pkt_dcqcn_rp_timers(&f->rp, k))
+        evq_at(net->evq, f->timer_ev, at);
+}
+
 /* Keeps up to CS_PKT_NET_WINDOW of the flow's packets in its host's
  * queue; a paced flow one at a time, each a gap of its rate limiter after
  * the last started on the wire. */
 void net_qp_pump(cs_pkt_net_t *net, int id, cs_time_t now)
 {
     flow_t *f = flow_at(net, id);
+    if (f->timer_due >= 0 && f->next < f->npkts)
+        timer_resume(net, f, now);
     while (!f->failed && f->queued < CS_PKT_NET_WINDOW && f->next < f->npkts) {
         gboolean paced = flow_paced(f);
         if (paced && (now < f->next_send || f->queued > 0)) {
@@ -333,6 +352,7 @@ static void rp_receive(cs_pkt_net_t *net, int id, cs_time_t now)
 {
     flow_t *f = flow_at(net, id);
     f->cnps_received++;
+    timer_resume(net, f, now);        /* the expiries before the CNP come first */
     if (cs_pkt_dcqcn_rp_cnp(&f->rp, now))
         evq_at(net->evq, f->timer_ev, now + f->dcqcn->timer);
 }

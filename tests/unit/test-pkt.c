@@ -1245,6 +1245,49 @@ static void test_qp_rate_cap(void)
     g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp), ==, 12000ull * 4096);
 }
 
+/* A DCQCN QP cut during one message and idle after it: the NIC's
+ * increase timer keeps running (its phase set by the last cut), so the
+ * next message starts at the rate of every expiry up to its post, not at
+ * the cut rate. 400G into 100G through a switch that marks every packet
+ * (Kmin 0, Kmax 1 B); ConnectX values without the byte counter, so the
+ * timer alone raises the rate. Expected: the state at the end of the
+ * first message with the expiries it had not applied, floor((post -
+ * last_cut) / timer) - t_stage of them, applied at once. */
+static void test_qp_dcqcn_idle_timer(void)
+{
+    int route[2], rev[2], sw;
+    g_autoptr(cs_pkt_net_t) net = qp_chain(400 * GBPS, 100 * GBPS, TRUE, route, rev, &sw);
+    cs_pkt_ecn_cfg_t ecn = { .kmin = 0, .kmax = 1, .pmax = 1 };
+    g_assert_cmpint(cs_pkt_net_set_ecn(net, sw, &ecn), ==, 0);
+    cs_pkt_qp_cfg_t qc = qp_cfg(0, 0, 7, 3);
+    int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+    cs_pkt_dcqcn_cfg_t cx;
+    cs_pkt_dcqcn_cfg_connectx(&cx);
+    cx.byte_reset = 0;
+    g_assert_cmpint(cs_pkt_net_set_dcqcn(net, qp, &cx), ==, 0);
+    cs_pkt_net_qp_post(net, qp, 1000000, 0);
+    cs_pkt_net_run(net, CS_TIME_NEVER);
+    g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp), ==, 1000000);
+    const cs_pkt_dcqcn_rp_t *rp = cs_pkt_net_flow_rp(net, qp);
+    g_assert_cmpuint(rp->cuts, >, 0);
+    g_assert_true(rp->limited);
+    cs_pkt_dcqcn_rp_t want = *rp;
+    cs_time_t period = cx.timer;
+    cs_time_t post = rp->last_cut + 5 * period + period / 2;
+    g_assert_cmpint(cs_pkt_net_now(net), <, post);
+    guint64 k = (guint64)((post - rp->last_cut) / period) - (guint64)rp->t_stage;
+    g_assert_cmpuint(k, >, 0);
+    g_assert_true(cs_pkt_dcqcn_rp_timers(&want, k));
+    cs_pkt_net_run(net, post);
+    cs_pkt_net_qp_post(net, qp, 4096, post);
+    rp = cs_pkt_net_flow_rp(net, qp);
+    g_test_message("idle %" G_GUINT64_FORMAT " expiries: %.3f -> %.3f Gb/s", k, want.rc / 1e9, rp->rc / 1e9);
+    g_assert_cmpfloat(rp->rc, ==, want.rc);
+    g_assert_cmpfloat(rp->rt, ==, want.rt);
+    g_assert_cmpint(rp->t_stage, ==, want.t_stage);
+    g_assert_true(rp->limited);
+}
+
 /* n senders at 100G through switch s into host b at 100G (500 ns cables,
  * links both ways), a 1 MB buffer, lossy priority 1 (no PFC), one QP each
  * with an ACK per packet, a 65.5 us timeout (NCCL_IB_TIMEOUT 4) and 7
@@ -1528,6 +1571,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt/qp/messages", test_qp_messages);
     g_test_add_func("/pkt/qp/acks", test_qp_acks);
     g_test_add_func("/pkt/qp/rate-cap", test_qp_rate_cap);
+    g_test_add_func("/pkt/qp/dcqcn-idle-timer", test_qp_dcqcn_idle_timer);
     g_test_add_func("/pkt/qp/gbn-lossy", test_qp_gbn_lossy);
     g_test_add_func("/pkt/qp/gbn-lossy-4to1", test_qp_gbn_lossy_4to1);
     g_test_add_func("/pkt/qp/tail-loss-timeout", test_qp_tail_loss_timeout);
