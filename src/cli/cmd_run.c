@@ -226,7 +226,7 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
 {
     if (ops->run_jobs == NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "%s: the %s model cannot run several jobs at once; expected --model flow",
+                    "%s: the %s model cannot run several jobs at once; expected --model flow or packet",
                     cs_run_args_origin(s, "scenario.model", "collsim: --model"), ops->name);
         return 2;
     }
@@ -420,7 +420,7 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
 static gboolean check_model_outputs(const cs_scenario_t *s, const cs_engine_ops_t *ops, GError **err)
 {
     if (s->trace_out != NULL && !ops->timeline) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the %s model has no timeline for a trace; expected --model flow",
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the %s model has no timeline for a trace; expected --model flow or packet",
                     cs_run_args_origin(s, "output.trace", "collsim: --trace"), ops->name);
         return FALSE;
     }

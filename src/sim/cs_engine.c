@@ -571,7 +571,7 @@ gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs
 {
     g_return_val_if_fail(ops != NULL && m != NULL && outcomes != NULL, FALSE);
     if (ops->run_jobs == NULL) {
-        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "the %s model cannot run several jobs at once; use --model flow",
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "the %s model cannot run several jobs at once; use --model flow or packet",
                     ops->name);
         return FALSE;
     }

@@ -697,9 +697,25 @@ static void pk_close(void *state)
     g_free(pk);
 }
 
-static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err)
+/* The engine's state over a flow engine 'f' (taken) of topology t. */
+static pk_t *pk_new(const cs_topo_t *t, cs_flow_t *f, guint64 seed, pk_fabric_t *fab, cs_sim_sink_t *sink)
 {
-    const cs_topo_t *t = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
+    pk_t *pk = g_new0(pk_t, 1);
+    pk->fab = *fab;
+    pk->sink = sink;
+    cs_flow_set_sink(f, sink);
+    pk->flow = f;
+    pk->topo = t;
+    pk->seed = seed;
+    pk->lanes = g_array_new(FALSE, TRUE, sizeof(pk_lane_t));
+    pk->qps = g_array_new(FALSE, TRUE, sizeof(pk_qp_t));
+    cs_flow_set_xport(f, &pk_xport, pk);
+    return pk;
+}
+
+/* What the engine refuses in a topology, and its fabric's settings. */
+static gboolean pk_check(const cs_topo_t *t, const cs_engine_job_t *job, pk_fabric_t *fab, GError **err)
+{
     for (int l = 0; l < t->nlinks; l++) {
         int d = t->links[l].src;
         if (t->links[l].kind == CS_LINK_NET && t->devs[d].kind == CS_DEV_NIC && t->devs[d].nic_kind == CS_NIC_IB) {
@@ -709,31 +725,25 @@ static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err
             return FALSE;
         }
     }
+    if (!fabric_setup(fab, job->fabric, cs_comm_settings(job->comm), err) || !check_stall_nic(t, &fab->cfg, err)) {
+        fabric_clear(fab);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err)
+{
+    const cs_topo_t *t = job->topo != NULL ? job->topo : cs_comm_topo(job->comm);
     pk_fabric_t fab;
-    if (!fabric_setup(&fab, job->fabric, cs_comm_settings(job->comm), err)) {
-        fabric_clear(&fab);
+    if (!pk_check(t, job, &fab, err))
         return FALSE;
-    }
-    if (!check_stall_nic(t, &fab.cfg, err)) {
-        fabric_clear(&fab);
-        return FALSE;
-    }
     cs_flow_t *f = cs_flow_new(job, err);
     if (f == NULL) {
         fabric_clear(&fab);
         return FALSE;
     }
-    pk_t *pk = g_new0(pk_t, 1);
-    pk->fab = fab;
-    pk->sink = job->sink;
-    cs_flow_set_sink(f, job->sink);
-    pk->flow = f;
-    pk->topo = t;
-    pk->seed = job->seed;
-    pk->lanes = g_array_new(FALSE, TRUE, sizeof(pk_lane_t));
-    pk->qps = g_array_new(FALSE, TRUE, sizeof(pk_qp_t));
-    cs_flow_set_xport(f, &pk_xport, pk);
-    *state_p = pk;
+    *state_p = pk_new(t, f, job->seed, &fab, job->sink);
     return TRUE;
 }
 
@@ -993,6 +1003,39 @@ static char **pk_notes(void *state)
     return (char **)g_ptr_array_free(n, FALSE);
 }
 
+/* Several jobs on one machine: one packet network for all of them (the
+ * [fabric] and NCCL settings of the first job: a scenario's jobs share
+ * them), each job's connections its own QPs. */
+static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err)
+{
+    g_return_val_if_fail(m->ntasks > 0, FALSE);
+    pk_fabric_t fab;
+    if (!pk_check(m->topo, &m->tasks[0].job, &fab, err))
+        return FALSE;
+    pk_t *pk = pk_new(m->topo, cs_flow_new_shared(m->topo, m->params), m->tasks[0].job.seed, &fab, m->sink);
+    gboolean ok = build_net(pk, err);
+    if (ok) {
+        cs_pkt_net_set_qp_hooks(pk->net, &qp_hooks, pk);
+        if (pk->sink != NULL && pk->sink->gauge != NULL)
+            sample_setup(pk);
+        g_autoptr(GError) e = NULL;
+        cs_flow_stats_t st;
+        ok = cs_flow_run(pk->flow, m->tasks, m->ntasks, end_s, &st, &e);
+        if (!ok) {
+            GError *why = NULL;
+            if (!g_error_matches(e, CS_ERROR, CS_ERROR_RUNTIME) && stuck_error(pk, &why)) {
+                g_clear_error(&e);
+                e = why;
+            }
+            g_propagate_error(err, g_steal_pointer(&e));
+        } else if (stats_p != NULL) {
+            *stats_p = make_stats(pk, st.time_s);
+        }
+    }
+    pk_close(pk);
+    return ok;
+}
+
 const cs_engine_ops_t cs_engine_packet = {
     .name = "packet",
     .description = "packets from the NIC outward: RoCEv2 framing, switch buffers, PFC, ECN, DCQCN, "
@@ -1006,4 +1049,5 @@ const cs_engine_ops_t cs_engine_packet = {
     .net_counters = pk_net_counters,
     .fabric = TRUE,
     .timeline = TRUE,
+    .run_jobs = pk_run_jobs,
 };

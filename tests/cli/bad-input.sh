@@ -115,8 +115,8 @@ check job-start exact "j7.ini:8: start: 'soon' is not a start time; expected 0 t
 printf "$J[job a]\nsize = 1M\nbogus = 1\n" >j8.ini
 check job-key exact "j8.ini:8: unknown key 'bogus' in [job a]; expected one of nodes, gpus, op, datatype, redop, root, size, start, iters" -- run j8.ini
 printf "$J[job a]\nsize = 1M\n" >j9.ini
-check job-analytic exact "collsim: --model: the analytic model cannot run several jobs at once; expected --model flow" -- run j9.ini --model analytic
-check trace-analytic exact "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow" -- run $H --trace t.json
+check job-analytic exact "collsim: --model: the analytic model cannot run several jobs at once; expected --model flow or packet" -- run j9.ini --model analytic
+check trace-analytic exact "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow or packet" -- run $H --trace t.json
 # the analytic and flow models report link statistics; SimGrid (where built) does not
 if "$COLLSIM" run $H --model simgrid -b 8 -e 8 >/dev/null 2>&1; then
     check link-stats-simgrid exact "collsim: --link-stats: the simgrid model reports no link statistics; expected --model analytic or flow" -- run $H --model simgrid --link-stats

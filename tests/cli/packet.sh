@@ -121,4 +121,30 @@ PY
 # shellcheck disable=SC2086
 "$COLLSIM" run $T --nodes 8 --oversubscription 2 --model packet --dcqcn connectx -b 16M -e 16M --trace t2.json \
     >/dev/null 2>&1 && cmp -s t.json t2.json && ok trace-repeat || bad trace-repeat
+# several jobs on one packet network: both cross a 4:1 spine; each job's
+# time shared is no less than the flow engine's fair shares give it
+cat >jobs.ini <<'INI'
+[topology]
+preset = dgx-h100
+nodes = 8
+nic = roce-400g
+fabric = fat-tree
+oversubscription = 4
+[job a]
+nodes = 0,4
+size = 256M
+[job b]
+nodes = 1,5
+size = 256M
+INI
+for m in flow packet; do
+    "$COLLSIM" run jobs.ini --model $m >jobs-$m.txt 2>&1 || bad "jobs-$m ($(tail -1 jobs-$m.txt))"
+done
+grep -q 'All numbers: model:packet' jobs-packet.txt && ok jobs-packet-runs || bad jobs-packet-runs
+# the "time(us)" column of a job's row, found by the header
+tcol() { awk '/^# job / { for (i = 2; i <= NF; i++) if ($i == "time(us)") c = i - 1 } c && $1 == j { print $c; exit }' j="$2" "$1"; }
+for j in a b; do
+    awk -v f="$(tcol jobs-flow.txt $j)" -v p="$(tcol jobs-packet.txt $j)" 'BEGIN { exit !(f > 0 && p >= 0.99 * f) }' \
+        && ok "jobs: $j not faster than fair shares" || bad "jobs: $j ($(tcol jobs-flow.txt $j) vs $(tcol jobs-packet.txt $j))"
+done
 exit $fail

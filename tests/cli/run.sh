@@ -241,7 +241,7 @@ sed -n '/^# Link statistics/,$p' ls-a.txt | grep -q '^# bottleneck: leaf0 -> spi
 grep -q '^# bottleneck for' ls-1.txt && bad "analytic-no-note-at-1:1 ($(grep '^# bottleneck' ls-1.txt))" || ok analytic-no-note-at-1:1
 # still refused where the model has no timeline: --trace
 "$COLLSIM" run --topo dgx-h100 --trace t.json >tr.out 2>tr.err
-[ $? -eq 2 ] && [ "$(cat tr.err)" = "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow" ] \
+[ $? -eq 2 ] && [ "$(cat tr.err)" = "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow or packet" ] \
     && ok analytic-trace-refused || bad "analytic-trace-refused ($(cat tr.err))"
 
 # ---- every example scenario --------------------------------------------------------
