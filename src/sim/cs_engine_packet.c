@@ -631,6 +631,18 @@ static gboolean stuck_error(pk_t *pk, GError **err)
     return TRUE;
 }
 
+/* A failed simulation's error: a net that went quiet for good leaves the
+ * flow engine waiting, and its "deadlocked" is the network's stall. */
+static void run_error(pk_t *pk, GError **e, GError **err)
+{
+    GError *why = NULL;
+    if (!g_error_matches(*e, CS_ERROR, CS_ERROR_RUNTIME) && stuck_error(pk, &why)) {
+        g_clear_error(e);
+        *e = why;
+    }
+    g_propagate_error(err, g_steal_pointer(e));
+}
+
 static cs_time_t x_next(void *ctx)
 {
     pk_t *pk = ctx;
@@ -864,16 +876,8 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
     cs_flow_stats_t st;
     g_autoptr(GError) e = NULL;
     gboolean ok = cs_flow_simulate(pk->flow, call, CS_FLOW_FOLD_NONE, &st, &e);
-    /* a net that went quiet for good leaves the flow engine waiting: its
-     * "deadlocked" is the network's stall */
-    if (!ok) {
-        GError *why = NULL;
-        if (!g_error_matches(e, CS_ERROR, CS_ERROR_RUNTIME) && stuck_error(pk, &why)) {
-            g_clear_error(&e);
-            e = why;
-        }
-        g_propagate_error(err, g_steal_pointer(&e));
-    }
+    if (!ok)
+        run_error(pk, &e, err);
     if (ok) {
         time_s[CS_OOP] = time_s[CS_INP] = st.time_s;
         pk->events = st.events;
@@ -1021,14 +1025,9 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
         g_autoptr(GError) e = NULL;
         cs_flow_stats_t st;
         ok = cs_flow_run(pk->flow, m->tasks, m->ntasks, end_s, &st, &e);
-        if (!ok) {
-            GError *why = NULL;
-            if (!g_error_matches(e, CS_ERROR, CS_ERROR_RUNTIME) && stuck_error(pk, &why)) {
-                g_clear_error(&e);
-                e = why;
-            }
-            g_propagate_error(err, g_steal_pointer(&e));
-        } else if (stats_p != NULL) {
+        if (!ok)
+            run_error(pk, &e, err);
+        else if (stats_p != NULL) {
             *stats_p = make_stats(pk, st.time_s);
         }
     }
