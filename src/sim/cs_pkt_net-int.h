@@ -184,6 +184,7 @@ void net_stuck_free(cs_pkt_net_t *net);
 void net_qp_sent(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t now);
 void net_qp_pump(cs_pkt_net_t *net, int id, cs_time_t now);
 void net_qp_rto(cs_pkt_net_t *net, int id, cs_time_t now);
+void net_qp_timer(cs_pkt_net_t *net, int id, cs_event_t *ev, cs_time_t now);
 void net_sink(cs_pkt_net_t *net, int node, cs_pkt_t *pkt, cs_time_t now);
 
 #endif

@@ -399,18 +399,10 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
             net->moves++;
             net_qp_rto(net, ev->a, net->now);
             break;
-        case CS_PKT_EV_DCQCN_TIMER: {
+        case CS_PKT_EV_DCQCN_TIMER:
             net->moves++;
-            flow_t *f = flow_at(net, ev->a);
-            /* a flow with nothing left to send stops its timer; the NIC's
-             * keeps running, so the expiries it misses are applied when it
-             * is busy again (net_qp_timer_resume) */
-            if (f->next >= f->npkts)
-                f->timer_due = net->now;
-            else if (cs_pkt_dcqcn_rp_timer(&f->rp))
-                cs_evq_push(net->evq, ev, net->now + f->dcqcn->timer);
+            net_qp_timer(net, ev->a, ev, net->now);
             break;
-        }
         case CS_PKT_EV_FLOW_START: {
             int id = ev->a;
             net->starts_pending--;

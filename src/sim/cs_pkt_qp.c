@@ -3,6 +3,8 @@
  * the DCQCN notification point) of cs_pkt_net.h. */
 #include "config.h"
 
+#include <math.h>
+
 #include "sim/cs_pkt_net-int.h"
 
 static gboolean route_ok(const cs_pkt_net_t *net, const int *route, int n)
@@ -145,6 +147,35 @@ static gboolean flow_paced(const flow_t *f)
     return f->dcqcn != NULL || f->cap_bps > 0;
 }
 
+/* The rate the QP is paced at: the lower of DCQCN's RC (while limited)
+ * and the host's cap; 0: not paced. */
+static double pace_rate(const flow_t *f)
+{
+    double r = f->dcqcn != NULL && f->rp.limited ? f->rp.rc : 0;
+    if (f->cap_bps > 0)
+        r = r > 0 ? MIN(r, f->cap_bps) : f->cap_bps;
+    return r;
+}
+
+/* The pacing rate went from 'old' to the QP's current one at 'now': the
+ * gap under way was taken at the old rate, so what is left of it is
+ * scaled by old/new (a pacer that earns its credit at the rate of the
+ * moment; the HPCC ns-3 fork's RdmaHw::ChangeRate also moves the next
+ * send time at every rate change, [H]). Without this a packet sent at a
+ * cut rate of a few Mb/s waits its whole gap however the rate rises. */
+static void pace_rescale(cs_pkt_net_t *net, flow_t *f, double old, cs_time_t now)
+{
+    double r = pace_rate(f);
+    if (r == old || f->next_send <= now)
+        return;
+    if (r == 0)
+        f->next_send = now;
+    else if (old > 0)
+        f->next_send = now + (cs_time_t)ceil((double)(f->next_send - now) * old / r);
+    if (cs_evq_scheduled(f->pace_ev))
+        cs_evq_reschedule(net->evq, f->pace_ev, f->next_send);
+}
+
 /* The DCQCN increase timer stopped while the QP idled: its expiries in
  * [timer_due, now] at once (cs_pkt_dcqcn_rp_timers), as the NIC's
  * free-running timer would have applied them, and the timer runs again
@@ -157,8 +188,26 @@ static void timer_resume(cs_pkt_net_t *net, flow_t *f, cs_time_t now)
     guint64 k = now >= f->timer_due ? (guint64)((now - f->timer_due) / period) + 1 : 0;
     cs_time_t at = f->timer_due + (cs_time_t)k * period;
     f->timer_due = -1;
+    double old = pace_rate(f);
     if (cs_pkt_dcqcn_rp_timers(&f->rp, k))
         evq_at(net->evq, f->timer_ev, at);
+    pace_rescale(net, f, old, now);
+}
+
+/* The DCQCN increase timer expired (CS_PKT_EV_DCQCN_TIMER, 'ev'). A QP
+ * with nothing left to send stops it; the NIC's keeps running, so the
+ * expiries it misses are applied when it is busy again (timer_resume). */
+void net_qp_timer(cs_pkt_net_t *net, int id, cs_event_t *ev, cs_time_t now)
+{
+    flow_t *f = flow_at(net, id);
+    if (f->next >= f->npkts) {
+        f->timer_due = now;
+        return;
+    }
+    double old = pace_rate(f);
+    if (cs_pkt_dcqcn_rp_timer(&f->rp))
+        cs_evq_push(net->evq, ev, now + f->dcqcn->timer);
+    pace_rescale(net, f, old, now);
 }
 
 /* Keeps up to CS_PKT_NET_WINDOW of the flow's packets in its host's
@@ -248,14 +297,9 @@ void cs_pkt_net_qp_set_rate(cs_pkt_net_t *net, int qp, double bps, cs_time_t now
     g_return_if_fail(qp >= 0 && (guint)qp < net->flows->len);
     net_touch(net, now);
     flow_t *f = flow_at(net, qp);
-    double old = f->cap_bps;
+    double old = pace_rate(f);
     f->cap_bps = bps > 0 ? bps : 0;
-    if (f->cap_bps == old)
-        return;
-    /* the gap already running was taken at the old rate: a faster one
-     * lets the next packet go now */
-    if (f->cap_bps == 0 || (old > 0 && f->cap_bps > old))
-        f->next_send = MIN(f->next_send, now);
+    pace_rescale(net, f, old, now);
     net_qp_pump(net, qp, now);
 }
 
@@ -353,8 +397,10 @@ static void rp_receive(cs_pkt_net_t *net, int id, cs_time_t now)
     flow_t *f = flow_at(net, id);
     f->cnps_received++;
     timer_resume(net, f, now);        /* the expiries before the CNP come first */
+    double old = pace_rate(f);
     if (cs_pkt_dcqcn_rp_cnp(&f->rp, now))
         evq_at(net->evq, f->timer_ev, now + f->dcqcn->timer);
+    pace_rescale(net, f, old, now);
 }
 
 /* An ACK or NAK for 'psn' (the next PSN the receiver expects). */
