@@ -350,6 +350,11 @@ static void flow_ack(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t n
         f->retries = 0;
         f->rto_at = now + f->cfg.timeout;
         flow_trim(f);
+        /* nothing out: the timer stops (rto_arm starts it with the next
+         * packet), so an idle QP leaves no event that would move the
+         * net's clock a timeout past its last ACK */
+        if (f->una >= f->hw && cs_evq_scheduled(f->rto_ev))
+            cs_evq_cancel(net->evq, f->rto_ev);
     }
     if (pkt->flags & CS_PKT_F_NAK) {
         f->naks++;

@@ -1172,6 +1172,36 @@ static void test_qp_acks(void)
     cs_pkt_net_free(net);
 }
 
+/* Once every packet is acknowledged, no timer is left: the net has no
+ * next event and its clock stays at the last ACK. m1 of /pkt/qp/messages
+ * alone with an ACK per packet: its last packet reaches b at 2358760;
+ * its ACK (86 wire B) takes 86 x 20 = 1720 ps on b->s at 400G + 500 ns,
+ * then 86 x 80 = 6880 ps on s->a at 100G + 1000 ns (both links idle: the
+ * ACK before it left b 151200 ps earlier): at a at 3867360. */
+static void test_qp_idle_no_timer(void)
+{
+    int route[2], rev[2];
+    g_autoptr(cs_pkt_net_t) net = qp_chain(100 * GBPS, 400 * GBPS, TRUE, route, rev, NULL);
+    cs_pkt_qp_cfg_t qc = qp_cfg(1, CS_PKT_QP_TIMEOUT_PS(20), 7, 3);
+    int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
+    qp_log_t log = { 0 };
+    cs_pkt_net_set_qp_hooks(net, &qp_log_hooks, &log);
+    cs_pkt_net_qp_post(net, qp, 10000, 0);
+    cs_pkt_net_run(net, 3867360);
+    g_assert_cmpint(log.deliv[qp][0], ==, 2358760);
+    g_assert_cmpint(cs_pkt_net_next(net), ==, CS_TIME_NEVER);
+    cs_pkt_net_run(net, CS_TIME_NEVER);
+    g_assert_cmpint(cs_pkt_net_now(net), ==, 3867360);
+    g_assert_cmpuint(cs_pkt_net_qp_timeouts(net, qp), ==, 0);
+    /* and it starts again with the next message's first packet: a lost
+     * tail would still time out (/pkt/qp/tail-loss-timeout) */
+    cs_pkt_net_qp_post(net, qp, 4096, 4000 * NS);
+    g_assert_cmpint(cs_pkt_net_next(net), !=, CS_TIME_NEVER);
+    cs_pkt_net_run(net, CS_TIME_NEVER);
+    g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp), ==, 10000 + 4096);
+    g_assert_cmpint(cs_pkt_net_now(net), <, 4000 * NS + CS_PKT_QP_TIMEOUT_PS(20));
+}
+
 /* A host-side rate cap of 25 Gb/s on a 100G host link (the switch's
  * 400G link never queues): packets start a gap of wire x 8 / cap apart,
  * 4178 x 320 = 1336960 ps for a full one (4194 x 320 = 1342080 for the
@@ -1570,6 +1600,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt/dcqcn/determinism", test_dcqcn_determinism);
     g_test_add_func("/pkt/qp/messages", test_qp_messages);
     g_test_add_func("/pkt/qp/acks", test_qp_acks);
+    g_test_add_func("/pkt/qp/idle-no-timer", test_qp_idle_no_timer);
     g_test_add_func("/pkt/qp/rate-cap", test_qp_rate_cap);
     g_test_add_func("/pkt/qp/dcqcn-idle-timer", test_qp_dcqcn_idle_timer);
     g_test_add_func("/pkt/qp/gbn-lossy", test_qp_gbn_lossy);
