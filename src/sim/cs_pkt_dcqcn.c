@@ -24,14 +24,22 @@ void cs_pkt_dcqcn_cfg_connectx(cs_pkt_dcqcn_cfg_t *cfg)
         .ai_bps = 5 * MBPS,                   /* RPG_AI_RATE 5 Mb/s */
         .hai_bps = 50 * MBPS,                 /* RPG_HAI_RATE 50 Mb/s */
         .timer = 300 * US,                    /* RPG_TIME_RESET 300 us */
-        /* RPG_BYTE_RESET 32767, read as bytes as the docs describe it
-         * ("number of bytes"). Measured (test-pkt-dcqcn, doc-dcqcn.md):
-         * read so, a 2:1 incast at 400G is held by PFC alone; the model
-         * of these NICs that holds it at the marking thresholds has no
-         * byte counter (byte_reset 0, as the HPCC ns-3 fork's [H]), which
-         * this preset will take once test-pkt's /pkt/dcqcn/rp stops
-         * taking its byte counter from it. */
-        .byte_reset = 32767,
+        /* RPG_BYTE_RESET 32767 is not modelled: no byte counter, as the
+         * HPCC ns-3 fork's model of ConnectX's DCQCN has none ([H]
+         * rdma-hw.cc, its run.py 'dcqcn' profile; fabric-models.md
+         * sections 1 and 9). Read as bytes (the docs' "number of bytes")
+         * it expires every 0.65 us at 400G, and with CLAMP_TGT_RATE 0
+         * every expiry takes RC half way back to a target left at the
+         * line rate: measured, a 2:1 incast at 400G is then held by PFC
+         * alone (the queue at the pause threshold, 23.5 MB, 577 XOFF in
+         * 2.2 ms: test-pkt-dcqcn), and read with the target clamped at every cut, the
+         * increase grows with the rate, so the faster sender keeps more
+         * (Jain 0.96, 47% of the line; /work/notes/doc-dcqcn.md). Real
+         * ConnectX fabrics hold such an incast at the marking thresholds
+         * with fair shares; the DCQCN paper ran B = 10 MB on ConnectX-3
+         * Pro, and tuning guides move the timer, not this ([BARRE] Tab. 2:
+         * rpg_time_reset 300 -> 20-100 us). Unverified on hardware. */
+        .byte_reset = 0,
         .f = 1,                               /* RPG_THRESHOLD 1 */
         /* CLAMP_TGT_RATE 0, CLAMP_TGT_RATE_AFTER_TIME_INC 1: RT follows
          * RC at a cut only after a timer increase (HPCC rdma-hw.cc [H]) */

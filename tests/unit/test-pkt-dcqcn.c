@@ -129,14 +129,10 @@ static double line_goodput(guint64 rate_bps, guint32 mtu)
 
 /* ---- the ConnectX preset ------------------------------------------------ */
 
-/* ConnectX's defaults as the model reads them: without the byte counter
- * (RPG_BYTE_RESET read as bytes lets PFC hold the incast, see
- * /pkt-dcqcn/byte-counter-as-bytes and cs_pkt_dcqcn.c; the preset itself
- * drops it once test-pkt's byte-counter arithmetic stops using it). */
 static void connectx(cs_pkt_dcqcn_cfg_t *c)
 {
     cs_pkt_dcqcn_cfg_connectx(c);
-    c->byte_reset = 0;
+    g_assert_cmpuint(c->byte_reset, ==, 0);     /* no byte counter: see cs_pkt_dcqcn.c */
 }
 
 /* k timer expiries at once are k expiries one by one, and stop once the

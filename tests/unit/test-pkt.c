@@ -818,6 +818,7 @@ static void test_dcqcn_rp(void)
     cs_pkt_dcqcn_cfg_connectx(&c);
     g_assert_true(cs_pkt_dcqcn_cfg_valid(&c));
     g_assert_false(c.clamp_tgt);
+    c.byte_reset = 32767;             /* the byte counter's arithmetic (the preset has none) */
     cs_pkt_dcqcn_rp_t rq;
     cs_pkt_dcqcn_rp_init(&rq, &c, 100 * GBPS);
     cs_pkt_dcqcn_rp_cnp(&rq, 0);
