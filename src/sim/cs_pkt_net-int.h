@@ -84,6 +84,12 @@ typedef struct {
     gboolean nak_out;                 /* a NAK for 'expect' is out */
     guint64 delivered, arrived;       /* payload, packets accepted */
     guint64 dropped;                  /* packets dropped by switch buffers */
+    /* selective repeat: the receiver's kept packets (1 at PSN % hcap for
+     * PSNs in [expect, expect + hcap)) and the end of the highest PSN seen
+     * (gaps below it are NAKed); the sender's PSNs to send again (1 at
+     * PSN % rcap for [una, una + rcap)), rs_count of them, none below rs_low */
+    guint8 *held, *resend;
+    guint64 hcap, seen, rcap, rs_low, rs_count;
     guint64 ooo, retx, timeouts, naks;
     cs_time_t first, done;
     /* loss recovery */

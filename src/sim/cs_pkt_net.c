@@ -41,6 +41,8 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
         cs_pkt_route_free(f->back);
         g_free(f->dcqcn);
         g_free(f->msgs);
+        g_free(f->held);
+        g_free(f->resend);
         for (int k = 0; k < 3; k++) {
             cs_event_t *ev = k == 0 ? f->pace_ev : k == 1 ? f->timer_ev : f->rto_ev;
             if (ev == NULL)

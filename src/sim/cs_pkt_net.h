@@ -236,6 +236,12 @@ typedef struct {
     guint32 ack_interval;             /* ACK every n-th packet and each message's last; 0: none (no recovery) */
     cs_time_t timeout;                /* retransmission timeout (CS_PKT_QP_TIMEOUT_PS); 0: none */
     int retry_cnt;                    /* retries before the QP fails (NCCL_IB_RETRY_CNT, 7) */
+    /* selective repeat (needs ACKs): the receiver keeps the packets after
+     * a gap and NAKs each gap once with its first PSN and length; the
+     * sender sends again only those PSNs. A timeout still goes back to
+     * the oldest unacknowledged packet. The observer sees only packets
+     * accepted in order as they arrive, not those kept. FALSE: go-back-N */
+    gboolean selective;
 } cs_pkt_qp_cfg_t;
 
 /* What a QP tells its owner, each at the moment it happens. */

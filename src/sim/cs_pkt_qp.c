@@ -47,6 +47,7 @@ static int add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_
     g_return_val_if_fail(route_ok(net, route, nroute), -1);
     g_return_val_if_fail(cs_pkt_frame_mtu_valid(cfg->mtu), -1);
     g_return_val_if_fail(cfg->prio >= 0 && cfg->prio < CS_PKT_PRIOS && cfg->timeout >= 0 && cfg->retry_cnt >= 0, -1);
+    g_return_val_if_fail(!cfg->selective || cfg->ack_interval > 0, -1);
     flow_t f = {
         .cfg = *cfg,
         .write = write,
@@ -119,27 +120,78 @@ static inline msg_t *msg_of(flow_t *f, guint64 m)
     return &f->msgs[m % f->mcap];
 }
 
-/* Makes the flow's next packet and queues it at its first port. */
-static void flow_emit(cs_pkt_net_t *net, flow_t *f, int id, cs_time_t now)
+/* A ring of flags for PSNs [base, base + cap), at PSN % cap: made
+ * large enough for 'psn' (doubling; a flow's first gap allocates it). */
+static void ring_fit(guint8 **ring, guint64 *cap, guint64 base, guint64 psn)
 {
-    while (f->next >= msg_of(f, f->emsg)->end)
-        f->emsg++;
-    const msg_t *m = msg_of(f, f->emsg);
+    if (psn < base + *cap)
+        return;
+    guint64 ncap = MAX(*cap, 64);
+    while (psn >= base + ncap)
+        ncap *= 2;
+    guint8 *n = g_new0(guint8, ncap);
+    for (guint64 p = base; p < base + *cap; p++)
+        n[p % ncap] = (*ring)[p % *cap];
+    g_free(*ring);
+    *ring = n;
+    *cap = ncap;
+}
+
+/* The message (number) packet 'psn' is in, from message 'm' on. */
+static guint64 msg_find(flow_t *f, guint64 m, guint64 psn)
+{
+    while (msg_of(f, m)->end <= psn)
+        m++;
+    return m;
+}
+
+/* Makes packet 'psn' of message 'mi' and queues it at its first port. */
+static void emit_psn(cs_pkt_net_t *net, flow_t *f, int id, guint64 mi, guint64 psn, cs_time_t now)
+{
+    const msg_t *m = msg_of(f, mi);
     const cs_pkt_qp_cfg_t *c = &f->cfg;
-    guint64 i = f->next - m->start;
+    guint64 i = psn - m->start;
     cs_pkt_t *p = cs_pkt_alloc(net->pool);
     p->route = f->route;
     p->flow = (guint32)id;
-    p->psn = (guint32)f->next;
+    p->psn = (guint32)psn;
     p->payload = cs_pkt_frame_payload(m->bytes, c->mtu, i);
     p->wire = cs_pkt_frame_wire(&c->frame, m->bytes, c->mtu, i, f->write);
     p->prio = (guint8)c->prio;
-    p->flags = CS_PKT_F_ECT | (f->write && i == 0 ? CS_PKT_F_FIRST : 0) | (f->next + 1 == m->end ? CS_PKT_F_LAST : 0);
-    if (f->next < f->hw)
+    p->flags = CS_PKT_F_ECT | (f->write && i == 0 ? CS_PKT_F_FIRST : 0) | (psn + 1 == m->end ? CS_PKT_F_LAST : 0);
+    if (psn < f->hw)
         f->retx++;
-    f->next++;
     f->queued++;
     cs_pkt_port_enqueue(link_of(net, f->route->port[0])->port, p, now);
+}
+
+/* Makes the flow's next packet: a PSN a selective NAK asked for, else
+ * the next in order. */
+static void flow_emit(cs_pkt_net_t *net, flow_t *f, int id, cs_time_t now)
+{
+    if (f->rs_count > 0) {
+        guint64 p = MAX(f->rs_low, f->una);
+        while (!f->resend[p % f->rcap])
+            p++;
+        f->resend[p % f->rcap] = 0;
+        f->rs_count--;
+        f->rs_low = p + 1;
+        emit_psn(net, f, id, msg_find(f, f->mfirst, p), p, now);
+        return;
+    }
+    f->emsg = msg_find(f, f->emsg, f->next);
+    guint64 psn = f->next++;
+    emit_psn(net, f, id, f->emsg, psn, now);
+}
+
+/* Forgets the PSNs to send again in [from, to). */
+static void resend_clear(flow_t *f, guint64 from, guint64 to)
+{
+    for (guint64 p = from; p < to && f->rs_count > 0; p++)
+        if (f->resend[p % f->rcap]) {
+            f->resend[p % f->rcap] = 0;
+            f->rs_count--;
+        }
 }
 
 static gboolean flow_paced(const flow_t *f)
@@ -218,7 +270,7 @@ void net_qp_pump(cs_pkt_net_t *net, int id, cs_time_t now)
     flow_t *f = flow_at(net, id);
     if (f->timer_due >= 0 && f->next < f->npkts)
         timer_resume(net, f, now);
-    while (!f->failed && f->queued < CS_PKT_NET_WINDOW && f->next < f->npkts) {
+    while (!f->failed && f->queued < CS_PKT_NET_WINDOW && (f->next < f->npkts || f->rs_count > 0)) {
         gboolean paced = flow_paced(f);
         if (paced && (now < f->next_send || f->queued > 0)) {
             if (f->queued == 0)
@@ -332,6 +384,7 @@ void net_qp_rto(cs_pkt_net_t *net, int id, cs_time_t now)
         return;
     }
     f->retries++;
+    resend_clear(f, f->una, f->hw);   /* all of them go again */
     f->next = f->una;
     f->emsg = f->mfirst;
     f->rto_at = now + f->cfg.timeout;
@@ -345,7 +398,23 @@ static void flow_ack(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t n
 {
     flow_t *f = flow_at(net, id);
     guint64 psn = pkt->psn;
+    if ((pkt->flags & CS_PKT_F_NAK) && f->cfg.selective) {
+        /* the gap [psn, psn + payload): those PSNs go again, no others */
+        f->naks++;
+        for (guint64 p = MAX(psn, f->una); p < psn + pkt->payload && p < f->hw; p++) {
+            ring_fit(&f->resend, &f->rcap, f->una, p);
+            if (!f->resend[p % f->rcap]) {
+                if (f->rs_count == 0 || p < f->rs_low)
+                    f->rs_low = p;
+                f->resend[p % f->rcap] = 1;
+                f->rs_count++;
+            }
+        }
+        net_qp_pump(net, id, now);
+        return;
+    }
     if (psn > f->una) {
+        resend_clear(f, f->una, psn);
         f->una = psn;
         f->retries = 0;
         f->rto_at = now + f->cfg.timeout;
@@ -370,7 +439,7 @@ static void flow_ack(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t n
 
 /* A packet back to the sender along the flow's reverse route. */
 static void send_back(cs_pkt_net_t *net, flow_t *f, guint32 flow, guint32 flags, guint32 psn, guint32 wire, int prio,
-                      cs_time_t now)
+                      guint32 count, cs_time_t now)
 {
     cs_pkt_t *p = cs_pkt_alloc(net->pool);
     p->route = f->back;
@@ -379,6 +448,7 @@ static void send_back(cs_pkt_net_t *net, flow_t *f, guint32 flow, guint32 flags,
     p->wire = wire + (f->cfg.frame.vlan ? CS_PKT_VLAN_TAG : 0);
     p->prio = (guint8)prio;
     p->flags = (guint8)flags;
+    p->payload = count;               /* a selective NAK's gap length */
     cs_pkt_port_enqueue(link_of(net, f->back->port[0])->port, p, now);
 }
 
@@ -393,7 +463,7 @@ static void np_receive(cs_pkt_net_t *net, const cs_pkt_t *pkt, cs_time_t now)
         return;
     f->last_cnp = now;
     f->cnps_sent++;
-    send_back(net, f, pkt->flow, CS_PKT_F_CNP, 0, CS_PKT_ROCE_OVERHEAD + CS_PKT_CNP_PAYLOAD, f->dcqcn->cnp_prio, now);
+    send_back(net, f, pkt->flow, CS_PKT_F_CNP, 0, CS_PKT_ROCE_OVERHEAD + CS_PKT_CNP_PAYLOAD, f->dcqcn->cnp_prio, 0, now);
 }
 
 /* Reaction point: a CNP reached the sender. */
@@ -412,7 +482,35 @@ static void rp_receive(cs_pkt_net_t *net, int id, cs_time_t now)
 static void send_ack(cs_pkt_net_t *net, flow_t *f, guint32 flow, gboolean nak, cs_time_t now)
 {
     send_back(net, f, flow, CS_PKT_F_ACK | (nak ? CS_PKT_F_NAK : 0), (guint32)f->expect,
-              CS_PKT_ROCE_OVERHEAD + CS_PKT_AETH, f->cfg.prio, now);
+              CS_PKT_ROCE_OVERHEAD + CS_PKT_AETH, f->cfg.prio, 0, now);
+}
+
+/* Selective repeat: a packet past a gap is kept; the first beyond
+ * everything seen NAKs the gap it ends (each gap once). Returns FALSE
+ * for a duplicate of a kept one. */
+static gboolean keep(cs_pkt_net_t *net, flow_t *f, const cs_pkt_t *pkt, cs_time_t now)
+{
+    guint64 psn = pkt->psn;
+    ring_fit(&f->held, &f->hcap, f->expect, psn);
+    if (f->held[psn % f->hcap])
+        return FALSE;
+    f->held[psn % f->hcap] = 1;
+    f->ooo++;
+    guint64 from = MAX(f->seen, f->expect);
+    if (psn > from)
+        send_back(net, f, pkt->flow, CS_PKT_F_ACK | CS_PKT_F_NAK, (guint32)from, CS_PKT_ROCE_OVERHEAD + CS_PKT_AETH,
+                  f->cfg.prio, (guint32)(psn - from), now);
+    f->seen = MAX(f->seen, psn + 1);
+    return TRUE;
+}
+
+/* Payload 'bytes' of the flow accepted in order at 'node'. */
+static void accept_payload(cs_pkt_net_t *net, int node, flow_t *f, guint64 bytes)
+{
+    f->expect++;
+    node_of(net, node)->delivered += bytes;
+    f->delivered += bytes;
+    f->arrived++;
 }
 
 /* A data packet reached its destination: accepted in PSN order, else
@@ -423,7 +521,9 @@ static gboolean receive(cs_pkt_net_t *net, int node, const cs_pkt_t *pkt, cs_tim
     flow_t *f = flow_at(net, id);
     gboolean acks = f->cfg.ack_interval > 0;
     if (acks && (guint64)pkt->psn != f->expect) {
-        if ((guint64)pkt->psn > f->expect) {
+        if ((guint64)pkt->psn > f->expect && f->cfg.selective) {
+            keep(net, f, pkt, now);
+        } else if ((guint64)pkt->psn > f->expect) {
             f->ooo++;
             if (!f->nak_out) {
                 f->nak_out = TRUE;
@@ -434,14 +534,21 @@ static gboolean receive(cs_pkt_net_t *net, int node, const cs_pkt_t *pkt, cs_tim
         }
         return FALSE;
     }
-    f->expect++;
     f->nak_out = FALSE;
-    node_of(net, node)->delivered += pkt->payload;
-    f->delivered += pkt->payload;
-    f->arrived++;
+    accept_payload(net, node, f, pkt->payload);
     if (f->first < 0)
         f->first = now;
-    if (acks && (++f->since_ack >= f->cfg.ack_interval || (pkt->flags & CS_PKT_F_LAST))) {
+    /* the packets kept after this one follow it in order */
+    gboolean drained = FALSE;
+    guint64 mi = f->deliv_msgs;
+    while (f->hcap > 0 && f->expect < f->seen && f->held[f->expect % f->hcap]) {
+        f->held[f->expect % f->hcap] = 0;
+        mi = msg_find(f, mi, f->expect);
+        const msg_t *m = msg_of(f, mi);
+        accept_payload(net, node, f, cs_pkt_frame_payload(m->bytes, f->cfg.mtu, f->expect - m->start));
+        drained = TRUE;
+    }
+    if (acks && (++f->since_ack >= f->cfg.ack_interval || (pkt->flags & CS_PKT_F_LAST) || drained)) {
         f->since_ack = 0;
         send_ack(net, f, pkt->flow, FALSE, now);
     }
