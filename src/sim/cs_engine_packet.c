@@ -95,21 +95,6 @@ typedef struct {
 
 /* ---- the fabric --------------------------------------------------------- */
 
-/* The keys whose model is not built yet: refused, never ignored. */
-static gboolean fabric_refuse_unbuilt(const cs_fabric_cfg_t *c, GError **err)
-{
-    static const int unbuilt[] = { CS_FK_RECOVERY };
-    for (guint i = 0; i < G_N_ELEMENTS(unbuilt); i++) {
-        int k = unbuilt[i];
-        if (c->set >> k & 1) {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the packet engine does not model this yet; expected "
-                        "the [fabric] keys of docs/model-packet.md", c->origin[k]);
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
 /* DCQCN: the preset, then the parameters the section sets. */
 static void fabric_dcqcn(pk_fabric_t *fab)
 {
@@ -153,8 +138,6 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
     else
         cs_fabric_cfg_init(&fab->cfg);
     const cs_fabric_cfg_t *c = &fab->cfg;
-    if (!fabric_refuse_unbuilt(c, err))
-        return FALSE;
     fab->mtu = c->mtu;
     fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
     fab->cnp_prio = cs_fabric_cnp_prio(c);
@@ -379,6 +362,7 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
         .ack_interval = fab->ack_interval,
         .timeout = CS_PKT_QP_TIMEOUT_PS(fab->timeout_exp),
         .retry_cnt = fab->retry_cnt,
+        .selective = fab->cfg.recovery == CS_FABRIC_SELECTIVE_REPEAT,
     };
     for (int i = 0; i < L->nqp; i++) {
         /* the QP's UDP source port (ConnectX picks it per QP in
@@ -980,13 +964,13 @@ static char **pk_notes(void *state)
     g_ptr_array_add(n, g_strdup_printf(
         "packet engine: RoCEv2, MTU %u%s, data on priority %d (%s%s), CNPs on %d; %s; switches: shared buffer %s, "
         "PFC on priorit%s %s (alpha %.4g, headroom %s), ECN %s; %d QP%s per connection%s, an ACK every %u "
-        "packet%s, retransmission timeout 4.096 us x 2^%d, %d retries (docs/model-packet.md)",
+        "packet%s, %s, retransmission timeout 4.096 us x 2^%d, %d retries (docs/model-packet.md)",
         f->mtu, c->trust == CS_FABRIC_TRUST_PCP ? ", VLAN-tagged" : "", f->prio, f->prio_why,
-        (c->pfc >> f->prio) & 1 ? ", lossless" : ", lossy: no PFC, drops and go-back-N", f->cnp_prio, dc, buffer,
+        (c->pfc >> f->prio) & 1 ? ", lossless" : ", lossy: no PFC, drops and recovery", f->cnp_prio, dc, buffer,
         __builtin_popcount(c->pfc) == 1 ? "y" : "ies", pfc, c->pfc_alpha > 0 ? c->pfc_alpha : CS_PKT_MMU_ALPHA_DEFAULT, headroom, ecn,
         f->qps, f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn")
                                             : "", f->ack_interval, f->ack_interval > 1 ? "s" : "",
-        f->timeout_exp, f->retry_cnt));
+        c->recovery == CS_FABRIC_SELECTIVE_REPEAT ? "selective repeat" : "go-back-N", f->timeout_exp, f->retry_cnt));
     g_autofree char *rx = c->nic_rx == CS_FABRIC_RX_OFF
                               ? g_strdup(c->stall_nic != NULL ? "NICs drain into their hosts at once (the stalled one at "
                                                                 "its PCIe link's rate)"

@@ -120,9 +120,12 @@ t1=$(grep -v '^#' m1024.txt | awk 'NF > 5 {print $6}')
 awk -v a="$t4" -v b="$t1" 'BEGIN { exit !(a > 0 && b / a > 1.09 && b / a < 1.13) }' &&
     ok "MTU 1024 is 9-13% slower than 4096 ($t1 us vs $t4 us)" || bad "MTU 1024 is 9-13% slower than 4096 ($t1 us vs $t4 us)"
 
-# what is not modelled yet is refused, not ignored
-refused "recovery refused until modelled" "collsim: --recovery: the packet engine does not model this yet" \
-    "$COLLSIM" run $T --model packet -b 1M -e 1M --recovery selective-repeat
+# loss recovery: go-back-N by default, selective repeat on request
+note def.txt | grep -q ", an ACK every 1 packet, go-back-N, retransmission timeout" && ok "go-back-N by default" ||
+    { bad "go-back-N by default"; note def.txt; }
+"$COLLSIM" run $T --model packet -b 1M -e 1M --recovery selective-repeat >sr.txt 2>&1
+note sr.txt | grep -q ", selective repeat, retransmission timeout" && ok "--recovery selective-repeat" ||
+    { bad "--recovery selective-repeat"; note sr.txt; }
 
 # faults: a NIC that is not one, a receive buffer below its headroom
 refused "stall-nic names a NIC" "collsim: --stall-nic: 'n9.nic0' is not a network NIC of the topology; expected a NIC such as n0.nic0" \
