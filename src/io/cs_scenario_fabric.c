@@ -42,7 +42,7 @@ const cs_scenario_key_t cs_fabric_keys[] = {
     { "fabric", "cable-length", 0, "cable-length", NULL, "METRES", "Cable length for the headroom formula (default: from each link's latency)" },
     { "fabric", "pfc-watchdog", 0, "pfc-watchdog", NULL, "off|TIME", "PFC watchdog: a queue paused this long ignores pauses and drops (default: off)" },
     { "fabric", "pfc-watchdog-restore", 0, "pfc-watchdog-restore", NULL, "TIME", "A stormed queue recovers when no pause came for this long (default: 200ms)" },
-    { "fabric", "nic-rx-rate", 0, "nic-rx-rate", NULL, "auto|off|RATE", "Rate at which a NIC drains into its host: auto (its path to its GPU), off (at once) or a rate (default: off)" },
+    { "fabric", "nic-rx-rate", 0, "nic-rx-rate", NULL, "auto|off|RATE", "Rate at which a NIC drains into its host: auto (its PCIe link), off (at once) or a rate (default: auto)" },
     { "fabric", "nic-rx-buffer", 0, "nic-rx-buffer", NULL, "SIZE", "NIC receive buffer (default: 156096 B)" },
     { "fabric", "stall-nic", 0, "stall-nic", NULL, "NIC", "A NIC whose receive path stops draining (a PFC storm), e.g. n1.nic0" },
     { "fabric", "stall-at", 0, "stall-at", NULL, "TIME", "When stall-nic stops draining (default: 0)" },

@@ -66,7 +66,9 @@ void cs_fabric_cfg_init(cs_fabric_cfg_t *cfg)
     cfg->pfc_headroom = -1;
     cfg->cable_m = -1;
     cfg->watchdog_restore_s = 0.2;  /* a stormed queue recovers 200 ms after the last pause (see collsim-scenario(5)) */
-    cfg->nic_rx = CS_FABRIC_RX_OFF;
+    /* the issue's rule: a NIC delivers into its host at its PCIe path's
+     * rate, so a slow receive path backs up into the NIC's buffer */
+    cfg->nic_rx = CS_FABRIC_RX_AUTO;
     /* ConnectX's receive buffer per port as mlnx_qos reports it
      * (fabric-models.md section 3) */
     cfg->nic_rx_buffer = 156096;
