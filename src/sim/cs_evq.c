@@ -1,8 +1,13 @@
-/* Binary min-heap of event pointers keyed by (time, seq), each event
- * knowing its slot so that cancel and reschedule are O(log n). The pool
- * hands out events from blocks that are never moved, so pointers stay
- * valid; blocks and the heap array grow by doubling, which happens only
- * while a run reaches its high-water mark. */
+/* A 4-ary min-heap of (time, seq, event) slots, each event knowing its
+ * slot so that cancel and reschedule are O(log n). Four children per node
+ * halve the levels a pop walks (about 6 instead of 12 for the packet
+ * engine's few thousand events), and a node's four children sit in two
+ * aligned cache lines. The order is the total order on (time, seq), so any
+ * heap shape pops the same sequence.
+ *
+ * The pool hands out events from blocks that are never moved, so pointers
+ * stay valid; blocks, the heap array and the stream rings grow by
+ * doubling, which happens only while a run reaches its high-water mark. */
 #include "config.h"
 
 #include <string.h>
@@ -10,9 +15,28 @@
 #include "sim/cs_evq.h"
 
 #define BLOCK_MIN 256
+#define ARITY 4
 
-/* A heap slot carries its event's key, so that sifting compares without
- * touching the events (they are scattered over the pool). */
+/* A heap key: time (its sign bit flipped, so that unsigned order is
+ * signed order) above the sequence number. One 128-bit comparison orders
+ * two slots without a branch, which matters: which of four children is the
+ * smallest is a coin toss that a branch predictor loses. Keys and event
+ * pointers are kept in two arrays, so that a node's four children's keys
+ * fill exactly one 64-byte cache line (see grow_heap). */
+typedef unsigned __int128 hkey_t;
+
+static inline hkey_t mkkey(cs_time_t time, guint64 seq)
+{
+    return ((hkey_t)((guint64)time ^ G_GUINT64_CONSTANT(0x8000000000000000)) << 64) | seq;
+}
+
+/* A heap slot: 32 bytes, so four siblings fill two cache lines. */
+typedef struct {
+    hkey_t key;
+    cs_event_t *ev;
+} hslot_t;
+
+/* A stream slot: the key kept with its event. */
 typedef struct {
     cs_time_t time;
     guint64 seq;
@@ -29,7 +53,8 @@ struct cs_evq {
     stream_t streams[CS_EVQ_STREAMS];
     int nstreams;                 /* streams used so far: 0 .. nstreams - 1 scanned */
     gsize stream_len;             /* events in all streams */
-    slot_t *heap;
+    hslot_t *heap;
+    void *heap_mem;               /* heap's allocation (heap is offset in it) */
     gsize len, cap;
     guint64 next_seq;
     guint64 popped;
@@ -53,7 +78,7 @@ void cs_evq_free(cs_evq_t *q)
     g_ptr_array_free(q->blocks, TRUE);
     for (int i = 0; i < CS_EVQ_STREAMS; i++)
         g_free(q->streams[i].ring);
-    g_free(q->heap);
+    g_free(q->heap_mem);
     g_free(q);
 }
 
@@ -88,78 +113,125 @@ void cs_evq_release(cs_evq_t *q, cs_event_t *ev)
     q->free_list = ev;
 }
 
-static inline gboolean before(const slot_t *x, const slot_t *y)
+static inline void put(cs_evq_t *q, gsize i, hkey_t k, cs_event_t *ev)
 {
-    return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+    q->heap[i] = (hslot_t){ k, ev };
+    ev->heap_idx = (int)i;
 }
 
-static inline void put(cs_evq_t *q, gsize i, slot_t s)
+static inline void move(cs_evq_t *q, gsize to, gsize from)
 {
-    q->heap[i] = s;
-    s.ev->heap_idx = (int)i;
+    q->heap[to] = q->heap[from];
+    q->heap[to].ev->heap_idx = (int)to;
 }
 
-static void sift_up(cs_evq_t *q, gsize i)
+/* Doubles the heap's arrays. Node i's children are 4i+1 .. 4i+4: with key
+ * placed 3 slots past a 64-byte boundary, every group of four siblings
+ * starts on a boundary. */
+static void grow_heap(cs_evq_t *q)
 {
-    slot_t s = q->heap[i];
+    gsize cap = q->cap ? q->cap * 2 : BLOCK_MIN;
+    char *mem = g_malloc((cap + 3) * sizeof(hslot_t) + 63);
+    hslot_t *heap = (hslot_t *)(((guintptr)mem + 63) & ~(guintptr)63) + 3;
+    if (q->len > 0)
+        memcpy(heap, q->heap, q->len * sizeof *heap);
+    g_free(q->heap_mem);
+    q->heap_mem = mem;
+    q->heap = heap;
+    q->cap = cap;
+}
+
+/* Moves the slot (k, ev) up from the hole at i. */
+static inline void sift_up(cs_evq_t *q, gsize i, hkey_t k, cs_event_t *ev)
+{
     while (i > 0) {
-        gsize parent = (i - 1) / 2;
-        if (!before(&s, &q->heap[parent]))
+        gsize parent = (i - 1) / ARITY;
+        if (k >= q->heap[parent].key)
             break;
-        put(q, i, q->heap[parent]);
+        move(q, i, parent);
         i = parent;
     }
-    put(q, i, s);
+    put(q, i, k, ev);
 }
 
-static void sift_down(cs_evq_t *q, gsize i)
+/* The smallest of the children c .. c + 3, without a branch. */
+static inline gsize min4(const hslot_t *h, gsize c)
 {
-    slot_t s = q->heap[i];
-    for (;;) {
-        gsize l = 2 * i + 1, best = i;
-        const slot_t *b = &s;
-        if (l < q->len && before(&q->heap[l], b)) {
-            best = l;
-            b = &q->heap[l];
-        }
-        if (l + 1 < q->len && before(&q->heap[l + 1], b)) {
-            best = l + 1;
-            b = &q->heap[l + 1];
-        }
-        if (best == i)
-            break;
-        put(q, i, *b);
-        i = best;
+    gsize a = c + (h[c + 1].key < h[c].key);
+    gsize b = c + 2 + (h[c + 3].key < h[c + 2].key);
+    return h[b].key < h[a].key ? b : a;
+}
+
+/* The smallest child of i among the first n slots, or 0 if i has none. */
+static inline gsize min_child(const hslot_t *h, gsize n, gsize i)
+{
+    gsize c = ARITY * i + 1;
+    if (c + ARITY <= n)
+        return min4(h, c);
+    if (c >= n)
+        return 0;
+    gsize best = c;
+    for (gsize j = c + 1; j < n; j++)
+        if (h[j].key < h[best].key)
+            best = j;
+    return best;
+}
+
+/* Moves the slot (k, ev) down from the hole at i. */
+static void sift_down(cs_evq_t *q, gsize i, hkey_t k, cs_event_t *ev)
+{
+    for (gsize c; (c = min_child(q->heap, q->len, i)) != 0 && q->heap[c].key < k;) {
+        move(q, i, c);
+        i = c;
     }
-    put(q, i, s);
+    put(q, i, k, ev);
+}
+
+/* Fills the hole at i with (k, ev), up or down. */
+static void fill(cs_evq_t *q, gsize i, hkey_t k, cs_event_t *ev)
+{
+    if (i > 0 && k < q->heap[(i - 1) / ARITY].key)
+        sift_up(q, i, k, ev);
+    else
+        sift_down(q, i, k, ev);
+}
+
+/* Removes the top slot: the hole at the root goes down along the smallest
+ * children to a leaf, and the last slot moves up from there (it came from
+ * the bottom, so it rarely climbs far: one comparison a level instead of
+ * two on the way down). */
+static void drop_top(cs_evq_t *q)
+{
+    gsize n = --q->len;
+    if (n == 0)
+        return;
+    hkey_t k = q->heap[n].key;
+    cs_event_t *ev = q->heap[n].ev;
+    gsize i = 0;
+    for (gsize c; (c = min_child(q->heap, n, i)) != 0;) {
+        move(q, i, c);
+        i = c;
+    }
+    sift_up(q, i, k, ev);
+}
+
+/* Removes slot i, filling the hole with the last slot. */
+static void remove_at(cs_evq_t *q, gsize i)
+{
+    gsize n = --q->len;
+    if (i == n)
+        return;
+    fill(q, i, q->heap[n].key, q->heap[n].ev);
 }
 
 void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
 {
     g_return_if_fail(ev->heap_idx < 0);
-    if (G_UNLIKELY(q->len == q->cap)) {
-        q->cap = q->cap ? q->cap * 2 : BLOCK_MIN;
-        q->heap = g_renew(slot_t, q->heap, q->cap);
-    }
+    if (G_UNLIKELY(q->len == q->cap))
+        grow_heap(q);
     ev->time = time;
     ev->seq = q->next_seq++;
-    put(q, q->len++, (slot_t){ time, ev->seq, ev });
-    sift_up(q, q->len - 1);
-}
-
-/* Removes the event at slot i, filling the hole with the last event. */
-static void remove_at(cs_evq_t *q, gsize i)
-{
-    q->heap[i].ev->heap_idx = -1;
-    q->len--;
-    if (i == q->len)
-        return;
-    slot_t last = q->heap[q->len];
-    put(q, i, last);
-    if (i > 0 && before(&last, &q->heap[(i - 1) / 2]))
-        sift_up(q, i);
-    else
-        sift_down(q, i);
+    sift_up(q, q->len++, mkkey(time, ev->seq), ev);
 }
 
 void cs_evq_push_stream(cs_evq_t *q, cs_event_t *ev, cs_time_t time, int stream)
@@ -193,14 +265,15 @@ static int first_stream(const cs_evq_t *q)
     if (q->stream_len == 0)
         return -1;
     int best = -1;
-    const slot_t *b = q->len > 0 ? &q->heap[0] : NULL;
+    hkey_t b = q->len > 0 ? q->heap[0].key : ~(hkey_t)0;
     for (int i = 0; i < q->nstreams; i++) {
         const stream_t *st = &q->streams[i];
         if (st->len == 0)
             continue;
         const slot_t *h = &st->ring[st->head];
-        if (b == NULL || before(h, b)) {
-            b = h;
+        hkey_t k = mkkey(h->time, h->seq);
+        if (k < b) {
+            b = k;
             best = i;
         }
     }
@@ -210,14 +283,25 @@ static int first_stream(const cs_evq_t *q)
 void cs_evq_cancel(cs_evq_t *q, cs_event_t *ev)
 {
     g_return_if_fail(ev->heap_idx != CS_EVQ_IN_STREAM);
-    if (ev->heap_idx >= 0)
-        remove_at(q, (gsize)ev->heap_idx);
+    if (ev->heap_idx < 0)
+        return;
+    gsize i = (gsize)ev->heap_idx;
+    ev->heap_idx = -1;
+    remove_at(q, i);
 }
 
+/* In place: the slot takes its new key and moves up or down from where it
+ * is (one sift instead of a removal and a push). */
 void cs_evq_reschedule(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
 {
-    cs_evq_cancel(q, ev);
-    cs_evq_push(q, ev, time);
+    g_return_if_fail(ev->heap_idx != CS_EVQ_IN_STREAM);
+    if (ev->heap_idx < 0) {
+        cs_evq_push(q, ev, time);
+        return;
+    }
+    ev->time = time;
+    ev->seq = q->next_seq++;
+    fill(q, (gsize)ev->heap_idx, mkkey(time, ev->seq), ev);
 }
 
 cs_event_t *cs_evq_peek(const cs_evq_t *q)
@@ -244,7 +328,8 @@ cs_event_t *cs_evq_pop(cs_evq_t *q)
     if (q->len == 0)
         return NULL;
     cs_event_t *ev = q->heap[0].ev;
-    remove_at(q, 0);
+    ev->heap_idx = -1;
+    drop_top(q);
     q->popped++;
     return ev;
 }

@@ -1,6 +1,6 @@
 /* The discrete-event core shared by the simulating engines: time is a
  * 64-bit count of picoseconds (architecture.md "Units and determinism");
- * events live in an array-backed binary min-heap ordered by (time,
+ * events live in an array-backed 4-ary min-heap ordered by (time,
  * sequence), so events at the same time come out in the order they were
  * scheduled, whatever the heap's shape (libuv's heap-inl.h rule).
  *

@@ -193,12 +193,43 @@ static void test_streams(void)
     }
 }
 
+/* Rescheduling an event that is not scheduled pushes it (the documented
+ * "as if cancelled and pushed again"); one that is, moves in place, up or
+ * down, and still sorts after the events already at its new time. */
+static void test_reschedule_in_place(void)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    cs_event_t *e[20];
+    for (int i = 0; i < 20; i++) {
+        e[i] = cs_evq_alloc(q);
+        e[i]->a = i;
+        cs_evq_push(q, e[i], 10 * i);          /* 0 10 .. 190 */
+    }
+    cs_event_t *x = cs_evq_alloc(q);
+    x->a = 20;
+    cs_evq_reschedule(q, x, 55);               /* not scheduled: pushed */
+    g_assert_true(cs_evq_scheduled(x));
+    cs_evq_reschedule(q, e[19], 20);           /* up: after e[2] (time 20) */
+    cs_evq_reschedule(q, e[0], 100);           /* down: after e[10] */
+    cs_evq_reschedule(q, e[5], 55);            /* down a little: after x */
+    g_assert_cmpuint(cs_evq_len(q), ==, 21);
+    static const int want[] = { 1, 2, 19, 3, 4, 20, 5, 6, 7, 8, 9, 10, 0, 11, 12, 13, 14, 15, 16, 17, 18 };
+    for (gsize k = 0; k < G_N_ELEMENTS(want); k++) {
+        cs_event_t *ev = cs_evq_pop(q);
+        g_assert_nonnull(ev);
+        g_assert_cmpint(ev->a, ==, want[k]);
+        cs_evq_release(q, ev);
+    }
+    g_assert_null(cs_evq_pop(q));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/evq/order", test_order);
     g_test_add_func("/evq/ties", test_ties);
     g_test_add_func("/evq/reschedule-cancel", test_reschedule_cancel);
+    g_test_add_func("/evq/reschedule-in-place", test_reschedule_in_place);
     g_test_add_func("/evq/random-1e6", test_random);
     g_test_add_func("/evq/streams", test_streams);
     return g_test_run();
