@@ -219,7 +219,8 @@ static char *nth_line(const char *text, int n)
  * average, after checking the first field is the stated size. */
 static gboolean row_average(const char *row, guint64 msg, double *gbps)
 {
-    g_auto(GStrv) f = g_strsplit_set(g_strstrip(g_strdup(row)), " \t", -1);
+    g_autofree char *copy = g_strdup(row);
+    g_auto(GStrv) f = g_strsplit_set(g_strstrip(copy), " \t", -1);
     double v[5];
     int n = 0;
     for (int i = 0; f[i] != NULL && n < 5; i++) {
