@@ -10,9 +10,11 @@
  * doubling, which happens only while a run reaches its high-water mark. */
 #include "config.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "sim/cs_evq.h"
+#include "util/cs_block_pool.h"
 
 #define BLOCK_MIN 256
 #define ARITY 4
@@ -58,16 +60,13 @@ struct cs_evq {
     gsize len, cap;
     guint64 next_seq;
     guint64 popped;
-    cs_event_t *free_list;
-    GPtrArray *blocks;            /* pool blocks, freed with the queue */
-    gsize next_block;             /* size of the next block */
+    cs_block_pool_t pool;         /* the events (util/cs_block_pool.h) */
 };
 
 cs_evq_t *cs_evq_new(void)
 {
     cs_evq_t *q = g_new0(cs_evq_t, 1);
-    q->blocks = g_ptr_array_new_with_free_func(g_free);
-    q->next_block = BLOCK_MIN;
+    cs_block_pool_init(&q->pool, sizeof(cs_event_t), offsetof(cs_event_t, next_free), BLOCK_MIN);
     return q;
 }
 
@@ -75,32 +74,16 @@ void cs_evq_free(cs_evq_t *q)
 {
     if (q == NULL)
         return;
-    g_ptr_array_free(q->blocks, TRUE);
+    cs_block_pool_clear(&q->pool);
     for (int i = 0; i < CS_EVQ_STREAMS; i++)
         g_free(q->streams[i].ring);
     g_free(q->heap_mem);
     g_free(q);
 }
 
-static void grow_pool(cs_evq_t *q)
-{
-    gsize n = q->next_block;
-    cs_event_t *b = g_new0(cs_event_t, n);
-    g_ptr_array_add(q->blocks, b);
-    for (gsize i = n; i-- > 0;) {
-        b[i].heap_idx = -1;
-        b[i].next_free = q->free_list;
-        q->free_list = &b[i];
-    }
-    q->next_block = n * 2;
-}
-
 cs_event_t *cs_evq_alloc(cs_evq_t *q)
 {
-    if (G_UNLIKELY(q->free_list == NULL))
-        grow_pool(q);
-    cs_event_t *ev = q->free_list;
-    q->free_list = ev->next_free;
+    cs_event_t *ev = cs_block_pool_take(&q->pool);
     memset(ev, 0, sizeof *ev);
     ev->heap_idx = -1;
     return ev;
@@ -109,8 +92,7 @@ cs_event_t *cs_evq_alloc(cs_evq_t *q)
 void cs_evq_release(cs_evq_t *q, cs_event_t *ev)
 {
     g_return_if_fail(ev->heap_idx < 0);
-    ev->next_free = q->free_list;
-    q->free_list = ev;
+    cs_block_pool_put(&q->pool, ev);
 }
 
 static inline void put(cs_evq_t *q, gsize i, hkey_t k, cs_event_t *ev)
