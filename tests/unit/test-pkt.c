@@ -984,22 +984,25 @@ typedef struct {
     cs_time_t sent[QP_MAX][QP_EV_MAX], deliv[QP_MAX][QP_EV_MAX], failed[QP_MAX];
 } qp_log_t;
 
+/* Records the n-th event of a kind (the first QP_EV_MAX kept). */
+static void qp_log_event(cs_time_t (*at)[QP_EV_MAX], guint64 *n, int qp, cs_time_t now)
+{
+    g_assert_cmpint(qp, <, QP_MAX);
+    if (n[qp] < QP_EV_MAX)
+        at[qp][n[qp]] = now;
+    n[qp]++;
+}
+
 static void qp_log_sent(void *ctx, int qp, cs_time_t now)
 {
     qp_log_t *l = ctx;
-    g_assert_cmpint(qp, <, QP_MAX);
-    if (l->nsent[qp] < QP_EV_MAX)
-        l->sent[qp][l->nsent[qp]] = now;
-    l->nsent[qp]++;
+    qp_log_event(l->sent, l->nsent, qp, now);
 }
 
 static void qp_log_delivered(void *ctx, int qp, cs_time_t now)
 {
     qp_log_t *l = ctx;
-    g_assert_cmpint(qp, <, QP_MAX);
-    if (l->ndeliv[qp] < QP_EV_MAX)
-        l->deliv[qp][l->ndeliv[qp]] = now;
-    l->ndeliv[qp]++;
+    qp_log_event(l->deliv, l->ndeliv, qp, now);
 }
 
 static void qp_log_failed(void *ctx, int qp, cs_time_t now)
