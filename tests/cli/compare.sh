@@ -3,15 +3,10 @@
 # are checked against the table's own times and bandwidths (recomputed
 # here), the files against the table, and bad input gives one line, exit 2
 # and no file.
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_srcdir:?}"
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 rows() { grep -v '^#' "$1" | grep -c .; }
 S=$top_srcdir/scenarios
 

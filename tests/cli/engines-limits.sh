@@ -5,14 +5,9 @@
 # --max-memory (or the memory available) it refuses with one line naming
 # the estimate, the limit and what to try instead, exit status 3, nothing
 # on standard output. A run within the limit is unaffected.
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_builddir:?}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 # refused NAME MODEL ARGS...: exit 3, one line in the expected form, no output
 refused() {

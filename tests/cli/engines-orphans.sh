@@ -3,16 +3,11 @@
 # with its parent. A SIGTERM to the parent alone (default action: it dies)
 # leaves no child behind within 2 s (PR_SET_PDEATHSIG); a SIGINT (collsim's
 # handler) kills the child, reaps it and exits 130 "interrupted".
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_builddir:?}"
 grep -q '^#define HAVE_SIMGRID 1' "$top_builddir/config.h" || { echo "skip: simgrid not built"; exit 77; }
 [ -r /proc/self/stat ] || { echo "skip: no /proc"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 # children PID: its child processes
 children() { cat "/proc/$1/task/$1/children" 2>/dev/null; }

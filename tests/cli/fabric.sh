@@ -4,15 +4,10 @@
 # line naming the key, exit 2; --dump writes the section back and reads it
 # again; engines that do not read it say so; --model packet states and
 # uses what it sets (priority from NCCL_IB_TC through the DSCP map, trust
-# pcp, MTU, switch parts) and refuses what it does not model yet.
-set -u
-: "${COLLSIM:?}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# pcp, MTU, switch parts, recovery, receive paths) and checks the faults'
+# keys against the topology.
+. "${top_srcdir:?}/tests/cli/lib.sh"
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 T="--topo dgx-h100 --nic roce-400g --fabric fat-tree --nodes 4"
 

@@ -3,14 +3,8 @@
 # column but the times and bandwidths), times that agree with it at 1 GiB
 # where nothing contends, NCCL's NVLS/Tree/NVLSTree picks at every size,
 # --exact and the note of an approximate fold, and one clear error for shapes the flow engine does not model. Skips (77) when the flow engine is not built in.
-set -u
-: "${COLLSIM:?}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "${top_srcdir:?}/tests/cli/lib.sh"
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 "$COLLSIM" run --topo dgx-h100 --model flow -b 8 -e 8 >probe.txt 2>probe.err || {
     grep -q "unknown model 'flow'" probe.err && { echo "skip: flow engine not registered"; exit 77; }

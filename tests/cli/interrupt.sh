@@ -4,14 +4,8 @@
 # already printed (rows stream), the run stops within 2 s, exits 130 with
 # "collsim: interrupted" as stderr's last line, and leaves neither the
 # files nor a temporary file beside them.
-set -u
-: "${COLLSIM:?}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "${top_srcdir:?}/tests/cli/lib.sh"
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # A background job of a script starts with SIGINT ignored, which collsim

@@ -4,14 +4,9 @@
 # nothing is not slowed; jobs crossing an oversubscribed spine are; the
 # trace is valid JSON with spans, calls and link counters; output and
 # trace are identical on a second run; --dump writes the jobs back.
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_srcdir:?}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 S="$top_srcdir/scenarios/two-jobs-spine.ini"
 "$COLLSIM" run "$S" --json jobs.json --csv jobs.csv --trace trace.json --link-stats >out.txt 2>err.txt \

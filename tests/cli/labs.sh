@@ -7,14 +7,8 @@
 # transport, which is faster, that a crossover exists, that doctor flags
 # the mistake, that jobs sharing a spine slow down. Relations, not exact
 # numbers: the models improve, the lessons must stay true.
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_srcdir:?}"
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 labs="$top_srcdir/docs/labs"
 mkdir "$tmp/bin" "$tmp/work" || exit 1

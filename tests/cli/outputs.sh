@@ -4,15 +4,9 @@
 # mode, /dev/null and a FIFO are written in place, one file named for two
 # outputs is refused before anything runs, a signal during the write leaves
 # no temporary file, and a full disk on stdout is exit 3 with one line.
-set -u
-: "${COLLSIM:?}"
+. "${top_srcdir:?}/tests/cli/lib.sh"
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 # the files in the current directory but the ones named
 others() { ls -A | grep -v -x -e err.txt -e out.txt "$@"; }
 

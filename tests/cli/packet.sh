@@ -6,14 +6,8 @@
 # the fabric it assumed is stated in the header; NCCL_IB_QPS_PER_CONNECTION
 # reaches it; InfiniBand is refused with one line, exit 2; --link-stats,
 # --json and -v report the network's counters, --trace its gauges.
-set -u
-: "${COLLSIM:?}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "${top_srcdir:?}/tests/cli/lib.sh"
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 T="--topo dgx-h100 --nic roce-400g --fabric fat-tree"
 # time column ($6) of each size in two tables, within 'pct' percent

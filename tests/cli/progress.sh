@@ -5,15 +5,9 @@
 # stderr when it is a pipe or a file, nor for a short run on a terminal;
 # the same table on stdout either way. -v adds one '#' line under each row
 # and changes nothing else.
-set -u
-: "${COLLSIM:?}"
+. "${top_srcdir:?}/tests/cli/lib.sh"
 command -v script >/dev/null 2>&1 || { echo "SKIP: no script(1)"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 cr=$(printf '\r')
 

@@ -4,15 +4,9 @@
 # no NCCL is there, rank variables and their errors, and the launcher and
 # id exchange through the test hook --_test-bootstrap (a fake 128-byte id,
 # no CUDA): a failing rank must stop all the others, quickly.
-set -u
-: "${COLLSIM:?}"
+. "${top_srcdir:?}/tests/cli/lib.sh"
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 # rank variables of the caller must not leak into the tests
 unset RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT OMPI_COMM_WORLD_RANK PMI_RANK COLLSIM_REAL_WORKER
 

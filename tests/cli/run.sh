@@ -4,15 +4,10 @@
 # example scenario. Values are checked against nccl-tests's formulas
 # (algbw = size/time, busbw = algbw * 2(n-1)/n for all-reduce), not against
 # collsim's own output.
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_srcdir:?}"
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 # data rows: lines that do not start with '#'
 rows() { grep -v '^#' "$1" | grep -c .; }
 

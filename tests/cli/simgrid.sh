@@ -6,14 +6,9 @@
 # Where it did not: the engine is not registered, and --model simgrid gets
 # the standard one-line unknown-model error (exit 2) listing the engines
 # that are built in.
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_builddir:?}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 if ! grep -q '^#define HAVE_SIMGRID 1' "$top_builddir/config.h"; then
     "$COLLSIM" run --topo dgx-h100 --model simgrid -b 1M -e 1M >out.txt 2>err.txt

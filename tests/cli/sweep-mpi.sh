@@ -2,19 +2,14 @@
 # collsim sweep under mpirun -np 2: the points are spread over the two
 # ranks, rank 0 writes, and the file is byte for byte the one local
 # processes write. Skipped (77) only where configure found no MPI.
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_srcdir:?}" "${top_builddir:?}"
 
 grep -q '^#define HAVE_MPI 1' "$top_builddir/config.h" || { echo "skip: configure found no MPI"; exit 77; }
 MPIRUN=$(sed -n 's/^MPIRUN = //p' "$top_builddir/Makefile")
 [ -n "$MPIRUN" ] || MPIRUN=mpirun
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 
 # as root, Open MPI wants to be told; Open MPI leaks by design: no leak check
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1

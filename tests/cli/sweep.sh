@@ -3,15 +3,10 @@
 # point equal to collsim run of the same design, byte-identical files for 1
 # and 3 workers, the output formats, and bad input (one line, exit 2,
 # nothing written). tests/cli/sweep-mpi.sh runs it under mpirun.
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_srcdir:?}"
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 S=$top_srcdir/scenarios
 
 G="$S/default.ini -b 1M -e 64M -f 8 --nic ib-ndr --grid nccl.NCCL_ALGO=Ring,Tree --grid nodes=1,2 --grid scenario.model=analytic,flow"

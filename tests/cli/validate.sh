@@ -6,16 +6,11 @@
 # the shared data set sits beside the repository, validate runs on some of
 # its files and prints a summary (accuracy is not asserted here: that is
 # docs/validation.md's job).
-set -u
+. "${top_srcdir:?}/tests/cli/lib.sh"
 : "${COLLSIM:?}" "${top_srcdir:?}"
 
 logs="$top_srcdir/tests/data/logs"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 rows() { grep -c '^  *[0-9]' "$1"; }
 
 "$COLLSIM" validate --help > help.txt && grep -q -- '--table' help.txt && grep -q -- '--op' help.txt &&
