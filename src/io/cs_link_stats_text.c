@@ -105,9 +105,11 @@ void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what
     }
     if (n < c->nports)
         fprintf(f, "# ... %d more (link, priority) pairs carried packets\n", c->nports - n);
-    for (int i = 0; i < c->nswitches; i++) {
+    for (int i = 0; i < c->nbuffers; i++) {
         char hw[32];
-        fprintf(f, "#  switch %s: buffer high-water %s\n", c->switches[i].name,
-                cs_format_bytes_human(c->switches[i].buffer_max_bytes, hw, sizeof hw));
+        char avg[32];
+        fprintf(f, "#  buffer of %s: high-water %s, time-average %s\n", c->buffers[i].name,
+                cs_format_bytes_human(c->buffers[i].buffer_max_bytes, hw, sizeof hw),
+                cs_format_bytes_human(c->buffers[i].buffer_avg_bytes, avg, sizeof avg));
     }
 }

@@ -146,9 +146,9 @@ static void json_network(GString *g, const cs_net_counters_t *c)
         json_key_num(g, "queue_avg_bytes", p->queue_avg_bytes);
         g_string_append_c(g, '}');
     }
-    g_string_append(g, "], \"switches\": [");
-    for (int i = 0; i < c->nswitches; i++) {
-        const cs_net_switch_counters_t *w = &c->switches[i];
+    g_string_append(g, "], \"buffers\": [");
+    for (int i = 0; i < c->nbuffers; i++) {
+        const cs_net_buffer_counters_t *w = &c->buffers[i];
         g_string_append(g, i ? ",\n      {\"name\": " : "\n      {\"name\": ");
         json_str(g, w->name);
         g_string_append(g, ", ");

@@ -21,9 +21,9 @@ void cs_net_counters_free(cs_net_counters_t *c)
     for (int i = 0; i < c->nports; i++)
         g_free(c->ports[i].link);
     g_free(c->ports);
-    for (int i = 0; i < c->nswitches; i++)
-        g_free(c->switches[i].name);
-    g_free(c->switches);
+    for (int i = 0; i < c->nbuffers; i++)
+        g_free(c->buffers[i].name);
+    g_free(c->buffers);
     g_free(c);
 }
 

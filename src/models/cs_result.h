@@ -43,17 +43,17 @@ typedef struct {
 } cs_net_port_counters_t;
 
 typedef struct {
-    char *name;            /* a switch */
+    char *name;            /* a switch (shared buffer) or a NIC (receive buffer) */
     double buffer_max_bytes, buffer_avg_bytes;
-} cs_net_switch_counters_t;
+} cs_net_buffer_counters_t;
 
 typedef struct {
     guint64 packet_events, drops, retransmitted, naks, timeouts, pause_frames, ecn_marks, cnps;
     double paused_us;      /* summed over links and priorities */
     int nports;
     cs_net_port_counters_t *ports;   /* the (link, priority) pairs that carried packets, by link then priority */
-    int nswitches;
-    cs_net_switch_counters_t *switches;
+    int nbuffers;
+    cs_net_buffer_counters_t *buffers;   /* the buffers that held anything */
 } cs_net_counters_t;
 
 void cs_net_counters_free(cs_net_counters_t *c);

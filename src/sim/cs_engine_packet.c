@@ -780,8 +780,9 @@ static cs_link_stats_t *make_stats(pk_t *pk, double time_s)
 }
 
 /* What the network did in the last call: totals for -v, per link and
- * priority for --json (cs_net_counters_t). */
-static cs_net_counters_t *count_events(pk_t *pk, double end_s)
+ * priority and per buffer for --json and --link-stats (cs_net_counters_t;
+ * time-averages from 0 to the network's last event, its last ACK). */
+static cs_net_counters_t *count_events(pk_t *pk)
 {
     cs_net_counters_t *c = g_new0(cs_net_counters_t, 1);
     const cs_topo_t *t = pk->topo;
@@ -793,30 +794,24 @@ static cs_net_counters_t *count_events(pk_t *pk, double end_s)
         c->timeouts += cs_pkt_net_qp_timeouts(pk->net, (int)q);
         c->cnps += cs_pkt_net_flow_cnps_sent(pk->net, (int)q);
     }
-    /* averages over the collective (the network may have run idle timers
-     * past its end) */
-    cs_time_t now = (cs_time_t)llround(end_s * CS_PS_PER_S);
     GArray *ports = g_array_new(FALSE, TRUE, sizeof(cs_net_port_counters_t));
     for (int l = 0; l < t->nlinks; l++) {
         int port = pk->port_of_link[l];
         if (port < 0)
             continue;
-        const cs_pkt_port_t *pp = cs_pkt_net_port(pk->net, port);
-        cs_pkt_pfc_t *pfc = cs_pkt_net_pfc(pk->net, port);
-        int dst = pk->node_of_dev[t->links[l].dst];
-        cs_pkt_mmu_t *mmu = t->devs[t->links[l].dst].kind == CS_DEV_SWITCH ? cs_pkt_net_mmu(pk->net, dst) : NULL;
-        int mport = mmu != NULL ? cs_pkt_net_mmu_port(pk->net, port) : -1;
         for (int p = 0; p < CS_PKT_PRIOS; p++) {
+            cs_pkt_link_stats_t ls;
+            cs_pkt_net_link_stats(pk->net, port, p, &ls);
             cs_net_port_counters_t pc = {
                 .prio = p,
-                .tx_pkts = cs_pkt_port_tx_pkts(pp, p),
-                .pause_sent = cs_pkt_pfc_xoff_sent(pfc, p),
-                .pause_received = cs_pkt_pfc_received(pfc, p),
-                .paused_us = (double)cs_pkt_pfc_paused_ps(pfc, p, now) / 1e6,
-                .ecn_marks = cs_pkt_net_ecn_marks(pk->net, port, p),
-                .drops = mport >= 0 ? cs_pkt_mmu_drops(mmu, mport, p) : 0,
-                .queue_max_bytes = (double)cs_pkt_port_queue_max(pp, p),
-                .queue_avg_bytes = cs_pkt_port_queue_avg(pp, p, now),
+                .tx_pkts = ls.tx_pkts,
+                .pause_sent = ls.xoff_sent,
+                .pause_received = ls.pause_received,
+                .paused_us = (double)ls.paused_ps / 1e6,
+                .ecn_marks = ls.ecn_marks,
+                .drops = ls.drops_buffer + ls.drops_watchdog,
+                .queue_max_bytes = (double)ls.queue_max,
+                .queue_avg_bytes = ls.queue_avg,
             };
             c->pause_frames += pc.pause_sent;
             c->paused_us += pc.paused_us;
@@ -829,19 +824,27 @@ static cs_net_counters_t *count_events(pk_t *pk, double end_s)
     }
     c->nports = (int)ports->len;
     c->ports = (cs_net_port_counters_t *)g_array_free(ports, FALSE);
-    GArray *sws = g_array_new(FALSE, TRUE, sizeof(cs_net_switch_counters_t));
+    /* buffers: switches' shared buffers and NICs' receive buffers */
+    GArray *sws = g_array_new(FALSE, TRUE, sizeof(cs_net_buffer_counters_t));
     for (int d = 0; d < t->ndevs; d++) {
-        if (pk->node_of_dev[d] < 0 || t->devs[d].kind != CS_DEV_SWITCH)
+        int node = pk->node_of_dev[d];
+        if (node < 0)
             continue;
-        const cs_pkt_mmu_t *mmu = cs_pkt_net_mmu(pk->net, pk->node_of_dev[d]);
-        if (mmu == NULL || cs_pkt_mmu_used_max(mmu) == 0)
+        guint64 max;
+        double avg;
+        if (t->devs[d].kind == CS_DEV_SWITCH) {
+            cs_pkt_net_switch_buffer(pk->net, node, &max, &avg);
+        } else {
+            max = cs_pkt_net_host_rx_max(pk->net, node);
+            avg = cs_pkt_net_host_rx_avg(pk->net, node);
+        }
+        if (max == 0)
             continue;
-        /* the time-average is not kept by the MMU yet */
-        cs_net_switch_counters_t w = { g_strdup(t->devs[d].name), (double)cs_pkt_mmu_used_max(mmu), NAN };
+        cs_net_buffer_counters_t w = { g_strdup(t->devs[d].name), (double)max, avg };
         g_array_append_val(sws, w);
     }
-    c->nswitches = (int)sws->len;
-    c->switches = (cs_net_switch_counters_t *)g_array_free(sws, FALSE);
+    c->nbuffers = (int)sws->len;
+    c->buffers = (cs_net_buffer_counters_t *)g_array_free(sws, FALSE);
     return c;
 }
 
@@ -869,7 +872,7 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
         cs_link_stats_free(pk->stats);
         pk->stats = job->link_stats != NULL ? make_stats(pk, st.time_s) : NULL;
         cs_net_counters_free(pk->net_counters);
-        pk->net_counters = count_events(pk, st.time_s);
+        pk->net_counters = count_events(pk);
     }
     call_clear(pk);
     return ok;
@@ -894,9 +897,9 @@ static cs_net_counters_t *pk_net_counters(void *state)
     d->ports = g_memdup2(c->ports, sizeof *c->ports * (gsize)c->nports);
     for (int i = 0; i < c->nports; i++)
         d->ports[i].link = g_strdup(c->ports[i].link);
-    d->switches = g_memdup2(c->switches, sizeof *c->switches * (gsize)c->nswitches);
-    for (int i = 0; i < c->nswitches; i++)
-        d->switches[i].name = g_strdup(c->switches[i].name);
+    d->buffers = g_memdup2(c->buffers, sizeof *c->buffers * (gsize)c->nbuffers);
+    for (int i = 0; i < c->nbuffers; i++)
+        d->buffers[i].name = g_strdup(c->buffers[i].name);
     return d;
 }
 

@@ -150,15 +150,15 @@ static inline gboolean may_send(const cs_pkt_port_t *port, int p, cs_time_t now)
 static int pick(cs_pkt_port_t *port, cs_time_t now)
 {
     guint8 strict = port->cfg.strict;
-    gboolean any = FALSE;
+    guint8 ok = 0;                    /* priorities with packets that may go now */
     for (int p = CS_PKT_PRIOS - 1; p >= 0; p--) {
         if (port->q[p].head == NULL || !may_send(port, p, now))
             continue;
         if (strict >> p & 1)
             return p;
-        any = TRUE;
+        ok |= (guint8)(1u << p);
     }
-    if (!any)
+    if (ok == 0)
         return -1;
     /* Deficit round robin. A queue found empty forgets its deficit (it
      * was idle); a paused one keeps it and is skipped without a quantum.
@@ -169,7 +169,7 @@ static int pick(cs_pkt_port_t *port, cs_time_t now)
             cs_pkt_t *head = port->q[p].head;
             if (head == NULL) {
                 port->deficit[p] = 0;
-            } else if (may_send(port, p, now)) {
+            } else if (ok >> p & 1) {
                 if (!port->drr_granted) {
                     port->deficit[p] += port->quantum[p];
                     port->drr_granted = TRUE;
@@ -291,4 +291,3 @@ guint64 cs_pkt_port_queue_max(const cs_pkt_port_t *port, int prio) { return port
 guint64 cs_pkt_port_tx_bytes(const cs_pkt_port_t *port, int prio) { return port->tx_bytes[prio]; }
 guint64 cs_pkt_port_tx_pkts(const cs_pkt_port_t *port, int prio) { return port->tx_pkts[prio]; }
 guint64 cs_pkt_port_ctrl_pkts(const cs_pkt_port_t *port) { return port->ctrl_pkts; }
-guint32 cs_pkt_port_in_flight(const cs_pkt_port_t *port) { return port->wire.len; }

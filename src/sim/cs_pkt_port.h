@@ -121,6 +121,5 @@ double cs_pkt_port_queue_avg(const cs_pkt_port_t *port, int prio, cs_time_t now)
 guint64 cs_pkt_port_tx_bytes(const cs_pkt_port_t *port, int prio);      /* wire bytes sent */
 guint64 cs_pkt_port_tx_pkts(const cs_pkt_port_t *port, int prio);
 guint64 cs_pkt_port_ctrl_pkts(const cs_pkt_port_t *port);              /* control frames sent */
-guint32 cs_pkt_port_in_flight(const cs_pkt_port_t *port);               /* packets on the wire */
 
 #endif

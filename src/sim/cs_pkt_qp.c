@@ -246,13 +246,19 @@ static void timer_resume(cs_pkt_net_t *net, flow_t *f, cs_time_t now)
     pace_rescale(net, f, old, now);
 }
 
+/* Packets left to send: new ones, or ones selective repeat sends again. */
+static inline gboolean has_work(const flow_t *f)
+{
+    return f->next < f->npkts || f->rs_count > 0;
+}
+
 /* The DCQCN increase timer expired (CS_PKT_EV_DCQCN_TIMER, 'ev'). A QP
  * with nothing left to send stops it; the NIC's keeps running, so the
  * expiries it misses are applied when it is busy again (timer_resume). */
 void net_qp_timer(cs_pkt_net_t *net, int id, cs_event_t *ev, cs_time_t now)
 {
     flow_t *f = flow_at(net, id);
-    if (f->next >= f->npkts) {
+    if (!has_work(f)) {
         f->timer_due = now;
         return;
     }
@@ -268,9 +274,9 @@ void net_qp_timer(cs_pkt_net_t *net, int id, cs_event_t *ev, cs_time_t now)
 void net_qp_pump(cs_pkt_net_t *net, int id, cs_time_t now)
 {
     flow_t *f = flow_at(net, id);
-    if (f->timer_due >= 0 && f->next < f->npkts)
+    if (f->timer_due >= 0 && has_work(f))
         timer_resume(net, f, now);
-    while (!f->failed && f->queued < CS_PKT_NET_WINDOW && (f->next < f->npkts || f->rs_count > 0)) {
+    while (!f->failed && f->queued < CS_PKT_NET_WINDOW && has_work(f)) {
         gboolean paced = flow_paced(f);
         if (paced && (now < f->next_send || f->queued > 0)) {
             if (f->queued == 0)
@@ -326,6 +332,9 @@ void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now)
     g_return_if_fail(qp >= 0 && (guint)qp < net->flows->len);
     net_touch(net, now);
     flow_t *f = flow_at(net, qp);
+    guint64 np = cs_pkt_frame_npkts(bytes, f->cfg.mtu);
+    /* PSNs are the QP's packet indices: refused before anything changes */
+    g_return_if_fail(f->npkts + np <= G_MAXUINT32);
     if (f->nmsgs - f->mfirst == f->mcap) {
         /* grow the ring, keeping each live message at number % mcap */
         guint ncap = f->mcap * 2;
@@ -336,11 +345,9 @@ void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now)
         f->msgs = n;
         f->mcap = ncap;
     }
-    guint64 np = cs_pkt_frame_npkts(bytes, f->cfg.mtu);
     *msg_of(f, f->nmsgs) = (msg_t){ f->npkts, f->npkts + np, bytes };
     f->nmsgs++;
     f->npkts += np;
-    g_return_if_fail(f->npkts <= G_MAXUINT32);   /* PSNs are the QP's packet indices */
     net_qp_pump(net, qp, now);
 }
 

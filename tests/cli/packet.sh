@@ -78,7 +78,7 @@ rc=$?
 "$COLLSIM" run $T --nodes 8 --oversubscription 2 --model packet --dcqcn connectx -b 256M -e 256M --link-stats \
     --json net.json >net.txt 2>&1 || bad run-net-counters
 grep -q '^# Network counters (model:packet), allreduce 256 MiB, the largest size: [0-9]* pause frames' net.txt &&
-    grep -q '^#  prio     packets  pauses' net.txt && grep -q '^#  switch leaf0: buffer high-water' net.txt &&
+    grep -q '^#  prio     packets  pauses' net.txt && grep -q '^#  buffer of leaf0: high-water [0-9.]* [KMG]*i*B, time-average' net.txt &&
     ok net-counters-text || bad net-counters-text
 python3 - net.json <<'PY' && ok net-counters-json || bad net-counters-json
 import json, sys
