@@ -7,6 +7,7 @@
  * a summary. Every input problem is one line on stderr and exit 2, before
  * anything is written. */
 #include "config.h"
+#include "io/cs_scenario-int.h"
 #include "cli/cs_commands.h"
 #include "io/cs_nccltests_log.h"
 #include "io/cs_scenario.h"
@@ -488,7 +489,7 @@ static cs_result_t *run_sweep_skipping(const cs_engine_ops_t *ops, const cs_engi
  * print several), over the same sizes. With 'skip', sizes the engine
  * refuses are left out (noted in the result). */
 static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *topo, const cs_comm_t *comm,
-                                  const cs_params_t *params, guint64 seed, gboolean exact, const cs_result_t *m, gboolean skip,
+                                  const cs_params_t *params, const cs_scenario_t *s, const cs_result_t *m, gboolean skip,
                                   const char *where, GError **err)
 {
     g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
@@ -516,8 +517,8 @@ static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *t
         }
         cs_engine_job_t job = {
             .topo = topo, .comm = comm, .params = params, .coll = m->coll, .dtype = g->dtype,
-            .redop = g->redop, .root = cs_coll_has_root(m->coll) ? MAX(g->root, 0) : -1, .seed = seed,
-            .exact = exact,
+            .redop = g->redop, .root = cs_coll_has_root(m->coll) ? MAX(g->root, 0) : -1, .seed = s->seed,
+            .exact = s->exact, .fabric = &s->fabric,
         };
         GError *e = NULL;
         g_autoptr(cs_result_t) p = run_sweep_skipping(ops, &job, sizes, n, skip, skipped, algos, &e);
@@ -594,6 +595,15 @@ static int validate(validate_args_t *a, GError **err)
     hint.has_coll = a->op != NULL;
     if (s.calibration != NULL && !cs_params_load(&params, s.calibration, err))
         goto out;
+    /* the [fabric] section: its keys checked together, and a warning
+     * where the model does not read it */
+    if (!cs_scenario_fabric_check(&s.fabric, err))
+        goto out;
+    {
+        g_autofree char *fw = cs_engine_fabric_warning(ops, &s.fabric);
+        if (fw != NULL)
+            fprintf(stderr, "collsim: warning: %s\n", fw);
+    }
     topo = cs_topo_spec_build(&s.topo, err);
     if (topo == NULL)
         goto out;
@@ -650,7 +660,7 @@ static int validate(validate_args_t *a, GError **err)
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);
-        c->predicted = predict_table(ops, topo, comm, &params, s.seed, s.exact, c->measured, a->skip_unsupported, where,
+        c->predicted = predict_table(ops, topo, comm, &params, &s, c->measured, a->skip_unsupported, where,
                                      err);
         if (c->predicted == NULL)
             goto out;
@@ -660,7 +670,7 @@ static int validate(validate_args_t *a, GError **err)
         if (params.calibration_source != NULL) {
             cs_params_t builtin;
             cs_params_init_defaults(&builtin);
-            g_autoptr(cs_result_t) before = predict_table(ops, topo, comm, &builtin, s.seed, s.exact, c->measured,
+            g_autoptr(cs_result_t) before = predict_table(ops, topo, comm, &builtin, &s, c->measured,
                                                           a->skip_unsupported, where, err);
             if (before == NULL)
                 goto out;

@@ -193,8 +193,8 @@ void cs_predict_csv_num(GString *g, double v)
 static char *keys_of(const char *group)
 {
     GString *g = g_string_new(NULL);
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys };
-    for (int t = 0; t < 2; t++)
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_fabric_keys };
+    for (int t = 0; t < 3; t++)
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
             if (strcmp(k->group, group) == 0)
                 g_string_append_printf(g, "%s%s.%s", g->len ? ", " : "", group, k->key);
@@ -228,7 +228,7 @@ gboolean cs_predict_key_resolve(const char *name, char **group_p, char **key_p, 
     }
     if (strcmp(group, "output") == 0 || cs_scenario_job_group_name(group) != NULL || strcmp(group, "job") == 0) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "'%s' cannot be varied; expected a key of [scenario], [topology], [collective] or [nccl]", name);
+                    "'%s' cannot be varied; expected a key of [scenario], [topology], [collective], [fabric] or [nccl]", name);
         return FALSE;
     }
     if (strcmp(group, "nccl") == 0) {
@@ -236,9 +236,10 @@ gboolean cs_predict_key_resolve(const char *name, char **group_p, char **key_p, 
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not an NCCL_* variable; expected nccl.NCCL_NAME", name);
             return FALSE;
         }
-    } else if (strcmp(group, "scenario") != 0 && strcmp(group, "topology") != 0 && strcmp(group, "collective") != 0) {
+    } else if (strcmp(group, "scenario") != 0 && strcmp(group, "topology") != 0 && strcmp(group, "collective") != 0 &&
+               strcmp(group, "fabric") != 0) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "unknown group '%s' in '%s'; expected scenario, topology, collective or nccl", group, name);
+                    "unknown group '%s' in '%s'; expected scenario, topology, collective, fabric or nccl", group, name);
         return FALSE;
     } else if (!(strcmp(group, "topology") == 0 && strcmp(key, "topo") == 0) &&
                cs_scenario_key_find(group, key) == NULL) {

@@ -26,6 +26,9 @@ extern const cs_scenario_key_t cs_topo_spec_keys[];
  * "unknown collective 'X'; expected one of ..." (no prefix). */
 gboolean cs_scenario_parse_enum(const char *key, const char *v, int *out_p, GError **err);
 
+/* A truth value: true/yes/on/1 or false/no/off/0 (any case). */
+gboolean cs_scenario_parse_bool(const char *v, gboolean *out_p);
+
 /* Keys of [fabric] (cs_scenario_fabric.c), in the order of
  * cs_fabric_key_t, NULL-terminated; each is also a flag (--help-fabric). */
 extern const cs_scenario_key_t cs_fabric_keys[];

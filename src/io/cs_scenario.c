@@ -269,7 +269,7 @@ static gboolean set_collective(cs_scenario_t *s, const char *key, const char *v,
     return TRUE;
 }
 
-static gboolean parse_bool(const char *v, gboolean *out_p)
+gboolean cs_scenario_parse_bool(const char *v, gboolean *out_p)
 {
     static const char *const yes[] = { "true", "yes", "on", "1", NULL };
     static const char *const no[] = { "false", "no", "off", "0", NULL };
@@ -345,7 +345,7 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
             }
             replace_str(&s->model, g_strdup(value));
         } else if (strcmp(key, "exact") == 0) {
-            if (!parse_bool(value, &s->exact)) {
+            if (!cs_scenario_parse_bool(value, &s->exact)) {
                 set_input_error(err, "'%s' is not a truth value; expected true or false", value);
                 return FALSE;
             }
@@ -358,7 +358,7 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
         }
     } else if (strcmp(group, "output") == 0) {
         if (strcmp(key, "extra-columns") == 0 || strcmp(key, "link-stats") == 0) {
-            if (!parse_bool(value, key[0] == 'e' ? &s->extra_columns : &s->link_stats)) {
+            if (!cs_scenario_parse_bool(value, key[0] == 'e' ? &s->extra_columns : &s->link_stats)) {
                 set_input_error(err, "'%s' is not a truth value; expected true or false", value);
                 return FALSE;
             }

@@ -73,17 +73,6 @@ static gboolean bad(GError **err, const char *fmt, ...)
     return FALSE;
 }
 
-static gboolean parse_switch(const char *v, gboolean *on_p)
-{
-    if (g_ascii_strcasecmp(v, "on") == 0 || g_ascii_strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0)
-        *on_p = TRUE;
-    else if (g_ascii_strcasecmp(v, "off") == 0 || g_ascii_strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0)
-        *on_p = FALSE;
-    else
-        return FALSE;
-    return TRUE;
-}
-
 /* "3", "3,4", "none" -> bit mask */
 static gboolean parse_prios(const char *v, guint8 *mask_p)
 {
@@ -105,12 +94,14 @@ static gboolean parse_prios(const char *v, guint8 *mask_p)
     return TRUE;
 }
 
-/* "26:3,48:6" over the current map */
+/* "26:3,48:6" over the default map DSCP / 8 (not over an earlier value:
+ * the last value given is the map, as --dump writes it back) */
 static gboolean parse_dscp_map(const char *v, guint8 map[64], GError **err)
 {
     g_auto(GStrv) parts = g_strsplit(v, ",", -1);
     guint8 m[64];
-    memcpy(m, map, sizeof m);
+    for (int d = 0; d < 64; d++)
+        m[d] = (guint8)(d >> 3);
     int n = 0;
     for (int i = 0; parts[i] != NULL; i++) {
         char *e = g_strstrip(parts[i]);
@@ -199,8 +190,8 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
         c->cnp_dscp = (int)n;
         return TRUE;
     case CS_FK_ECN:
-        if (!parse_switch(v, &c->ecn))
-            return bad(err, "'%s' is not on or off; expected on or off", v);
+        if (!cs_scenario_parse_bool(v, &c->ecn))
+            return bad(err, "'%s' is not on or off; expected on or off (true, false, yes, no, 1, 0)", v);
         return TRUE;
     case CS_FK_ECN_KMIN:
     case CS_FK_ECN_KMAX:
@@ -217,7 +208,7 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
             c->dcqcn = CS_FABRIC_DCQCN_CONNECTX;
         else if (g_ascii_strcasecmp(v, "paper") == 0)
             c->dcqcn = CS_FABRIC_DCQCN_PAPER;
-        else if (parse_switch(v, &on) && !on)
+        else if (cs_scenario_parse_bool(v, &on) && !on)
             c->dcqcn = CS_FABRIC_DCQCN_OFF;
         else
             return bad(err, "'%s' is not a DCQCN setting; expected off, connectx or paper", v);
@@ -295,17 +286,17 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
         c->cable_m = x;
         return TRUE;
     case CS_FK_WATCHDOG:
-        if (parse_switch(v, &on) && !on) {
+        if (cs_scenario_parse_bool(v, &on) && !on) {
             c->watchdog_s = 0;
             return TRUE;
         }
         if (!parse_seconds(v, MAX_TIME_S, &x) || x < 1e-9)
-            return bad(err, "'%s' is not a watchdog time; expected off or a time from 1ns to 1h, such as 100ms", v);
+            return bad(err, "'%s' is not a watchdog time; expected off or a time from 1ns to 3600s, such as 100ms", v);
         c->watchdog_s = x;
         return TRUE;
     case CS_FK_WATCHDOG_RESTORE:
         if (!parse_seconds(v, MAX_TIME_S, &x))
-            return bad(err, "'%s' is not a time; expected a time from 0 to 1h, such as 200ms", v);
+            return bad(err, "'%s' is not a time; expected a time from 0 to 3600s, such as 200ms", v);
         c->watchdog_restore_s = x;
         return TRUE;
     case CS_FK_NIC_RX_RATE:
@@ -332,7 +323,7 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
     case CS_FK_STALL_AT:
     case CS_FK_STALL_FOR:
         if (!parse_seconds(v, MAX_TIME_S, &x))
-            return bad(err, "'%s' is not a time; expected a time from 0 to 1h, such as 20us", v);
+            return bad(err, "'%s' is not a time; expected a time from 0 to 3600s, such as 20us", v);
         *(k == CS_FK_STALL_AT ? &c->stall_at_s : &c->stall_for_s) = x;
         return TRUE;
     case CS_FK_RECOVERY:
@@ -359,8 +350,6 @@ gboolean cs_scenario_fabric_set(cs_fabric_cfg_t *cfg, const char *key, const cha
 {
     int k = key_index(key);
     g_assert(k >= 0);
-    if (!g_utf8_validate(value, -1, NULL))
-        return bad(err, "the value is not UTF-8 text; expected text");
     if (!set_value(cfg, k, value, err))
         return FALSE;
     cfg->set |= (guint64)1 << k;
@@ -397,6 +386,13 @@ gboolean cs_scenario_fabric_check(const cs_fabric_cfg_t *cfg, GError **err)
     if ((cfg->set >> CS_FK_NIC_RX_BUFFER & 1) && cfg->nic_rx == CS_FABRIC_RX_OFF && cfg->stall_nic == NULL)
         return bad(err, "%s: NICs drain at once (nic-rx-rate off); expected nic-rx-rate = auto or a rate with it",
                    cfg->origin[CS_FK_NIC_RX_BUFFER]);
+    if (cfg->trust == CS_FABRIC_TRUST_PCP) {
+        static const int dscp_keys[] = { CS_FK_DSCP_MAP, CS_FK_ROCE_TOS, CS_FK_CNP_DSCP };
+        for (guint i = 0; i < G_N_ELEMENTS(dscp_keys); i++)
+            if (cfg->set >> dscp_keys[i] & 1)
+                return bad(err, "%s: switches trust the VLAN priority (trust = pcp), not the DSCP; expected "
+                           "trust = dscp with it", cfg->origin[dscp_keys[i]]);
+    }
     if ((cfg->set >> CS_FK_WATCHDOG_RESTORE & 1) && cfg->watchdog_s <= 0)
         return bad(err, "%s: the PFC watchdog is off; expected pfc-watchdog = TIME with it",
                    cfg->origin[CS_FK_WATCHDOG_RESTORE]);

@@ -96,12 +96,6 @@ static void json_u64(GString *g, const char *key, guint64 v)
     g_string_append_printf(g, "\"%s\": %" G_GUINT64_FORMAT, key, v);
 }
 
-static void json_key_num(GString *g, const char *key, double v)
-{
-    g_string_append_printf(g, "\"%s\": ", key);
-    json_num(g, v);
-}
-
 /* A packet engine's counters of one call (cs_net_counters_t). */
 static void json_network(GString *g, const cs_net_counters_t *c)
 {
@@ -118,7 +112,7 @@ static void json_network(GString *g, const cs_net_counters_t *c)
     g_string_append(g, ", ");
     json_u64(g, "pause_frames", c->pause_frames);
     g_string_append(g, ", ");
-    json_key_num(g, "paused_us", c->paused_us);
+    cs_write_append_json_num(g, "paused_us", c->paused_us);
     g_string_append(g, ", ");
     json_u64(g, "ecn_marks", c->ecn_marks);
     g_string_append(g, ", ");
@@ -135,15 +129,15 @@ static void json_network(GString *g, const cs_net_counters_t *c)
         g_string_append(g, ", ");
         json_u64(g, "pause_received", p->pause_received);
         g_string_append(g, ", ");
-        json_key_num(g, "paused_us", p->paused_us);
+        cs_write_append_json_num(g, "paused_us", p->paused_us);
         g_string_append(g, ", ");
         json_u64(g, "ecn_marks", p->ecn_marks);
         g_string_append(g, ", ");
         json_u64(g, "drops", p->drops);
         g_string_append(g, ", ");
-        json_key_num(g, "queue_max_bytes", p->queue_max_bytes);
+        cs_write_append_json_num(g, "queue_max_bytes", p->queue_max_bytes);
         g_string_append(g, ", ");
-        json_key_num(g, "queue_avg_bytes", p->queue_avg_bytes);
+        cs_write_append_json_num(g, "queue_avg_bytes", p->queue_avg_bytes);
         g_string_append_c(g, '}');
     }
     g_string_append(g, "], \"buffers\": [");
@@ -152,9 +146,9 @@ static void json_network(GString *g, const cs_net_counters_t *c)
         g_string_append(g, i ? ",\n      {\"name\": " : "\n      {\"name\": ");
         json_str(g, w->name);
         g_string_append(g, ", ");
-        json_key_num(g, "buffer_max_bytes", w->buffer_max_bytes);
+        cs_write_append_json_num(g, "buffer_max_bytes", w->buffer_max_bytes);
         g_string_append(g, ", ");
-        json_key_num(g, "buffer_avg_bytes", w->buffer_avg_bytes);
+        cs_write_append_json_num(g, "buffer_avg_bytes", w->buffer_avg_bytes);
         g_string_append_c(g, '}');
     }
     g_string_append(g, "]}");

@@ -3,8 +3,7 @@
  * from it with the NCCL settings (the data's priority from NCCL_IB_TC
  * through the DSCP map). Pure: no I/O; the key table and the parsing of
  * values are in src/io/cs_scenario_fabric.c. Every field has a default
- * (cs_fabric_cfg_init) that is the fabric the packet engine assumed before
- * the section existed, so a scenario without [fabric] runs as it did. */
+ * (cs_fabric_cfg_init), documented in collsim-scenario(5). */
 #ifndef CS_FABRIC_CFG_H
 #define CS_FABRIC_CFG_H
 

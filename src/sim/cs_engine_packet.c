@@ -318,9 +318,16 @@ static gboolean build_net(pk_t *pk, GError **err)
         if (cs_pkt_net_set_buffer(pk->net, pk->node_of_dev[d], &mc, headroom) != 0 ||
             cs_pkt_mmu_threshold(cs_pkt_net_mmu(pk->net, pk->node_of_dev[d])) == 0 ||
             (c->ecn && cs_pkt_net_set_ecn(pk->net, pk->node_of_dev[d], ecp) != 0)) {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "packet engine: switch %s: its buffer (%.3g MB, %s) cannot "
-                        "hold its ports' headroom and reserves; expected a larger switch-buffer or a smaller "
-                        "pfc-headroom", t->devs[d].name, (double)mc.buffer / 1e6, why);
+            /* the key that made it so, where it came from */
+            static const int keys[] = { CS_FK_SWITCH_BUFFER, CS_FK_PFC_HEADROOM, CS_FK_SWITCH, CS_FK_PFC,
+                                        CS_FK_CABLE, CS_FK_MTU };
+            const char *origin = "packet engine";
+            for (guint i = 0; i < G_N_ELEMENTS(keys) && strcmp(origin, "packet engine") == 0; i++)
+                if (c->origin[keys[i]] != NULL)
+                    origin = c->origin[keys[i]];
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: switch %s: its buffer (%.3g MB, %s) cannot hold its "
+                        "ports' headroom and reserves; expected a larger switch-buffer or a smaller pfc-headroom",
+                        origin, t->devs[d].name, (double)mc.buffer / 1e6, why);
             return FALSE;
         }
     }
@@ -739,7 +746,16 @@ static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err
         fabric_clear(&fab);
         return FALSE;
     }
-    *state_p = pk_new(t, f, job->seed, &fab, job->sink);
+    pk_t *pk = pk_new(t, f, job->seed, &fab, job->sink);
+    /* the fabric is checked against the topology once, here, so that a
+     * buffer too small for its headroom is reported before any size */
+    gboolean ok = build_net(pk, err);
+    call_clear(pk);
+    if (!ok) {
+        pk_close(pk);
+        return FALSE;
+    }
+    *state_p = pk;
     return TRUE;
 }
 

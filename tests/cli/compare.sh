@@ -107,7 +107,7 @@ check bad-key "collsim: --design x: topology.nodez: unknown key 'nodez' in [topo
     --topo dgx-h100 --design x:topology.nodez=2 --design y:NCCL_ALGO=Ring
 check bad-value "collsim: --design x: nodes: 'abc' is not a whole number; expected a number of nodes from 1 to 65536" \
     --topo dgx-h100 --design x:nodes=abc --design y:NCCL_ALGO=Ring
-check output-key "collsim: --design x: output.json: 'output.json' cannot be varied; expected a key of [scenario], [topology], [collective] or [nccl]" \
+check output-key "collsim: --design x: output.json: 'output.json' cannot be varied; expected a key of [scenario], [topology], [collective], [fabric] or [nccl]" \
     --topo dgx-h100 --design x:output.json=a --design y:NCCL_ALGO=Ring
 check two-collectives "collsim: compare: design x runs allgather and design y allreduce; expected one collective for all (--op sets it for every design)" \
     --topo dgx-h100 --design x:op=allgather --design y:NCCL_ALGO=Ring

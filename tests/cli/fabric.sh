@@ -58,8 +58,11 @@ scen stall.ini 'stall-at = 10us'
 refused "stall-at without stall-nic" "stall.ini:9: stall-at: there is no stall-nic" "$COLLSIM" run stall.ini
 refused "CNPs and data on one priority" "CNPs and data would share priority 3" \
     "$COLLSIM" run $T --model packet --dscp-map 48:3 -b 1M -e 1M
-refused "a switch buffer too small for its headroom" "expected a larger switch-buffer or a smaller pfc-headroom" \
+refused "a switch buffer too small for its headroom" "collsim: --switch-buffer: switch leaf0: its buffer (0.0655 MB, switch-buffer) cannot hold" \
     "$COLLSIM" run $T --model packet --switch-buffer 64K -b 1M -e 1M
+scen pcp.ini 'trust = pcp' 'cnp-dscp = 40'
+refused "DSCP keys with trust pcp" "pcp.ini:10: cnp-dscp: switches trust the VLAN priority (trust = pcp), not the DSCP" \
+    "$COLLSIM" run pcp.ini
 
 # ---- written back by --dump and read again --------------------------------
 scen dump.ini 'mtu = 2048' 'pfc = 3,4' 'dcqcn = paper' 'dcqcn-g = 0.00390625' 'switch = tomahawk-5' \
@@ -68,6 +71,13 @@ scen dump.ini 'mtu = 2048' 'pfc = 3,4' 'dcqcn = paper' 'dcqcn-g = 0.00390625' 's
     cmp -s d1.ini d2.ini && grep -q '^\[fabric\]' d1.ini && grep -q '^dcqcn-g=0.00390625' d1.ini &&
     grep -q '^switch=tomahawk-5' d1.ini && ok "--dump writes [fabric] and reads it back" ||
     { bad "--dump writes [fabric] and reads it back"; cat err.txt d1.ini | head -40; }
+
+# the last dscp-map given is the map (over DSCP / 8), as --dump writes it
+scen map.ini 'dscp-map = 26:5'
+"$COLLSIM" run map.ini --dscp-map 48:2 --dump >m1.ini 2>err.txt && grep -q '^dscp-map=48:2$' m1.ini &&
+    "$COLLSIM" run map.ini --dscp-map 48:2 -b 1M -e 1M >m1.txt 2>&1 && "$COLLSIM" run m1.ini -b 1M -e 1M >m2.txt 2>&1 &&
+    grep -q 'DSCP 26, priority 3 by the DSCP map' m1.txt && cmp -s m1.txt m2.txt &&
+    ok "the flag's dscp-map replaces the file's, and --dump keeps it" || bad "dscp-map flag over file"
 
 # ---- engines that do not read the section say so ---------------------------
 for m in analytic flow; do

@@ -66,7 +66,7 @@ check() {  # name, expected stderr (exact), args...
 }
 check bad-key "collsim: --grid topology.nodez: unknown key 'nodez' in [topology]; expected one of topology.file, topology.preset, topology.gpu, topology.gpus, topology.sockets, topology.p2p, topology.nodes, topology.nic, topology.nics-per-node, topology.fabric, topology.oversubscription" \
     --topo dgx-h100 --grid topology.nodez=1,2
-check bad-group "collsim: --grid network.nodes: unknown group 'network' in 'network.nodes'; expected scenario, topology, collective or nccl" \
+check bad-group "collsim: --grid network.nodes: unknown group 'network' in 'network.nodes'; expected scenario, topology, collective, fabric or nccl" \
     --topo dgx-h100 --grid network.nodes=1
 check bad-value "collsim: --grid topology.fabric: unknown fabric 'torus'; expected rail or fat-tree" \
     --topo dgx-h100 --grid topology.fabric=rail,torus
