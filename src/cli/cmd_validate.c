@@ -8,6 +8,7 @@
  * anything is written. */
 #include "config.h"
 #include "io/cs_scenario-int.h"
+#include "io/cs_output.h"
 #include "cli/cs_commands.h"
 #include "io/cs_nccltests_log.h"
 #include "io/cs_scenario.h"
@@ -699,9 +700,12 @@ static int validate(validate_args_t *a, GError **err)
         print_comparison(stdout, a->log, log->nccl_version, &g_array_index(cmp, compared_t, i), topo, s.env,
                          &params);
     }
-    status = fflush(stdout) == 0 ? 0 : 1;
-    if (status != 0)
-        fprintf(stderr, "collsim: validate: cannot write to standard output\n");
+    /* a failed write: one line (the output module's), exit 3, as run does */
+    if (!cs_output_stdout_flush(err)) {
+        status = cs_error_exit_status(*err);
+        goto out;
+    }
+    status = 0;
     /* Rows of the compared tables the reader could not read (a negative
      * or cut-off size): the comparison is incomplete, which is a failed
      * check (exit status 1), each row named on standard error. */
@@ -738,7 +742,7 @@ int cs_cmd_validate(int argc, char **argv)
     if (parse_args(&a, argc, argv, &err)) {
         status = validate(&a, &err);
     }
-    if (status == 2)
+    if (status == 2 || (status == CS_EXIT_RESOURCE && err != NULL))
         status = cs_cli_fail(err);
     g_ptr_array_unref(a.envs);
     cs_topo_spec_clear(&a.topo);
