@@ -27,6 +27,18 @@ void cs_net_counters_free(cs_net_counters_t *c)
     g_free(c);
 }
 
+cs_net_counters_t *cs_net_counters_copy(const cs_net_counters_t *c)
+{
+    cs_net_counters_t *d = g_memdup2(c, sizeof *c);
+    d->ports = g_memdup2(c->ports, sizeof *c->ports * (gsize)c->nports);
+    for (int i = 0; i < c->nports; i++)
+        d->ports[i].link = g_strdup(c->ports[i].link);
+    d->buffers = g_memdup2(c->buffers, sizeof *c->buffers * (gsize)c->nbuffers);
+    for (int i = 0; i < c->nbuffers; i++)
+        d->buffers[i].name = g_strdup(c->buffers[i].name);
+    return d;
+}
+
 void cs_result_free(cs_result_t *r)
 {
     if (r == NULL)

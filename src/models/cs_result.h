@@ -57,6 +57,7 @@ typedef struct {
 } cs_net_counters_t;
 
 void cs_net_counters_free(cs_net_counters_t *c);
+cs_net_counters_t *cs_net_counters_copy(const cs_net_counters_t *c);
 
 typedef struct {
     char *producer;        /* "model:analytic", "model:flow", "measured:nccl-tests", "measured:collsim-real" */

@@ -85,7 +85,6 @@ typedef struct {
     cs_net_counters_t *net_counters;
     /* --trace: the fabric's gauges, sampled every SAMPLE_PS while packets move */
     cs_sim_sink_t *sink;
-    cs_time_t next_sample;
     int nsampled;                /* network ports sampled (port_of_link order) */
     int *sample_port;            /* their port ids */
     char **queue_name, **pause_name, **rate_name;
@@ -321,13 +320,12 @@ static gboolean build_net(pk_t *pk, GError **err)
             /* the key that made it so, where it came from */
             static const int keys[] = { CS_FK_SWITCH_BUFFER, CS_FK_PFC_HEADROOM, CS_FK_SWITCH, CS_FK_PFC,
                                         CS_FK_CABLE, CS_FK_MTU };
-            const char *origin = "packet engine";
-            for (guint i = 0; i < G_N_ELEMENTS(keys) && strcmp(origin, "packet engine") == 0; i++)
-                if (c->origin[keys[i]] != NULL)
-                    origin = c->origin[keys[i]];
+            const char *origin = NULL;
+            for (guint i = 0; i < G_N_ELEMENTS(keys) && origin == NULL; i++)
+                origin = c->origin[keys[i]];
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: switch %s: its buffer (%.3g MB, %s) cannot hold its "
                         "ports' headroom and reserves; expected a larger switch-buffer or a smaller pfc-headroom",
-                        origin, t->devs[d].name, (double)mc.buffer / 1e6, why);
+                        origin != NULL ? origin : "packet engine", t->devs[d].name, (double)mc.buffer / 1e6, why);
             return FALSE;
         }
     }
@@ -491,6 +489,10 @@ static void qp_failed(void *ctx, int qp, cs_time_t now)
 
 #define SAMPLE_PS ((cs_time_t)1000000)   /* 1 us: a 400G port moves 12 4-KiB packets in it */
 
+static void sample_fn(void *ctx, cs_time_t now);
+
+/* Gauge names, and the net's sampler (every SAMPLE_PS while a packet is
+ * queued or in flight; never an event of its own). */
 static void sample_setup(pk_t *pk)
 {
     const cs_topo_t *t = pk->topo;
@@ -509,7 +511,7 @@ static void sample_setup(pk_t *pk)
     }
     pk->last_queue = g_new0(double, MAX(1, pk->nsampled));
     pk->last_pause = g_new0(double, MAX(1, pk->nsampled));
-    pk->next_sample = 0;
+    cs_pkt_net_set_sampler(pk->net, SAMPLE_PS, sample_fn, pk);
 }
 
 static void sample_clear(pk_t *pk)
@@ -613,11 +615,10 @@ static gboolean stuck_error(pk_t *pk, GError **err)
                     (double)dl->detected / CS_PS_PER_S, dl->prio, path->str);
     else
         g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "packet engine: at %.6f s every packet left waits on %s, whose "
-                    "receive path is stalled for good (stall-nic); pauses hold %s%s on priority %d, and the "
+                    "receive path is stalled for good (stall-nic); pauses hold %s on priority %d, and the "
                     "collective never completes (NCCL would hang until its timeout)",
                     (double)dl->detected / CS_PS_PER_S, host != NULL ? host : "a NIC",
-                    dl->nlinks > 0 ? path->str : "no link (the watchdog drops instead)",
-                    dl->nlinks > 0 ? "" : "", dl->prio);
+                    dl->nlinks > 0 ? path->str : "no link (the watchdog drops instead)", dl->prio);
     g_string_free(path, TRUE);
     return TRUE;
 }
@@ -634,6 +635,11 @@ static void run_error(pk_t *pk, GError **e, GError **err)
     g_propagate_error(err, g_steal_pointer(e));
 }
 
+static void sample_fn(void *ctx, cs_time_t now)
+{
+    sample(ctx, now);
+}
+
 static cs_time_t x_next(void *ctx)
 {
     pk_t *pk = ctx;
@@ -644,10 +650,6 @@ static gboolean x_run(void *ctx, cs_time_t t, GError **err)
 {
     pk_t *pk = ctx;
     pk->pkt_events += cs_pkt_net_run(pk->net, t);
-    if (pk->sample_port != NULL && t >= pk->next_sample) {
-        sample(pk, t);
-        pk->next_sample = t - t % SAMPLE_PS + SAMPLE_PS;
-    }
     if (stuck_error(pk, err))
         return FALSE;
     if (!pk->failed)
@@ -906,17 +908,7 @@ static cs_link_stats_t *pk_link_stats(void *state)
 static cs_net_counters_t *pk_net_counters(void *state)
 {
     const pk_t *pk = state;
-    const cs_net_counters_t *c = pk->net_counters;
-    if (c == NULL)
-        return NULL;
-    cs_net_counters_t *d = g_memdup2(c, sizeof *c);
-    d->ports = g_memdup2(c->ports, sizeof *c->ports * (gsize)c->nports);
-    for (int i = 0; i < c->nports; i++)
-        d->ports[i].link = g_strdup(c->ports[i].link);
-    d->buffers = g_memdup2(c->buffers, sizeof *c->buffers * (gsize)c->nbuffers);
-    for (int i = 0; i < c->nbuffers; i++)
-        d->buffers[i].name = g_strdup(c->buffers[i].name);
-    return d;
+    return pk->net_counters != NULL ? cs_net_counters_copy(pk->net_counters) : NULL;
 }
 
 static char *pk_counters(void *state)
@@ -935,6 +927,14 @@ static char *pk_counters(void *state)
                            c->naks, c->timeouts, c->pause_frames, c->paused_us, c->ecn_marks, c->cnps);
 }
 
+static gboolean dcqcn_params_set(const cs_fabric_cfg_t *c)
+{
+    for (int k = CS_FK_DCQCN_AI; k <= CS_FK_DCQCN_MIN_DEC; k++)
+        if (c->set >> k & 1)
+            return TRUE;
+    return FALSE;
+}
+
 static char *dcqcn_text(const pk_fabric_t *f)
 {
     if (!f->dcqcn)
@@ -943,7 +943,7 @@ static char *dcqcn_text(const pk_fabric_t *f)
     return g_strdup_printf("DCQCN with %s values%s (AI %.3g Mb/s, HAI %.3g Mb/s, timer %.3g us, byte counter %"
                            G_GUINT64_FORMAT " B, F %d, g %.4g, min rate %.3g Mb/s)",
                            f->cfg.dcqcn == CS_FABRIC_DCQCN_PAPER ? "the DCQCN paper's" : "ConnectX's",
-                           (f->cfg.set >> CS_FK_DCQCN_AI & 0x7ff) ? " and the section's" : "",
+                           dcqcn_params_set(&f->cfg) ? " and the section's" : "",
                            (double)d->ai_bps / 1e6, (double)d->hai_bps / 1e6, (double)d->timer / 1e6, d->byte_reset,
                            d->f, d->g, (double)d->min_rate_bps / 1e6);
 }
@@ -975,9 +975,12 @@ static char **pk_notes(void *state)
                               : c->cable_m >= 0 ? g_strdup_printf("by the formula for %.4g m of cable", c->cable_m)
                               : g_strdup("by the formula, cable from each link's latency");
     g_autofree char *ecn = !c->ecn ? g_strdup("off")
+                         : c->ecn_kmin > 0 && c->ecn_pmax > 0
+                             ? g_strdup_printf("Kmin %" G_GUINT64_FORMAT " B, Kmax %" G_GUINT64_FORMAT " B, Pmax %.3g",
+                                               c->ecn_kmin, c->ecn_kmax, c->ecn_pmax)
                          : c->ecn_kmin > 0 ? g_strdup_printf("Kmin %" G_GUINT64_FORMAT " B, Kmax %" G_GUINT64_FORMAT
-                                                            " B, Pmax %.3g", c->ecn_kmin, c->ecn_kmax,
-                                                            c->ecn_pmax > 0 ? c->ecn_pmax : 0.2)
+                                                            " B, Pmax by each switch's fastest port",
+                                                            c->ecn_kmin, c->ecn_kmax)
                          : c->ecn_pmax > 0 ? g_strdup_printf("thresholds by link rate, Pmax %.3g", c->ecn_pmax)
                          : g_strdup("RED by link rate");
     g_ptr_array_add(n, g_strdup_printf(
@@ -1031,7 +1034,10 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
         if (!ok)
             run_error(pk, &e, err);
         else if (stats_p != NULL) {
-            *stats_p = make_stats(pk, st.time_s);
+            double end = 0;          /* the run's length: the last job's end */
+            for (int j = 0; j < m->ntasks; j++)
+                end = MAX(end, end_s[j]);
+            *stats_p = make_stats(pk, end);
         }
     }
     pk_close(pk);

@@ -132,9 +132,12 @@ nodes = 1,5
 size = 256M
 INI
 for m in flow packet; do
-    "$COLLSIM" run jobs.ini --model $m >jobs-$m.txt 2>&1 || bad "jobs-$m ($(tail -1 jobs-$m.txt))"
+    "$COLLSIM" run jobs.ini --model $m --link-stats >jobs-$m.txt 2>&1 || bad "jobs-$m ($(tail -1 jobs-$m.txt))"
 done
 grep -q 'All numbers: model:packet' jobs-packet.txt && ok jobs-packet-runs || bad jobs-packet-runs
+# link statistics over the whole run (the last job's end): no link above 100%
+awk '/^# Link statistics/ { on = 1; next } on && /^# +[0-9.]+ / { if ($2 > 100.5) hot = 1; n++ }
+     END { exit !(n > 0 && !hot) }' jobs-packet.txt && ok jobs-link-stats || bad jobs-link-stats
 # the "time(us)" column of a job's row, found by the header
 tcol() { awk '/^# job / { for (i = 2; i <= NF; i++) if ($i == "time(us)") c = i - 1 } c && $1 == j { print $c; exit }' j="$2" "$1"; }
 for j in a b; do
