@@ -290,5 +290,74 @@ if run_lab lab8-pfc-storm; then
         || bad "lab8: forever"
 fi
 
+# ---- labs 9 and 10: an incast and its victim, a deadlock (packet engine) ----
+# jcol FILE JOB COLUMN: a job's value in the jobs table, the column found
+# by its name in the table's header ("time(us)", "slowdown", ...)
+jcol() { awk -v j="$2" -v n="$3" '/^# job / { for (i = 2; i <= NF; i++) if ($i == n) c = i - 1 }
+                                   c && $1 == j { print $c; exit }' "$(f "$1")"; }
+# paused FILE LINK: microseconds LINK's sender was paused (trace-fabric.awk)
+paused() { awk -v l="$2" '$1 == "paused" { n = $0; sub(/^paused +[0-9.]+ us +/, "", n); if (n == l) print $2 }' "$(f "$1")"; }
+# within A B F: A and B differ by less than the fraction F of B
+within() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { exit !(a != "" && b > 0 && a / b > 1 - f && a / b < 1 + f) }'; }
+if run_lab lab9-incast; then
+    P3="prio 3"
+    [ "$(jcol incast-flow.txt victim slowdown)" = 1.000 ] && ok "lab9: flow: the victim is not slowed" \
+        || bad "lab9: flow victim ($(jcol incast-flow.txt victim slowdown))"
+    n=0
+    for j in 1 2 3 4; do
+        within "$(jcol incast-pfc.txt incast-$j slowdown)" "$(jcol incast-flow.txt incast-$j slowdown)" 0.05 && n=$((n + 1))
+    done
+    [ $n -eq 4 ] && ok "lab9: PFC: incast jobs within 5% of the flow engine's fair share" || bad "lab9: PFC incast slowdowns"
+    has incast-pfc.txt '^# bottleneck: leaf1 -> n0\.nic0 (net)' && ok "lab9: the bottleneck is the port into n0.nic0" \
+        || bad "lab9: bottleneck"
+    vp=$(jcol incast-pfc.txt victim slowdown)
+    lt 2 "$vp" && ok "lab9: PFC: the victim is over 2x slower ($vp)" || bad "lab9: PFC victim ($vp)"
+    lt 100 "$(paused fabric-pfc.txt "n5.nic0 -> leaf0 $P3")" && lt 100 "$(paused fabric-pfc.txt "leaf0 -> leaf1 $P3")" \
+        && ok "lab9: PFC: the victim's NIC and leaf0 -> leaf1 paused" || bad "lab9: PFC pauses"
+    sum() { for j in 1 2 3 4; do paused "$1" "n$j.nic0 -> leaf0 $P3"; done | awk '{ s += $1 } END { print s + 0 }'; }
+    sp=$(sum fabric-pfc.txt) sd=$(sum fabric-dcqcn.txt)
+    lt 0 "$sd" && lt "$(awk -v s="$sp" 'BEGIN { print s / 2 }')" "$sp" && lt "$sd" "$(awk -v s="$sp" 'BEGIN { print s / 2 }')" \
+        && ok "lab9: DCQCN: senders paused under half as long ($sd us vs $sp us)" || bad "lab9: DCQCN pauses ($sd vs $sp)"
+    [ -z "$(paused fabric-dcqcn.txt "n5.nic0 -> leaf0 $P3")" ] && lt "$(jcol incast-dcqcn.txt victim slowdown)" "$vp" \
+        && ok "lab9: DCQCN: the victim's NIC is not paused, the victim is faster" || bad "lab9: DCQCN victim"
+    n=0
+    for j in 1 2 3 4; do
+        lt "$(jcol incast-pfc.txt incast-$j slowdown)" "$(jcol incast-dcqcn.txt incast-$j slowdown)" && n=$((n + 1))
+    done
+    [ $n -eq 4 ] && ok "lab9: DCQCN: the incast jobs are slower" || bad "lab9: DCQCN incast"
+    ! grep -q '^paused' "$(f fabric-lossy.txt)" && grep -q '^queue .*leaf1 -> n0\.nic0' "$(f fabric-lossy.txt)" \
+        && ok "lab9: lossy: nothing paused" || bad "lab9: lossy pauses"
+    # the retransmission timer at the defaults: 4.096 us x 2^20 = 4294967.296 us
+    n=0
+    for j in incast-1 incast-2 incast-3 incast-4 victim; do lt 4294967 "$(jcol incast-lossy.txt $j 'time(us)')" && n=$((n + 1)); done
+    [ $n -ge 3 ] && lt 4294967 "$(jcol incast-lossy.txt victim 'time(us)')" \
+        && ok "lab9: lossy: $n jobs, the victim among them, wait for the retransmission timer" || bad "lab9: lossy times"
+fi
+M16=16777216
+if run_lab lab10-deadlock; then
+    has ring.txt 'n0\.nic0 -> n1\.nic0: 4 cables, 3 switches' && ok "lab10: n0 -> n1 crosses 3 switches" || bad "lab10: route"
+    has deadlock.txt '^collsim: size 16777216: packet engine: at [0-9.]* s a PFC deadlock: a cycle of links paused on priority 3, each holding packets for the next (s0 -> s1, s1 -> s2, s2 -> s3, s3 -> s4, s4 -> s0)' \
+        && ok "lab10: the deadlock is reported with its cycle" || bad "lab10: deadlock report"
+    at=$(sed -n 's/.*packet engine: at \([0-9.]*\) s a PFC deadlock.*/\1/p' "$(f deadlock.txt)")
+    lt 0.001 "$at" && lt "$at" 0.01 && ok "lab10: detected at $at s, after the 1 ms detection time" || bad "lab10: time ($at)"
+    has deadlock.txt '^exit status 2$' && ok "lab10: exit status 2" || bad "lab10: exit status"
+    # terminates by itself, whatever the harness's limits
+    if command -v timeout >/dev/null 2>&1; then
+        (cd "$tmp/work" && timeout 60 collsim run scenarios/lab-roce-deadlock.ini --switch trident-2 >/dev/null 2>&1); st=$?
+        [ $st -eq 2 ] && ok "lab10: the run ends by itself" || bad "lab10: the run did not end by itself ($st)"
+    fi
+    within "$(col deadlock-deep.txt $M16 6)" "$(col deadlock-flow.txt $M16 6)" 0.05 && [ "$(vnum deadlock-deep.txt XOFFs)" = 0 ] \
+        && ok "lab10: deep buffers: no pause, within 5% of the flow engine" || bad "lab10: deep"
+    lt 0 "$(col deadlock-dcqcn.txt $M16 6)" && [ "$(vnum deadlock-dcqcn.txt XOFFs)" = 0 ] && lt 0 "$(vnum deadlock-dcqcn.txt CNPs)" \
+        && ok "lab10: DCQCN: completes without a pause" || bad "lab10: dcqcn"
+    [ "$(col deadlock-tree.txt $M16 14)" = Tree ] && lt 0 "$(col deadlock-tree.txt $M16 6)" \
+        && ok "lab10: NCCL's tree completes" || bad "lab10: tree"
+    for r in watchdog lossy; do
+        lt 0 "$(vnum deadlock-$r.txt drops)" && lt 0 "$(vnum deadlock-$r.txt timeouts)" && lt 1000000 "$(col deadlock-$r.txt $M16 6)" \
+            && ok "lab10: $r: completes after drops and timeouts, over 1 s" || bad "lab10: $r"
+    done
+    [ "$(vnum deadlock-lossy.txt XOFFs)" = 0 ] && ok "lab10: lossy: no pause" || bad "lab10: lossy pauses"
+fi
+
 [ $fail -eq 0 ] || { echo "--- logs:"; tail -n 20 "$tmp"/*.log; }
 exit $fail
