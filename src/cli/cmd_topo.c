@@ -1,6 +1,7 @@
-/* collsim topo check|show|dot|xml: validate a topology file, describe a
+/* collsim topo check|show|dot|xml|graph: validate a topology file, describe a
  * topology (devices, links, NCCL path types like `nvidia-smi topo -m`,
- * fabric), draw it with Graphviz or write it as collsim XML. Output is built in memory and written
+ * fabric), draw it with Graphviz, write it as collsim XML, or print the
+ * rings and trees NCCL's graph search builds on it as NCCL logs them. Output is built in memory and written
  * at the end, so an error never leaves half a report behind. */
 #include "config.h"
 #include "cli/cs_commands.h"
@@ -11,6 +12,8 @@
 #include "util/cs_read_file.h"
 #include "models/cs_paths.h"
 #include "models/cs_presets.h"
+#include "models/cs_decide.h"
+#include "models/cs_graph_log.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
 
@@ -557,6 +560,91 @@ static int topo_xml(int argc, char **argv)
     return write_output(out_path, o, &rc) ? 0 : (rc ? rc : 1);
 }
 
+/* ---- graph ------------------------------------------------------------- */
+
+/* --env NCCL_X=VALUE, checked as collsim run checks it. */
+static gboolean graph_env(char **envs, cs_nccl_env_t *env, int *rc_p)
+{
+    cs_nccl_env_import_environ(env);
+    for (int i = 0; envs != NULL && envs[i] != NULL; i++) {
+        const char *eq = strchr(envs[i], '=');
+        if (eq == NULL || eq == envs[i] || strncmp(envs[i], "NCCL_", 5) != 0) {
+            *rc_p = usage_error("graph: --env: '%s': expected NCCL_NAME=VALUE", envs[i]);
+            return FALSE;
+        }
+        g_autofree char *name = g_strndup(envs[i], eq - envs[i]);
+        cs_nccl_env_set(env, name, eq + 1, "--env");
+    }
+    return TRUE;
+}
+
+static int topo_graph(int argc, char **argv)
+{
+    int rc = 0, rank = -1;
+    char *output = NULL, *dump = NULL;
+    char **envs = NULL;
+    GOptionEntry entries[] = {
+        { "rank", 'r', 0, G_OPTION_ARG_INT, &rank, "Print only the lines rank R prints, and dump its node's graphs (default: every rank; the dump: rank 0)", "R" },
+        { "env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &envs, "Set an NCCL variable (repeatable; wins over the environment)", "NCCL_X=VALUE" },
+        { "dump-xml", 0, 0, G_OPTION_ARG_FILENAME, &dump, "Also write the graphs as NCCL_GRAPH_DUMP_FILE does to FILE", "FILE" },
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the lines to FILE (default: standard output)", "FILE" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL }
+    };
+    cs_topo_spec_t spec;
+    cs_topo_spec_init(&spec);
+    g_auto(GStrv) rest = NULL;
+    gboolean parsed = parse_options("graph", "Prints the rings, trees and channel counts NCCL's graph search builds on the\n"
+                                    "topology, in NCCL's own NCCL_DEBUG=INFO lines (the graphs as ncclTopoPrintGraph,\n"
+                                    "the \"Channel NN/MM :\" rings, \"Tree\", \"Ring\" and \"Trees\" lines), so that they\n"
+                                    "can be compared with a real log:\n"
+                                    "  diff <(collsim topo graph dgx1-v100 | sed 's/.*NCCL INFO //') \\\n"
+                                    "       <(sed -n 's/.*NCCL INFO //p' nccl.log)\n"
+                                    "Made by collsim's reproduction of NCCL v2.28.9's search, not by NCCL. GPUs are\n"
+                                    "named GPU/0-<CUDA device> where NCCL prints their PCI bus id.",
+                                    entries, &spec, argc, argv, &rest, &rc);
+    g_autofree char *out_path = output;
+    g_autofree char *dump_path = dump;
+    g_auto(GStrv) env_args = envs;
+    if (!parsed) {
+        cs_topo_spec_clear(&spec);
+        return rc;
+    }
+    g_autoptr(cs_topo_t) t = obtain("graph", &spec, rest, &rc);
+    cs_topo_spec_clear(&spec);
+    if (t == NULL)
+        return rc;
+    if (rank < -1 || rank >= t->ngpus)
+        return usage_error("graph: --rank %d: the topology has ranks 0 to %d; expected one of them", rank,
+                           t->ngpus - 1);
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    if (!graph_env(env_args, env, &rc))
+        return rc;
+    const char *paths[2] = { out_path, dump_path };
+    const char *names[2] = { "collsim: topo graph: --output", "collsim: topo graph: --dump-xml" };
+    int first = out_path == NULL || strcmp(out_path, "-") == 0 ? 1 : 0;
+    int nfiles = dump_path != NULL ? 2 : 1;
+    GError *err = NULL;
+    if (nfiles > first && !cs_output_check(nfiles - first, paths + first, names + first, &err))
+        return fail(err);
+    g_autoptr(cs_comm_t) comm = cs_comm_new(t, env, &err);
+    if (comm == NULL)
+        return fail(err);
+    g_autoptr(GString) o = g_string_new(NULL);
+    g_string_append_printf(o, "# collsim topo graph: %s: NCCL's graph search and channels as collsim reproduces "
+                           "them (NCCL v2.28.9 rules), not a log from NCCL\n", t->source ? t->source : "?");
+    g_autofree char *info = cs_graph_log_info(comm, rank);
+    g_string_append(o, info);
+    trim_lines(o);
+    g_autofree char *xml = dump_path != NULL ? cs_graph_log_dump_xml(comm, MAX(rank, 0)) : NULL;
+    /* the files all or none, then standard output */
+    const char *data[2] = { o->str, xml };
+    if (nfiles > first && !cs_output_write(nfiles - first, paths + first, data + first, NULL, &err))
+        return fail(err);
+    if (first == 1 && !cs_output_stdout(o->str, o->len, &err))
+        return fail(err);
+    return 0;
+}
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 static const char topo_usage[] =
@@ -567,6 +655,7 @@ static const char topo_usage[] =
     "  show FILE|PRESET      devices, links, NCCL path types, fabric\n"
     "  dot FILE|PRESET       Graphviz drawing (-o FILE)\n"
     "  xml FILE|PRESET       the same as a collsim-topology(5) file (-o FILE)\n"
+    "  graph FILE|PRESET     NCCL's rings, trees and channels, as NCCL_DEBUG=INFO prints them\n"
     "\n"
     "'collsim topo COMMAND --help' lists each command's options; the file\n"
     "format is described in collsim-topology(5).\n";
@@ -574,7 +663,7 @@ static const char topo_usage[] =
 int cs_cmd_topo(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error("missing command; expected check, show, dot or xml");
+        return usage_error("missing command; expected check, show, dot, xml or graph");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         fputs(topo_usage, stdout);
@@ -588,5 +677,7 @@ int cs_cmd_topo(int argc, char **argv)
         return topo_dot(argc - 1, argv + 1);
     if (strcmp(sub, "xml") == 0)
         return topo_xml(argc - 1, argv + 1);
-    return usage_error("unknown command '%s'; expected check, show, dot or xml", sub);
+    if (strcmp(sub, "graph") == 0)
+        return topo_graph(argc - 1, argv + 1);
+    return usage_error("unknown command '%s'; expected check, show, dot, xml or graph", sub);
 }

@@ -1,0 +1,136 @@
+#!/bin/sh
+# collsim topo graph: NCCL's own INFO lines for its graphs and channels.
+#  - Against real logs: the NCCL_DEBUG=INFO lines of the RTX PRO 6000 runs
+#    in ../shared/data/real (tests/data/graph/*.xml describe those machines
+#    as their logs' topology lines show them). Every line NCCL printed about
+#    graphs, trees and rings must come out the same, rank by rank, GPU ids
+#    aside (NCCL prints PCI bus ids, collsim CUDA device indices). Of the
+#    8-GPU log only what does not depend on NCCL's internal GPU order is
+#    compared (the search fell back to "simple order", the order in which
+#    NCCL's topology lists the GPUs; collsim lists them by rank).
+#  - The formats (rings.cc dumpLine, init.cc "Trees"), --rank, --dump-xml
+#    (NCCL_GRAPH_DUMP_FILE), channel counts under NCCL_MIN/MAX_NCHANNELS,
+#    two nodes, and bad input.
+# Environment (from `make check`): COLLSIM, top_srcdir.
+: "${COLLSIM:?}" "${top_srcdir:?}"
+[ -x "$COLLSIM" ] || { echo "no $COLLSIM"; exit 77; }
+. "$top_srcdir/tests/cli/lib.sh"
+unset $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p') 2>/dev/null || true
+
+topos="$top_srcdir/tests/data/graph"
+real="$top_srcdir/../shared/data/real"
+
+# keep ARGS...: the graph, tree and ring lines of a log or of collsim's
+# output (stdin), without the prefix before "NCCL INFO ", GPU/NET ids
+# blanked, the comm pointer dropped.
+keep() {
+    sed -n 's/^.*NCCL INFO //p' |
+        grep -E '^(Pattern |  ?[0-9]+ :|Tree [0-9]+ :|Channel [0-9]+/[0-9]+ :|Ring [0-9]+ :|Trees|comm [^ ]* rank [0-9]+ nRanks )' |
+        grep -v ' via ' |
+        sed -e 's#GPU/[0-9a-f]*-[0-9a-f]*#GPU#g' -e 's/^comm [^ ]* rank/comm rank/'
+}
+
+# ---- the 2-GPU log: every line, per rank -----------------------------------
+log2=$(ls "$real"/rtxpro6000bw-x2-pcie5-SYS-amd-*INFO*.txt 2>/dev/null | head -n 1)
+if [ -n "$log2" ]; then
+    for r in 0 1; do
+        grep -F "[$r] NCCL INFO" "$log2" | keep >"$tmp/nccl$r"
+        "$COLLSIM" topo graph "$topos/rtxpro6000-x2-amd-sys.xml" --rank $r | keep >"$tmp/ours$r"
+        if [ -s "$tmp/nccl$r" ] && cmp -s "$tmp/nccl$r" "$tmp/ours$r"; then
+            ok "2-GPU log, rank $r: $(wc -l <"$tmp/nccl$r") lines as NCCL printed them"
+        else
+            bad "2-GPU log, rank $r differs (< NCCL, > collsim)"; diff "$tmp/nccl$r" "$tmp/ours$r"
+        fi
+    done
+else
+    echo "# skip: the RTX PRO 6000 2-GPU log is not in $real"
+fi
+
+# ---- the 8-GPU log: graphs, channel counts, tree and ring shapes -----------
+log8=$(ls "$real"/rtxpro6000bw-x8-pcie5-2socket-amd-*INFO*.txt 2>/dev/null | head -n 1)
+if [ -n "$log8" ]; then
+    # the INFO excerpt is the default run (SHM): the graph lines as one
+    # rank printed them, rank 0's channels
+    { keep <"$log8" | grep -E '^Pattern' | sort -u
+      grep -F "[0] NCCL INFO" "$log8" | keep | grep -E '^Channel' | sed 's/ :.*//'; } >"$tmp/n8"
+    "$COLLSIM" topo graph "$topos/rtxpro6000-x8-amd-nps4.xml" --rank 0 --env NCCL_NVLS_ENABLE=0 |
+        keep | { grep -E '^Pattern' | sort -u >"$tmp/p8"; }
+    "$COLLSIM" topo graph "$topos/rtxpro6000-x8-amd-nps4.xml" --rank 0 --env NCCL_NVLS_ENABLE=0 |
+        keep | grep -E '^Channel' | sed 's/ :.*//' | cat "$tmp/p8" - >"$tmp/o8"
+    if [ -s "$tmp/n8" ] && cmp -s "$tmp/n8" "$tmp/o8"; then
+        ok "8-GPU log: graph lines and $(grep -c "^Channel" "$tmp/n8") channels as NCCL printed them"
+    else
+        bad "8-GPU log: graph lines or channels differ"; diff "$tmp/n8" "$tmp/o8"
+    fi
+    # every rank: two ring channels and two tree channels, one child at most
+    grep -F "NCCL INFO Trees" "$log8" | sed 's/.*NCCL INFO //; s/[0-9-]*\/-1\/-1->[0-9]*->[0-9-]*/T/g' | sort -u >"$tmp/t8"
+    "$COLLSIM" topo graph "$topos/rtxpro6000-x8-amd-nps4.xml" | sed -n 's/.*NCCL INFO \(Trees.*\)/\1/p' |
+        sed 's/[0-9-]*\/-1\/-1->[0-9]*->[0-9-]*/T/g' | sort -u >"$tmp/u8"
+    if [ "$(grep -c . "$tmp/t8")" = 1 ] && cmp -s "$tmp/t8" "$tmp/u8"; then
+        ok "8-GPU log: every rank's Trees line has NCCL's shape ($(cat "$tmp/t8"))"
+    else
+        bad "8-GPU log: Trees lines differ"; diff "$tmp/t8" "$tmp/u8"
+    fi
+else
+    echo "# skip: the RTX PRO 6000 8-GPU log is not in $real"
+fi
+
+# ---- formats -----------------------------------------------------------------
+"$COLLSIM" topo graph dgx1-v100 >"$tmp/d1" 2>"$tmp/err" || bad "dgx1-v100: exit status"
+# rings.cc: rank 0 prints each final channel from itself, " %*d" per rank
+if grep -qx 'node0:rank0 \[0\] NCCL INFO Channel 00/12 : 0 3 2 1 5 6 7 4' "$tmp/d1" &&
+   [ "$(grep -c 'NCCL INFO Channel ' "$tmp/d1")" = 12 ] &&
+   [ "$(grep -c 'NCCL INFO Trees' "$tmp/d1")" = 8 ] &&
+   [ "$(grep -c 'NCCL INFO Ring ' "$tmp/d1")" = 96 ] && head -n 1 "$tmp/d1" | grep -q 'not a log from NCCL'; then
+    ok "dgx1-v100: 12 channels, rank 0's rings, a Trees line and 12 Ring lines per rank, labelled"
+else
+    bad "dgx1-v100: channel lines"; head -n 40 "$tmp/d1"
+fi
+# 16 ranks: two-digit fields ("%*d" of nranks-1)
+"$COLLSIM" topo graph dgx-h100 --nodes 2 --rank 0 >"$tmp/h2" || bad "dgx-h100 --nodes 2: exit status"
+if grep -Eq 'NCCL INFO Channel 00/[0-9]+ :(  [0-9]| [0-9]{2}){16}$' "$tmp/h2" &&
+   grep -q 'NCCL INFO  0 : NET/0-0 GPU/0-0 ' "$tmp/h2" && grep -q 'NCCL INFO comm - rank 0 nRanks 16 nNodes 2 ' "$tmp/h2"; then
+    ok "two nodes: NET ends on the graph lines, two-digit ring fields"
+else
+    bad "two nodes"; head -n 30 "$tmp/h2"
+fi
+# NCCL_MAX_NCHANNELS cuts, NCCL_MIN_NCHANNELS copies (connect.cc copyChannels)
+n=$("$COLLSIM" topo graph dgx1-v100 --rank 0 --env NCCL_MAX_NCHANNELS=4 | grep -c 'NCCL INFO Channel ')
+m=$("$COLLSIM" topo graph dgx1-v100 --rank 0 --env NCCL_MIN_NCHANNELS=20 | grep -c 'NCCL INFO Channel ')
+if [ "$n" = 4 ] && [ "$m" = 20 ]; then ok "NCCL_MAX/MIN_NCHANNELS: 4 and 20 channels"; else bad "channel env: $n, $m"; fi
+# same inputs, same bytes
+"$COLLSIM" topo graph dgx1-v100 >"$tmp/d1b"
+cmp -s "$tmp/d1" "$tmp/d1b" && ok "deterministic" || bad "two runs differ"
+
+# ---- NCCL_GRAPH_DUMP_FILE --------------------------------------------------
+if "$COLLSIM" topo graph dgx1-v100 --rank 0 --dump-xml "$tmp/g.xml" -o "$tmp/info" &&
+   head -n 1 "$tmp/g.xml" | grep -qx '<graphs version="1">' &&
+   grep -q '<graph id="0" pattern="4" crossnic="0" nchannels="6" speedintra="20" speedinter="20" latencyinter="0" typeintra="NVL" typeinter="PIX" samechannels="0">' "$tmp/g.xml" &&
+   grep -q '<gpu dev="0x3" rank="3"/>' "$tmp/g.xml" && grep -q '<graph id="4" pattern="6" .*/>' "$tmp/g.xml" &&
+   [ "$(grep -c '<channel>' "$tmp/g.xml")" = 12 ] && grep -q 'Channel 00/12' "$tmp/info"; then
+    if command -v xmllint >/dev/null 2>&1 && ! xmllint --noout "$tmp/g.xml"; then
+        bad "--dump-xml: not well-formed XML"
+    else
+        ok "--dump-xml: ring and tree graphs, 12 channels, CollNet graphs empty; -o"
+    fi
+else
+    bad "--dump-xml"; cat "$tmp/g.xml"
+fi
+
+# ---- bad input: one line on stderr, exit 2, nothing written ----------------
+for args in "dgx1-v100 --rank 8" "dgx1-v100 --env FOO" "dgx1-v100 --bogus" "no-such-preset" \
+            "dgx1-v100 --env NCCL_MAX_NCHANNELS=x" "dgx1-v100 --dump-xml $tmp/nodir/x.xml"; do
+    # shellcheck disable=SC2086
+    "$COLLSIM" topo graph $args >"$tmp/out" 2>"$tmp/err"
+    st=$?
+    if [ "$st" = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && [ ! -s "$tmp/out" ]; then
+        ok "bad input '$args': $(cat "$tmp/err")"
+    else
+        bad "bad input '$args': exit $st, $(wc -l <"$tmp/err") lines on stderr"; cat "$tmp/err"
+    fi
+done
+echo keep >"$tmp/kept"
+"$COLLSIM" topo graph dgx1-v100 --rank 9 -o "$tmp/kept" 2>/dev/null
+[ "$(cat "$tmp/kept")" = keep ] && ok "a refused run leaves -o FILE as it was" || bad "-o FILE clobbered"
+
+exit $fail
