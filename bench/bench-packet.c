@@ -27,6 +27,11 @@
  *   1.0). And the process's peak RSS after an engine call of 1 MiB and
  *   then of 1 GiB.
  *
+ *   And the bytes each item of the network allocates (glibc's mallinfo2
+ *   in-use bytes around building it), which the engine's memory estimate
+ *   uses (cs_engine_packet.c, PK_BYTES_PER_*): per NET link (port, PFC,
+ *   MMU entry, receive path), per QP when added and once it has run.
+ *
  * Nothing is asserted; every ratio printed is measured in this run.
  * CPU seconds (getrusage), as bench-flow: the machine may be shared. */
 #include "config.h"
@@ -36,6 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "models/cs_decide.h"
 #include "models/cs_params.h"
@@ -269,8 +277,61 @@ static void qp_pool(guint64 bytes, guint64 *peak, guint64 *cap)
     *cap = cs_pkt_pool_capacity(cs_pkt_net_pool(net));
 }
 
+#ifdef __GLIBC__
+static double heap_used(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return (double)m.uordblks + (double)m.hblkhd;
+}
+
+/* H hosts on one switch (a link each way, a 64 MB MMU, receive paths),
+ * then Q QPs with DCQCN between neighbours, then 64 KiB posted on each
+ * and 1 us run: bytes per link and per QP. */
+static void per_item(int H, int Q)
+{
+    double u0 = heap_used();
+    cs_pkt_net_t *net = cs_pkt_net_new();
+    int sw = cs_pkt_net_add_switch(net);
+    g_autofree int *up = g_new(int, H), *down = g_new(int, H);
+    cs_pkt_port_cfg_t pc;
+    cs_pkt_port_cfg_init(&pc, 400 * GBPS, 500 * NS);
+    for (int i = 0; i < H; i++) {
+        int h = cs_pkt_net_add_host(net);
+        up[i] = cs_pkt_net_add_link(net, h, sw, &pc);
+        down[i] = cs_pkt_net_add_link(net, sw, h, &pc);
+        cs_pkt_net_set_host_rx(net, h, 400e9, 1 << 20);
+    }
+    cs_pkt_mmu_cfg_t mc;
+    cs_pkt_mmu_cfg_init(&mc, 64000000);
+    mc.lossless = 1u << 3;
+    cs_pkt_net_set_buffer(net, sw, &mc, -1);
+    double u1 = heap_used();
+    cs_pkt_qp_cfg_t qc = { .mtu = 4096, .prio = 3, .ack_interval = 1, .timeout = CS_PKT_QP_TIMEOUT_PS(20),
+                           .retry_cnt = 7 };
+    cs_pkt_dcqcn_cfg_t dc;
+    cs_pkt_dcqcn_cfg_connectx(&dc);
+    for (int q = 0; q < Q; q++) {
+        int route[2] = { up[q % H], down[(q + 1) % H] };
+        cs_pkt_net_set_dcqcn(net, cs_pkt_net_add_qp(net, route, 2, &qc), &dc);
+    }
+    double u2 = heap_used();
+    for (int q = 0; q < Q; q++)
+        cs_pkt_net_qp_post(net, q, 64 * 1024, 0);
+    cs_pkt_net_run(net, US);
+    double u3 = heap_used();
+    printf("  per item (%d hosts, %d QPs): %.0f B per NET link (port, PFC, MMU entry, receive path), "
+           "%.0f B per QP added, %.0f B per QP after 64 KiB and 1 us (pool blocks of packets in flight included)\n",
+           H, Q, (u1 - u0) / (2.0 * H), (u2 - u1) / Q, (u3 - u1) / Q);
+    cs_pkt_net_free(net);
+}
+#endif
+
 static gboolean bench_memory(void)
 {
+#ifdef __GLIBC__
+    per_item(1024, 4096);
+    per_item(1024, 32768);
+#endif
     printf("# memory: packets alive at once (high-water, sampled every simulated us) and pool capacity, "
            "1 MiB against 1 GiB (target: ratio 1.0, memory never grows with message size)\n");
     guint64 p1, c1, p2, c2;

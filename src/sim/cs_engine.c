@@ -296,7 +296,8 @@ gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, gboolean j
         return TRUE;
     g_autofree char *need = format_bytes(cost->bytes);
     g_autofree char *have = format_bytes((double)limit);
-    g_autofree char *time = cost->seconds >= 60 ? g_strdup_printf(" and %.0f minutes", cost->seconds / 60) : NULL;
+    g_autofree char *time = cost->seconds >= 60 ? g_strdup_printf(" and %.0f minute%s", cost->seconds / 60,
+                                                                  cost->seconds < 90 ? "" : "s") : NULL;
     /* what to try instead: a cheaper engine, NCCL's ring (the flow engine
      * folds rings; the SimGrid engine runs fewer actors for them), fewer
      * nodes; the analytic engine's memory follows the nodes alone */

@@ -25,6 +25,7 @@
 
 #include "sim/cs_engine_packet-int.h"
 #include "sim/cs_engine_flow-int.h"
+#include "sim/cs_fabric_load.h"
 #include "sim/cs_pkt_net.h"
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
@@ -90,7 +91,28 @@ typedef struct {
     char **queue_name, **pause_name, **rate_name;
     double *last_queue, *last_pause, *last_rate;
     cs_link_stats_t *stats;
+    cs_fabric_load_t *load;      /* estimates: the calls' network edges and hops; NULL until asked */
+    double est_bytes;            /* the last estimate's bytes but the wires' packets (pk_estimate) */
+    double pool_cap;             /* packets the pool may hold (the memory left); 0: no limit */
+    const char *pool_why;        /* what sets it */
 } pk_t;
+
+/* What the packet network allocates, measured with glibc's mallinfo2 (in-use
+ * bytes, x86-64) by `bench-packet memory` ("per item", 1024 hosts): a NET
+ * link (its port, PFC state, MMU entry, receive path) 3.0 KB; a QP (route,
+ * message ring, DCQCN state, events) 1.0-1.1 KB when added, 1.1-1.6 KB once
+ * it has run, packets in flight included; a packet record 48 B in pool
+ * blocks. Rounded up. */
+#define PK_BYTES_PER_PORT 3200.0
+#define PK_BYTES_PER_QP 1600.0
+#define PK_BYTES_PER_PKT 64.0
+/* Packet events per data packet hop (a packet leaving a port: its start and
+ * its arrival, its ACK's hops back, pacing), and the rate they run at:
+ * measured by `collsim run --model packet -v` against this estimate's hops
+ * (docs/model-packet.md, "Cost"); the rate is the engine's on the 2-core
+ * machine of docs/benchmarks.md, so the time is a rough guide. */
+#define PK_EVENTS_PER_HOP 5.0
+#define PK_EVENTS_PER_S 5e6
 
 /* ---- the fabric --------------------------------------------------------- */
 
@@ -646,11 +668,40 @@ static cs_time_t x_next(void *ctx)
     return cs_pkt_net_next(pk->net);
 }
 
+/* Packets queued in buffers are not in the estimate (pk_estimate): a
+ * fabric whose queues grow past the memory left stops here, between two
+ * steps of the flow engine, instead of exhausting the machine. */
+static void pool_guard_set(pk_t *pk)
+{
+    guint64 limit = cs_engine_memory_limit(&pk->pool_why);
+    pk->pool_cap = limit == G_MAXUINT64 ? 0 : MAX(1.0, (double)limit - pk->est_bytes) / PK_BYTES_PER_PKT;
+}
+
+/* After build_net. */
+static void pool_guard_arm(pk_t *pk)
+{
+    cs_pkt_net_set_pool_limit(pk->net, pk->pool_cap >= (double)G_MAXSIZE ? 0 : (gsize)pk->pool_cap);
+}
+
+static gboolean pool_guard(pk_t *pk, GError **err)
+{
+    gsize cap = cs_pkt_pool_capacity(cs_pkt_net_pool(pk->net));
+    if (!cs_pkt_net_overflowed(pk->net))
+        return TRUE;
+    g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE,
+                "packet engine: at %.6f s the fabric holds %" G_GSIZE_FORMAT " packets (%.0f MiB), more than %s "
+                "leaves (%.0f MiB): its queues keep growing; try DCQCN (dcqcn = connectx), a smaller switch-buffer, "
+                "fewer nodes, or --model flow", (double)cs_pkt_net_now(pk->net) / CS_PS_PER_S, cap,
+                cap * PK_BYTES_PER_PKT / 1048576.0, pk->pool_why != NULL ? pk->pool_why : "the memory",
+                pk->pool_cap * PK_BYTES_PER_PKT / 1048576.0);
+    return FALSE;
+}
+
 static gboolean x_run(void *ctx, cs_time_t t, GError **err)
 {
     pk_t *pk = ctx;
     pk->pkt_events += cs_pkt_net_run(pk->net, t);
-    if (stuck_error(pk, err))
+    if (stuck_error(pk, err) || !pool_guard(pk, err))
         return FALSE;
     if (!pk->failed)
         return TRUE;
@@ -697,6 +748,7 @@ static void pk_close(void *state)
         g_array_free(pk->qps, TRUE);
     cs_link_stats_free(pk->stats);
     cs_net_counters_free(pk->net_counters);
+    cs_fabric_load_free(pk->load);
     cs_flow_free(pk->flow);
     fabric_clear(&pk->fab);
     g_free(pk);
@@ -873,8 +925,10 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
     double t0 = cs_engine_cpu_seconds();
     call_clear(pk);
     pk->pkt_events = 0;
+    pool_guard_set(pk);
     if (!build_net(pk, err))
         return FALSE;
+    pool_guard_arm(pk);
     cs_pkt_net_set_qp_hooks(pk->net, &qp_hooks, pk);
     if (pk->sink != NULL && pk->sink->gauge != NULL)
         sample_setup(pk);
@@ -1013,6 +1067,105 @@ static char **pk_notes(void *state)
     return (char **)g_ptr_array_free(n, FALSE);
 }
 
+/* ---- cost estimates -------------------------------------------------------- */
+
+
+/* The packets on the wires when every network link is busy (its rate x
+ * propagation, in full-size frames). Packets queued in switch and NIC
+ * buffers are not foreseen: a congested fabric could hold every buffer
+ * full, far more than runs need; the pool is watched instead while the
+ * run goes (x_run: pool_guard). */
+static double wire_packets(const pk_t *pk, const cs_topo_t *t)
+{
+    double bytes = 0;
+    for (int l = 0; l < t->nlinks; l++) {
+        const cs_link_t *k = &t->links[l];
+        if (k->kind == CS_LINK_NET)
+            bytes += k->bw * (k->lat + (t->devs[k->dst].kind == CS_DEV_SWITCH ? t->fabric.switch_lat : 0));
+    }
+    return bytes / MAX(pk->fab.mtu * pk->fab.wire_ratio, 64.0);
+}
+
+static double net_ports(const cs_topo_t *t)
+{
+    double n = 0;
+    for (int l = 0; l < t->nlinks; l++)
+        n += t->links[l].kind == CS_LINK_NET;
+    return n;
+}
+
+/* The network part of one call's cost: its QPs and packet hops. */
+static gboolean call_net_cost(const pk_t *pk, cs_fabric_load_t *fl, const cs_engine_call_t *call, double *bytes_p,
+                              double *events_p)
+{
+    cs_fabric_bound_t b;
+    cs_fabric_load_bound(fl, call->decision, &b);
+    if (b.skipped != NULL)
+        return FALSE;
+    double frame = pk->fab.mtu * pk->fab.wire_ratio;
+    *bytes_p = PK_BYTES_PER_QP * b.net_edges * pk->fab.qps;
+    *events_p = PK_EVENTS_PER_HOP * b.net_wire * (double)call->nccl_bytes / MAX(frame, 64.0);
+    return TRUE;
+}
+
+static gboolean pk_estimate(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
+                            cs_engine_cost_t *cost_p, GError **err)
+{
+    pk_t *pk = state;
+    cs_engine_cost_t c;
+    if (!cs_engine_flow.estimate(pk->flow, job, call, &c, err)) {
+        g_prefix_error(err, "packet engine: ");
+        return FALSE;
+    }
+    if (pk->load == NULL && (pk->load = cs_fabric_load_new(job, err)) == NULL)
+        return FALSE;
+    double qps = 0, events = 0;
+    c.bytes += PK_BYTES_PER_PORT * net_ports(pk->topo) + PK_BYTES_PER_PKT * wire_packets(pk, pk->topo);
+    c.seconds = -1;
+    if (call_net_cost(pk, pk->load, call, &qps, &events)) {
+        c.bytes += qps;
+        c.seconds = events / PK_EVENTS_PER_S;
+    }
+    pk->est_bytes = MAX(pk->est_bytes, c.bytes - PK_BYTES_PER_PKT * wire_packets(pk, pk->topo));
+    *cost_p = c;
+    return TRUE;
+}
+
+/* Several jobs on one network: the flow engine's part, the network once,
+ * each job's QPs and hops. */
+static gboolean pk_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *cost_p, GError **err)
+{
+    pk_fabric_t fab;
+    if (!pk_check(m->topo, &m->tasks[0].job, &fab, err))
+        return FALSE;
+    pk_t probe = { .topo = m->topo, .fab = fab };
+    cs_engine_cost_t c;
+    gboolean ok = cs_engine_flow.estimate_jobs(m, &c, err);
+    double secs = 0;
+    gboolean timed = TRUE;
+    if (ok)
+        c.bytes += PK_BYTES_PER_PORT * net_ports(m->topo) + PK_BYTES_PER_PKT * wire_packets(&probe, m->topo);
+    for (int j = 0; ok && j < m->ntasks; j++) {
+        const cs_engine_task_t *tk = &m->tasks[j];
+        g_autoptr(cs_fabric_load_t) fl = cs_fabric_load_new(&tk->job, err);
+        double qps = 0, events = 0;
+        if (fl == NULL)
+            ok = FALSE;
+        else if (call_net_cost(&probe, fl, &tk->call, &qps, &events)) {
+            c.bytes += qps;
+            secs += events * MAX(1, tk->iters) / PK_EVENTS_PER_S;
+        } else {
+            timed = FALSE;
+        }
+    }
+    fabric_clear(&fab);
+    if (!ok)
+        return FALSE;
+    c.seconds = timed ? secs : -1;
+    *cost_p = c;
+    return TRUE;
+}
+
 /* Several jobs on one machine: one packet network for all of them (the
  * [fabric] and NCCL settings of the first job: a scenario's jobs share
  * them), each job's connections its own QPs. */
@@ -1023,8 +1176,10 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
     if (!pk_check(m->topo, &m->tasks[0].job, &fab, err))
         return FALSE;
     pk_t *pk = pk_new(m->topo, cs_flow_new_shared(m->topo, m->params), m->tasks[0].job.seed, &fab, m->sink);
+    pool_guard_set(pk);
     gboolean ok = build_net(pk, err);
     if (ok) {
+        pool_guard_arm(pk);
         cs_pkt_net_set_qp_hooks(pk->net, &qp_hooks, pk);
         if (pk->sink != NULL && pk->sink->gauge != NULL)
             sample_setup(pk);
@@ -1051,6 +1206,8 @@ const cs_engine_ops_t cs_engine_packet = {
     .open = pk_open,
     .predict = pk_predict,
     .close = pk_close,
+    .estimate = pk_estimate,
+    .estimate_jobs = pk_estimate_jobs,
     .counters = pk_counters,
     .notes = pk_notes,
     .link_stats = pk_link_stats,

@@ -29,6 +29,7 @@ struct cs_fabric_load {
     double *load;        /* scratch: nres wire bytes per byte of S */
     double lat_sum;      /* scratch: the network edges' wire latency, summed */
     double nedges;
+    double lanes;        /* scratch: the network edges, each channel of a group counted */
 };
 
 cs_fabric_load_t *cs_fabric_load_new(const cs_engine_job_t *job, GError **err)
@@ -63,12 +64,14 @@ char *cs_fabric_load_res_name(const cs_fabric_load_t *fl, int res)
 /* Adds an edge's wire bytes: 'bytes' of payload per byte of S. The
  * builder's coefficients include the protocol's wire efficiency; the
  * caller applies it, so it is taken out here. */
-static void add_edge(cs_fabric_load_t *fl, const cs_flow_edge_t *e, double peff, double bytes, double fixed)
+static void add_edge(cs_fabric_load_t *fl, const cs_flow_edge_t *e, double peff, double bytes, double fixed,
+                     int lanes)
 {
     for (int h = 0; h < e->n; h++)
         fl->load[e->h[h].res] += e->h[h].coeff * peff * bytes;
     fl->lat_sum += e->lat - fixed;
     fl->nedges += 1;
+    fl->lanes += lanes;
 }
 
 /* What cs_flow_build_edge adds to a network edge's latency beyond its
@@ -110,7 +113,7 @@ static gboolean load_program(cs_fabric_load_t *fl, const cs_program_t *p, GError
                     continue;
                 if (!cs_flow_build_flow_edge(&fl->net, f, c, p->proto, &e, err))
                     return FALSE;
-                add_edge(fl, &e, peff, f->share * per_ch, fixed);
+                add_edge(fl, &e, peff, f->share * per_ch, fixed, 1);
             }
         return TRUE;
     }
@@ -128,7 +131,7 @@ static gboolean load_program(cs_fabric_load_t *fl, const cs_program_t *p, GError
                 continue;
             if (!cs_flow_build_edge(&fl->net, c, a, b, p->proto, &e, err))
                 return FALSE;
-            add_edge(fl, &e, peff, bytes, fixed);
+            add_edge(fl, &e, peff, bytes, fixed, 1);
         }
     return TRUE;
 }
@@ -191,7 +194,7 @@ static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const i
                         continue;
                     if (!cs_flow_build_flow_edge(&fl->net, &f, c, d->proto, &e, err))
                         return FALSE;
-                    add_edge(fl, &e, peff, weight * f.share / nch, fixed);
+                    add_edge(fl, &e, peff, weight * f.share / nch, fixed, weight);
                 }
             }
         }
@@ -222,7 +225,7 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
     g_autofree int *orders = cs_flow_chan_orders(net, dd.algo == CS_ALGO_TREE && net->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
                                                    MAX(1, dd.nchannels));
     memset(fl->load, 0, sizeof(double) * net->nres);
-    fl->lat_sum = fl->nedges = 0;
+    fl->lat_sum = fl->nedges = fl->lanes = 0;
     g_autoptr(GError) err = NULL;
     gboolean ok = load_trees(fl, &dd, orders, &err);
     if (!ok && err == NULL) {
@@ -231,7 +234,7 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
         guint64 nbytes = (guint64)MAX(1, dd.nchannels) * (guint64)info->nranks;
         g_autoptr(cs_program_t) p = cs_program_new(info, net->coll, &dd, nbytes, net->root, orders, &err);
         memset(fl->load, 0, sizeof(double) * net->nres);
-        fl->lat_sum = fl->nedges = 0;
+        fl->lat_sum = fl->nedges = fl->lanes = 0;
         ok = p != NULL && load_program(fl, p, &err);
     }
     if (!ok) {
@@ -239,12 +242,14 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
         return;
     }
     b->wire_lat = fl->nedges > 0 ? MAX(0, fl->lat_sum / fl->nedges) : 0;
+    b->net_edges = fl->lanes;
     /* The network links only (NIC ports, leaf, spine and core links):
      * the GPU-NIC paths inside a node stay the analytic engine's NIC rate
      * term, which prices each NIC's best GPU as NCCL pairs them. */
     for (int r = 0; r < t->nlinks; r++) {
         if (!priced(fl, r))
             continue;
+        b->net_wire += fl->load[r];
         double spb = fl->load[r] / net->res_cap[r];
         if (spb > b->spb) {
             b->spb = spb;

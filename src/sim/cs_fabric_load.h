@@ -23,6 +23,8 @@ typedef struct {
     double nic_spb;      /* ... on the busiest NIC port (NIC -> switch), 0 none */
     double wire_lat;     /* mean over the network edges of their links' and switches' latency, s */
     const char *skipped; /* not NULL: the call's edges could not be routed, and why */
+    double net_edges;    /* network connections the call's channels open (edges between nodes) */
+    double net_wire;     /* wire bytes on all network links together per byte of S (each hop counted) */
 } cs_fabric_bound_t;
 
 /* Per job; NULL with *err set when the network view cannot be built. */

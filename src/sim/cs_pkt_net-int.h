@@ -128,6 +128,8 @@ struct cs_pkt_net {
     gboolean quiet;                   /* nothing can move again, while moves == quiet_moves */
     guint64 quiet_moves;
     gboolean stopped;                 /* a deadlock stopped the net */
+    gsize pool_limit;                 /* packets; 0: none (cs_pkt_net_set_pool_limit) */
+    gboolean overflow;                /* the pool passed it: the net stopped */
     cs_time_t next_check;
     guint64 pause_alive;              /* pause frames in queues and on wires */
     guint64 starts_pending;           /* CS_PKT_EV_FLOW_START scheduled */

@@ -363,8 +363,12 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
 {
     guint64 n = 0;
     for (;;) {
-        if (net->stopped || (until == CS_TIME_NEVER && net_quiet(net)))
+        if (net->stopped || net->overflow || (until == CS_TIME_NEVER && net_quiet(net)))
             break;
+        if ((n & 1023) == 0 && net->pool_limit > 0 && cs_pkt_pool_capacity(net->pool) > net->pool_limit) {
+            net->overflow = TRUE;
+            break;
+        }
         cs_event_t *ev = cs_evq_peek(net->evq);
         if (net->sample_fn != NULL)
             sample_until(net, MIN(ev != NULL ? ev->time : CS_TIME_NEVER, until));
@@ -430,6 +434,10 @@ cs_time_t cs_pkt_net_next(const cs_pkt_net_t *net)
 cs_time_t cs_pkt_net_now(const cs_pkt_net_t *net) { return net->now; }
 guint64 cs_pkt_net_events(const cs_pkt_net_t *net) { return cs_evq_popped(net->evq); }
 cs_pkt_pool_t *cs_pkt_net_pool(cs_pkt_net_t *net) { return net->pool; }
+
+void cs_pkt_net_set_pool_limit(cs_pkt_net_t *net, gsize packets) { net->pool_limit = packets; }
+
+gboolean cs_pkt_net_overflowed(const cs_pkt_net_t *net) { return net->overflow; }
 
 cs_pkt_port_t *cs_pkt_net_port(cs_pkt_net_t *net, int port)
 {

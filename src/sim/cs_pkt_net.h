@@ -282,6 +282,13 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until);
 cs_time_t cs_pkt_net_now(const cs_pkt_net_t *net);
 guint64 cs_pkt_net_events(const cs_pkt_net_t *net);
 cs_pkt_pool_t *cs_pkt_net_pool(cs_pkt_net_t *net);
+/* The most packets the pool may hold (0: no limit). Past it cs_pkt_net_run
+ * stops (checked as each run starts and every 1024 events) and
+ * cs_pkt_net_overflowed() says so; the net
+ * does not run again. For the engine's memory limit: queues that keep
+ * growing must not exhaust the machine. */
+void cs_pkt_net_set_pool_limit(cs_pkt_net_t *net, gsize packets);
+gboolean cs_pkt_net_overflowed(const cs_pkt_net_t *net);
 cs_pkt_port_t *cs_pkt_net_port(cs_pkt_net_t *net, int port);
 
 /* Payload delivered; first arrival and completion (last packet in), -1 before. */

@@ -22,6 +22,9 @@ refused() {
 
 # The flow engine: NVLSTree at 16 nodes keeps about 8000 flows (5 MiB).
 refused flow-16 flow --nodes 16
+# The packet engine: the flow engine's part, its ports and QPs (16 nodes
+# of 8 x 400G RoCE: 256 ports, 1024 QPs, about 6 MiB).
+refused packet-16 packet --nodes 16 --nic roce-400g
 # The analytic engine's state is small: 1 MiB is enough on 2 nodes.
 "$COLLSIM" run --topo dgx-h100 --model analytic --nodes 2 -b 64M -e 64M --max-memory 1M >an.out 2>an.err \
     && [ ! -s an.err ] && ok analytic-fits || bad "analytic-fits ($(cat an.err))"
@@ -43,6 +46,12 @@ INI
 rc=$?
 [ "$rc" -eq 3 ] && [ "$(wc -l <jobs.err)" -eq 1 ] && grep -q "^collsim: --model flow on 16 nodes needs about.*; use NCCL_ALGO=Ring, fewer nodes, or each job alone with --model analytic$" jobs.err \
     && ok "jobs: $(cat jobs.err)" || bad "jobs (exit $rc: $(cat jobs.err))"
+
+# The same jobs on one packet network: the network and both jobs' QPs.
+"$COLLSIM" run --model packet --nic roce-400g --max-memory 1M jobs.ini >pjobs.out 2>pjobs.err
+rc=$?
+[ "$rc" -eq 3 ] && [ "$(wc -l <pjobs.err)" -eq 1 ] && grep -q "^collsim: --model packet on 16 nodes needs about" pjobs.err \
+    && ok "packet jobs: $(cat pjobs.err)" || bad "packet jobs (exit $rc: $(cat pjobs.err))"
 
 # A sweep whose point is refused for memory: exit 3 (a resource failure,
 # not bad input), one line naming the point, nothing written.

@@ -552,6 +552,50 @@ static void test_deadlock_ring_watchdog(void)
         g_assert_cmpuint(r.delivered[i] + r.dropped[i] * 4096, ==, 40000ull * 4096);
 }
 
+/* ---- the pool's limit (the engine's memory guard) --------------------- */
+
+/* b stops draining from 0 to 1 ms; a sends 20000 packets into a switch
+ * with a 1 GB buffer. Without a limit they queue (b's NIC pauses s->b; a
+ * pauses only when the queue reaches alpha x free, about 110 MB, which
+ * 20000 packets (84 MB of wire) never do) and all arrive after the stall.
+ * With a limit of 2000 packets the net stops as the pool passes it: fewer
+ * packets delivered, the net says it overflowed, and it does not run
+ * again. */
+static void pool_limit_run(gsize limit, guint64 *delivered_p, gboolean *overflow_p, gsize *cap_p)
+{
+    chain_t c;
+    chain_new(&c, 1000000000);
+    g_assert_cmpint(cs_pkt_net_set_host_rx(c.net, c.b, 100e9, 0), ==, 0);
+    g_assert_cmpint(cs_pkt_net_host_stall(c.net, c.b, 0, 1000 * US), ==, 0);
+    cs_pkt_net_set_pool_limit(c.net, limit);
+    int f = chain_flow(&c, 20000, 3);
+    cs_pkt_net_run(c.net, CS_TIME_NEVER);
+    *overflow_p = cs_pkt_net_overflowed(c.net);
+    if (*overflow_p) {
+        guint64 ev = cs_pkt_net_run(c.net, CS_TIME_NEVER);   /* stopped for good */
+        g_assert_cmpuint(ev, ==, 0);
+    }
+    *delivered_p = cs_pkt_net_flow_delivered(c.net, f);
+    *cap_p = cs_pkt_pool_capacity(cs_pkt_net_pool(c.net));
+    cs_pkt_net_free(c.net);
+}
+
+static void test_pool_limit(void)
+{
+    guint64 deliv;
+    gboolean over;
+    gsize cap;
+    pool_limit_run(0, &deliv, &over, &cap);
+    g_assert_false(over);
+    g_assert_cmpuint(deliv, ==, 20000ull * 4096);
+    g_assert_cmpuint(cap, >, 2000);
+    pool_limit_run(2000, &deliv, &over, &cap);
+    g_assert_true(over);
+    g_assert_cmpuint(deliv, ==, 0);            /* stopped inside the stall */
+    g_assert_cmpuint(cap, >, 2000);
+    g_assert_cmpuint(cap, <, 2000 + 2048);     /* within 1024 events: a block or two more */
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -566,5 +610,6 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt-fault/counters", test_counters);
     g_test_add_func("/pkt-fault/deadlock/ring", test_deadlock_ring);
     g_test_add_func("/pkt-fault/deadlock/ring-watchdog", test_deadlock_ring_watchdog);
+    g_test_add_func("/pkt-fault/pool-limit", test_pool_limit);
     return g_test_run();
 }
