@@ -5,8 +5,8 @@
 
 #include "io/cs_nccltests_log.h"
 
-/* What an nccl-tests binary measures: the collectives collsim models (same
- * values as cs_coll_t) and the others nccl-tests has. */
+/* What an nccl-tests binary measures: the operations collsim models (same
+ * values as cs_coll_t, below CS_OP_COUNT) and the others nccl-tests has. */
 typedef enum {
     CS_NT_UNKNOWN = -1,
     CS_NT_BROADCAST = CS_COLL_BROADCAST,
@@ -14,9 +14,9 @@ typedef enum {
     CS_NT_ALLGATHER = CS_COLL_ALLGATHER,
     CS_NT_REDUCESCATTER = CS_COLL_REDUCESCATTER,
     CS_NT_ALLREDUCE = CS_COLL_ALLREDUCE,
-    CS_NT_ALLTOALL = CS_COLL_COUNT,
-    CS_NT_ALLTOALLV,
-    CS_NT_SENDRECV,
+    CS_NT_SENDRECV = CS_COLL_SENDRECV,
+    CS_NT_ALLTOALL = CS_COLL_ALLTOALL,
+    CS_NT_ALLTOALLV = CS_OP_COUNT,   /* from here on: not modelled */
     CS_NT_GATHER,
     CS_NT_SCATTER,
     CS_NT_HYPERCUBE,

@@ -334,11 +334,11 @@ gboolean cs_nt_table_finish(cs_nccltests_log_t *log, cs_nt_table_t *t, const cha
                                         name, t->line, number));
         return TRUE;
     }
-    if (kind >= CS_NT_ALLTOALL) {
+    if ((int)kind >= CS_OP_COUNT) {
         g_ptr_array_add(log->notes,
-                        g_strdup_printf("%s:%d: table %d skipped: %s (from %s) is not a collective "
+                        g_strdup_printf("%s:%d: table %d skipped: %s (from %s) is not an operation "
                                         "collsim models (broadcast, reduce, allgather, "
-                                        "reducescatter, allreduce)",
+                                        "reducescatter, allreduce, sendrecv, alltoall)",
                                         name, t->line, number, cs_nt_kind_test_name(kind), kind_from));
         return TRUE;
     }

@@ -22,9 +22,9 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { "scenario", "seed", 0, "seed", NULL, "N", "Seed of every random choice (default: 1)" },
     { "scenario", "calibration", 0, "calibration", NULL, "FILE", "Parameter file written by collsim calibrate" },
     { "scenario", "exact", 0, "exact", NULL, NULL, "Make no approximation to save time: --model flow simulates every period of a long ring (key: exact = true)" },
-    { "collective", "op", 0, "op", NULL, "COLL", "Collective: allreduce, allgather, reducescatter, broadcast or reduce (default: allreduce)" },
+    { "collective", "op", 0, "op", NULL, "COLL", "Collective: allreduce, allgather, reducescatter, broadcast, reduce, or the point-to-point sendrecv or alltoall (default: allreduce)" },
     { "collective", "datatype", 'd', "datatype", NULL, "TYPE", "Data type, as nccl-tests -d (default: float)" },
-    { "collective", "redop", 'o', "redop", NULL, "OP", "Reduction: sum, prod, min, max or avg, as nccl-tests -o (default: sum)" },
+    { "collective", "redop", 'o', "redop", NULL, "OP", "Reduction: sum, prod, min, max or avg, as nccl-tests -o (default: sum; sendrecv prints it and reduces nothing)" },
     { "collective", "root", 'r', "root", NULL, "RANK", "Root rank of broadcast and reduce (default: 0)" },
     { "collective", "minbytes", 'b', "minbytes", NULL, "SIZE", "Smallest size swept, K/M/G = 1024^n (default: 32M)" },
     { "collective", "maxbytes", 'e', "maxbytes", NULL, "SIZE", "Largest size swept, inclusive (default: 32M)" },
@@ -200,7 +200,7 @@ gboolean cs_scenario_parse_enum(const char *key, const char *v, int *out_p, GErr
     if (strcmp(key, "op") == 0) {
         cs_coll_t c;
         if (!cs_coll_parse(v, &c)) {
-            g_autofree char *names = names_list(coll_name_i, CS_COLL_COUNT);
+            g_autofree char *names = names_list(coll_name_i, CS_OP_COUNT);
             cs_redop_t r;
             /* nccl-tests's --op is the reduction; ours is the collective. */
             set_input_error(err, "unknown collective '%s'; expected one of %s%s", v, names,

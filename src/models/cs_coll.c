@@ -5,12 +5,14 @@
 
 static const struct {
     const char *name, *test, *nccl;
-} coll_names[CS_COLL_COUNT] = {
+} coll_names[CS_OP_COUNT] = {
     [CS_COLL_BROADCAST] = { "broadcast", "broadcast_perf", "Broadcast" },
     [CS_COLL_REDUCE] = { "reduce", "reduce_perf", "Reduce" },
     [CS_COLL_ALLGATHER] = { "allgather", "all_gather_perf", "AllGather" },
     [CS_COLL_REDUCESCATTER] = { "reducescatter", "reduce_scatter_perf", "ReduceScatter" },
     [CS_COLL_ALLREDUCE] = { "allreduce", "all_reduce_perf", "AllReduce" },
+    [CS_COLL_SENDRECV] = { "sendrecv", "sendrecv_perf", "SendRecv" },
+    [CS_COLL_ALLTOALL] = { "alltoall", "alltoall_perf", "AlltoAll" },
 };
 
 /* NCCL's ncclAlgoStr / ncclProtoStr (src/enqueue.cc, v2.28.9). */
@@ -59,13 +61,13 @@ gboolean cs_name_loose_equal(const char *a, const char *b)
 
 const char *cs_coll_name(cs_coll_t c)
 {
-    g_return_val_if_fail(c < CS_COLL_COUNT, "?");
+    g_return_val_if_fail(c < CS_OP_COUNT, "?");
     return coll_names[c].name;
 }
 
 const char *cs_coll_test_name(cs_coll_t c)
 {
-    g_return_val_if_fail(c < CS_COLL_COUNT, "?");
+    g_return_val_if_fail(c < CS_OP_COUNT, "?");
     return coll_names[c].test;
 }
 
@@ -73,7 +75,7 @@ gboolean cs_coll_parse(const char *s, cs_coll_t *c_p)
 {
     if (s == NULL)
         return FALSE;
-    for (int i = 0; i < CS_COLL_COUNT; i++) {
+    for (int i = 0; i < CS_OP_COUNT; i++) {
         if (cs_name_loose_equal(s, coll_names[i].name) || cs_name_loose_equal(s, coll_names[i].test) ||
             cs_name_loose_equal(s, coll_names[i].nccl)) {
             *c_p = (cs_coll_t)i;
@@ -91,6 +93,8 @@ gboolean cs_coll_parse(const char *s, cs_coll_t *c_p)
 
 const char *cs_algo_name(cs_algo_t a)
 {
+    if (a == CS_ALGO_P2P)
+        return "P2P";
     g_return_val_if_fail(a < CS_ALGO_COUNT, "?");
     return algo_names[a];
 }
@@ -178,10 +182,13 @@ gboolean cs_redop_parse(const char *s, cs_redop_t *r_p)
 }
 
 /* nccl-tests prints the redop only for reducing collectives and the root
- * only for rooted ones (src/<coll>.cu: "none" / -1 otherwise). */
+ * only for rooted ones (src/<coll>.cu: "none" / -1 otherwise). SendRecv
+ * reduces nothing but loops over -o like the reducing tests and prints the
+ * op's name (src/sendrecv.cu SendRecvRunTest); AlltoAll prints "none"
+ * (src/alltoall.cu). */
 gboolean cs_coll_has_redop(cs_coll_t c)
 {
-    return c == CS_COLL_REDUCE || c == CS_COLL_REDUCESCATTER || c == CS_COLL_ALLREDUCE;
+    return c == CS_COLL_REDUCE || c == CS_COLL_REDUCESCATTER || c == CS_COLL_ALLREDUCE || c == CS_COLL_SENDRECV;
 }
 
 gboolean cs_coll_has_root(cs_coll_t c)
@@ -189,28 +196,36 @@ gboolean cs_coll_has_root(cs_coll_t c)
     return c == CS_COLL_BROADCAST || c == CS_COLL_REDUCE;
 }
 
+gboolean cs_coll_is_p2p(cs_coll_t c)
+{
+    return c == CS_COLL_SENDRECV || c == CS_COLL_ALLTOALL;
+}
+
 /* nccl-tests doc/PERFORMANCE.md and src/<coll>.cu GetBw: AllReduce
- * 2(n-1)/n, AllGather and ReduceScatter (n-1)/n, Broadcast and Reduce 1. */
+ * 2(n-1)/n, AllGather, ReduceScatter and AlltoAll (n-1)/n, Broadcast,
+ * Reduce and SendRecv 1. */
 double cs_busbw_factor(cs_coll_t c, int nranks)
 {
     double n = nranks;
     switch (c) {
     case CS_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
     case CS_COLL_ALLGATHER:
-    case CS_COLL_REDUCESCATTER: return (n - 1) / n;
+    case CS_COLL_REDUCESCATTER:
+    case CS_COLL_ALLTOALL: return (n - 1) / n;
     default: return 1.0;
     }
 }
 
 static gboolean per_rank_split(cs_coll_t c)
 {
-    return c == CS_COLL_ALLGATHER || c == CS_COLL_REDUCESCATTER;
+    return c == CS_COLL_ALLGATHER || c == CS_COLL_REDUCESCATTER || c == CS_COLL_ALLTOALL;
 }
 
 /* nccl-tests setupArgs + <Coll>GetCollByteCount (src/common.cu,
- * src/all_gather.cu, src/reduce_scatter.cu): count = size/eltSize; for
- * AllGather and ReduceScatter the per-rank count is (count/n) rounded down to
- * a multiple of 16/eltSize elements. */
+ * src/all_gather.cu, src/reduce_scatter.cu, src/alltoall.cu): count =
+ * size/eltSize; for AllGather, ReduceScatter and AlltoAll the per-rank
+ * (AlltoAll: per-peer) count is (count/n) rounded down to a multiple of
+ * 16/eltSize elements, and the bytes counted are n times that. */
 guint64 cs_coll_count(cs_coll_t c, guint64 size_bytes, cs_dtype_t t, int nranks)
 {
     guint64 elt = cs_dtype_size(t);

@@ -668,6 +668,148 @@ static void fill_info(cs_comm_t *c)
     }
 }
 
+/* ---- point-to-point setup (cs_p2p.h) ------------------------------------- */
+
+/* An integer NCCL parameter: 'def' when unset; a value that does not parse
+ * is refused as NCCL's parameters would be misread. */
+static gboolean p2p_param(const cs_nccl_env_t *e, const char *name, gint64 def, gint64 *v_p, GError **err)
+{
+    const char *v = cs_nccl_env_get(e, name);
+    if (v == NULL || *v == '\0') {
+        *v_p = def;
+        return TRUE;
+    }
+    char *end = NULL;
+    gint64 x = g_ascii_strtoll(v, &end, 0);
+    if (end == v || *end != '\0') {
+        const char *origin = cs_nccl_env_origin(e, name);
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s=%s: not an integer; expected a whole number",
+                    origin != NULL ? origin : "environment", name, v);
+        return FALSE;
+    }
+    *v_p = x;
+    return TRUE;
+}
+
+static int pow2_up(int x)
+{
+    int p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+/* paths.cc ncclTopoGetNchannels for every peer of every rank (the
+ * smallest), ncclTopoComputeP2pChannels, init.cc computeBuffSizes and
+ * ncclP2pSchedule's group size (NCCL v2.30.7). Network peers: at least a
+ * channel per local NIC, more to reach NCCL_P2P_PER_CHANNEL_NET_BW (14
+ * GB/s) per channel, or NCCL_NCHANNELS_PER_NET_PEER; NVLink peers: 2 per
+ * NVLink's worth of path bandwidth (topo.h SM*_NVLINK_BW); others 2. */
+static gboolean p2p_setup(cs_comm_t *c, const cs_nccl_env_t *e, GError **err)
+{
+    cs_comm_info_t *in = &c->info;
+    gint64 per_net_peer, per_ch_bw, max_nch, min_nch, net_chunk, pci_chunk, nvl_chunk, ll_thr, chunk_param, group;
+    if (!p2p_param(e, "NCCL_NCHANNELS_PER_NET_PEER", 0, &per_net_peer, err) ||
+        !p2p_param(e, "NCCL_P2P_PER_CHANNEL_NET_BW", 14, &per_ch_bw, err) ||
+        !p2p_param(e, "NCCL_MAX_P2P_NCHANNELS", CS_MAXCHANNELS, &max_nch, err) ||
+        !p2p_param(e, "NCCL_MIN_P2P_NCHANNELS", 1, &min_nch, err) ||
+        !p2p_param(e, "NCCL_P2P_NET_CHUNKSIZE", 1 << 17, &net_chunk, err) ||
+        !p2p_param(e, "NCCL_P2P_PCI_CHUNKSIZE", 1 << 17, &pci_chunk, err) ||
+        !p2p_param(e, "NCCL_P2P_NVL_CHUNKSIZE", 1 << 19, &nvl_chunk, err) ||
+        !p2p_param(e, "NCCL_P2P_LL_THRESHOLD", 16384, &ll_thr, err) ||
+        !p2p_param(e, "NCCL_CHUNK_SIZE", 0, &chunk_param, err) ||
+        !p2p_param(e, "NCCL_P2P_SCHEDULE_GROUP_SIZE", 8, &group, err))
+        return FALSE;
+    /* topo.h ncclTopoNVLinkBw */
+    int cc = in->cc;
+    double nvl_bw = cc >= 100 ? 40.1 : cc >= 90 ? 20.6 : cc == 86 ? 12.0 : cc >= 70 ? 20.0 : 18.0;
+    int min_ch = CS_MAXCHANNELS, net_per_gpu = 0;
+    gboolean all_nvlink = TRUE;
+    for (int r = 0; r < in->nranks; r++) {
+        int node = c->rank_node[r];
+        const cs_nnode_t *nd = &c->nodes[node];
+        for (int k = 0; k < nd->ngpus; k++) {
+            int q = nd->ranks[k];
+            if (q == r)
+                continue;
+            cs_link_choice_t lc;
+            cs_comm_pair(c, r, q, &lc);
+            int nch = 2;
+            if (lc.path == CS_PATH_NVL || lc.path == CS_PATH_NVB)
+                nch = 2 * MAX(1, (int)(lc.nccl_bw / nvl_bw));
+            else
+                all_nvlink = FALSE;
+            min_ch = MIN(min_ch, nch);
+        }
+        if (c->nnodes > 1) {
+            int nn = 2;
+            if (per_net_peer > 0) {
+                nn = (int)per_net_peer;
+            } else {
+                const cs_sys_t *sys = node_shape(c, node)->sys;
+                int g = c->rank_local[r], N = sys->nnets, count = 0, first = -1;
+                double total = 0, gpu_bw = sys->gpu_pci_bw != NULL ? sys->gpu_pci_bw[g] : 0;
+                for (int ch = 0; ch < CS_MAXCHANNELS && N > 0; ch++) {
+                    int net = cs_sys_local_net(sys, g, ch);
+                    if (net < 0)
+                        break;
+                    if (ch == 0)
+                        first = net;
+                    else if (net == first)
+                        break;
+                    total += sys->g2n[g * N + net].bw;
+                    count++;
+                    if (total >= gpu_bw)
+                        break;
+                }
+                if (count > 0)
+                    nn = MAX(count, (int)(((gint64)total + per_ch_bw - 1) / MAX(1, per_ch_bw)));
+                net_per_gpu = net_per_gpu == 0 ? MAX(1, count) : MIN(net_per_gpu, MAX(1, count));
+            }
+            min_ch = MIN(min_ch, nn);
+        }
+    }
+    in->p2p_net_per_gpu = MAX(1, net_per_gpu);
+    int nch = (int)MAX(min_nch, MIN((gint64)in->comm_nch, max_nch));
+    in->p2p_nch = MIN(pow2_up(MAX(1, nch)), CS_MAXCHANNELS);
+    int per_peer = pow2_up(MAX(1, min_ch));
+    if (c->nnodes > 1 && per_net_peer <= 0) {
+        int batches = (in->nranks + 7) / 8;   /* p2pMaxPeers = nRanks over NCCL_MAX_DEV_WORK_P2P_PER_BATCH */
+        while (per_peer * batches > in->p2p_nch && per_peer > 1)
+            per_peer /= 2;
+    } else {
+        per_peer = MIN(in->p2p_nch, per_peer);
+    }
+    in->p2p_nch_per_peer = per_peer;
+    /* init.cc computeBuffSizes: GB-class (ARM, sm100) hosts double the
+     * network chunk; at most BUFFSIZE / NCCL_STEPS */
+    gint64 chunk = c->nnodes > 1 ? net_chunk * (in->cpu_vendor == CS_CPU_ARM && cc >= 100 ? 2 : 1)
+                 : all_nvlink ? nvl_chunk : pci_chunk;
+    gint64 buff = c->s.buffsize > 0 ? c->s.buffsize : 1 << 22;
+    if (chunk * 8 > buff)
+        chunk = buff / 8;
+    in->p2p_chunk = (guint64)MAX(1, chunk);
+    in->p2p_ll_threshold = (guint64)MAX(0, ll_thr);
+    in->p2p_chunk_param = (guint64)MAX(0, chunk_param);
+    /* ncclP2pSchedule: NCCL_P2P_SCHEDULE_GROUP_SIZE across nodes, the
+     * node's ranks on one; the gcd with every node's rank count */
+    int gs = c->nnodes > 1 ? (int)MAX(1, group) : c->max_local_ranks;
+    for (int n = 0; n < c->nnodes; n++) {
+        int lr = c->nodes[n].ngpus;
+        if (lr % gs != 0 || lr < gs) {
+            int a = gs, b = lr;
+            while (b != 0) {
+                int t2 = a % b;
+                a = b;
+                b = t2;
+            }
+            gs = MAX(1, a);
+        }
+    }
+    in->p2p_group = gs;
+    return TRUE;
+}
+
 cs_comm_t *cs_comm_new(const cs_topo_t *t, const cs_nccl_env_t *env, GError **err)
 {
     g_return_val_if_fail(t != NULL && t->finished, NULL);
@@ -729,6 +871,10 @@ cs_comm_t *cs_comm_new(const cs_topo_t *t, const cs_nccl_env_t *env, GError **er
         c->pat_support = c->s.pat_enable != 0;
     else
         c->pat_support = c->nnodes == c->info.nranks;
+    if (!p2p_setup(c, e, err)) {
+        cs_comm_free(c);
+        return NULL;
+    }
     cs_comm_tune(c);
     return c;
 }
@@ -777,12 +923,18 @@ int cs_comm_chan_nic(const cs_comm_t *c, cs_algo_t algo, int rank, int ch)
     if (c->nnodes < 2 || rank < 0 || rank >= c->info.nranks || ch < 0)
         return -1;
     const cs_shape_t *sh = node_shape(c, c->rank_node[rank]);
-    const cs_graph_t *g = algo_graph(sh, algo);
     const cs_sys_t *sys = sh->sys;
+    const cs_graph_t *g = algo == CS_ALGO_P2P ? NULL : algo_graph(sh, algo);
     int G = sys->ngpus, local = c->rank_local[rank], net = -1;
-    if (g == NULL || g->nch < 1 || g->intra == NULL || sys->nnets < 1)
+    if (algo == CS_ALGO_P2P) {
+        /* p2p sends: the GPU's own NICs by channel (net.cc through
+         * topo.cc ncclTopoGetLocalNet) */
+        if (sys->nnets < 1)
+            return -1;
+        net = cs_sys_local_net(sys, local, ch);
+    } else if (g == NULL || g->nch < 1 || g->intra == NULL || sys->nnets < 1) {
         return -1;
-    if (algo == CS_ALGO_NVLS || algo == CS_ALGO_NVLS_TREE) {
+    } else if (algo == CS_ALGO_NVLS || algo == CS_ALGO_NVLS_TREE) {
         /* search.cc getNvlsNetDev: the NICs of the NVLS channels whose
          * first GPU is this rank, the ch-th of them */
         int nets[CS_MAXCHANNELS], nn = 0;

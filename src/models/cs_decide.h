@@ -64,6 +64,17 @@ typedef struct {
 
     /* per-pair choice for neighbours in ring order (intra) */
     cs_link_choice_t intra, inter;
+
+    /* Point-to-point (SendRecv, AlltoAll; cs_p2p.h): NCCL's p2p setup
+     * (init.cc computeBuffSizes, ncclP2pSchedule; paths.cc
+     * ncclTopoComputeP2pChannelsPerPeer/ncclTopoComputeP2pChannels). */
+    int p2p_nch;                     /* p2pnChannels: a power of two */
+    int p2p_nch_per_peer;            /* p2pnChannelsPerPeer: a power of two */
+    int p2p_group;                   /* p2pSchedGroupSize: ranks per schedule group */
+    guint64 p2p_chunk;               /* p2pChunkSize: Simple step bytes */
+    guint64 p2p_ll_threshold;        /* NCCL_P2P_LL_THRESHOLD, bytes per channel */
+    guint64 p2p_chunk_param;         /* NCCL_CHUNK_SIZE; 0 = unset */
+    int p2p_net_per_gpu;             /* NICs a GPU's network peers use (topo.cc ncclTopoGetLocalNetCountByBw) */
 } cs_comm_info_t;
 
 typedef struct cs_comm cs_comm_t;
@@ -93,8 +104,11 @@ typedef struct {
 } cs_decision_t;
 
 /* Decision for one call of 'coll' moving nBytes (NCCL's nBytes: count *
- * typesize, times nranks for AllGather/ReduceScatter). FALSE with an error
- * when no algorithm/protocol is allowed (e.g. NCCL_ALGO=nvls on PCIe). */
+ * typesize, times nranks for AllGather/ReduceScatter/AlltoAll). FALSE with
+ * an error when no algorithm/protocol is allowed (e.g. NCCL_ALGO=nvls on
+ * PCIe). SendRecv and AlltoAll (cs_coll_is_p2p) get algo CS_ALGO_P2P, the
+ * protocol, channels per peer and step bytes of one send as NCCL's p2p
+ * planner picks them (cs_p2p.h), no cost table (nccl_time_us -1). */
 gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
                         guint64 nbytes, cs_decision_t *d_p, GError **err);
 
@@ -113,7 +127,8 @@ void cs_comm_chan_order(const cs_comm_t *c, cs_algo_t algo, int ch, int *order);
  * the NVLS channels 'rank' heads (search.cc getNvlsNetDev). Returned as
  * its index among the NICs of the rank's node (cs_topo_node_nics order).
  * -1: a single node, no such graph, a socket on "lo", or an NVLS rank
- * heading none. */
+ * heading none. CS_ALGO_P2P: the rank's own NIC for p2p channel 'ch'
+ * (topo.cc ncclTopoGetLocalNet). */
 int cs_comm_chan_nic(const cs_comm_t *c, cs_algo_t algo, int rank, int ch);
 
 /* A short human summary ("P2P/NVL intra, NET/IB GDR inter (8 NICs)"). */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "models/cs_decide_int.h"
+#include "models/cs_p2p.h"
 #include "util/cs_error.h"
 
 enum { HW_NVLINK = 0, HW_PCI = 1, HW_NET = 2 };
@@ -400,10 +401,37 @@ static guint64 chunk_size(const cs_comm_t *c, cs_coll_t coll, int a, int p, int 
     return chunk / grain[p] * grain[p];
 }
 
+/* SendRecv and AlltoAll: no algorithm or cost table; the plan of one send
+ * (cs_p2p_op: a network peer's where the call has any). NCCL runs p2p
+ * kernels with NCCL_MAX_NTHREADS (enqueue.cc scheduleP2pTasksToPlan). */
+static gboolean decide_p2p(const cs_comm_t *c, cs_coll_t coll, guint64 nbytes, cs_decision_t *d_p)
+{
+    const cs_comm_info_t *in = &c->info;
+    cs_decision_t d;
+    memset(&d, 0, sizeof d);
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        for (int p = 0; p < CS_PROTO_COUNT; p++)
+            d.table_us[a][p] = -1;
+    cs_p2p_op_t op;
+    cs_p2p_op(in, (gint64)cs_p2p_bytes_per_peer(coll, nbytes, in->nranks), in->nnodes > 1, &op);
+    d.algo = CS_ALGO_P2P;
+    d.proto = op.proto;
+    d.nchannels = op.nch;
+    d.nthreads = 640;   /* device.h NCCL_MAX_NTHREADS */
+    d.chunk_bytes = op.chunk;
+    d.nccl_time_us = -1;
+    d.nccl_bw = -1;
+    d.nccl_lat_us = -1;
+    *d_p = d;
+    return TRUE;
+}
+
 gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, guint64 nbytes,
                         cs_decision_t *d_p, GError **err)
 {
-    g_return_val_if_fail(c != NULL && d_p != NULL && coll < CS_COLL_COUNT, FALSE);
+    g_return_val_if_fail(c != NULL && d_p != NULL && coll < CS_OP_COUNT, FALSE);
+    if (cs_coll_is_p2p(coll))
+        return decide_p2p(c, coll, nbytes, d_p);
     cs_decision_t d;
     memset(&d, 0, sizeof d);
     float bws[CS_ALGO_COUNT][CS_PROTO_COUNT] = { { 0 } }, lats[CS_ALGO_COUNT][CS_PROTO_COUNT] = { { 0 } };

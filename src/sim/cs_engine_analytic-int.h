@@ -35,12 +35,25 @@ typedef struct {
 
     int tree_degsum;          /* max over nodes of its degree in tree 0 + tree 1 */
     int tree_depth;           /* hops from a tree's root to its deepest leaf */
+
+    /* Point-to-point (SendRecv, AlltoAll): cs_analytic_p2p_init */
+    gboolean p2p;
+    double p2p_edge_bw;       /* slowest intra-node peer edge with every edge of the pattern busy; 0 = none */
+    double p2p_edge_lat;      /* topology latency of the slowest such edge */
+    cs_transport_t p2p_xport; /* costliest intra-node peer transport */
+    double p2p_nic_bw;        /* a GPU's network rate for its peers on other nodes; 0 = none */
+    const cs_comm_info_t *p2p_info; /* the communicator's p2p setup (borrowed) */
 } cs_analytic_hw_t;
 
 /* Derives the summary. 'comm' may be NULL (tests): per-pair transports then
  * come from info->intra / info->inter. 'root' is the rank chains start from. */
 gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
                              const cs_comm_t *comm, const cs_params_t *p, int root, GError **err);
+
+/* The point-to-point summary of 'coll' (SendRecv: rank -> rank+1;
+ * AlltoAll: every pair), after cs_analytic_hw_init. */
+gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
+                              const cs_comm_t *comm, const cs_params_t *p, cs_coll_t coll, GError **err);
 
 /* What the bandwidth term of a call was priced on: the resource whose
  * seconds per byte of S are the largest. */

@@ -16,6 +16,7 @@
 
 #include "sim/cs_engine_analytic-int.h"
 #include "models/cs_program.h"
+#include "models/cs_p2p.h"
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
@@ -416,6 +417,69 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
     return TRUE;
 }
 
+/* ---- point-to-point summary --------------------------------------------- */
+
+/* The intra-node peer edges of the pattern (SendRecv: each rank to the
+ * next on its node; AlltoAll: every ordered pair on a node), all busy at
+ * once: each edge's rate when the links they share split evenly
+ * (edges_bw, NVSwitch ports shared by a GPU's edges). The network: a
+ * GPU's peers on other nodes go through its own NICs (topo.cc
+ * ncclTopoGetLocalNet, p2p_net_per_gpu of them), shared by the node's
+ * GPUs when it has fewer NICs than GPUs (AlltoAll: every GPU sends). */
+gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
+                              const cs_comm_t *comm, const cs_params_t *p, cs_coll_t coll, GError **err)
+{
+    int n = info->nranks;
+    hw->p2p = TRUE;
+    hw->p2p_info = info;
+    hw->p2p_edge_bw = 0;
+    hw->p2p_edge_lat = 0;
+    hw->p2p_xport = CS_XPORT_P2P_NVL;
+    hw->p2p_nic_bw = 0;
+    if (n < 2)
+        return TRUE;
+    gboolean nvb_disable = comm != NULL ? cs_comm_settings(comm)->nvb_disable > 0 : FALSE;
+    g_autoptr(cs_path_cache_t) cache = cs_path_cache_new(t, nvb_disable);
+    GArray *edges = g_array_new(FALSE, TRUE, sizeof(ring_edge_t));
+    gboolean ok = TRUE, any_net = FALSE;
+    for (int node = 0; node < t->nnodes && ok; node++) {
+        int r0 = t->node_first_rank[node], r1 = t->node_first_rank[node + 1];
+        for (int a = r0; a < r1 && ok; a++)
+            for (int b = r0; b < r1 && ok; b++) {
+                if (a == b || (coll == CS_COLL_SENDRECV && b != (a + 1) % n))
+                    continue;
+                ring_edge_t e;
+                memset(&e, 0, sizeof e);
+                e.a = a;
+                e.b = b;
+                e.xport = pair_transport(comm, info, a, b, TRUE);
+                if (e.xport == CS_XPORT_NET_IB || e.xport == CS_XPORT_NET_SOCKET) {
+                    any_net = TRUE;   /* a loopback through a NIC: priced with the network */
+                    continue;
+                }
+                ok = edge_path(t, cache, nvb_disable, &e, err);
+                if (ok) {
+                    if (edges->len == 0 || k_max_xport(e.xport) > k_max_xport(hw->p2p_xport))
+                        hw->p2p_xport = e.xport;
+                    g_array_append_val(edges, e);
+                }
+            }
+    }
+    if (ok && edges->len > 0)
+        hw->p2p_edge_bw = edges_bw(t, p, (const ring_edge_t *)edges->data, (int)edges->len, n, 1.0,
+                                   &hw->p2p_edge_lat);
+    g_array_free(edges, TRUE);
+    if (!ok)
+        return FALSE;
+    if ((hw->nnodes > 1 && !hw->mnnvl) || any_net) {
+        double per_gpu = MAX(1, info->p2p_net_per_gpu);
+        if (coll == CS_COLL_ALLTOALL && info->nics_node > 0 && info->ppn > 0)
+            per_gpu = MIN(per_gpu, (double)info->nics_node / info->ppn);
+        hw->p2p_nic_bw = hw->nic_bw * per_gpu;
+    }
+    return TRUE;
+}
+
 /* ---- per-call formulas -------------------------------------------------- */
 
 static double proto_eff(const cs_params_t *p, cs_proto_t pr)
@@ -705,6 +769,47 @@ static double t_pat(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_t
     return c->launch + hops * (net_hop(hw, p, c->pr, TRUE) + c->tau) + c->S * c->lim.spb;
 }
 
+/* SendRecv and AlltoAll (cs_p2p.h): every rank sends B bytes to each of
+ * its peers at once, each send split over the decision's channels. The
+ * bandwidth term is the busiest of: an intra-node peer edge (B at the
+ * edge's rate, every edge of the pattern busy), a GPU's NICs (B per peer
+ * on another node), the busiest channel's CTA (its parts, B/nch each,
+ * sent and received), GPU memory (read and write every byte). The
+ * latency: the launch, then per batch a channel runs one after the other
+ * (up to 8 sends and receives at once, enqueue.cc) a hop and the
+ * protocol's synchronisation. */
+static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, const cs_comm_info_t *info,
+                    call_ctx_t *c)
+{
+    int n = c->n, m = MAX(1, hw->ppn);
+    gboolean a2a = coll == CS_COLL_ALLTOALL;
+    double B = (double)cs_p2p_bytes_per_peer(coll, (guint64)c->S, n);
+    g_autoptr(cs_p2p_plan_t) plan = cs_p2p_plan_new(info, coll, (guint64)B);
+    int nnode = hw->mnnvl ? 1 : hw->nnodes;
+    /* peers across nodes: AlltoAll n - m per rank; SendRecv one for the
+     * last rank of each node */
+    double remote = nnode > 1 ? (a2a ? (double)(n - m) : 1.0) : 0;
+    if (hw->p2p_edge_bw > 0)
+        limit(c, CS_LIMIT_INTRA, B / c->S / (hw->p2p_edge_bw * c->peff));
+    if (remote > 0 && hw->p2p_nic_bw > 0)
+        limit(c, CS_LIMIT_NIC, remote * B / c->S / (hw->p2p_nic_bw * c->peff));
+    /* a channel's warps are split between its sends and its receives
+     * (device/sendrecv.h: separate warp groups for runSend and runRecv),
+     * and each side copies every byte once (into the peer's buffer, out
+     * of its own): the CTA moves each part twice */
+    double part = B / MAX(1, plan->op.nch);
+    limit(c, CS_LIMIT_SM, 2.0 * plan->max_parts * part / c->S / (c->b_sm / c->nch));
+    limit(c, CS_LIMIT_MEM, 2.0 * (a2a ? n : 1) * B / c->S / hw->mem_bw);
+    cs_param_id_t hid = hw->p2p_xport == CS_XPORT_P2P_NVL ? CS_P_LAT_HOP_NVLINK
+                      : hw->p2p_xport == CS_XPORT_P2P_PCI ? CS_P_LAT_HOP_PCIE : CS_P_LAT_HOP_SHM;
+    double h = hw->p2p_edge_lat + par(p, hid) * US;
+    if (c->pr == CS_PROTO_SIMPLE && hw->p2p_xport == CS_XPORT_P2P_NVL)
+        h += par(p, CS_P_LAT_SYNC_SIMPLE_NVLINK) * US;
+    if (remote > 0)
+        h = MAX(h, net_hop(hw, p, c->pr, FALSE));
+    return c->launch + MAX(1, plan->max_batches) * (h + c->tau) + c->S * c->lim.spb;
+}
+
 gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
                                  const cs_engine_call_t *call, const cs_fabric_bound_t *fab, double time_s[2],
                                  cs_analytic_limit_t *limit_p, GError **err)
@@ -743,6 +848,14 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
         return TRUE;
     }
     switch (d->algo) {
+    case CS_ALGO_P2P:
+        if (hw->p2p_info == NULL || !cs_coll_is_p2p(coll)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s: a point-to-point decision for %s",
+                        cs_algo_name(d->algo), cs_coll_name(coll));
+            return FALSE;
+        }
+        t = t_p2p(hw, p, coll, hw->p2p_info, &c);
+        break;
     case CS_ALGO_RING:
         t = t_ring(hw, p, coll, &c);
         break;
@@ -822,11 +935,16 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
         return g_string_free(s, FALSE);
     }
     case CS_LIMIT_NIC: {
+        if (d->algo == CS_ALGO_P2P)
+            return g_strdup_printf("NIC rate (each GPU's sends to other nodes through its own NICs, %.1f GB/s)",
+                                   hw->p2p_nic_bw / GBPS);
         int nch = MAX(1, d->nchannels), per_nic = (nch + hw->nics - 1) / hw->nics;
         return g_strdup_printf("NIC rate (%d channel%s on the busiest of %d NICs, %.1f GB/s each)", per_nic,
                                per_nic == 1 ? "" : "s", hw->nics, hw->nic_bw / GBPS);
     }
     case CS_LIMIT_INTRA:
+        if (d->algo == CS_ALGO_P2P)
+            return g_strdup_printf("intra-node peer edges (%s)", cs_transport_name(hw->p2p_xport));
         return g_strdup_printf("intra-node ring edges (%s)", cs_transport_name(hw->intra_xport));
     case CS_LIMIT_SM: {
         g_autofree char *proto = g_ascii_strdown(cs_proto_name(d->proto), -1);
@@ -863,8 +981,14 @@ static gboolean analytic_open(const cs_engine_job_t *job, void **state_p, GError
     if (!cs_analytic_hw_init(&s->hw, s->topo, info, job->comm, job->params,
                              cs_coll_has_root(job->coll) ? job->root : 0, err))
         goto free_state;
-    if (info->nnodes > 1 && !s->hw.mnnvl && (s->fabric = cs_fabric_load_new(job, err)) == NULL)
+    if (cs_coll_is_p2p(job->coll)) {
+        /* sends to every peer: bounded at the NICs, not routed (the
+         * fabric bound prices rings and trees) */
+        if (!cs_analytic_p2p_init(&s->hw, s->topo, info, job->comm, job->params, job->coll, err))
+            goto free_state;
+    } else if (info->nnodes > 1 && !s->hw.mnnvl && (s->fabric = cs_fabric_load_new(job, err)) == NULL) {
         goto free_state;
+    }
     *state_p = s;
     return TRUE;
 free_state:
@@ -896,7 +1020,7 @@ static gboolean analytic_predict(void *state, const cs_engine_job_t *job, const 
     analytic_state_t *s = state;
     memset(&s->fab, 0, sizeof s->fab);
     s->fab.res = -1;
-    if (s->fabric != NULL)
+    if (s->fabric != NULL && !cs_coll_is_p2p(job->coll))
         cs_fabric_load_bound(s->fabric, call->decision, &s->fab);
     s->have = cs_analytic_time_routed(&s->hw, job->params, job->coll, call, &s->fab, time_s, &s->lim, err);
     s->d = *call->decision;
@@ -967,6 +1091,19 @@ char *cs_analytic_bottleneck(void *state)
     return cs_analytic_describe(&s->hw, s->topo, s->fabric, &s->d, &s->fab, &s->lim);
 }
 
+/* What a point-to-point job's header should say the engine leaves out. */
+static char **analytic_notes(void *state)
+{
+    const analytic_state_t *s = state;
+    if (!s->hw.p2p || s->hw.p2p_nic_bw <= 0)
+        return NULL;
+    char **v = g_new0(char *, 2);
+    v[0] = g_strdup("point-to-point across nodes: the analytic engine bounds each GPU's sends at its own NICs; "
+                    "the fabric beyond them (switch links, oversubscription) and PXN's NVLink hop are not "
+                    "priced (--model flow routes every peer's sends)");
+    return v;
+}
+
 static void analytic_close(void *state)
 {
     analytic_state_t *s = state;
@@ -983,6 +1120,7 @@ const cs_engine_ops_t cs_engine_analytic = {
     .estimate = analytic_estimate,
     .predict = analytic_predict,
     .close = analytic_close,
+    .notes = analytic_notes,
     .bottleneck = analytic_bottleneck_note,
     .link_stats = analytic_link_stats,
     .timeline = FALSE,   /* no timeline: no --trace, no several jobs */

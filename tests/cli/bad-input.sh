@@ -45,7 +45,7 @@ check i-too-many exact "collsim: -i: the sweep from 1 to 1073741824 bytes has mo
 check n-zero exact "collsim: -n: 0 is out of range; expected a number of iterations of at least 1" -- run $H -n 0
 check long-flag exact "collsim: --maxbytes: 'x' is not a size; expected a number with optional K, M or G" -- run $H --maxbytes x
 check d-all exact "collsim: -d: unknown data type 'all'; expected one of int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2" -- run $H -d all
-check op-is-redop exact "collsim: --op: unknown collective 'sum'; expected one of broadcast, reduce, allgather, reducescatter, allreduce (the reduction is -o/--redop)" -- run $H --op sum
+check op-is-redop exact "collsim: --op: unknown collective 'sum'; expected one of broadcast, reduce, allgather, reducescatter, allreduce, sendrecv, alltoall (the reduction is -o/--redop)" -- run $H --op sum
 check root-not-rank exact "collsim: -r: root 8 is not a rank; expected 0 to 7" -- run $H --op broadcast -r 8
 check g-zero exact "collsim: -g: 0 is out of range; expected a number of GPUs per node of at least 1" -- run $H -g 0
 check g-too-many prefix "collsim: --gpus: " -- run $H -g 16

@@ -135,10 +135,10 @@ expect_fail missing "nope.txt: cannot read" nope.txt --topo dgx-h100
 expect_fail ranks "two-tables.txt:17: table 1 was measured over 4 ranks on 2 nodes but the topology has 8 GPUs on 1 node;" \
     "$logs/two-tables.txt" --topo dgx-h100
 expect_fail no-such-table "two-tables.txt: no table 3; expected 1 to 2" "$logs/two-tables.txt" --topo dgx-h100 --table 3
-expect_fail skipped-table "table 3 skipped: alltoall_perf" "$logs/srun-headerless.txt" --topo dgx-h100 --table 3
+expect_fail alltoall-ranks "srun-headerless.txt:10: table 3 was measured over 16 ranks" "$logs/srun-headerless.txt" --topo dgx-h100 --table 3
 expect_fail op-mismatch "srun-headerless.txt:7: table 2 does not look like allreduce" "$logs/srun-headerless.txt" \
     --topo dgx-h100 --op allreduce
-expect_fail bad-op "collsim: --op: unknown collective 'alltoall'" "$logs/two-tables.txt" --topo dgx-h100 --op alltoall
+expect_fail bad-op "collsim: --op: unknown collective 'alltoallv'" "$logs/two-tables.txt" --topo dgx-h100 --op alltoallv
 expect_fail no-topology "no topology given" "$logs/two-tables.txt"
 expect_fail bad-env "collsim: --env: 'ALGO=Ring' is not an NCCL variable setting" "$logs/two-tables.txt" --topo dgx-h100 --env ALGO=Ring
 expect_fail no-log "no log given" --topo dgx-h100

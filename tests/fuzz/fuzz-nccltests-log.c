@@ -24,7 +24,7 @@ static void check(const cs_nccltests_log_t *l, const GError *err)
         g_error("inconsistent table bookkeeping");
     for (guint i = 0; i < l->results->len; i++) {
         const cs_result_t *r = g_ptr_array_index(l->results, i);
-        if (r->rows->len == 0 || r->coll < 0 || r->coll >= CS_COLL_COUNT || r->nranks < 0)
+        if (r->rows->len == 0 || r->coll < 0 || r->coll >= CS_OP_COUNT || r->nranks < 0)
             g_error("bad result %u", i);
     }
 }

@@ -248,12 +248,12 @@ static void test_line_errors(void)
     expect_error("[collective]\niters = 0\n",
                  "s.ini:2: iters: 0 is out of range; expected a number of iterations of at least 1");
     expect_error("[collective]\ncheck = 2\n", "s.ini:2: check: 2 is out of range; expected 0 or 1");
-    expect_error("[collective]\nop = alltoall\n",
-                 "s.ini:2: op: unknown collective 'alltoall'; expected one of broadcast, reduce, allgather, "
-                 "reducescatter, allreduce");
+    expect_error("[collective]\nop = alltoallv\n",
+                 "s.ini:2: op: unknown collective 'alltoallv'; expected one of broadcast, reduce, allgather, "
+                 "reducescatter, allreduce, sendrecv, alltoall");
     expect_error("[collective]\nop = sum\n",
                  "s.ini:2: op: unknown collective 'sum'; expected one of broadcast, reduce, allgather, "
-                 "reducescatter, allreduce (the reduction is -o/--redop)");
+                 "reducescatter, allreduce, sendrecv, alltoall (the reduction is -o/--redop)");
     expect_error("[collective]\nredop = mulsum\n",
                  "s.ini:2: redop: unknown reduction 'mulsum'; expected one of sum, prod, min, max, avg");
     expect_error("[scenario]\nseed = -1\n", "s.ini:2: seed: '-1' is not a seed; expected a whole number of at least 0");

@@ -54,7 +54,11 @@ static void test_coll_names(void)
     g_assert_cmpint(c, ==, CS_COLL_ALLGATHER);
     g_assert_true(cs_coll_parse("reduce_scatter", &c));
     g_assert_cmpint(c, ==, CS_COLL_REDUCESCATTER);
-    g_assert_false(cs_coll_parse("alltoall", &c));
+    g_assert_true(cs_coll_parse("alltoall_perf", &c));
+    g_assert_cmpint(c, ==, CS_COLL_ALLTOALL);
+    g_assert_true(cs_coll_parse("SendRecv", &c));
+    g_assert_cmpint(c, ==, CS_COLL_SENDRECV);
+    g_assert_false(cs_coll_parse("alltoallv", &c));
     cs_algo_t a;
     g_assert_true(cs_algo_parse("nvlstree", &a));
     g_assert_cmpint(a, ==, CS_ALGO_NVLS_TREE);

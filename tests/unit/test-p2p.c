@@ -1,0 +1,191 @@
+/* Point-to-point operations (SendRecv, AlltoAll): NCCL's p2p setup and
+ * planner (cs_p2p.h) on the dgx-h100 preset, and the analytic engine's
+ * price. Expected values are derived by hand from NCCL v2.30.7's rules
+ * (init.cc, paths.cc, enqueue.cc, channel.h), each test says how. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "models/cs_coll.h"
+#include "models/cs_decide.h"
+#include "models/cs_p2p.h"
+#include "models/cs_presets.h"
+#include "models/cs_params.h"
+#include "sim/cs_engine.h"
+
+static cs_topo_t *h100(int nodes)
+{
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = nodes;
+    g_autoptr(GError) err = NULL;
+    cs_topo_t *t = cs_preset_build("dgx-h100", &o, &err);
+    g_assert_no_error(err);
+    return t;
+}
+
+static cs_comm_t *comm(const cs_topo_t *t)
+{
+    g_autoptr(GError) err = NULL;
+    cs_comm_t *c = cs_comm_new(t, NULL, &err);
+    g_assert_no_error(err);
+    return c;
+}
+
+/* nccl-tests src/alltoall.cu and sendrecv.cu: counts, sizes, busbw. */
+static void test_counts(void)
+{
+    /* 1 GiB of float over 8 ranks: 2^28 / 8 = 2^25 elements per peer,
+     * 2^30 bytes counted; busbw (n-1)/n */
+    g_assert_cmpuint(cs_coll_count(CS_COLL_ALLTOALL, 1u << 30, CS_DTYPE_FLOAT, 8), ==, 1u << 25);
+    g_assert_cmpuint(cs_coll_nccl_bytes(CS_COLL_ALLTOALL, 1u << 25, CS_DTYPE_FLOAT, 8), ==, 1u << 30);
+    g_assert_cmpfloat(cs_busbw_factor(CS_COLL_ALLTOALL, 8), ==, 7.0 / 8);
+    /* 100 bytes of float over 3 ranks: 25 / 3 = 8, a multiple of 4 */
+    g_assert_cmpuint(cs_coll_count(CS_COLL_ALLTOALL, 100, CS_DTYPE_FLOAT, 3), ==, 8);
+    g_assert_cmpuint(cs_coll_count(CS_COLL_SENDRECV, 1u << 20, CS_DTYPE_DOUBLE, 8), ==, 1u << 17);
+    g_assert_cmpfloat(cs_busbw_factor(CS_COLL_SENDRECV, 8), ==, 1.0);
+    g_assert_true(cs_coll_has_redop(CS_COLL_SENDRECV));
+    g_assert_false(cs_coll_has_redop(CS_COLL_ALLTOALL));
+    g_assert_true(cs_coll_is_p2p(CS_COLL_ALLTOALL));
+    g_assert_false(cs_coll_is_p2p(CS_COLL_ALLREDUCE));
+    g_assert_cmpstr(cs_coll_test_name(CS_COLL_ALLTOALL), ==, "alltoall_perf");
+    g_assert_cmpstr(cs_algo_name(CS_ALGO_P2P), ==, "P2P");
+}
+
+/* One DGX H100: 24 channels -> p2pnChannels pow2Up = 32; an NVSwitch
+ * peer's path is 18 NVLinks: 2 x 18 = 36 channels, pow2Up 64, at most 32;
+ * all NVLink: 512 KiB chunks; one node: the 8 ranks are one group. */
+static void test_setup_one_node(void)
+{
+    g_autoptr(cs_topo_t) t = h100(1);
+    g_autoptr(cs_comm_t) c = comm(t);
+    const cs_comm_info_t *in = cs_comm_info(c);
+    g_assert_cmpint(in->comm_nch, ==, 24);
+    g_assert_cmpint(in->p2p_nch, ==, 32);
+    g_assert_cmpint(in->p2p_nch_per_peer, ==, 32);
+    g_assert_cmpuint(in->p2p_chunk, ==, 1 << 19);
+    g_assert_cmpint(in->p2p_group, ==, 8);
+
+    /* scheduleP2pTasksToPlan: nChannelsMin 32 -> 4 (4 x 8 ranks <= 32);
+     * addP2pToPlan: min part 64 KiB, max part 16 MiB */
+    cs_p2p_op_t op;
+    cs_p2p_op(in, 32 << 20, FALSE, &op);     /* 4 parts of 8 MiB */
+    g_assert_cmpint(op.nch, ==, 4);
+    g_assert_cmpint(op.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_cmpuint(op.chunk, ==, 1 << 19);
+    cs_p2p_op(in, 64 << 20, FALSE, &op);     /* 16 MiB parts: not above the max */
+    g_assert_cmpint(op.nch, ==, 4);
+    cs_p2p_op(in, 128 << 20, FALSE, &op);    /* 32 MiB > 16 MiB: 8 */
+    g_assert_cmpint(op.nch, ==, 8);
+    cs_p2p_op(in, (gint64)1 << 30, FALSE, &op);   /* 8, 16, 32 (no more than 32/2 doubles) */
+    g_assert_cmpint(op.nch, ==, 32);
+    cs_p2p_op(in, 16384, FALSE, &op);        /* one part of 16 KiB: LL, 32 KiB data steps */
+    g_assert_cmpint(op.nch, ==, 1);
+    g_assert_cmpint(op.proto, ==, CS_PROTO_LL);
+    g_assert_cmpuint(op.chunk, ==, 32768);
+    cs_p2p_op(in, 16385, FALSE, &op);
+    g_assert_cmpint(op.proto, ==, CS_PROTO_SIMPLE);
+
+    /* one node: round r's peers are rank +/- r; its base r bit-reversed
+     * over 5 bits */
+    g_assert_cmpint(cs_p2p_peer(in, 3, 1, TRUE), ==, 4);
+    g_assert_cmpint(cs_p2p_peer(in, 3, 1, FALSE), ==, 2);
+    g_assert_cmpint(cs_p2p_peer(in, 6, 3, TRUE), ==, 1);
+    g_assert_cmpint(cs_p2p_channel(in, 1, 0), ==, 16);
+    g_assert_cmpint(cs_p2p_channel(in, 3, 2), ==, 26);
+
+    /* AlltoAll, 4 MiB per peer: 4 parts per round; bases 0 16 8 24 4 20
+     * 12 28: each of the 32 channels gets one part, one batch */
+    g_autoptr(cs_p2p_plan_t) p = cs_p2p_plan_new(in, CS_COLL_ALLTOALL, 4 << 20);
+    g_assert_cmpint(p->nops, ==, 8);
+    g_assert_cmpint(p->max_parts, ==, 1);
+    g_assert_cmpint(p->max_batches, ==, 1);
+    /* SendRecv: rank 0 sends to 1 and receives from 7 in round 1 */
+    g_autoptr(cs_p2p_plan_t) q = cs_p2p_plan_new(in, CS_COLL_SENDRECV, 4 << 20);
+    g_assert_cmpint(q->nops, ==, 1);
+    g_assert_cmpint(q->rounds[0], ==, 1);
+
+    cs_decision_t d;
+    g_autoptr(GError) err = NULL;
+    g_assert_true(cs_comm_decide(c, CS_COLL_ALLTOALL, CS_DTYPE_FLOAT, 8u << 22, &d, &err));
+    g_assert_cmpint(d.algo, ==, CS_ALGO_P2P);
+    g_assert_cmpint(d.nchannels, ==, 4);     /* 4 MiB per peer */
+}
+
+/* Two DGX H100, 8 NDR NICs each: a GPU's own NIC (50 GB/s, the GPU's
+ * Gen5 x16 reached with one) -> max(1, ceil(50/14)) = 4 channels per net
+ * peer; 4 x ceil(16/8) = 8 <= 16 (p2pnChannels) keeps 4. Net chunk 128 KiB; groups of 8:
+ * rank 0's rounds 0-7 are its node, 8-15 the other node. */
+static void test_setup_two_nodes(void)
+{
+    g_autoptr(cs_topo_t) t = h100(2);
+    g_autoptr(cs_comm_t) c = comm(t);
+    const cs_comm_info_t *in = cs_comm_info(c);
+    g_assert_cmpint(in->p2p_nch_per_peer, ==, 4);
+    g_assert_cmpuint(in->p2p_chunk, ==, 1 << 17);
+    g_assert_cmpint(in->p2p_group, ==, 8);
+    g_assert_cmpint(in->p2p_net_per_gpu, ==, 1);
+    g_assert_cmpint(cs_p2p_peer(in, 0, 8, TRUE), ==, 8);
+    g_assert_cmpint(cs_p2p_peer(in, 3, 9, TRUE), ==, 12);
+    g_assert_cmpint(cs_p2p_peer(in, 3, 9, FALSE), ==, 10);
+    /* across nodes: round r's base is r/8 (groups of 8, one batch each),
+     * bit-reversed over 4 bits (16 channels: the comm's 16) */
+    g_assert_cmpint(in->p2p_nch, ==, 16);
+    g_assert_cmpint(cs_p2p_channel(in, 9, 0), ==, 8);
+    /* a small network send: chunk / 4 below one step, / 2 below 8 */
+    cs_p2p_op_t op;
+    cs_p2p_op(in, 100000, TRUE, &op);
+    g_assert_cmpint(op.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_cmpuint(op.chunk, ==, 32768);
+    cs_p2p_op(in, 1 << 19, TRUE, &op);
+    g_assert_cmpuint(op.chunk, ==, 65536);
+}
+
+static double price(const cs_topo_t *t, const cs_comm_t *c, cs_coll_t coll, guint64 size)
+{
+    cs_params_t par;
+    cs_params_init_defaults(&par);
+    cs_engine_job_t job = { .topo = t, .comm = c, .params = &par, .coll = coll, .dtype = CS_DTYPE_DOUBLE,
+                            .redop = CS_REDOP_SUM, .root = -1, .seed = 1 };
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_result_t) r = cs_engine_run_sweep(cs_engine_find("analytic"), &job, &size, 1, &err);
+    g_assert_no_error(err);
+    double us = g_array_index(r->rows, cs_result_row_t, 0).time_us[CS_OOP];
+    cs_params_clear(&par);
+    return us;
+}
+
+/* SendRecv inside a DGX H100 is bound by its channels' CTAs up to 512 MiB:
+ * 64 MiB on 4 channels and 128 MiB on 8 move 16 MiB per channel, so they
+ * take the same time (nccl-tests on H100 measures 820 and 826 us); 256
+ * MiB on 16 channels, the same again. */
+static void test_analytic_channels(void)
+{
+    g_autoptr(cs_topo_t) t = h100(1);
+    g_autoptr(cs_comm_t) c = comm(t);
+    double a = price(t, c, CS_COLL_SENDRECV, 64u << 20), b = price(t, c, CS_COLL_SENDRECV, 128u << 20);
+    double d = price(t, c, CS_COLL_SENDRECV, 256u << 20);
+    g_assert_cmpfloat_with_epsilon(a, b, 1e-9 * a);
+    g_assert_cmpfloat_with_epsilon(a, d, 1e-9 * a);
+    /* AlltoAll sends 7/8 of its buffer through the NVLinks (1/8 is the
+     * rank's own): faster than a SendRecv of the same buffer at 1 GiB
+     * (both NVLink bound) */
+    double x = price(t, c, CS_COLL_ALLTOALL, 1u << 30), y = price(t, c, CS_COLL_SENDRECV, 1u << 30);
+    g_assert_cmpfloat(x, <, y);
+    /* across two nodes the NICs bind: 8 of 16 peers remote, 50 GB/s */
+    g_autoptr(cs_topo_t) t2 = h100(2);
+    g_autoptr(cs_comm_t) c2 = comm(t2);
+    double z = price(t2, c2, CS_COLL_ALLTOALL, 1u << 30);
+    g_assert_cmpfloat(z, >, (1u << 29) / 50e9 * 1e6);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/p2p/counts", test_counts);
+    g_test_add_func("/p2p/setup-one-node", test_setup_one_node);
+    g_test_add_func("/p2p/setup-two-nodes", test_setup_two_nodes);
+    g_test_add_func("/p2p/analytic-channels", test_analytic_channels);
+    return g_test_run();
+}
