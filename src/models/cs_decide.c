@@ -770,6 +770,7 @@ static gboolean p2p_setup(cs_comm_t *c, const cs_nccl_env_t *e, GError **err)
         }
     }
     in->p2p_net_per_gpu = MAX(1, net_per_gpu);
+    in->p2p_net_ch_bw = (double)MAX(1, per_ch_bw);
     int nch = (int)MAX(min_nch, MIN((gint64)in->comm_nch, max_nch));
     in->p2p_nch = MIN(pow2_up(MAX(1, nch)), CS_MAXCHANNELS);
     int per_peer = pow2_up(MAX(1, min_ch));

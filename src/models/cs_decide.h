@@ -75,6 +75,7 @@ typedef struct {
     guint64 p2p_ll_threshold;        /* NCCL_P2P_LL_THRESHOLD, bytes per channel */
     guint64 p2p_chunk_param;         /* NCCL_CHUNK_SIZE; 0 = unset */
     int p2p_net_per_gpu;             /* NICs a GPU's network peers use (topo.cc ncclTopoGetLocalNetCountByBw) */
+    double p2p_net_ch_bw;            /* NCCL_P2P_PER_CHANNEL_NET_BW: GB/s NCCL expects of a channel's network sends */
 } cs_comm_info_t;
 
 typedef struct cs_comm cs_comm_t;

@@ -305,6 +305,12 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
                              guint64 nbytes, int root, const int *orders, GError **err)
 {
     int n = info->nranks;
+    if (cs_coll_is_p2p(coll) || d->algo == CS_ALGO_P2P) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                    "%s (point-to-point sends to every peer) has no rank program yet; use --model analytic",
+                    cs_coll_name(coll));
+        return NULL;
+    }
     gboolean chain = coll == CS_COLL_BROADCAST || coll == CS_COLL_REDUCE;
     gboolean ring_shape = d->algo == CS_ALGO_RING || (d->algo == CS_ALGO_TREE && coll != CS_COLL_ALLREDUCE);
     gboolean dataflow = coll == CS_COLL_ALLREDUCE &&

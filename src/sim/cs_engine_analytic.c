@@ -791,8 +791,13 @@ static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t 
     double remote = nnode > 1 ? (a2a ? (double)(n - m) : 1.0) : 0;
     if (hw->p2p_edge_bw > 0)
         limit(c, CS_LIMIT_INTRA, B / c->S / (hw->p2p_edge_bw * c->peff));
-    if (remote > 0 && hw->p2p_nic_bw > 0)
+    if (remote > 0 && hw->p2p_nic_bw > 0) {
         limit(c, CS_LIMIT_NIC, remote * B / c->S / (hw->p2p_nic_bw * c->peff));
+        /* a send's part on one channel moves what NCCL expects of a
+         * channel's network sends, NCCL_P2P_PER_CHANNEL_NET_BW (paths.cc:
+         * 14 GB/s; the reason it gives a NIC several channels) */
+        limit(c, CS_LIMIT_NIC, B / c->S / (MAX(1, plan->op_net.nch) * info->p2p_net_ch_bw * GBPS));
+    }
     /* a channel's warps are split between its sends and its receives
      * (device/sendrecv.h: separate warp groups for runSend and runRecv),
      * and each side copies every byte once (into the peer's buffer, out
