@@ -617,6 +617,40 @@ static const char *net_link_name(const pk_t *pk, int port, char *buf, gsize n)
 /* The net stopped (a pause cycle) or went quiet for good (a receive path
  * stalled for ever): the collective never completes, and NCCL would hang
  * until its own timeout. */
+/* The QP a stopped net times out first, and when (CS_TIME_NEVER: none
+ * has packets out, so no timer runs). */
+static cs_time_t first_fail(const pk_t *pk, int *qp_p)
+{
+    cs_time_t when = CS_TIME_NEVER;
+    for (guint q = 0; q < pk->qps->len; q++) {
+        cs_time_t t = cs_pkt_net_qp_fail_at(pk->net, (int)q);
+        if (t < when) {
+            when = t;
+            *qp_p = (int)q;
+        }
+    }
+    return when;
+}
+
+/* NCCL's error when a QP runs out of retries (net_ib/p2p.cc
+ * ncclIbLogCompletionWithError, status IBV_WC_RETRY_EXC_ERR = 12). */
+static void nccl_retry_error(const pk_t *pk, int qp, cs_time_t when, const char *before, GError **err)
+{
+    const pk_qp_t *q = qp_of((pk_t *)pk, qp);
+    const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, q->lane);
+    const cs_topo_t *tp = pk->topo;
+    g_set_error(err, CS_ERROR, CS_ERROR_SIM_FAILED,
+                "packet engine: %sat %.6f s the run fails as NCCL does: %s -> %s (channel %d, QP %d): "
+                "\"NET/IB: Got completion from peer with status=transport retry counter exceeded(12)\" after "
+                "%d retries of 4.096 us x 2^%d (NCCL_IB_RETRY_CNT, NCCL_IB_TIMEOUT)", before,
+                (double)when / CS_PS_PER_S, tp->devs[L->src_nic].name, tp->devs[L->dst_nic].name, L->ch,
+                q->index, pk->fab.retry_cnt, pk->fab.timeout_exp);
+}
+
+/* A deadlock or a stall for good stops the net: nothing arrives again, so
+ * the QPs with packets out time out one retry after another (the
+ * transport timer runs whatever the link does) and NCCL reports the first
+ * that runs out, as a run that continued would show. */
 static gboolean stuck_error(pk_t *pk, GError **err)
 {
     const cs_pkt_deadlock_t *dl = cs_pkt_net_deadlock(pk->net);
@@ -630,18 +664,24 @@ static gboolean stuck_error(pk_t *pk, GError **err)
     for (int d = 0; d < pk->topo->ndevs && dl->kind == CS_PKT_STUCK_STALL; d++)
         if (pk->node_of_dev[d] == dl->host)
             host = pk->topo->devs[d].name;
-    if (dl->kind == CS_PKT_STUCK_CYCLE)
-        g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "packet engine: at %.6f s a PFC deadlock: a cycle of links paused "
-                    "on priority %d, each holding packets for the next (%s); nothing moves on it, and the "
-                    "collective never completes (NCCL would hang until its timeout)",
-                    (double)dl->detected / CS_PS_PER_S, dl->prio, path->str);
-    else
-        g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME, "packet engine: at %.6f s every packet left waits on %s, whose "
-                    "receive path is stalled for good (stall-nic); pauses hold %s on priority %d, and the "
-                    "collective never completes (NCCL would hang until its timeout)",
-                    (double)dl->detected / CS_PS_PER_S, host != NULL ? host : "a NIC",
-                    dl->nlinks > 0 ? path->str : "no link (the watchdog drops instead)", dl->prio);
+    g_autofree char *what = dl->kind == CS_PKT_STUCK_CYCLE
+        ? g_strdup_printf("at %.6f s a PFC deadlock: a cycle of links paused on priority %d, each holding packets "
+                          "for the next (%s); nothing moves on it again", (double)dl->detected / CS_PS_PER_S,
+                          dl->prio, path->str)
+        : g_strdup_printf("at %.6f s every packet left waits on %s, whose receive path is stalled for good "
+                          "(stall-nic); pauses hold %s on priority %d", (double)dl->detected / CS_PS_PER_S,
+                          host != NULL ? host : "a NIC",
+                          dl->nlinks > 0 ? path->str : "no link (the watchdog drops instead)", dl->prio);
     g_string_free(path, TRUE);
+    int qp = -1;
+    cs_time_t when = first_fail(pk, &qp);
+    if (when != CS_TIME_NEVER) {
+        g_autofree char *before = g_strconcat(what, "; ", NULL);
+        nccl_retry_error(pk, qp, when, before, err);
+    } else {
+        g_set_error(err, CS_ERROR, CS_ERROR_SIM_FAILED, "packet engine: %s, and no QP has packets out for its timer "
+                    "to expire: the collective never completes (NCCL hangs)", what);
+    }
     return TRUE;
 }
 
@@ -650,7 +690,8 @@ static gboolean stuck_error(pk_t *pk, GError **err)
 static void run_error(pk_t *pk, GError **e, GError **err)
 {
     GError *why = NULL;
-    if (!g_error_matches(*e, CS_ERROR, CS_ERROR_RUNTIME) && stuck_error(pk, &why)) {
+    if (!g_error_matches(*e, CS_ERROR, CS_ERROR_SIM_FAILED) && !g_error_matches(*e, CS_ERROR, CS_ERROR_RUNTIME) &&
+        stuck_error(pk, &why)) {
         g_clear_error(e);
         *e = why;
     }
@@ -705,17 +746,7 @@ static gboolean x_run(void *ctx, cs_time_t t, GError **err)
         return FALSE;
     if (!pk->failed)
         return TRUE;
-    /* as NCCL reports it (net_ib/p2p.cc ncclIbLogCompletionWithError,
-     * status IBV_WC_RETRY_EXC_ERR = 12) */
-    const pk_qp_t *q = qp_of(pk, pk->failed_qp);
-    const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, q->lane);
-    const cs_topo_t *tp = pk->topo;
-    g_set_error(err, CS_ERROR, CS_ERROR_RUNTIME,
-                "packet engine: at %.6f s the run fails as NCCL does: %s -> %s (channel %d, QP %d): "
-                "\"NET/IB: Got completion from peer with status=transport retry counter exceeded(12)\" after "
-                "%d retries of 4.096 us x 2^%d (NCCL_IB_RETRY_CNT, NCCL_IB_TIMEOUT)",
-                (double)pk->failed_at / CS_PS_PER_S, tp->devs[L->src_nic].name, tp->devs[L->dst_nic].name, L->ch,
-                q->index, pk->fab.retry_cnt, pk->fab.timeout_exp);
+    nccl_retry_error(pk, pk->failed_qp, pk->failed_at, "", err);
     return FALSE;
 }
 

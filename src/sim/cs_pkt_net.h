@@ -274,6 +274,11 @@ guint64 cs_pkt_net_qp_timeouts(const cs_pkt_net_t *net, int qp);
 guint64 cs_pkt_net_qp_naks(const cs_pkt_net_t *net, int qp);
 guint64 cs_pkt_net_qp_out_of_order(const cs_pkt_net_t *net, int qp);
 gboolean cs_pkt_net_qp_failed(const cs_pkt_net_t *net, int qp);
+/* When the QP would run out of retries if nothing reached it again (its
+ * timer's next expiry plus a timeout per retry left): what a stopped net
+ * (a deadlock) leaves NCCL to see. CS_TIME_NEVER when it has nothing
+ * unacknowledged out, has failed, or runs no timer. */
+cs_time_t cs_pkt_net_qp_fail_at(const cs_pkt_net_t *net, int qp);
 
 /* Runs every event at or before 'until' (CS_TIME_NEVER: until none is
  * left). Returns the events handled. */

@@ -598,6 +598,16 @@ guint64 cs_pkt_net_qp_naks(const cs_pkt_net_t *net, int qp) { return flow_of(net
 guint64 cs_pkt_net_qp_out_of_order(const cs_pkt_net_t *net, int qp) { return flow_of(net, qp)->ooo; }
 gboolean cs_pkt_net_qp_failed(const cs_pkt_net_t *net, int qp) { return flow_of(net, qp)->failed; }
 
+/* Timeouts at rto_at, rto_at + T, ...: each while retries < retry_cnt
+ * goes back and retries; the one after the last retry fails (net_qp_rto). */
+cs_time_t cs_pkt_net_qp_fail_at(const cs_pkt_net_t *net, int qp)
+{
+    const flow_t *f = flow_of(net, qp);
+    if (f->failed || f->una >= f->hw || f->cfg.timeout <= 0 || f->cfg.ack_interval == 0)
+        return CS_TIME_NEVER;
+    return f->rto_at + (cs_time_t)(f->cfg.retry_cnt - MIN(f->retries, f->cfg.retry_cnt)) * f->cfg.timeout;
+}
+
 guint64 cs_pkt_net_flow_cnps_sent(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->cnps_sent; }
 guint64 cs_pkt_net_flow_cnps_received(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->cnps_received; }
 

@@ -7,6 +7,8 @@ int cs_error_exit_status(const GError *err)
 {
     if (err != NULL && err->domain == CS_ERROR && err->code == CS_ERROR_RESOURCE)
         return CS_EXIT_RESOURCE;
+    if (err != NULL && err->domain == CS_ERROR && err->code == CS_ERROR_SIM_FAILED)
+        return CS_EXIT_FINDINGS;
     return CS_EXIT_INPUT;
 }
 

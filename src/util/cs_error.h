@@ -1,6 +1,7 @@
 /* Error reporting for input problems: one line, "FILE:LINE: what is wrong;
  * what was expected", carried in a GError and printed by the CLI with exit
- * status 2 (3 for CS_ERROR_RESOURCE: cs_error_exit_status). Programmer
+ * status 2 (3 for CS_ERROR_RESOURCE, 1 for CS_ERROR_SIM_FAILED:
+ * cs_error_exit_status). Programmer
  * errors use g_assert instead. */
 #ifndef CS_ERROR_H
 #define CS_ERROR_H
@@ -17,8 +18,10 @@ typedef enum {
     CS_ERROR_UNSUPPORTED, /* valid, but not modelled / not built in */
     CS_ERROR_RUNTIME,     /* a real run failed (NCCL, CUDA, verbs) */
     CS_ERROR_STOPPED,     /* a real rank stopped because another one failed */
-    CS_ERROR_RESOURCE     /* an output could not be written, or the machine lacks
+    CS_ERROR_RESOURCE,    /* an output could not be written, or the machine lacks
                            * what a run needs (memory): exit status 3 */
+    CS_ERROR_SIM_FAILED   /* the simulated collective fails as NCCL would (a PFC
+                           * deadlock, retries exhausted): a finding, exit status 1 */
 } cs_error_code_t;
 
 /* collsim's exit statuses (collsim(1), EXIT STATUS). */
@@ -28,7 +31,7 @@ typedef enum {
 #define CS_EXIT_RESOURCE 3   /* I/O or resource failure: a write failed, too little memory */
 
 /* The exit status for a failure: CS_EXIT_RESOURCE for CS_ERROR_RESOURCE,
- * else CS_EXIT_INPUT. */
+ * CS_EXIT_FINDINGS for CS_ERROR_SIM_FAILED, else CS_EXIT_INPUT. */
 int cs_error_exit_status(const GError *err);
 
 /* Sets *err to "FILE:LINE: message" (or "FILE: message" when line <= 0, or

@@ -340,11 +340,21 @@ if run_lab lab10-deadlock; then
         && ok "lab10: the deadlock is reported with its cycle" || bad "lab10: deadlock report"
     at=$(sed -n 's/.*packet engine: at \([0-9.]*\) s a PFC deadlock.*/\1/p' "$(f deadlock.txt)")
     lt 0.001 "$at" && lt "$at" 0.01 && ok "lab10: detected at $at s, after the 1 ms detection time" || bad "lab10: time ($at)"
-    has deadlock.txt '^exit status 2$' && ok "lab10: exit status 2" || bad "lab10: exit status"
+    # NCCL's end: the first QP with packets out runs out of its 7 retries
+    # of 4.096 us x 2^20 (its timer was armed before the lock)
+    has deadlock.txt 'nothing moves on it again; at [0-9.]* s the run fails as NCCL does: n[0-9]\.nic0 -> n[0-9]\.nic0 (channel [0-9]*, QP 0): "NET/IB: Got completion from peer with status=transport retry counter exceeded(12)" after 7 retries of 4.096 us x 2^20' \
+        && ok "lab10: NCCL's retry-exceeded error follows" || bad "lab10: NCCL's end"
+    fail_at=$(sed -n 's/.*; at \([0-9.]*\) s the run fails as NCCL does.*/\1/p' "$(f deadlock.txt)")
+    # 8 timeouts (the first, then one per retry) after the QP's last ACK,
+    # which came after 0 and before the lock: 8 x 4.294967296 = 34.35974 s
+    lt 34.3597 "$fail_at" && lt "$fail_at" "$(awk -v a="$at" 'BEGIN { print a + 34.35975 }')" \
+        && ok "lab10: NCCL fails at $fail_at s (8 timeouts after the QP's last ACK)" \
+        || bad "lab10: fail time ($fail_at)"
+    has deadlock.txt '^exit status 1$' && ok "lab10: exit status 1 (a failed run)" || bad "lab10: exit status"
     # terminates by itself, whatever the harness's limits
     if command -v timeout >/dev/null 2>&1; then
         (cd "$tmp/work" && timeout 60 collsim run scenarios/lab-roce-deadlock.ini --switch trident-2 >/dev/null 2>&1); st=$?
-        [ $st -eq 2 ] && ok "lab10: the run ends by itself" || bad "lab10: the run did not end by itself ($st)"
+        [ $st -eq 1 ] && ok "lab10: the run ends by itself" || bad "lab10: the run did not end by itself ($st)"
     fi
     within "$(col deadlock-deep.txt $M16 6)" "$(col deadlock-flow.txt $M16 6)" 0.05 && [ "$(vnum deadlock-deep.txt XOFFs)" = 0 ] \
         && ok "lab10: deep buffers: no pause, within 5% of the flow engine" || bad "lab10: deep"

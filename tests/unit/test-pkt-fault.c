@@ -596,6 +596,49 @@ static void test_pool_limit(void)
     g_assert_cmpuint(cap, <, 2000 + 2048);     /* within 1024 events: a block or two more */
 }
 
+/* ---- when a QP would run out of retries ------------------------------- */
+
+static void fail_hook(void *ctx, int qp, cs_time_t now)
+{
+    (void)qp;
+    *(cs_time_t *)ctx = now;
+}
+
+/* A QP (ACK per packet, timeout 4.096 us x 2^8 = 1048576 ns, 3 retries)
+ * a -> s -> b; b stops draining at 20 us for good, so from then on no
+ * ACK comes back after the last packets in flight. cs_pkt_net_qp_fail_at, asked at 100 us (before any
+ * timeout), says when the QP fails: its timer's deadline (last ACK + T)
+ * plus 3 more timeouts; running on, the QP's 'failed' hook fires then. */
+static void test_qp_fail_at(void)
+{
+    chain_t c;
+    chain_new(&c, 100000000);
+    g_assert_cmpint(cs_pkt_net_set_host_rx(c.net, c.b, 100e9, 0), ==, 0);
+    g_assert_cmpint(cs_pkt_net_host_stall(c.net, c.b, 20 * US, CS_TIME_NEVER), ==, 0);
+    cs_time_t failed = -1;
+    static const cs_pkt_qp_hooks_t hooks = { NULL, NULL, fail_hook };
+    cs_pkt_net_set_qp_hooks(c.net, &hooks, &failed);
+    cs_pkt_qp_cfg_t qc = { .mtu = 4096, .prio = 3, .ack_interval = 1, .timeout = CS_PKT_QP_TIMEOUT_PS(8),
+                           .retry_cnt = 3 };
+    int route[2] = { c.as, c.sb };
+    int qp = cs_pkt_net_add_qp(c.net, route, 2, &qc);
+    g_assert_cmpint(cs_pkt_net_qp_fail_at(c.net, qp), ==, CS_TIME_NEVER);   /* nothing out */
+    cs_pkt_net_qp_post(c.net, qp, 4096ull * 4000, 0);
+    cs_pkt_net_run(c.net, 100 * US);
+    cs_time_t predicted = cs_pkt_net_qp_fail_at(c.net, qp);
+    g_assert_cmpint(cs_pkt_net_qp_timeouts(c.net, qp), ==, 0);
+    /* the last ACK came after the first packet and soon after the stall
+     * began (the packets on the wire and in the NIC's headroom are still
+     * accepted and acknowledged) */
+    g_assert_cmpint(predicted, >, 4 * CS_PKT_QP_TIMEOUT_PS(8));
+    g_assert_cmpint(predicted, <=, 25 * US + 4 * CS_PKT_QP_TIMEOUT_PS(8));
+    cs_pkt_net_run(c.net, CS_TIME_NEVER);
+    g_assert_true(cs_pkt_net_qp_failed(c.net, qp));
+    g_assert_cmpint(failed, ==, predicted);
+    g_assert_cmpint(cs_pkt_net_qp_fail_at(c.net, qp), ==, CS_TIME_NEVER);  /* failed */
+    cs_pkt_net_free(c.net);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -611,5 +654,6 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt-fault/deadlock/ring", test_deadlock_ring);
     g_test_add_func("/pkt-fault/deadlock/ring-watchdog", test_deadlock_ring_watchdog);
     g_test_add_func("/pkt-fault/pool-limit", test_pool_limit);
+    g_test_add_func("/pkt-fault/qp-fail-at", test_qp_fail_at);
     return g_test_run();
 }
