@@ -1,4 +1,5 @@
-/* RoCEv2 framing arithmetic (sizes and sources in cs_pkt_frame.h). */
+/* RoCEv2 and InfiniBand framing arithmetic (sizes and sources in
+ * cs_pkt_frame.h). */
 #include "config.h"
 
 #include "sim/cs_pkt_frame.h"
@@ -10,7 +11,8 @@ gboolean cs_pkt_frame_mtu_valid(guint32 mtu)
 
 guint32 cs_pkt_frame_overhead(const cs_pkt_frame_t *f, cs_pkt_hdr_t h)
 {
-    guint32 o = CS_PKT_ROCE_OVERHEAD + (f->vlan ? CS_PKT_VLAN_TAG : 0);
+    guint32 o = f->ib ? CS_PKT_IB_OVERHEAD + (f->grh ? CS_PKT_IB_GRH : 0)
+                      : CS_PKT_ROCE_OVERHEAD + (f->vlan ? CS_PKT_VLAN_TAG : 0);
     switch (h) {
     case CS_PKT_HDR_WRITE_FIRST:
         return o + CS_PKT_RETH;

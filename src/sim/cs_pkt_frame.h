@@ -1,4 +1,4 @@
-/* RoCEv2 framing: the bytes a message costs on an Ethernet wire.
+/* RoCEv2 and InfiniBand framing: the bytes a message costs on the wire.
  *
  * Per packet (fabric-models.md section 4; sources [PINGDO] pingdo.net
  * "RoCE v2 header overhead" and [CUM] NVIDIA Cumulus RoCE page; header
@@ -9,7 +9,14 @@
  *   minimum inter-frame gap 12 that the wire also spends: 82 B per packet.
  *   RETH 16 on the first packet of an RDMA WRITE; AETH 4 on an ACK.
  * The goodput ratio at an MTU is MTU / (MTU + overhead): 92.59% at 1024,
- * 96.15% at 2048, 98.04% at 4096 (400 Gb/s x 98.04% = 392.2 Gb/s). */
+ * 96.15% at 2048, 98.04% at 4096 (400 Gb/s x 98.04% = 392.2 Gb/s).
+ *
+ * InfiniBand (issue #14; IBA volume 1 chapters 5-7 and 9, fabric-models.md
+ * section 4): LRH 8 (+ GRH 40 when routed between subnets) + BTH 12 +
+ * payload + ICRC 4 + VCRC 2 = 26 B per packet; no preamble or gap counts,
+ * as the IB data rates (EDR 100, HDR 200, NDR 400, XDR 800 Gb/s) are after
+ * the line encoding. Goodput 97.5% / 98.75% / 99.37% at 1024 / 2048 / 4096
+ * (93.9% / 96.9% / 98.4% with a GRH). */
 #ifndef CS_PKT_FRAME_H
 #define CS_PKT_FRAME_H
 
@@ -26,6 +33,11 @@
 #define CS_PKT_IFG 12
 #define CS_PKT_RETH 16
 #define CS_PKT_AETH 4
+#define CS_PKT_IB_LRH 8
+#define CS_PKT_IB_GRH 40
+#define CS_PKT_IB_VCRC 2
+/* Every IB packet without a GRH: 26 B. */
+#define CS_PKT_IB_OVERHEAD (CS_PKT_IB_LRH + CS_PKT_BTH + CS_PKT_ICRC + CS_PKT_IB_VCRC)
 /* Every RoCEv2 packet without VLAN or extension headers: 82 B. */
 #define CS_PKT_ROCE_OVERHEAD (CS_PKT_ETH_HDR + CS_PKT_IPV4_HDR + CS_PKT_UDP_HDR + CS_PKT_BTH \
                               + CS_PKT_ICRC + CS_PKT_FCS + CS_PKT_PREAMBLE_SFD + CS_PKT_IFG)
@@ -35,7 +47,9 @@
 #define CS_PKT_WIRE_MAX (CS_PKT_MTU_MAX + CS_PKT_ROCE_OVERHEAD + CS_PKT_VLAN_TAG + CS_PKT_RETH)
 
 typedef struct {
-    gboolean vlan;                    /* 802.1Q tag present (PCP carries the priority) */
+    gboolean vlan;                    /* RoCE: 802.1Q tag present (PCP carries the priority) */
+    gboolean ib;                      /* InfiniBand framing instead of RoCEv2 */
+    gboolean grh;                     /* IB: a GRH on every packet (routed) */
 } cs_pkt_frame_t;
 
 /* What kind of packet a header set is for. */

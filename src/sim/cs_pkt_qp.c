@@ -444,15 +444,16 @@ static void flow_ack(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t n
 
 /* ---- the receiver ------------------------------------------------------ */
 
-/* A packet back to the sender along the flow's reverse route. */
-static void send_back(cs_pkt_net_t *net, flow_t *f, guint32 flow, guint32 flags, guint32 psn, guint32 wire, int prio,
+/* A packet back to the sender along the flow's reverse route: 'extra'
+ * bytes (an AETH, a CNP's payload) besides the framing of a packet. */
+static void send_back(cs_pkt_net_t *net, flow_t *f, guint32 flow, guint32 flags, guint32 psn, guint32 extra, int prio,
                       guint32 count, cs_time_t now)
 {
     cs_pkt_t *p = cs_pkt_alloc(net->pool);
     p->route = f->back;
     p->flow = flow;
     p->psn = psn;
-    p->wire = wire + (f->cfg.frame.vlan ? CS_PKT_VLAN_TAG : 0);
+    p->wire = extra + cs_pkt_frame_overhead(&f->cfg.frame, CS_PKT_HDR_MIDDLE);
     p->prio = (guint8)prio;
     p->flags = (guint8)flags;
     p->payload = count;               /* a selective NAK's gap length */
@@ -470,7 +471,7 @@ static void np_receive(cs_pkt_net_t *net, const cs_pkt_t *pkt, cs_time_t now)
         return;
     f->last_cnp = now;
     f->cnps_sent++;
-    send_back(net, f, pkt->flow, CS_PKT_F_CNP, 0, CS_PKT_ROCE_OVERHEAD + CS_PKT_CNP_PAYLOAD, f->dcqcn->cnp_prio, 0, now);
+    send_back(net, f, pkt->flow, CS_PKT_F_CNP, 0, CS_PKT_CNP_PAYLOAD, f->dcqcn->cnp_prio, 0, now);
 }
 
 /* Reaction point: a CNP reached the sender. */
@@ -489,7 +490,7 @@ static void rp_receive(cs_pkt_net_t *net, int id, cs_time_t now)
 static void send_ack(cs_pkt_net_t *net, flow_t *f, guint32 flow, gboolean nak, cs_time_t now)
 {
     send_back(net, f, flow, CS_PKT_F_ACK | (nak ? CS_PKT_F_NAK : 0), (guint32)f->expect,
-              CS_PKT_ROCE_OVERHEAD + CS_PKT_AETH, f->cfg.prio, 0, now);
+              CS_PKT_AETH, f->cfg.prio, 0, now);
 }
 
 /* Selective repeat: a packet past a gap is kept; the first beyond
@@ -505,7 +506,7 @@ static gboolean keep(cs_pkt_net_t *net, flow_t *f, const cs_pkt_t *pkt, cs_time_
     f->ooo++;
     guint64 from = MAX(f->seen, f->expect);
     if (psn > from)
-        send_back(net, f, pkt->flow, CS_PKT_F_ACK | CS_PKT_F_NAK, (guint32)from, CS_PKT_ROCE_OVERHEAD + CS_PKT_AETH,
+        send_back(net, f, pkt->flow, CS_PKT_F_ACK | CS_PKT_F_NAK, (guint32)from, CS_PKT_AETH,
                   f->cfg.prio, (guint32)(psn - from), now);
     f->seen = MAX(f->seen, psn + 1);
     return TRUE;

@@ -21,12 +21,15 @@
 /* fabric-models.md section 4, goodput over MAC rate in percent. */
 static void test_frame_table(void)
 {
-    static const struct { guint32 mtu; double roce, vlan, reth; } table[] = {
-        { 1024, 92.59, 92.25, 91.27 },
-        { 2048, 96.15, 95.97, 95.43 },
-        { 4096, 98.04, 97.94, 97.66 },
+    static const struct { guint32 mtu; double roce, vlan, reth, ib, ib_grh; } table[] = {
+        { 1024, 92.59, 92.25, 91.27, 97.5, 93.9 },
+        { 2048, 96.15, 95.97, 95.43, 98.75, 96.9 },
+        { 4096, 98.04, 97.94, 97.66, 99.37, 98.4 },
     };
     cs_pkt_frame_t plain = { .vlan = FALSE }, vlan = { .vlan = TRUE };
+    /* IB: LRH + BTH + ICRC + VCRC; a VLAN setting means nothing there */
+    cs_pkt_frame_t ib = { .ib = TRUE, .vlan = TRUE }, ib_grh = { .ib = TRUE, .grh = TRUE };
+    g_assert_cmpuint(CS_PKT_IB_OVERHEAD, ==, 26);
     g_assert_cmpuint(CS_PKT_ROCE_OVERHEAD, ==, 82);
     for (gsize i = 0; i < G_N_ELEMENTS(table); i++) {
         guint32 mtu = table[i].mtu;
@@ -37,7 +40,12 @@ static void test_frame_table(void)
         g_assert_cmpfloat_with_epsilon(100 * cs_pkt_frame_goodput(&plain, mtu,
                                                                   CS_PKT_HDR_WRITE_FIRST),
                                        table[i].reth, 0.01);
+        /* the table's IB columns are rounded to 0.05 */
+        g_assert_cmpfloat_with_epsilon(100 * cs_pkt_frame_goodput(&ib, mtu, CS_PKT_HDR_MIDDLE), table[i].ib, 0.05);
+        g_assert_cmpfloat_with_epsilon(100 * cs_pkt_frame_goodput(&ib_grh, mtu, CS_PKT_HDR_MIDDLE),
+                                       table[i].ib_grh, 0.05);
     }
+    g_assert_cmpuint(cs_pkt_frame_overhead(&ib, CS_PKT_HDR_ACK), ==, 30);
     /* 400 Gb/s at 4096 -> 392.2 Gb/s in fabric-models.md, which is 400 x
      * the rounded 98.04%; exactly 400 x 4096 / 4178 = 392.149 */
     g_assert_cmpfloat_with_epsilon(400 * cs_pkt_frame_goodput(&plain, 4096, CS_PKT_HDR_MIDDLE),
