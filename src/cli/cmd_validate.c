@@ -30,7 +30,7 @@ typedef struct {
     char *op;
     int table;               /* 0 = every table */
     GPtrArray *envs;         /* "NCCL_X=Y" */
-    char *json_out, *csv_out;
+    char *json_out, *csv_out, *svg_out;
     char *model;
     char *calibration;
     gboolean skip_unsupported;   /* leave out sizes the engine cannot price, with a note */
@@ -117,6 +117,9 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
           "instead of failing", NULL },
         { "json", 0, 0, G_OPTION_ARG_FILENAME, &a->json_out, "Also write the comparison as JSON", "FILE" },
         { "csv", 0, 0, G_OPTION_ARG_FILENAME, &a->csv_out, "Also write the per-size comparison as CSV", "FILE" },
+        { "svg", 0, 0, G_OPTION_ARG_FILENAME, &a->svg_out,
+          "Also plot measured against predicted bus bandwidth and time over size (log axes, the targets' band) "
+          "as SVG", "FILE" },
         { NULL },
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("LOG - compare a prediction with an nccl-tests log");
@@ -138,6 +141,7 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
         "  collsim validate run.log --topo dgx-h100 --nodes 2\n"
         "  collsim validate run.log --topo dgx-h100 --nodes 2 --table 2 --env NCCL_ALGO=Ring\n"
         "  collsim validate run.json --scenario cluster.ini --csv errors.csv\n"
+        "  collsim validate run.log --topo dgx-h100 --nodes 2 --svg run.svg\n"
         "  collsim validate run.log --topo dgx-h100 --nodes 2 --model flow --skip-unsupported\n"
         "\nSee collsim(1).");
     g_autoptr(GError) e = NULL;
@@ -431,6 +435,64 @@ static char *comparison_csv(const GArray *cmp)
     return g_string_free(g, FALSE);
 }
 
+/* ---- the output files ------------------------------------------------------------ */
+
+/* --svg: every compared table's measurement and prediction, named by the
+ * log's base name (the plot holds no path of this machine). */
+static char *comparison_svg(const char *log, const GArray *cmp, const cs_topo_t *topo, const cs_params_t *params)
+{
+    g_autofree cs_validate_plot_table_t *t = g_new0(cs_validate_plot_table_t, MAX(1, cmp->len));
+    for (guint i = 0; i < cmp->len; i++) {
+        const compared_t *c = &g_array_index(cmp, compared_t, i);
+        t[i] = (cs_validate_plot_table_t){ .number = c->number, .measured = c->measured, .v = c->v };
+    }
+    g_autofree char *base = g_path_get_basename(log);
+    g_autofree char *params_desc = NULL;
+    if (params->calibration_source != NULL) {
+        g_autofree char *cb = g_path_get_basename(params->calibration_source);
+        params_desc = g_strdup_printf("calibrated parameters from %s", cb);
+    } else {
+        params_desc = g_strdup("built-in parameters");
+    }
+    const compared_t *c0 = &g_array_index(cmp, compared_t, 0);
+    cs_validate_plot_t p = { .log = base, .model = c0->predicted->producer, .params = params_desc,
+                             .topology = topo->description != NULL ? topo->description : topo->source };
+    return cs_validate_svg(&p, t, (int)cmp->len);
+}
+
+/* Before the log is read or anything priced: each file can be written,
+ * none named twice. */
+static gboolean check_outputs(const validate_args_t *a, GError **err)
+{
+    const char *paths[3], *names[3];
+    int n = 0;
+    if (a->json_out != NULL)
+        names[n] = "collsim: --json", paths[n++] = a->json_out;
+    if (a->csv_out != NULL)
+        names[n] = "collsim: --csv", paths[n++] = a->csv_out;
+    if (a->svg_out != NULL)
+        names[n] = "collsim: --svg", paths[n++] = a->svg_out;
+    return cs_output_check(n, paths, names, err);
+}
+
+/* --json, --csv, --svg: all written or none, before the report. */
+static gboolean write_outputs(const validate_args_t *a, const GArray *cmp, const cs_topo_t *topo,
+                              const cs_params_t *params, GError **err)
+{
+    const char *paths[3], *data[3];
+    int n = 0;
+    g_autofree char *json = a->json_out != NULL ? comparison_json(a->log, cmp) : NULL;
+    g_autofree char *csv = a->csv_out != NULL ? comparison_csv(cmp) : NULL;
+    g_autofree char *svg = a->svg_out != NULL ? comparison_svg(a->log, cmp, topo, params) : NULL;
+    if (json != NULL)
+        paths[n] = a->json_out, data[n++] = json;
+    if (csv != NULL)
+        paths[n] = a->csv_out, data[n++] = csv;
+    if (svg != NULL)
+        paths[n] = a->svg_out, data[n++] = svg;
+    return cs_output_write(n, paths, data, NULL, err);
+}
+
 /* ---- the comparison ---------------------------------------------------------- */
 
 /* One engine sweep, or with 'skip' one sweep per size when the engine
@@ -563,6 +625,8 @@ static int validate(validate_args_t *a, GError **err)
     g_autoptr(cs_comm_t) comm = NULL;
     int status = 2;
 
+    if (!check_outputs(a, err))
+        goto out;
     if (a->scenario != NULL && !cs_scenario_load(&s, a->scenario, err))
         goto out;
     cs_topo_spec_merge(&s.topo, &a->topo);
@@ -681,16 +745,10 @@ static int validate(validate_args_t *a, GError **err)
         }
     }
 
-    /* files first, atomically; then the report */
-    if (a->json_out != NULL) {
-        g_autofree char *j = comparison_json(a->log, cmp);
-        if (!cs_write_file_atomic(a->json_out, j, -1, err))
-            goto out;
-    }
-    if (a->csv_out != NULL) {
-        g_autofree char *c = comparison_csv(cmp);
-        if (!cs_write_file_atomic(a->csv_out, c, -1, err))
-            goto out;
+    /* files first, atomically, all or none; then the report */
+    if (!write_outputs(a, cmp, topo, &params, err)) {
+        status = cs_error_exit_status(*err);
+        goto out;
     }
     for (guint i = 0; i < log->notes->len; i++)
         printf("# log: %s\n", (const char *)g_ptr_array_index(log->notes, i));
@@ -750,6 +808,7 @@ int cs_cmd_validate(int argc, char **argv)
     g_free(a.op);
     g_free(a.json_out);
     g_free(a.csv_out);
+    g_free(a.svg_out);
     g_free(a.model);
     g_free(a.calibration);
     g_free(a.log);

@@ -16,6 +16,9 @@
 #define TOP 52.0          /* first panel's top: the title above */
 #define GAP 72.0          /* below a panel: x tick labels and x axis title */
 #define LEGEND_ROW 18.0
+#define SUB_ROW 16.0      /* a subtitle line */
+#define CAPTION_ROW 16.0  /* a caption line */
+#define CAPTION_CHARS 120 /* a caption line's characters: 12px italic sans fits the plot's width */
 
 /* Ten distinguishable colours, then the same with dashes. */
 static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
@@ -70,6 +73,18 @@ static const double *panel_values(const cs_svg_series_t *s, int panel)
     return panel == 0 ? s->busbw : s->time_us;
 }
 
+static gboolean band_at(const cs_svg_series_t *s, int panel, int k)
+{
+    return s->band_lo[panel] != NULL && s->band_hi[panel] != NULL && valid(s->size[k]) &&
+           valid(s->band_lo[panel][k]) && valid(s->band_hi[panel][k]);
+}
+
+static const char *series_colour(const cs_svg_series_t *s, int i)
+{
+    int nc = (int)G_N_ELEMENTS(colours);
+    return colours[(s->colour > 0 ? s->colour - 1 : i) % nc];
+}
+
 /* Log ranges over every valid point; a default decade when none. */
 static void ranges(const cs_svg_series_t *series, int n, int panel, axes_t *a)
 {
@@ -84,6 +99,13 @@ static void ranges(const cs_svg_series_t *series, int n, int panel, axes_t *a)
             ymin = MIN(ymin, v[k]);
             ymax = MAX(ymax, v[k]);
         }
+        for (int k = 0; k < series[i].n; k++)
+            if (band_at(&series[i], panel, k)) {
+                xmin = MIN(xmin, series[i].size[k]);
+                xmax = MAX(xmax, series[i].size[k]);
+                ymin = MIN(ymin, series[i].band_lo[panel][k]);
+                ymax = MAX(ymax, series[i].band_hi[panel][k]);
+            }
     }
     if (!isfinite(xmin)) {
         xmin = 1024;
@@ -203,11 +225,11 @@ static void frame(GString *g, const axes_t *a, int panel)
     g_string_append(g, "</text>\n");
 }
 
-static void style_attrs(GString *g, int i)
+static void style_attrs(GString *g, const cs_svg_series_t *s, int i)
 {
     int nc = (int)G_N_ELEMENTS(colours);
-    g_string_append_printf(g, " stroke=\"%s\"", colours[i % nc]);
-    const char *d = dashes[(i / nc) % (int)G_N_ELEMENTS(dashes)];
+    g_string_append_printf(g, " stroke=\"%s\"", series_colour(s, i));
+    const char *d = s->dashed ? "7 4" : s->colour > 0 ? NULL : dashes[(i / nc) % (int)G_N_ELEMENTS(dashes)];
     if (d != NULL)
         g_string_append_printf(g, " stroke-dasharray=\"%s\"", d);
 }
@@ -218,14 +240,18 @@ static void style_attrs(GString *g, int i)
 static void curve(GString *g, const axes_t *a, const cs_svg_series_t *s, int i, int panel)
 {
     const double *v = panel_values(s, panel);
-    const char *colour = colours[i % (int)G_N_ELEMENTS(colours)];
+    const char *colour = series_colour(s, i);
     g_string_append_printf(g, "<g class=\"series\" data-series=\"%d\">\n<path class=\"curve\" d=\"", i);
     gboolean pen_down = FALSE, first = TRUE;
+    double last = 0;
     for (int k = 0; k < s->n; k++) {
         if (!valid(s->size[k]) || !valid(v[k])) {
             pen_down = FALSE;
             continue;
         }
+        if (s->size[k] <= last)
+            pen_down = FALSE;   /* a new group of rows: not joined to the last */
+        last = s->size[k];
         g_string_append_printf(g, "%s%c", first ? "" : " ", pen_down ? 'L' : 'M');
         num(g, px(a, s->size[k]));
         g_string_append_c(g, ' ');
@@ -234,7 +260,7 @@ static void curve(GString *g, const axes_t *a, const cs_svg_series_t *s, int i, 
         first = FALSE;
     }
     g_string_append(g, "\" fill=\"none\" stroke-width=\"2\"");
-    style_attrs(g, i);
+    style_attrs(g, s, i);
     g_string_append(g, "/>\n");
     const char *prev = NULL;
     for (int k = 0; k < s->n; k++) {
@@ -247,8 +273,9 @@ static void curve(GString *g, const axes_t *a, const cs_svg_series_t *s, int i, 
         num(g, x);
         g_string_append(g, "\" cy=\"");
         num(g, y);
-        g_string_append_printf(g, "\" r=\"%s\" fill=\"%s\" stroke=\"%s\"/>\n", change ? "4.5" : "2",
-                               change ? "#ffffff" : colour, colour);
+        g_string_append_printf(g, "\" r=\"%s\" fill=\"%s\" stroke=\"%s\"/>\n",
+                               change ? "4.5" : s->dashed ? "2.5" : "2",
+                               change || s->dashed ? "#ffffff" : colour, colour);
         if (change) {
             /* staggered by design so that labels of curves that meet do
              * not print over each other */
@@ -271,12 +298,88 @@ static void curve(GString *g, const axes_t *a, const cs_svg_series_t *s, int i, 
     g_string_append(g, "</g>\n");
 }
 
+/* A series' band in one panel: a shaded area over each run of points with
+ * growing sizes (a lone point: a vertical bar). */
+static void band(GString *g, const axes_t *a, const cs_svg_series_t *s, int i, int panel)
+{
+    if (s->band_lo[panel] == NULL || s->band_hi[panel] == NULL)
+        return;
+    const double *lo = s->band_lo[panel], *hi = s->band_hi[panel];
+    const char *colour = series_colour(s, i);
+    int k = 0;
+    while (k < s->n) {
+        if (!band_at(s, panel, k)) {
+            k++;
+            continue;
+        }
+        int end = k + 1;   /* the run is [k, end) */
+        while (end < s->n && band_at(s, panel, end) && s->size[end] > s->size[end - 1])
+            end++;
+        if (end - k == 1) {
+            g_string_append_printf(g, "<line class=\"band\" data-series=\"%d\" stroke=\"%s\" stroke-width=\"6\" "
+                                      "stroke-opacity=\"0.18\" x1=\"", i, colour);
+            num(g, px(a, s->size[k]));
+            g_string_append(g, "\" y1=\"");
+            num(g, py(a, lo[k]));
+            g_string_append(g, "\" x2=\"");
+            num(g, px(a, s->size[k]));
+            g_string_append(g, "\" y2=\"");
+            num(g, py(a, hi[k]));
+            g_string_append(g, "\"/>\n");
+        } else {
+            g_string_append_printf(g, "<path class=\"band\" data-series=\"%d\" fill=\"%s\" fill-opacity=\"0.18\" "
+                                      "stroke=\"none\" d=\"", i, colour);
+            for (int j = k; j < end; j++) {
+                g_string_append(g, j == k ? "M" : " L");
+                num(g, px(a, s->size[j]));
+                g_string_append_c(g, ' ');
+                num(g, py(a, hi[j]));
+            }
+            for (int j = end - 1; j >= k; j--) {
+                g_string_append(g, " L");
+                num(g, px(a, s->size[j]));
+                g_string_append_c(g, ' ');
+                num(g, py(a, lo[j]));
+            }
+            g_string_append(g, " Z\"/>\n");
+        }
+        k = end;
+    }
+}
+
+/* Splits text into lines at '\n', and a line longer than 'width'
+ * characters (UTF-8 counted as characters) at its last space before the
+ * limit, or at the limit when it has none. */
+static GPtrArray *wrap_lines(const char *text, int width)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    g_auto(GStrv) parts = g_strsplit(text != NULL ? text : "", "\n", -1);
+    for (int i = 0; parts[i] != NULL; i++) {
+        const char *p = parts[i];
+        while (g_utf8_strlen(p, -1) > width) {
+            const char *lim = g_utf8_offset_to_pointer(p, width);
+            const char *cut = lim;
+            while (cut > p && *cut != ' ')
+                cut--;
+            if (cut == p)
+                cut = lim;
+            g_ptr_array_add(out, g_strndup(p, cut - p));
+            p = *cut == ' ' ? cut + 1 : cut;
+        }
+        g_ptr_array_add(out, g_strdup(p));
+    }
+    return out;
+}
+
 char *cs_svg_plot(const cs_svg_series_t *series, int n, const cs_svg_opts_t *o)
 {
     int npanels = o->time_panel ? 2 : 1;
-    double legend_top = TOP + npanels * (PH + GAP) - 8;
+    g_autoptr(GPtrArray) sub = o->subtitle != NULL ? wrap_lines(o->subtitle, CAPTION_CHARS) : NULL;
+    g_autoptr(GPtrArray) cap = wrap_lines(o->caption, CAPTION_CHARS);
+    double top = TOP + (sub != NULL ? sub->len * SUB_ROW : 0);
+    double legend_top = top + npanels * (PH + GAP) - 8;
     double caption_y = legend_top + MAX(n, 1) * LEGEND_ROW + 16;
-    double height = caption_y + 16;
+    double height = caption_y + (cap->len - 1) * CAPTION_ROW + 16;
     GString *g = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     g_string_append(g, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"");
     num(g, W);
@@ -298,18 +401,23 @@ char *cs_svg_plot(const cs_svg_series_t *series, int n, const cs_svg_opts_t *o)
                        ".tl { font-size: 11px; fill: #444444; }\n"
                        ".algo { font-size: 10px; font-weight: bold; }\n"
                        ".caption { font-size: 12px; font-style: italic; fill: #555555; }\n"
+                       ".subtitle { font-size: 12px; fill: #333333; }\n"
                        ".grid { stroke: #e4e4e4; stroke-width: 1; }\n"
                        ".tick { stroke: #444444; stroke-width: 1; }\n"
                        ".frame { fill: none; stroke: #444444; stroke-width: 1; }\n"
                        "</style>\n"
                        "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
     text(g, W / 2, 28, "title", "middle", o->title);
+    for (guint l = 0; sub != NULL && l < sub->len; l++)
+        text(g, W / 2, 28 + SUB_ROW * (l + 1), "subtitle", "middle", g_ptr_array_index(sub, l));
     for (int p = 0; p < npanels; p++) {
         axes_t a;
         ranges(series, n, p, &a);
-        a.top = TOP + p * (PH + GAP);
+        a.top = top + p * (PH + GAP);
         g_string_append_printf(g, "<g class=\"panel\" id=\"%s\">\n", p == 0 ? "busbw" : "time");
         frame(g, &a, p);
+        for (int i = 0; i < n; i++)
+            band(g, &a, &series[i], i, p);
         for (int i = 0; i < n; i++)
             if (panel_values(&series[i], p) != NULL)
                 curve(g, &a, &series[i], i, p);
@@ -318,6 +426,14 @@ char *cs_svg_plot(const cs_svg_series_t *series, int n, const cs_svg_opts_t *o)
     g_string_append(g, "<g class=\"legend\">\n");
     for (int i = 0; i < n; i++) {
         double y = legend_top + i * LEGEND_ROW;
+        if (series[i].band_lo[0] != NULL || series[i].band_lo[1] != NULL) {
+            g_string_append_printf(g, "<rect class=\"band\" fill=\"%s\" fill-opacity=\"0.18\" x=\"",
+                                   series_colour(&series[i], i));
+            num(g, ML);
+            g_string_append(g, "\" y=\"");
+            num(g, y - 6);
+            g_string_append(g, "\" width=\"28\" height=\"12\"/>\n");
+        }
         g_string_append(g, "<line x1=\"");
         num(g, ML);
         g_string_append(g, "\" y1=\"");
@@ -327,12 +443,13 @@ char *cs_svg_plot(const cs_svg_series_t *series, int n, const cs_svg_opts_t *o)
         g_string_append(g, "\" y2=\"");
         num(g, y);
         g_string_append(g, "\" stroke-width=\"2\"");
-        style_attrs(g, i);
+        style_attrs(g, &series[i], i);
         g_string_append(g, "/>\n");
         text(g, ML + 36, y + 4, "legend", "start", series[i].label);
     }
     g_string_append(g, "</g>\n");
-    text(g, ML, caption_y, "caption", "start", o->caption);
+    for (guint l = 0; l < cap->len; l++)
+        text(g, ML, caption_y + l * CAPTION_ROW, "caption", "start", g_ptr_array_index(cap, l));
     g_string_append(g, "</svg>\n");
     return g_string_free(g, FALSE);
 }

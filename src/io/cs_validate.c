@@ -125,6 +125,11 @@ cs_validation_t *cs_validate_compare(const cs_result_t *measured, const cs_resul
         r.pred_us = p->time_us[placement];
         r.meas_busbw = m->busbw[placement];
         r.pred_busbw = p->busbw[placement];
+        {
+            cs_result_row_t mc = *m;
+            cs_result_row_fill_bw(measured, &mc);
+            r.meas_busbw_t = mc.busbw[placement] > 0 ? mc.busbw[placement] : -1;
+        }
         /* a zero-byte call has no meaningful time or bandwidth ratio */
         r.time_err = m->size > 0 && r.meas_us > 0 ? rel_err(r.pred_us, r.meas_us) : NAN;
         /* busbw = bytes x factor / time for both (same collective, ranks

@@ -16,6 +16,10 @@ typedef struct {
     guint64 size;
     double meas_us, pred_us, time_err;        /* err is NAN when not computable */
     double meas_busbw, pred_busbw;            /* GB/s as the results print them */
+    double meas_busbw_t;                      /* the measured busbw unrounded: nccl-tests's formula
+                                               * (size, count, ranks) on the measured time; -1 when
+                                               * there is none (for plots: the printed column is
+                                               * rounded to 0.01 GB/s) */
     double busbw_err;                         /* t_meas / t_pred - 1 when both times exist
                                                * (the same as from busbw, unrounded), else
                                                * from the busbw columns */
@@ -54,5 +58,30 @@ gboolean cs_validate_stat_pass(const cs_validate_stat_t *s, double target);
 
 /* Median of |values| (NAN skipped); NAN when there are none. Sorts a copy. */
 double cs_validate_median_abs(const double *v, int n);
+
+/* ---- the plot (cs_validate_svg.c) ---------------------------------------- */
+
+/* One compared table. */
+typedef struct {
+    int number;                      /* the log's table number */
+    const cs_result_t *measured;     /* for its collective, type and ranks */
+    const cs_validation_t *v;
+} cs_validate_plot_table_t;
+
+typedef struct {
+    const char *log;                 /* the log as the plot names it (collsim validate: its base name) */
+    const char *model;               /* the prediction's producer, "model:analytic" */
+    const char *params;              /* "built-in parameters", "calibrated parameters from FILE" */
+    const char *topology;            /* the modelled topology's description */
+} cs_validate_plot_t;
+
+/* The SVG (g_free it): per table, the measured bus bandwidth and time over
+ * size (solid) and the predicted (dashed, in the same colour), with the
+ * targets' band around the measurement where they are judged (busbw
+ * +/-CS_VALIDATE_BUSBW_TARGET at sizes >= 1 MiB, time
+ * +/-CS_VALIDATE_TIME_TARGET at sizes <= 64 KiB): a predicted point inside
+ * it is within target at that size. The caption says which numbers are
+ * measured and which are the model's. */
+char *cs_validate_svg(const cs_validate_plot_t *p, const cs_validate_plot_table_t *t, int n);
 
 #endif
