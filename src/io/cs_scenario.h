@@ -11,8 +11,9 @@
 #include "models/cs_fabric_cfg.h"
 
 /* The [topology] keys (cs_topo_spec_keys): file, preset, gpu, gpus,
- * sockets, p2p, nodes, nic, nics-per-node, fabric, oversubscription. */
-#define CS_TOPO_SPEC_NKEYS 11
+ * sockets, p2p, nodes, nic, nics-per-node, fabric, oversubscription,
+ * nvlink-bridge. */
+#define CS_TOPO_SPEC_NKEYS 12
 
 /* How to obtain the topology: a file (our XML or an NCCL dump) or a preset,
  * plus builder parameters. Unset fields are 0/NULL. */
@@ -23,6 +24,7 @@ typedef struct {
     int gpus;              /* --gpus N: first N GPUs of each node (0 = all) */
     int sockets;           /* --sockets S (pcie preset) */
     int p2p;               /* --p2p on|off: 1/0, -1 unset */
+    int nvlink_bridge;     /* --nvlink-bridge: a cs_nvlink_bridge_t, 0 unset */
     int nodes;             /* --nodes N (0 = the preset's own, 1) */
     char *nic;             /* --nic KIND */
     int nics_per_node;     /* 0 = preset default */

@@ -23,6 +23,7 @@ const cs_scenario_key_t cs_topo_spec_keys[] = {
     { "topology", "nics-per-node", 0, "nics-per-node", NULL, "N", "NICs per node, 1 to " G_STRINGIFY(CS_MAX_NICS_PER_NODE) " (default: the node's own)" },
     { "topology", "fabric", 0, "fabric", NULL, "rail|fat-tree", "How nodes' NICs are switched" },
     { "topology", "oversubscription", 0, "oversubscription", NULL, "RATIO", "Leaf down/up bandwidth ratio, e.g. 2 or 2:1 (default: 1); above 1 needs a fabric with a spine" },
+    { "topology", "nvlink-bridge", 0, "nvlink-bridge", NULL, "none|pairs", "NVLink bridges of the pcie presets' cards: none (pcie's default) or pairs (GPUs 0-1, 2-3, ...)" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -80,6 +81,7 @@ static gboolean key_is_set(const cs_topo_spec_t *spec, const char *key)
     if (strcmp(key, "nics-per-node") == 0) return spec->nics_per_node > 0;
     if (strcmp(key, "fabric") == 0) return spec->fabric != NULL;
     if (strcmp(key, "oversubscription") == 0) return spec->oversubscription > 0;
+    if (strcmp(key, "nvlink-bridge") == 0) return spec->nvlink_bridge != CS_BRIDGE_UNSET;
     g_assert_not_reached();
 }
 
@@ -241,6 +243,15 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
         }
     } else if (strcmp(key, "oversubscription") == 0) {
         return parse_ratio(v, &spec->oversubscription, err);
+    } else if (strcmp(key, "nvlink-bridge") == 0) {
+        if (g_ascii_strcasecmp(v, "none") == 0)
+            spec->nvlink_bridge = CS_BRIDGE_NONE;
+        else if (g_ascii_strcasecmp(v, "pairs") == 0)
+            spec->nvlink_bridge = CS_BRIDGE_PAIRS;
+        else {
+            set_input_error(err, "unknown NVLink bridge layout '%s'; expected none or pairs", v);
+            return FALSE;
+        }
     } else {
         g_assert_not_reached();
     }
@@ -381,6 +392,10 @@ void cs_topo_spec_merge(cs_topo_spec_t *spec, const cs_topo_spec_t *flags)
         spec->oversubscription = flags->oversubscription;
         merge_origin(spec, flags, "oversubscription");
     }
+    if (flags->nvlink_bridge != CS_BRIDGE_UNSET) {
+        spec->nvlink_bridge = flags->nvlink_bridge;
+        merge_origin(spec, flags, "nvlink-bridge");
+    }
 }
 
 /* ---- build ----------------------------------------------------------------- */
@@ -443,6 +458,7 @@ static void spec_to_opts(const cs_topo_spec_t *spec, cs_build_opts_t *o)
         o->fabric = spec->fabric;
     if (spec->oversubscription > 0)
         o->oversubscription = spec->oversubscription;
+    o->nvlink_bridge = spec->nvlink_bridge;
 }
 
 static cs_topo_t *build(const cs_topo_spec_t *spec, GError **err)
@@ -460,6 +476,12 @@ static cs_topo_t *build(const cs_topo_spec_t *spec, GError **err)
         if (t == NULL)
             return NULL;
     } else {
+        if (spec->nvlink_bridge != CS_BRIDGE_UNSET) {
+            /* a file names its own links: the setting would be ignored */
+            set_key_error(err, spec, "nvlink-bridge", "applies to the pcie presets; expected no nvlink-bridge "
+                          "with the topology file %s (its <link> elements give the bridges)", spec->file);
+            return NULL;
+        }
         t = cs_topo_xml_load(spec->file, err);
         if (t == NULL)
             return NULL;

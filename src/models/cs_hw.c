@@ -54,6 +54,26 @@ static const cs_gpu_model_t gpu_models[] = {
      * attach is NVLink-C2C to Grace (900 GB/s), NICs on PCIe Gen5. */
     { "gb200", "NVIDIA GB200 (Blackwell GPU)", 100, 5, 18, 50 * GBPS, TRUE, TRUE,
       8 * TBPS, 5, 16, FALSE },
+    /* NVIDIA GB300 NVL72 product page and Blackwell Ultra (B300) datasheet:
+     * NVLink5 1.8 TB/s per GPU over 18 links = 50 GB/s/dir/link, HBM3e
+     * 8 TB/s (288 GB). Compute capability 10.3, which collsim treats as
+     * 100 (NCCL's tables switch at 100 and 120). Host interface PCIe Gen6
+     * x16 (Blackwell Ultra datasheet), to the ConnectX-8 SuperNIC's
+     * built-in PCIe switch in the GB300 compute tray. */
+    { "gb300", "NVIDIA GB300 (Blackwell Ultra GPU)", 100, 5, 18, 50 * GBPS, TRUE, TRUE,
+      8 * TBPS, 6, 16, FALSE },
+    /* NVIDIA A40 datasheet (2021): "NVLink 112.5 GB/s (bidirectional)" over
+     * a 2-way bridge; the GA102 bridge carries 4 NVLink3 links (nvidia-smi
+     * topo -m shows NV4 for a bridged pair) = 14.0625 GB/s/dir/link; GDDR6
+     * 696 GB/s; PCIe Gen4 x16. Data-centre part: P2P and GPUDirect RDMA. */
+    { "a40", "NVIDIA A40", 86, 3, 4, 14.0625 * GBPS, TRUE, TRUE,
+      696 * GBPS, 4, 16, FALSE },
+    /* NVIDIA RTX A6000 datasheet (2021): NVLink 112.5 GB/s bidirectional
+     * over a 2-way low-profile bridge (4 GA102 links, as the A40); GDDR6
+     * 768 GB/s; PCIe Gen4 x16. Professional part: P2P and GPUDirect RDMA
+     * supported (NVIDIA GPUDirect RDMA documentation lists RTX/Quadro). */
+    { "rtx-a6000", "NVIDIA RTX A6000", 86, 3, 4, 14.0625 * GBPS, TRUE, TRUE,
+      768 * GBPS, 4, 16, FALSE },
     /* GeForce RTX 2080 Ti (Turing whitepaper): NVLink bridge 100 GB/s total
      * over 2 NVLink2 links = 25 GB/s/dir/link; GDDR6 616 GB/s. GeForce:
      * no GPUDirect RDMA; PCIe P2P is not enabled on GeForce by current
@@ -98,6 +118,7 @@ static const hw_alias_t gpu_aliases[] = {
     { "v100", "v100-sxm" }, { "a100", "a100-sxm" }, { "h100", "h100-sxm" },
     { "h800", "h800-sxm" }, { "h200", "h200-sxm" }, { "b200-sxm", "b200" },
     { "rtx6000ada", "rtx6000-ada" }, { "rtxpro6000", "rtx-pro-6000" },
+    { "a6000", "rtx-a6000" }, { "rtxa6000", "rtx-a6000" }, { "b300", "gb300" },
 };
 
 /* PCI device ids: Debian's pci.ids 2023.04.10 for parts up to H100/RTX
@@ -126,6 +147,8 @@ static const hw_pci_t gpu_pci_ids[] = {
     { 0x1e04, "rtx2080ti" },     /* GeForce RTX 2080 Ti */
     { 0x1e07, "rtx2080ti" },     /* GeForce RTX 2080 Ti Rev. A */
     { 0x2204, "rtx3090" },       /* GeForce RTX 3090 */
+    { 0x2230, "rtx-a6000" },     /* GA102GL [RTX A6000] */
+    { 0x2235, "a40" },           /* GA102GL [A40] */
     { 0x2684, "rtx4090" },       /* GeForce RTX 4090 */
     { 0x2b85, "rtx5090" },       /* GeForce RTX 5090 */
     { 0x26b9, "l40s" },          /* L40S */
@@ -193,7 +216,7 @@ const char *cs_gpu_model_names(void)
  * briefs), Ethernet NN G carries NN Gb/s (IEEE 802.3). Host interface: the
  * ConnectX generation that introduced the speed (ConnectX-5 EDR/100GbE
  * Gen3 x16, ConnectX-6 HDR Gen4 x16, ConnectX-7 NDR Gen5 x16, ConnectX-8
- * XDR Gen6 x16, ConnectX-4 Lx 25GbE Gen3 x8, Intel I210 1GbE Gen2 x1,
+ * XDR / 800GbE Gen6 x16 (ConnectX-8 SuperNIC product brief), ConnectX-4 Lx 25GbE Gen3 x8, Intel I210 1GbE Gen2 x1,
  * Intel X520 10GbE Gen2 x8).
  *
  * lat is one switch's port-to-port latency: Switch-IB 2 (EDR) datasheet
@@ -214,6 +237,7 @@ static const cs_nic_type_t nic_types[] = {
     { "roce-100g", CS_NIC_ROCE, 100e9 / 8,  600 * NS,  3, 16, TRUE },
     { "roce-200g", CS_NIC_ROCE, 200e9 / 8,  600 * NS,  4, 16, TRUE },
     { "roce-400g", CS_NIC_ROCE, 400e9 / 8,  600 * NS,  5, 16, TRUE },
+    { "roce-800g", CS_NIC_ROCE, 800e9 / 8,  600 * NS,  6, 16, TRUE },
     { "eth-1g",    CS_NIC_ETH,  1e9 / 8,    3000 * NS, 2, 1,  FALSE },
     { "eth-10g",   CS_NIC_ETH,  10e9 / 8,   1000 * NS, 2, 8,  FALSE },
     { "eth-25g",   CS_NIC_ETH,  25e9 / 8,   600 * NS,  3, 8,  FALSE },
@@ -307,6 +331,17 @@ static const cs_cpu_part_t cpu_parts[] = {
      * between sockets at up to 18 GT/s; we take 16 GT/s x 16 lanes / 8 =
      * 32 GB/s per link per direction (DGX A100 user guide: 2x EPYC 7742). */
     { "rome", "AMD EPYC 7742 (Rome)", CS_CPU_AMD, 23, 0x31, 4 * 16e9 * 16 / 8 },
+    /* NVIDIA Grace (Arm Neoverse V2). NCCL gives Arm CPUs no CPUID
+     * family/model (topo.cc: arch ARM). Grace CPU Superchip datasheet: two
+     * Grace dies joined by NVLink-C2C at 900 GB/s bidirectional = 450 GB/s
+     * per direction; used for the two Graces of a GB200/GB300 compute tray,
+     * which one OS sees as NUMA nodes 0 and 1 (the OCI GB300 guide lists
+     * its NICs on both). */
+    { "grace", "NVIDIA Grace (Neoverse V2)", CS_CPU_ARM, 0, 0, 450e9 },
+    /* NVIDIA GB10 (DGX Spark): 20 Arm cores (10 Cortex-X925 + 10
+     * Cortex-A725) on one die with the GPU; one socket, so no inter-socket
+     * figure applies (sys_bw is never used). */
+    { "gb10-cpu", "NVIDIA GB10 Arm CPU (Cortex-X925/A725)", CS_CPU_ARM, 0, 0, 0 },
 };
 
 const cs_cpu_part_t *cs_cpu_part_find(const char *key)

@@ -38,7 +38,7 @@ typedef struct {
     double sys_bw;           /* socket-to-socket bytes/s per direction */
 } cs_cpu_part_t;
 
-/* By key ("bdw", "skl", "icx", "spr", "emr", "rome"); NULL if unknown. */
+/* By key ("bdw", "skl", "icx", "spr", "emr", "rome", "grace", "gb10-cpu"); NULL if unknown. */
 const cs_cpu_part_t *cs_cpu_part_find(const char *key);
 /* The catalogue part of the same generation as a CPUID (Intel family 6 by
  * model thresholds, AMD family 23 = Zen 2), or NULL when nothing fits. */

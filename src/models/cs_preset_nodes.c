@@ -1,5 +1,6 @@
 /* The node presets: DGX-1 (V100), DGX A100, DGX H100 / H800, HGX H200,
- * DGX B200 and a generic PCIe server. Part figures (GPU, NIC, PCIe) come
+ * DGX B200, GB200/GB300 NVL72 racks, DGX Spark, a generic PCIe server and
+ * a two-card NVLink-bridged workstation. Part figures (GPU, NIC, PCIe) come
  * from the catalogue in cs_hw.c; the wiring of each chassis from the vendor
  * documents cited at each builder. Nothing here is a measured collective
  * result. */
@@ -322,13 +323,19 @@ static cs_topo_t *build_dgx_b200(const cs_build_opts_t *o, GError **err)
 
 /* ---- generic PCIe server ---------------------------------------------------
  * A common 4U 8-GPU server: GPUs spread evenly over the sockets, two GPUs
- * per PCIe switch under each root port, one NIC per switch when a NIC type
- * is asked. The switches run at the GPU's PCIe generation. The CPU is the
- * Intel generation that introduced that PCIe generation (Skylake-SP Gen3,
- * Ice Lake-SP Gen4, Sapphire Rapids Gen5): an assumption, stated in the
- * description. Cards sold with an NVLink bridge get one between GPUs 0-1,
- * 2-3, ... carrying all of the card's bridge links. */
-static const char *const module_gpus[] = { "b200", "gb200", "gb10" };
+ * per PCIe switch under each root port. The switches run at the GPU's PCIe
+ * generation. The CPU is the Intel generation that introduced that PCIe
+ * generation (Skylake-SP Gen3, Ice Lake-SP Gen4, Sapphire Rapids Gen5): an
+ * assumption, stated in the description.
+ *
+ * NVLink bridges are an accessory bought with the cards (NVIDIA sells the
+ * 2-way bridges separately for the A100/H100 PCIe, A40, RTX A6000 and
+ * GeForce cards), so the pcie preset has none unless --nvlink-bridge pairs
+ * asks for one between GPUs 0-1, 2-3, ..., carrying all of the card's
+ * bridge links. With --nic the server has one NIC (on the first switch)
+ * unless --nics-per-node asks for more, which go one per switch in turn:
+ * a server's NIC count is a purchase choice, and one is the common case. */
+static const char *const module_gpus[] = { "b200", "gb200", "gb300", "gb10" };
 
 static gboolean is_module(const cs_gpu_model_t *m)
 {
@@ -340,33 +347,58 @@ static gboolean is_module(const cs_gpu_model_t *m)
     return FALSE;
 }
 
-static cs_topo_t *build_pcie(const cs_build_opts_t *o, GError **err)
+/* The pcie presets' shape when the options leave it open. */
+typedef struct {
+    const char *gpu;              /* NULL: --gpu is required */
+    int gpus;
+    int sockets;                  /* 0: 1 up to 4 GPUs, else 2 */
+    cs_nvlink_bridge_t bridge;
+    const char *label;            /* "PCIe server" */
+} pcie_shape_t;
+
+static cs_topo_t *build_pcie_shape(const cs_build_opts_t *o, const pcie_shape_t *sh, GError **err)
 {
-    if (o->gpu == NULL) {
+    const char *gpu = o->gpu != NULL ? o->gpu : sh->gpu;
+    if (gpu == NULL) {
         cs_set_flag_error(err, "--gpu", "the pcie preset needs a GPU model; expected one of %s",
                           cs_gpu_model_names());
         return NULL;
     }
-    const cs_gpu_model_t *m = cs_gpu_model_find(o->gpu);
+    const cs_gpu_model_t *m = cs_gpu_model_find(gpu);
     if (m == NULL) {
         cs_set_flag_error(err, "--gpu", "unknown GPU model '%s'; expected one of %s",
-                          o->gpu, cs_gpu_model_names());
+                          gpu, cs_gpu_model_names());
         return NULL;
     }
     if (is_module(m)) {
-        cs_set_flag_error(err, "--gpu", "%s is an SXM/superchip module, not a PCIe card; "
-                          "use a dgx-* or hgx-* preset for it", m->name);
+        const char *use = strcmp(m->name, "gb10") == 0 ? "the dgx-spark preset"
+                        : strcmp(m->name, "gb200") == 0 ? "the gb200-nvl72 preset"
+                        : strcmp(m->name, "gb300") == 0 ? "the gb300-nvl72 preset" : "a dgx-* or hgx-* preset";
+        cs_set_flag_error(err, "--gpu", "%s is an SXM/superchip module, not a PCIe card; use %s for it",
+                          m->name, use);
         return NULL;
     }
-    int n = o->gpus > 0 ? o->gpus : 8;
+    int n = o->gpus > 0 ? o->gpus : sh->gpus;
     if (n > 64) {
         cs_set_flag_error(err, "--gpus", "%d GPUs in one PCIe server; expected 1..64", n);
         return NULL;
     }
-    int sockets = o->sockets > 0 ? o->sockets : (n > 4 ? 2 : 1);
+    int sockets = o->sockets > 0 ? o->sockets : sh->sockets > 0 ? MIN(sh->sockets, n) : (n > 4 ? 2 : 1);
     if (sockets > 2 || sockets > n) {
         cs_set_flag_error(err, "--sockets", "%d sockets for %d GPUs; expected 1 or 2, "
                           "and no more than the GPUs", sockets, n);
+        return NULL;
+    }
+    cs_nvlink_bridge_t bridge = o->nvlink_bridge != CS_BRIDGE_UNSET ? o->nvlink_bridge : sh->bridge;
+    if (bridge == CS_BRIDGE_PAIRS && m->nvlinks == 0) {
+        cs_set_flag_error(err, "--nvlink-bridge", "%s has no NVLink bridge connector; expected none, "
+                          "or a card with one (a100-pcie, h100-pcie, a40, rtx-a6000, rtx3090, rtx2080ti)",
+                          m->name);
+        return NULL;
+    }
+    if (bridge == CS_BRIDGE_PAIRS && n < 2) {
+        cs_set_flag_error(err, "--nvlink-bridge", "pairs needs at least 2 GPUs, but there is %d; "
+                          "expected none or --gpus 2 or more", n);
         return NULL;
     }
     const cs_nic_type_t *nt = NULL;
@@ -375,43 +407,200 @@ static cs_topo_t *build_pcie(const cs_build_opts_t *o, GError **err)
                           o->nic, cs_nic_type_names());
         return NULL;
     }
+    int nics = nt == NULL ? 0 : o->nics_per_node > 0 ? o->nics_per_node : 1;
     const cs_cpu_part_t *cp = m->pcie_gen <= 3 ? cpu_part("skl") : m->pcie_gen == 4 ? cpu_part("icx") : cpu_part("spr");
     int gen = m->pcie_gen;
 
     cs_topo_t *t = cs_topo_new(NULL);
-    g_autofree int *gpu = g_new(int, n);
+    g_autofree int *gpu_dev = g_new(int, n);
+    g_autofree int *sw = g_new(int, (n + 1) / 2 + 1);
     int cpu[2];
     for (int s = 0; s < sockets; s++)
         cpu[s] = cs_pb_cpu(t, cp, s);
     if (sockets == 2)
         cs_pb_sys(t, cpu[0], cpu[1], cp);
     for (int i = 0; i < n; i++)
-        gpu[i] = cs_pb_gpu(t, m, i, p2p_force_of(o));
+        gpu_dev[i] = cs_pb_gpu(t, m, i, p2p_force_of(o));
     /* socket s holds GPUs [first_s, first_{s+1}); the first socket takes the
      * odd one out */
-    int nsw = 0, nnic = 0;
+    int nsw = 0;
     for (int s = 0; s < sockets; s++) {
         int first = s == 0 ? 0 : (n + 1) / 2, last = sockets == 1 || s == 1 ? n : (n + 1) / 2;
         for (int i = first; i < last; i += 2) {
             char name[32];
-            g_snprintf(name, sizeof name, "pcisw%d", nsw++);
+            g_snprintf(name, sizeof name, "pcisw%d", nsw);
             int p = cs_pb_plain(t, CS_DEV_PCISW, name);
+            sw[nsw++] = p;
             cs_pb_pci(t, cpu[s], p, gen, 16);
-            cs_pb_pci(t, p, gpu[i], gen, m->pcie_width);
+            cs_pb_pci(t, p, gpu_dev[i], gen, m->pcie_width);
             if (i + 1 < last)
-                cs_pb_pci(t, p, gpu[i + 1], gen, m->pcie_width);
-            if (nt != NULL)
-                cs_pb_pci(t, p, cs_pb_nic(t, nt, nnic++), MIN(nt->pcie_gen, gen), nt->pcie_width);
+                cs_pb_pci(t, p, gpu_dev[i + 1], gen, m->pcie_width);
         }
     }
-    gboolean bridged = m->nvlinks > 0;
-    if (bridged)
+    for (int k = 0; k < nics; k++)
+        cs_pb_pci(t, sw[k % nsw], cs_pb_nic(t, nt, k), MIN(nt->pcie_gen, gen), nt->pcie_width);
+    if (bridge == CS_BRIDGE_PAIRS)
         for (int i = 0; i + 1 < n; i += 2)
-            cs_pb_nvl(t, gpu[i], gpu[i + 1], m->nvlinks, m->nvlink_bw);
+            cs_pb_nvl(t, gpu_dev[i], gpu_dev[i + 1], m->nvlinks, m->nvlink_bw);
     g_autofree char *g = gpu_label(m);
-    t->description = g_strdup_printf("PCIe server (%dx %s, %s, Gen%d switches, %d x %s)", n, g,
-                                     bridged ? "NVLink bridges on GPU pairs" : "no NVLink",
+    g_autofree char *links = bridge == CS_BRIDGE_PAIRS
+        ? g_strdup_printf("NVLink bridges on GPU pairs (%d links each)", m->nvlinks)
+        : m->nvlinks > 0 ? g_strdup("no NVLink bridge (--nvlink-bridge pairs adds them)")
+                         : g_strdup("no NVLink");
+    t->description = g_strdup_printf("%s (%dx %s, %s, Gen%d switches, %d x %s)", sh->label, n, g, links,
                                      gen, sockets, cp->name);
+    return t;
+}
+
+static cs_topo_t *build_pcie(const cs_build_opts_t *o, GError **err)
+{
+    static const pcie_shape_t sh = { NULL, 8, 0, CS_BRIDGE_NONE, "PCIe server" };
+    return build_pcie_shape(o, &sh, err);
+}
+
+/* Two PCIe cards joined by a 2-way NVLink bridge in a one-socket
+ * workstation: the common deep-learning desktop (2x RTX A6000 / RTX 3090).
+ * The NVIDIA RTX A6000 datasheet sells the bridge for exactly this pair. */
+static cs_topo_t *build_pcie_nvlink_pair(const cs_build_opts_t *o, GError **err)
+{
+    static const pcie_shape_t sh = { "rtx-a6000", 2, 1, CS_BRIDGE_PAIRS, "Workstation" };
+    return build_pcie_shape(o, &sh, err);
+}
+
+/* ---- NVL72 racks: one NVLink domain of 18 compute trays ----------------------
+ * NVIDIA GB200 NVL72 and GB300 NVL72 product pages / datasheets: 72 GPUs and
+ * 36 Grace CPUs in one rack, 18 compute trays of 2 superchips (1 Grace + 2
+ * GPUs each), 9 NVLink switch trays of 2 NVSwitch chips; every GPU has 18
+ * NVLink5 links, one to each of the 18 chips (1.8 TB/s per GPU, 130 TB/s
+ * for the domain). The chips are one device (NVSWITCH_PLANE above).
+ *
+ * The rack is ONE collsim node, because that is what NCCL builds: with
+ * multi-node NVLink (comm->MNNVL, NCCL_MNNVL_ENABLE, on when the fabric
+ * reports a cluster UUID and clique id) ncclTopoGetSystem fuses the XML
+ * topologies of every rank of the clique into one system (graph/topo.cc,
+ * "MNNVL clique support": localRanks = the clique), and init.cc counts
+ * nNodes by the ring graph's first rank, so each rack is one NCCL node of
+ * up to 72 local ranks. The ring, tree and NVLS searches then run over
+ * all 72 GPUs, and only traffic between racks uses the NICs. A rack node
+ * is several hosts, though: no SYS link joins the Graces of different
+ * trays (their ranks reach each other only over NVLink).
+ *
+ * --gpus N keeps the first ceil(N/4) trays (a job on N GPUs of one rack:
+ * the hosts that run no rank are not part of the clique), then the first
+ * N GPUs. --nodes R makes R racks joined by their NICs. */
+typedef struct {
+    const char *label;        /* "GB200 NVL72" */
+    const char *gpu, *nic;
+    gboolean nic_switch;      /* the GPU and its NIC share the NIC's PCIe
+                               * switch (ConnectX-8); else the NIC hangs
+                               * under the Grace CPU */
+    const char *nic_label;    /* "ConnectX-7 400G" */
+} nvl72_layout_t;
+
+#define NVL72_TRAYS 18
+#define NVL72_GPUS_PER_TRAY 4
+
+/* GB200 superchip datasheet: Grace reaches its two GPUs over NVLink-C2C at
+ * 900 GB/s bidirectional. That is Grace's one C2C port, shared by the two
+ * GPUs: 225 GB/s per direction each (an assumption: NVIDIA gives only the
+ * superchip's total). */
+#define NVL72_C2C_BW (900e9 / 2 / 2)
+
+int cs_pb_c2c(cs_topo_t *t, int gpu, int cpu, double bw)
+{
+    return cs_topo_add_link(t, gpu, cpu, CS_LINK_C2C, bw, CS_PB_LAT_PCIE, 0);
+}
+
+static cs_topo_t *build_nvl72(const nvl72_layout_t *L, const cs_build_opts_t *o)
+{
+    const cs_gpu_model_t *m = need_gpu(L->gpu);
+    const cs_nic_type_t *nt = need_nic(L->nic);
+    const cs_cpu_part_t *grace = cpu_part("grace");
+    int trays = o->gpus > 0 && o->gpus <= NVL72_TRAYS * NVL72_GPUS_PER_TRAY
+        ? (o->gpus + NVL72_GPUS_PER_TRAY - 1) / NVL72_GPUS_PER_TRAY : NVL72_TRAYS;
+    cs_topo_t *t = cs_topo_new(NULL);
+    int nvs = cs_pb_plain(t, CS_DEV_NVSWITCH, "nvs0");
+    for (int tray = 0; tray < trays; tray++) {
+        int cpu[2];
+        for (int s = 0; s < 2; s++)
+            cpu[s] = cs_pb_cpu(t, grace, 2 * tray + s);
+        cs_pb_sys(t, cpu[0], cpu[1], grace);
+        for (int j = 0; j < NVL72_GPUS_PER_TRAY; j++) {
+            int local = tray * NVL72_GPUS_PER_TRAY + j;
+            int g = cs_pb_gpu(t, m, local, 0);
+            int c = cpu[j / 2];
+            cs_pb_c2c(t, g, c, NVL72_C2C_BW);
+            cs_pb_nvl(t, g, nvs, m->nvlinks, m->nvlink_bw);
+            int nic = cs_pb_nic(t, nt, local);
+            if (L->nic_switch) {
+                char name[32];
+                g_snprintf(name, sizeof name, "pcisw%d", local);
+                int p = cs_pb_plain(t, CS_DEV_PCISW, name);
+                cs_pb_pci(t, c, p, 5, 16);   /* Grace: PCIe Gen5 (Grace datasheet) */
+                cs_pb_pci(t, p, g, m->pcie_gen, m->pcie_width);
+                cs_pb_pci(t, p, nic, nt->pcie_gen, nt->pcie_width);
+            } else {
+                cs_pb_pci(t, c, nic, MIN(nt->pcie_gen, 5), nt->pcie_width);
+            }
+        }
+    }
+    g_autofree char *g = gpu_label(m);
+    if (trays == NVL72_TRAYS)
+        t->description = g_strdup_printf("%s rack (72x %s in one NVLink domain: 18 compute trays of 4 GPUs "
+                                         "and 2 Grace, NVLink5 via 18 NVSwitch chips, 1 %s per GPU)",
+                                         L->label, g, L->nic_label);
+    else
+        t->description = g_strdup_printf("%s rack, %d of 18 compute trays (%dx %s in one NVLink domain, "
+                                         "NVLink5 via 18 NVSwitch chips, 1 %s per GPU)",
+                                         L->label, trays, trays * NVL72_GPUS_PER_TRAY, g, L->nic_label);
+    return t;
+}
+
+/* GB200 NVL72: 4 ConnectX-7 400G per compute tray, one per GPU (GB200
+ * NVL72 datasheet; the OCI BM.GPU.GB200.4 shape: 4 x 400 Gb/s per host),
+ * on the Grace's PCIe Gen5: the GPU reaches it over C2C and the CPU (NCCL's
+ * P2C path, used for GPUDirect with NCCL_NET_GDR_C2C). IB NDR by default;
+ * --nic roce-400g for RoCE. */
+static cs_topo_t *build_gb200_nvl72(const cs_build_opts_t *o, GError **err)
+{
+    static const nvl72_layout_t L = { "GB200 NVL72", "gb200", "ib-ndr", FALSE, "ConnectX-7 400G" };
+    return build_nvl72(&L, o);
+}
+
+/* GB300 NVL72: a ConnectX-8 SuperNIC (800 Gb/s) per GPU (GB300 NVL72
+ * product page); the ConnectX-8 carries a PCIe Gen6 switch (ConnectX-8
+ * SuperNIC product brief) through which its GPU reaches it directly and
+ * which goes up to the Grace. IB XDR 800G by default; OCI's
+ * BM.GPU.GB300.4 runs each as 2 x 400G RoCE (--nic roce-800g gives the
+ * same bandwidth per GPU). */
+static cs_topo_t *build_gb300_nvl72(const cs_build_opts_t *o, GError **err)
+{
+    static const nvl72_layout_t L = { "GB300 NVL72", "gb300", "ib-xdr", TRUE, "ConnectX-8 800G" };
+    return build_nvl72(&L, o);
+}
+
+/* ---- DGX Spark (GB10) -------------------------------------------------------
+ * NVIDIA DGX Spark datasheet / user guide: one GB10 superchip (a Blackwell
+ * GPU and a 20-core Arm CPU joined by NVLink-C2C, 128 GB unified LPDDR5x at
+ * 273 GB/s) and a ConnectX-7 Smart NIC with 200 GbE (QSFP) for joining two
+ * Sparks, usually back to back. NVIDIA's GB10 announcement gives the C2C
+ * link "5x the bandwidth of PCIe Gen5": 5 x Gen5 x16 per direction. The
+ * 200 GbE port reaches the OS as two RDMA devices in two PCI domains
+ * (rocep1s0f1 and roceP2p1s0f1 in the NCCL_IB_HCA of DGX Spark NCCL runs),
+ * each behind its own PCIe Gen5 x4 link; each carries half of the port,
+ * 100 Gb/s, and NCCL needs NCCL_IB_MERGE_NICS to use both as one. */
+static cs_topo_t *build_dgx_spark(const cs_build_opts_t *o, GError **err)
+{
+    const cs_gpu_model_t *m = need_gpu("gb10");
+    const cs_nic_type_t *nt = need_nic("roce-100g");
+    cs_topo_t *t = cs_topo_new(NULL);
+    int cpu = cs_pb_cpu(t, cpu_part("gb10-cpu"), 0);
+    int g = cs_pb_gpu(t, m, 0, 0);
+    cs_pb_c2c(t, g, cpu, 5 * cs_pcie_bw(5, 16));
+    for (int k = 0; k < 2; k++)
+        cs_pb_pci(t, cpu, cs_pb_nic(t, nt, k), 5, 4);
+    t->description = g_strdup("DGX Spark (1x GB10, unified memory, NVLink-C2C to the Arm CPU; ConnectX-7 "
+                              "200 GbE seen as 2 RDMA devices of 100 Gb/s)");
     return t;
 }
 
@@ -419,19 +608,31 @@ static cs_topo_t *build_pcie(const cs_build_opts_t *o, GError **err)
 
 static const cs_node_preset_t node_presets[] = {
     { "dgx1-v100", "NVIDIA DGX-1: 8x V100 SXM2, NVLink2 hybrid cube-mesh, 2x Broadwell, "
-      "4 PCIe Gen3 switches, 4x IB EDR", "ib-edr", build_dgx1_v100 },
+      "4 PCIe Gen3 switches, 4x IB EDR", "ib-edr", build_dgx1_v100, FALSE },
     { "dgx-a100", "NVIDIA DGX A100: 8x A100 SXM4, 12 NVLink3 each to 6 NVSwitches, "
-      "2x EPYC Rome, 4 PCIe Gen4 complexes, 8x IB HDR 200G", "ib-hdr", build_dgx_a100 },
+      "2x EPYC Rome, 4 PCIe Gen4 complexes, 8x IB HDR 200G", "ib-hdr", build_dgx_a100, FALSE },
     { "dgx-h100", "NVIDIA DGX H100: 8x H100 SXM5, 18 NVLink4 each to 4 NVSwitches, "
-      "2x Sapphire Rapids, GPU+NIC per PCIe Gen5 switch, 8x IB NDR 400G", "ib-ndr", build_dgx_h100 },
+      "2x Sapphire Rapids, GPU+NIC per PCIe Gen5 switch, 8x IB NDR 400G", "ib-ndr", build_dgx_h100, FALSE },
     { "dgx-h800", "NVIDIA DGX H800: the DGX H100 with H800 GPUs (8 NVLink4 each), "
-      "8x IB NDR 400G", "ib-ndr", build_dgx_h800 },
+      "8x IB NDR 400G", "ib-ndr", build_dgx_h800, FALSE },
     { "hgx-h200", "NVIDIA HGX H200 8-GPU in a DGX H100-style host: 18 NVLink4 per GPU, "
-      "8x IB NDR 400G", "ib-ndr", build_hgx_h200 },
+      "8x IB NDR 400G", "ib-ndr", build_hgx_h200, FALSE },
     { "dgx-b200", "NVIDIA DGX B200: 8x B200, 18 NVLink5 each to 2 NVSwitches, "
-      "2x Emerald Rapids, 8x ConnectX-7 400G", "ib-ndr", build_dgx_b200 },
+      "2x Emerald Rapids, 8x ConnectX-7 400G", "ib-ndr", build_dgx_b200, FALSE },
+    { "gb200-nvl72", "NVIDIA GB200 NVL72 rack as one node (one NVLink domain, as NCCL's MNNVL sees it): "
+      "72 GB200 in 18 trays of 4, NVLink5 1.8 TB/s each, 36 Grace, 72x ConnectX-7 400G; "
+      "--gpus N takes the first trays, --nodes R racks", "ib-ndr", build_gb200_nvl72, FALSE },
+    { "gb300-nvl72", "NVIDIA GB300 NVL72 rack as one node (one NVLink domain): 72 GB300 in 18 trays of 4, "
+      "NVLink5 1.8 TB/s each, 36 Grace, 72x ConnectX-8 800G; --gpus N, --nodes R racks",
+      "ib-xdr", build_gb300_nvl72, FALSE },
+    { "dgx-spark", "NVIDIA DGX Spark: 1x GB10 (unified memory), ConnectX-7 200 GbE as 2 RDMA devices "
+      "of 100G; --nodes 2 for the usual pair of boxes", "roce-100g", build_dgx_spark, FALSE },
     { "pcie", "Generic PCIe server: --gpu MODEL (required), --gpus N (8), --sockets 1|2, "
-      "--p2p on|off, 2 GPUs per PCIe switch, a NIC per switch with --nic", NULL, build_pcie },
+      "--p2p on|off, --nvlink-bridge none|pairs (none), 2 GPUs per PCIe switch, "
+      "with --nic one NIC unless --nics-per-node", NULL, build_pcie, TRUE },
+    { "pcie-nvlink-pair", "Workstation with two PCIe cards joined by an NVLink bridge: --gpu MODEL "
+      "(rtx-a6000; also a40, rtx3090, a100-pcie, h100-pcie, rtx2080ti), 1 socket; takes the pcie "
+      "options", NULL, build_pcie_nvlink_pair, TRUE },
 };
 
 const cs_node_preset_t *cs_node_preset_find(const char *name)

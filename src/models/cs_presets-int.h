@@ -23,6 +23,8 @@ int cs_pb_nic(cs_topo_t *t, const cs_nic_type_t *nt, int local);
 int cs_pb_pci(cs_topo_t *t, int a, int b, int gen, int width);
 int cs_pb_nvl(cs_topo_t *t, int a, int b, int count, double per_link_bw);
 int cs_pb_sys(cs_topo_t *t, int a, int b, const cs_cpu_part_t *cpu);
+/* NVLink-C2C between a GPU and its CPU: bw bytes/s per direction. */
+int cs_pb_c2c(cs_topo_t *t, int gpu, int cpu, double bw);
 
 /* The node presets. A builder returns an unfinished one-node topology
  * (node 0, names without a node prefix) with its description set. */
@@ -33,6 +35,8 @@ typedef struct {
     const char *doc;           /* one line for --help and docs */
     const char *nic;           /* the NIC type the node ships with, or NULL */
     cs_node_builder_t build;
+    gboolean node_options;     /* built from --gpu/--sockets/--p2p/--nvlink-bridge
+                                * (the PCIe presets); others are fixed machines */
 } cs_node_preset_t;
 
 /* Range checks of the options shared by presets and --nodes on files. */

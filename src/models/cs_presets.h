@@ -1,6 +1,8 @@
 /* Preset machines and builders: node presets (dgx1-v100, dgx-a100,
- * dgx-h100, dgx-h800, hgx-h200, dgx-b200), the generic PCIe server, and the
- * cluster builder that replicates a node over a rail or fat-tree fabric.
+ * dgx-h100, dgx-h800, hgx-h200, dgx-b200), NVL72 racks (gb200-nvl72,
+ * gb300-nvl72), DGX Spark, the generic PCIe server and its two-card
+ * NVLink-bridged workstation, and the cluster builder that replicates a
+ * node over a rail or fat-tree fabric.
  * Every number comes from the parts catalogue (cs_hw.c) or a cited vendor
  * document, never from a measured collective result. */
 #ifndef CS_PRESETS_H
@@ -11,20 +13,26 @@
 /* The limits of a built cluster, stated once for the flags, the scenario
  * keys, the builders, the help and the man pages: at most CS_MAX_NODES
  * nodes (a 1024-node flow run already takes seconds; 65536 nodes of 8 GPUs
- * is half a million GPUs) and CS_MAX_NICS_PER_NODE NICs per node. */
+ * is half a million GPUs) and CS_MAX_NICS_PER_NODE NICs per node asked
+ * with --nics-per-node (an NVL72 rack, one node, ships with 72). */
 #define CS_MAX_NODES 65536
 #define CS_MAX_NICS_PER_NODE 32
 #define CS_NODES_EXPECTED "a number of nodes from 1 to " G_STRINGIFY(CS_MAX_NODES)
 #define CS_NICS_EXPECTED "a number of NICs per node from 1 to " G_STRINGIFY(CS_MAX_NICS_PER_NODE)
+
+/* NVLink bridges of the PCIe cards (--nvlink-bridge): unset is the
+ * preset's default (none for pcie, pairs for pcie-nvlink-pair). */
+typedef enum { CS_BRIDGE_UNSET = 0, CS_BRIDGE_NONE, CS_BRIDGE_PAIRS } cs_nvlink_bridge_t;
 
 typedef struct {
     const char *gpu;         /* pcie preset: GPU model (default per preset) */
     int gpus;                /* pcie preset: GPUs per node (default 8); any preset: 0 = all */
     int sockets;             /* pcie preset: 1 or 2 (default 2) */
     int p2p;                 /* pcie preset: 1 on, 0 off, -1 = the GPU's default */
+    cs_nvlink_bridge_t nvlink_bridge; /* pcie presets: bridges on GPU pairs */
     int nodes;               /* >= 1 (default 1) */
     const char *nic;         /* NIC type name (cs_nic_type_find); NULL = preset's */
-    int nics_per_node;       /* 0 = preset's */
+    int nics_per_node;       /* 0 = preset's (pcie: one NIC with --nic) */
     const char *fabric;      /* "rail" or "fat-tree"; NULL = rail if NICs per node > 1 */
     double oversubscription; /* >= 1; 0 = 1 */
 } cs_build_opts_t;
@@ -39,10 +47,10 @@ gboolean cs_preset_exists(const char *name);
 const char *cs_preset_names(void);   /* comma-separated */
 const char *cs_preset_doc(const char *name);
 
-/* Whether a preset is built from the node options gpu, sockets and p2p
- * (the pcie preset); the others are fixed machines whose GPUs, sockets and
- * GPU-to-GPU links come from the vendor, so those options are an error
- * with them. cs_preset_node_option_refusal returns that error's text
+/* Whether a preset is built from the node options gpu, sockets, p2p and
+ * nvlink-bridge (the pcie presets); the others are fixed machines whose
+ * GPUs, sockets and GPU-to-GPU links come from the vendor, so those options
+ * are an error with them. cs_preset_node_option_refusal returns that error's text
  * ("applies to the pcie preset only (...); expected no OPTION with NAME"),
  * or NULL when the preset takes the option. */
 gboolean cs_preset_takes_node_options(const char *name);

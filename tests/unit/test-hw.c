@@ -110,7 +110,7 @@ static void test_nic(void)
     g_assert_null(cs_nic_type_find("ib-qdr"));
     /* The NIC's host interface must not be slower than its port. */
     g_auto(GStrv) parts = g_strsplit(cs_nic_type_names(), ", ", -1);
-    g_assert_cmpuint(g_strv_length(parts), ==, 12);
+    g_assert_cmpuint(g_strv_length(parts), ==, 13);
     for (int i = 0; parts[i]; i++) {
         const cs_nic_type_t *t = cs_nic_type_find(parts[i]);
         g_assert_nonnull(t);

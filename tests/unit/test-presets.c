@@ -294,10 +294,11 @@ static void test_pcie(void)
     g_assert_cmpstr(t->source, ==, "preset:pcie --gpu l40s --gpus 8 --sockets 2");
     g_clear_pointer(&t, cs_topo_free);
 
-    /* 4 RTX 3090 with bridges: 1 socket, 2 switches, bridges 0-1 and 2-3 of
-     * 4 links at 14.0625 GB/s; GeForce: no P2P unless forced */
+    /* 4 RTX 3090 with bridges asked: 1 socket, 2 switches, bridges 0-1 and
+     * 2-3 of 4 links at 14.0625 GB/s; GeForce: no P2P unless forced */
     o.gpu = "rtx3090";
     o.gpus = 4;
+    o.nvlink_bridge = CS_BRIDGE_PAIRS;
     t = build("pcie", &o);
     g_assert_cmpint(count_devs(t, CS_DEV_CPU), ==, 1);
     g_assert_cmpint(count_devs(t, CS_DEV_PCISW), ==, 2);
@@ -308,6 +309,7 @@ static void test_pcie(void)
     g_assert_false(cs_device_p2p(&t->devs[dev(t, "gpu0")]));
     g_clear_pointer(&t, cs_topo_free);
 
+    o.nvlink_bridge = CS_BRIDGE_UNSET;
     o.gpu = "rtx4090";
     o.gpus = 2;
     o.p2p = 1;
@@ -316,8 +318,9 @@ static void test_pcie(void)
     g_assert_nonnull(strstr(t->source, "--p2p on"));
     g_clear_pointer(&t, cs_topo_free);
 
-    /* 3 GPUs on 2 sockets: 2 + 1, each socket its own switch(es); a NIC per
-     * switch when asked */
+    /* 3 GPUs on 2 sockets: 2 + 1, each socket its own switch(es); one NIC
+     * by default (issue 12 item 5), on the first switch; with
+     * --nics-per-node 2 one per switch */
     o.gpu = "l40s";
     o.gpus = 3;
     o.sockets = 2;
@@ -325,6 +328,12 @@ static void test_pcie(void)
     o.nic = "roce-100g";
     t = build("pcie", &o);
     g_assert_cmpint(count_devs(t, CS_DEV_PCISW), ==, 2);
+    g_assert_cmpint(count_devs(t, CS_DEV_NIC), ==, 1);
+    g_assert_cmpint(pci_parent(t, dev(t, "nic0")), ==, pci_parent(t, dev(t, "gpu0")));
+    g_assert_nonnull(strstr(t->description, "1x roce-100g NIC per node (the pcie default"));
+    g_clear_pointer(&t, cs_topo_free);
+    o.nics_per_node = 2;
+    t = build("pcie", &o);
     g_assert_cmpint(count_devs(t, CS_DEV_NIC), ==, 2);
     g_assert_cmpint(t->devs[cs_topo_node_cpu_of(t, dev(t, "gpu1"))].socket, ==, 0);
     g_assert_cmpint(t->devs[cs_topo_node_cpu_of(t, dev(t, "gpu2"))].socket, ==, 1);

@@ -366,7 +366,7 @@ static void test_keys_and_flags(void)
             g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
         }
     }
-    g_assert_cmpint(n, ==, 34 + CS_FK_COUNT);
+    g_assert_cmpint(n, ==, 35 + CS_FK_COUNT);   /* + [topology] nvlink-bridge */
     /* nccl-tests's letters */
     static const struct { const char *flag, *key; } letters[] = {
         { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },
