@@ -1,12 +1,17 @@
 #!/bin/sh
 # Runs `collsim validate` for every configuration of the validation
 # manifest whose data file is present, and writes the report
-# (docs/validation.md). Run by `make validation`.
+# (docs/validation.md) and one plot per configuration (`collsim validate
+# --svg`: measured against model:analytic) in the directory named as the
+# report without ".md" (docs/validation/), which the report links. Run by
+# `make validation`.
 #
 #   run.sh COLLSIM MANIFEST DATA_DIR OUTPUT
 #
-# The report depends only on the inputs: same collsim, manifest and data,
-# same bytes (no dates, no absolute paths, manifest order).
+# The report and plots depend only on the inputs: same collsim, manifest
+# and data, same bytes (no dates, no absolute paths, manifest order). The
+# plot directory holds only what this script writes: its old .svg files
+# are replaced by this run's.
 set -eu
 
 if [ $# -ne 4 ]; then
@@ -17,6 +22,7 @@ collsim=$1
 manifest=$2
 data=$3
 out=$4
+plots=${out%.md}
 if [ ! -d "$data" ]; then
     echo "validation: $data: no such directory; expected the shared data set (shared/data/real) beside the repository" >&2
     exit 1
@@ -107,6 +113,7 @@ human_size() {
 : > "$tmp/absent.tsv"
 : > "$tmp/failed.tsv"
 : > "$tmp/flow.tsv"
+mkdir "$tmp/svg"
 while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p nic nics env exclude skip note; do
     if [ -n "$skip" ]; then
         printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
@@ -130,12 +137,20 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p ni
     done
     # the command as the report shows it (data directory written as DATA)
     shown=$(printf '%s ' "$@" | sed "s|$data/|DATA/|; s/ \$//")
-    if "$collsim" "$@" > "$tmp/out" 2> "$tmp/err"; then
+    # the plot's file: the configuration's name in letters, digits, '.',
+    # '-' and '_', made unique
+    svg=$(printf '%s' "$id" | tr -c 'A-Za-z0-9._-' '-' | tr -s '-')
+    n=1
+    while [ -e "$tmp/svg/$svg.svg" ]; do
+        n=$((n + 1))
+        svg=$(printf '%s' "$id" | tr -c 'A-Za-z0-9._-' '-' | tr -s '-')-$n
+    done
+    if "$collsim" "$@" --svg "$tmp/svg/$svg.svg" > "$tmp/out" 2> "$tmp/err"; then
         bw=$(summary_fields "$tmp/out" "busbw >=1MiB")
         tm=$(summary_fields "$tmp/out" "time <=64KiB")
         nsizes=$(grep -c '^  *[0-9]' "$tmp/out" || true)
-        printf '%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "${table:-1}" "$config" "$nsizes" \
-            "$bw" "$tm" "$exclude" "$note" "$shown" >> "$tmp/results.tsv"
+        printf '%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "${table:-1}" "$config" \
+            "$nsizes" "$bw" "$tm" "$exclude" "$note" "$shown" "$svg.svg" >> "$tmp/results.tsv"
     else
         msg=$(head -n 1 "$tmp/err" | sed "s|$data/||g")
         printf '%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "$exclude" "$msg" "$shown" >> "$tmp/failed.tsv"
@@ -183,6 +198,10 @@ the published runs in `shared/data/real`; do not edit by hand.
 - **Targets**: a configuration passes when the median |busbw error| at >= 1 MiB is
   <= 10 %, and the median |time error| at <= 64 KiB is <= 25 %. The worst error is
   shown beside each median.
+- **Plots**: each configuration's name links to its plot (`collsim validate
+  --svg`): measured (solid) against model:analytic (dashed) bus bandwidth and time
+  over size on log axes, shaded where a prediction meets the target at that size
+  (busbw within ±10 % of the measurement at >= 1 MiB, time within ±25 % at <= 64 KiB).
 - **Counted**: configurations whose file has no status label. Files labelled
   MISCONFIG, UNDERPERFORMING, PATHOLOGICAL, DEGRADED or PARTIAL, or whose header
   leaves the hardware open, are shown for the "why is it slow" story but not
@@ -193,12 +212,13 @@ the published runs in `shared/data/real`; do not edit by hand.
 | configuration | table | sizes | busbw >= 1 MiB: median / worst (n) | | time <= 64 KiB: median / worst (n) | |
 |---|---|---|---|---|---|---|
 EOF
-while IFS="$tab" read -r id file table config nsizes bn bmed bworst bat bres tn tmed tworst tat tres exclude note shown; do
+while IFS="$tab" read -r id file table config nsizes bn bmed bworst bat bres tn tmed tworst tat tres exclude note shown svg; do
     mark=""
     [ -n "$exclude" ] && mark=" (not counted)"
     if [ "$bn" = "0" ]; then b="no sizes"; else b="$bmed / $bworst at $(human_size "$bat") ($bn)"; fi
     if [ "$tn" = "0" ]; then t="no sizes"; else t="$tmed / $tworst at $(human_size "$tat") ($tn)"; fi
-    printf '| %s%s | %s | %s | %s | %s | %s | %s |\n' "$id" "$mark" "$table" "$nsizes" "$b" "$bres" "$t" "$tres"
+    printf '| [%s](%s/%s)%s | %s | %s | %s | %s | %s | %s |\n' "$id" "${plots##*/}" "$svg" "$mark" "$table" "$nsizes" \
+        "$b" "$bres" "$t" "$tres"
 done < "$tmp/results.tsv"
 
 echo
@@ -370,6 +390,17 @@ echo '```'
 } > "$tmp/report.md"
 
 mkdir -p "$(dirname "$out")"
+# the plots: this run's replace the directory's old ones (a configuration
+# renamed or removed leaves no stale plot)
+mkdir -p "$plots"
+for f in "$plots"/*.svg; do
+    [ -e "$f" ] && [ ! -e "$tmp/svg/${f##*/}" ] && rm -f "$f"
+done
+for f in "$tmp/svg"/*.svg; do
+    [ -e "$f" ] || continue
+    cp "$f" "$plots/${f##*/}.tmp"
+    mv "$plots/${f##*/}.tmp" "$plots/${f##*/}"
+done
 cp "$tmp/report.md" "$out.tmp"
 mv "$out.tmp" "$out"
-echo "validation: wrote $out"
+echo "validation: wrote $out and $(ls "$tmp/svg" | wc -l) plots in $plots"

@@ -116,6 +116,21 @@ fails bad-input-first 2 '^collsim: --nodes' --svg p.svg --nodes 0
 [ ! -e p.svg ] && ok nothing-left || bad nothing-left
 [ -z "$(ls -A | grep '\.svg\.')" ] && ok no-temporary || bad "no-temporary ($(ls -A))"
 
+# ---- make validation (validation/run.sh): a plot per configuration, linked -----------
+mkdir -p rep/report && echo stale >rep/report/old.svg
+printf '[two tables: 1]\nfile = two-tables.txt\ntable = 1\nconfig = c\ntopo = dgx-h100\nnodes = 2\ngpus = 2\n
+[two tables/ 1]\nfile = two-tables.txt\ntable = 2\nconfig = c\ntopo = dgx-h100\nnodes = 2\ngpus = 2\n' >m.ini
+if sh "$top_srcdir/validation/run.sh" "$COLLSIM" m.ini "$logs" rep/report.md >rep.out 2>rep.err; then
+    grep -qF '| [two tables: 1](report/two-tables-1.svg) | 1 |' rep/report.md &&
+        grep -qF '| [two tables/ 1](report/two-tables-1-2.svg) | 2 |' rep/report.md &&
+        [ "$(ls rep/report)" = "$(printf 'two-tables-1-2.svg\ntwo-tables-1.svg')" ] &&
+        xmllint --noout rep/report/two-tables-1.svg rep/report/two-tables-1-2.svg &&
+        [ "$(xcount rep/report/two-tables-1-2.svg "//$G[@id='busbw']//$P[@class='curve']")" = 2 ] &&
+        ok validation-plots || bad "validation-plots ($(ls rep/report); $(grep '^| \[' rep/report.md))"
+else
+    bad "validation-plots ($(cat rep.err))"
+fi
+
 # ---- several scenarios on one plot: compare ---------------------------------------
 printf '[topology]\npreset = dgx-h100\n[collective]\nminbytes = 1M\nmaxbytes = 64M\nstepfactor = 4\n' >h100.ini
 printf '[topology]\npreset = dgx-a100\n[collective]\nminbytes = 1M\nmaxbytes = 64M\nstepfactor = 4\n' >a100.ini
