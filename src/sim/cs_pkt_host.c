@@ -16,7 +16,10 @@
  * - Lossless priorities: XOFF on the link into the host when the
  *   priority's bytes reach 'xoff', XON when they fall to 'xon' (rule and
  *   source in cs_pkt_net.h); the pause is refreshed while still above.
- * - A stall [from, until) starts no drain that would overlap it. */
+ * - A stall [from, until) starts no drain that would overlap it.
+ * - InfiniBand (credits, cs_pkt_net_set_credit): the link's credits are
+ *   the buffer; a packet holds its link's credits until it is drained,
+ *   never overflows, and nothing pauses. */
 #include "config.h"
 
 #include "sim/cs_pkt_net-int.h"
@@ -137,9 +140,9 @@ void net_host_arrive(cs_pkt_net_t *net, int node, link_t *in, cs_pkt_t *pkt, cs_
     node_t *n = node_of(net, node);
     host_rx_t *rx = n->rx;
     int p = pkt->prio;
-    gboolean lossless = rx_lossless(net, n) >> p & 1;
+    gboolean lossless = !net->credit && (rx_lossless(net, n) >> p & 1);
     gboolean ours = n->in_link == cs_pkt_port_id(in->port);   /* the NIC pauses its own port's link */
-    if (rx->bytes[p] + pkt->wire > rx->buffer) {
+    if (!net->credit && rx->bytes[p] + pkt->wire > rx->buffer) {
         if (lossless && ours)
             cs_pkt_pfc_xoff(in->pfc, p, now);
         rx->drops[p]++;
@@ -179,7 +182,8 @@ void net_host_event(cs_pkt_net_t *net, int node, cs_time_t now)
         rx->total -= pkt->wire;
         rx->npkts--;
         rx->busy = FALSE;
-        if (n->in_link >= 0) {
+        net_credit_release(net, link_of(net, pkt->route->port[pkt->hop - 1]), pkt, now);
+        if (n->in_link >= 0 && !net->credit) {
             cs_pkt_pfc_t *pfc = link_of(net, n->in_link)->pfc;
             if (cs_pkt_pfc_asserted(pfc, p) && rx->bytes[p] <= rx->xon)
                 cs_pkt_pfc_xon(pfc, p, now);

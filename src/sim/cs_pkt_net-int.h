@@ -44,6 +44,8 @@ typedef struct {
     int from, to;                     /* nodes */
     cs_pkt_port_t *port;
     cs_pkt_pfc_t *pfc;
+    cs_pkt_credit_t *cred;            /* InfiniBand: its credits (net->credit); else NULL */
+    cs_pkt_t *fc_wait[CS_PKT_PRIOS];  /* a flow-control packet for it queued on the way back, not yet sent */
     int mmu_port;                     /* ingress index in the MMU of 'to'; -1: none */
     int rev;                          /* the link to -> from; -1: none (pauses cannot go back) */
     gboolean ecn;                     /* marks at egress (its switch's setting) */
@@ -117,6 +119,8 @@ struct cs_pkt_net {
     GArray *links;                    /* link_t, index = port id */
     GArray *flows;                    /* flow_t */
     cs_pkt_pfc_cfg_t pfc_cfg;
+    gboolean credit;                  /* InfiniBand: credits instead of PFC (cs_pkt_net_set_credit) */
+    cs_pkt_credit_cfg_t credit_cfg;
     cs_pkt_net_observer_fn observer;
     void *observer_ctx;
     cs_pkt_qp_hooks_t qp_hooks;
@@ -173,6 +177,13 @@ static inline void evq_at(cs_evq_t *q, cs_event_t *ev, cs_time_t t)
 
 /* Something from outside changed the net at 'now' (cs_pkt_net.c). */
 void net_touch(cs_pkt_net_t *net, cs_time_t now);
+/* InfiniBand: a packet that came in by link 'in' left its node (or was
+ * written to its host): its credits go back. */
+static inline void net_credit_release(cs_pkt_net_t *net, link_t *in, const cs_pkt_t *pkt, cs_time_t now)
+{
+    if (in->cred != NULL)
+        cs_pkt_credit_release(in->cred, pkt->prio, pkt->wire, now);
+}
 /* Drops a packet the network holds: counted for its flow, freed. */
 void net_drop(cs_pkt_net_t *net, cs_pkt_t *pkt);
 

@@ -28,6 +28,7 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
         return;
     for (guint i = 0; i < net->links->len; i++) {
         cs_pkt_pfc_free(g_array_index(net->links, link_t, i).pfc);
+        cs_pkt_credit_free(g_array_index(net->links, link_t, i).cred);
         cs_pkt_port_free(g_array_index(net->links, link_t, i).port, net->pool);
     }
     for (guint i = 0; i < net->nodes->len; i++) {
@@ -72,6 +73,7 @@ int cs_pkt_net_add_switch(cs_pkt_net_t *net) { return add_node(net, FALSE); }
 
 static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
 static void pfc_send(void *ctx, int link, int prio, guint16 quanta, cs_time_t now);
+static void credit_send(void *ctx, int link, int vl, cs_time_t now);
 static gboolean pfc_still(void *ctx, int link, int prio);
 static void net_storm(void *ctx, int link, int prio, cs_time_t now);
 
@@ -113,6 +115,8 @@ int cs_pkt_net_add_link(cs_pkt_net_t *net, int from, int to, const cs_pkt_port_c
         return -1;
     link_t l = { .from = from, .to = to, .port = port, .mmu_port = -1, .rev = -1, .last_tx = -1 };
     l.pfc = cs_pkt_pfc_new(id, port, net->evq, &net->pfc_cfg, pfc_send, net);
+    if (net->credit)
+        l.cred = cs_pkt_credit_new(id, net->credit_cfg.blocks, net->credit_cfg.refresh_ps, net->evq, credit_send, net);
     cs_pkt_pfc_set_still(l.pfc, pfc_still);
     if (!node_of(net, from)->host)
         cs_pkt_pfc_set_watchdog(l.pfc, net_storm);   /* switch egress: its watchdog, when configured */
@@ -139,7 +143,7 @@ int cs_pkt_net_set_buffer(cs_pkt_net_t *net, int sw, const cs_pkt_mmu_cfg_t *cfg
 {
     g_return_val_if_fail(sw >= 0 && (guint)sw < net->nodes->len, -1);
     node_t *n = node_of(net, sw);
-    g_return_val_if_fail(!n->host && n->mmu == NULL, -1);
+    g_return_val_if_fail(!n->host && n->mmu == NULL && !net->credit, -1);
     n->mmu = cs_pkt_mmu_new(cfg);
     if (n->mmu == NULL)
         return -1;
@@ -178,6 +182,50 @@ void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg)
     g_return_if_fail(cfg->quanta > 0 && cfg->refresh_ps >= 0 && cfg->watchdog_ps >= 0);
     g_return_if_fail(cfg->watchdog_restore_ps >= 0 && cfg->deadlock_ps > 0);
     net->pfc_cfg = *cfg;
+}
+
+int cs_pkt_net_set_credit(cs_pkt_net_t *net, const cs_pkt_credit_cfg_t *cfg)
+{
+    g_return_val_if_fail(cfg->refresh_ps >= 0, -1);
+    if (net->links->len > 0)
+        return -1;
+    for (guint i = 0; i < net->nodes->len; i++)
+        if (node_of(net, (int)i)->mmu != NULL)
+            return -1;
+    net->credit = TRUE;
+    net->credit_cfg = *cfg;
+    if (net->credit_cfg.refresh_ps == 0)
+        net->credit_cfg.refresh_ps = CS_PKT_CREDIT_REFRESH_DEFAULT;
+    return 0;
+}
+
+gboolean cs_pkt_net_credit(const cs_pkt_net_t *net) { return net->credit; }
+
+/* A flow-control packet for VL 'vl' of 'link' on the link the other way,
+ * ahead of data, exempt from credits (a pause-flagged control frame: the
+ * net is either PFC or credits). It carries the link in 'flow' and the
+ * FCCL in psn (low 32 bits) and payload (high). One waits per VL: a later
+ * limit is written into the waiting one, which the sender then hears. */
+static void credit_send(void *ctx, int link, int vl, cs_time_t now)
+{
+    cs_pkt_net_t *net = ctx;
+    link_t *l = link_of(net, link);
+    if (l->rev < 0)
+        return;                       /* no way back: the sender never hears it (its credits run out) */
+    guint64 v = cs_pkt_credit_fccl(l->cred, vl);
+    cs_pkt_t *p = l->fc_wait[vl];
+    if (p == NULL || p->t != 0) {     /* none waits, or it is on the wire already */
+        p = cs_pkt_alloc(net->pool);
+        p->flags = CS_PKT_F_PAUSE;
+        p->wire = CS_PKT_CREDIT_FC_WIRE;
+        p->prio = (guint8)vl;
+        p->flow = (guint32)link;
+        net->pause_alive++;
+        l->fc_wait[vl] = p;
+        cs_pkt_port_enqueue_ctrl(link_of(net, l->rev)->port, p, now);
+    }
+    p->psn = (guint32)v;
+    p->payload = (guint32)(v >> 32);
 }
 
 /* A pause frame for link 'link' leaves by the link the other way, ahead
@@ -252,7 +300,13 @@ static void net_storm(void *ctx, int link, int prio, cs_time_t now)
 
 static gboolean net_may_send(void *ctx, const cs_pkt_port_t *port, int prio, cs_time_t now)
 {
-    return cs_pkt_pfc_may_send(link_of(ctx, cs_pkt_port_id(port))->pfc, prio, now);
+    link_t *l = link_of(ctx, cs_pkt_port_id(port));
+    if (l->cred == NULL)
+        return cs_pkt_pfc_may_send(l->pfc, prio, now);
+    if (cs_pkt_credit_may_send(l->cred, prio, cs_pkt_port_queue_head(port, prio)->wire))
+        return TRUE;
+    cs_pkt_credit_starve(l->cred, prio, now);
+    return FALSE;
 }
 
 void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void *ctx)
@@ -265,7 +319,13 @@ static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_
 {
     cs_pkt_net_t *net = ctx;
     net->moves++;
-    link_of(net, cs_pkt_port_id(port))->last_tx = now;
+    link_t *self = link_of(net, cs_pkt_port_id(port));
+    self->last_tx = now;
+    if (self->cred != NULL) {
+        cs_pkt_credit_sent(self->cred, pkt->prio, pkt->wire);
+        if (pkt->hop > 0)             /* it leaves the switch: its input buffer frees */
+            net_credit_release(net, link_of(net, pkt->route->port[pkt->hop - 1]), pkt, now);
+    }
     if (pkt->hop == 0) {              /* leaving its source */
         if (!(pkt->flags & (CS_PKT_F_CNP | CS_PKT_F_ACK)))
             net_qp_sent(net, (int)pkt->flow, pkt, now);
@@ -296,20 +356,32 @@ static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now
     link_t *in = link_of(net, cs_pkt_port_id(port));
     int node = in->to;
     if (pkt->flags & CS_PKT_F_PAUSE) {
-        cs_pkt_pfc_receive(link_of(net, (int)pkt->flow)->pfc, pkt->prio, (guint16)pkt->psn, now);
+        link_t *of = link_of(net, (int)pkt->flow);
+        if (of->cred != NULL) {
+            if (of->fc_wait[pkt->prio] == pkt)
+                of->fc_wait[pkt->prio] = NULL;
+            if (cs_pkt_credit_receive(of->cred, pkt->prio, (guint64)pkt->payload << 32 | pkt->psn, now))
+                cs_pkt_port_kick(of->port, now);
+        } else {
+            cs_pkt_pfc_receive(of->pfc, pkt->prio, (guint16)pkt->psn, now);
+        }
         net->pause_alive--;
         cs_pkt_release(net->pool, pkt);
         return;
     }
     net->moves++;
+    if (in->cred != NULL)
+        cs_pkt_credit_take(in->cred, pkt->prio, pkt->wire, now);
     pkt->hop++;
     int next = cs_pkt_next_port(pkt);
     node_t *nd = node_of(net, node);
     if (next < 0) {
-        if (nd->rx != NULL && !(pkt->flags & (CS_PKT_F_ACK | CS_PKT_F_CNP)))
+        if (nd->rx != NULL && !(pkt->flags & (CS_PKT_F_ACK | CS_PKT_F_CNP))) {
             net_host_arrive(net, node, in, pkt, now);
-        else
+        } else {
+            net_credit_release(net, in, pkt, now);   /* consumed at once */
             net_sink(net, node, pkt, now);
+        }
         return;
     }
     link_t *l = link_of(net, next);
@@ -374,7 +446,8 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
             sample_until(net, MIN(ev != NULL ? ev->time : CS_TIME_NEVER, until));
         if (ev == NULL || ev->time > until)
             break;
-        if (ev->kind == CS_PKT_EV_PFC_REFRESH && net_stuck_check(net, ev->time)) {
+        if ((ev->kind == CS_PKT_EV_PFC_REFRESH || ev->kind == CS_PKT_EV_CREDIT_REFRESH) &&
+            net_stuck_check(net, ev->time)) {
             net->now = ev->time;
             break;                    /* a deadlock: the net stops */
         }
@@ -392,6 +465,9 @@ guint64 cs_pkt_net_run(cs_pkt_net_t *net, cs_time_t until)
         case CS_PKT_EV_PFC_EXPIRE:
         case CS_PKT_EV_PFC_REFRESH:
             cs_pkt_pfc_event(link_of(net, ev->a)->pfc, ev);     /* the link's PFC timer */
+            break;
+        case CS_PKT_EV_CREDIT_REFRESH:
+            cs_pkt_credit_event(link_of(net, ev->a)->cred, ev);   /* the link's periodic update */
             break;
         case CS_PKT_EV_HOST_RX:
             net->moves++;
@@ -438,6 +514,30 @@ cs_pkt_pool_t *cs_pkt_net_pool(cs_pkt_net_t *net) { return net->pool; }
 void cs_pkt_net_set_pool_limit(cs_pkt_net_t *net, gsize packets) { net->pool_limit = packets; }
 
 gboolean cs_pkt_net_overflowed(const cs_pkt_net_t *net) { return net->overflow; }
+
+static const cs_pkt_credit_t *cred_of(const cs_pkt_net_t *net, int link, int vl)
+{
+    g_return_val_if_fail(link >= 0 && (guint)link < net->links->len && vl >= 0 && vl < CS_PKT_PRIOS, NULL);
+    return g_array_index(net->links, link_t, link).cred;
+}
+
+guint64 cs_pkt_net_credit_fc_sent(const cs_pkt_net_t *net, int link, int vl)
+{
+    const cs_pkt_credit_t *c = cred_of(net, link, vl);
+    return c != NULL ? cs_pkt_credit_fc_sent(c, vl) : 0;
+}
+
+cs_time_t cs_pkt_net_credit_starved_ps(const cs_pkt_net_t *net, int link, int vl)
+{
+    const cs_pkt_credit_t *c = cred_of(net, link, vl);
+    return c != NULL ? cs_pkt_credit_starved_ps(c, vl, net->now) : 0;
+}
+
+guint32 cs_pkt_net_credit_used(const cs_pkt_net_t *net, int link, int vl)
+{
+    const cs_pkt_credit_t *c = cred_of(net, link, vl);
+    return c != NULL ? cs_pkt_credit_used(c, vl) : 0;
+}
 
 cs_pkt_port_t *cs_pkt_net_port(cs_pkt_net_t *net, int port)
 {

@@ -54,6 +54,7 @@
 #include "sim/cs_pkt_frame.h"
 #include "sim/cs_pkt_mmu.h"
 #include "sim/cs_pkt_pfc.h"
+#include "sim/cs_pkt_credit.h"
 #include "sim/cs_pkt_port.h"
 
 #define CS_PKT_NET_WINDOW 2
@@ -145,6 +146,25 @@ int cs_pkt_net_set_buffer(cs_pkt_net_t *net, int sw, const cs_pkt_mmu_cfg_t *cfg
  * timers, the watchdog (on switch egress links) and the deadlock
  * detection time. Before the run starts. */
 void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg);
+/* InfiniBand's link layer instead of PFC (cs_pkt_credit.h): every link's
+ * receiving end has 'blocks[vl]' credits of 64 B per VL (a switch port's
+ * input buffer, a NIC's receive buffer), flow-control packets go back on
+ * the link the other way, and nothing is dropped or paused. Switches take
+ * no shared buffer (cs_pkt_net_set_buffer refuses) and mark nothing; a
+ * host's receive path holds its packets' credits until it drains them.
+ * Before any link is added. Returns 0, or -1 (links exist, a buffer was
+ * set, or refresh_ps <= 0). */
+typedef struct {
+    guint32 blocks[CS_PKT_PRIOS];
+    cs_time_t refresh_ps;             /* periodic update; 0: CS_PKT_CREDIT_REFRESH_DEFAULT */
+} cs_pkt_credit_cfg_t;
+int cs_pkt_net_set_credit(cs_pkt_net_t *net, const cs_pkt_credit_cfg_t *cfg);
+gboolean cs_pkt_net_credit(const cs_pkt_net_t *net);
+/* Per link and VL: flow-control packets sent back for it, time its sender
+ * waited for credits with a packet ready, credits in use at its far end. */
+guint64 cs_pkt_net_credit_fc_sent(const cs_pkt_net_t *net, int link, int vl);
+cs_time_t cs_pkt_net_credit_starved_ps(const cs_pkt_net_t *net, int link, int vl);
+guint32 cs_pkt_net_credit_used(const cs_pkt_net_t *net, int link, int vl);
 
 /* The run's seed: RED draws (each link's generator from it and the link
  * id). Default 0. */

@@ -1,7 +1,12 @@
 /* Never hang (cs_pkt_net.h): PFC deadlock and stall detection.
  *
- * Run at PFC refreshes (the only events that repeat for ever with nothing
- * else happening), at most once per eighth of the detection time D.
+ * Run at PFC refreshes and InfiniBand credit refreshes (the only events
+ * that repeat for ever with nothing else happening), at most once per
+ * eighth of the detection time D.
+ *
+ * InfiniBand: "paused for good" reads "its sender holds a packet its
+ * credits do not cover" (the far end's input buffer is full); the rest is
+ * the same, since a full input buffer frees only as its packets leave.
  *
  * Dead set, per priority p: the links that stay paused on p for good as
  * things stand. A candidate is a link whose far end asserts a pause that
@@ -36,6 +41,14 @@
 
 static gboolean candidate(const cs_pkt_net_t *net, const link_t *l, int p, cs_time_t now)
 {
+    if (l->cred != NULL) {
+        /* InfiniBand: its sender holds a packet its credits do not cover */
+        const cs_pkt_t *h = cs_pkt_port_queue_head(l->port, p);
+        if (h == NULL || cs_pkt_credit_may_send(l->cred, p, h->wire))
+            return FALSE;
+        const node_t *n = node_of(net, l->to);
+        return n->host ? net_host_stalled_for_good(n, now) : TRUE;
+    }
     if (!cs_pkt_pfc_asserted(l->pfc, p) || !cs_pkt_pfc_paused(l->pfc, p, now)
         || cs_pkt_pfc_watchdog(l->pfc) || !cs_pkt_pfc_refresh_holds(l->pfc))
         return FALSE;
