@@ -29,15 +29,18 @@
 /* ---- the run ----------------------------------------------------------------- */
 
 /* --svg: the sweep's one curve, labelled with the scenario's name or the
- * topology. */
+ * topology; the topology under the title when the name is the label.
+ * Several scenarios on one plot: collsim compare A.ini B.ini --svg. */
 static char *write_svg(const cs_result_t *r, const guint64 *sizes, const char *model, const cs_table_opts_t *o)
 {
     g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func(g_free);
     const char *label = r->source != NULL ? r->source : o->topo_desc;
     cs_svg_series_t series = cs_predict_svg_series(r, sizes, label, keep);
     g_autofree char *title = g_strdup_printf("%s: %s", cs_coll_name(r->coll), label);
+    g_autofree char *sub = r->source != NULL && o->topo_desc != NULL
+                               ? g_strdup_printf("modelled topology: %s", o->topo_desc) : NULL;
     g_autofree char *caption = cs_predict_svg_caption(model, "run");
-    cs_svg_opts_t so = { .title = title, .caption = caption, .time_panel = TRUE };
+    cs_svg_opts_t so = { .title = title, .subtitle = sub, .caption = caption, .time_panel = TRUE };
     return cs_svg_plot(&series, 1, &so);
 }
 

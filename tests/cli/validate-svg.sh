@@ -139,4 +139,11 @@ printf '[topology]\npreset = dgx-a100\n[collective]\nminbytes = 1M\nmaxbytes = 6
     [ "$(xstr ab.svg "//$T[@class='title']")" = "allreduce: h100 vs a100" ] &&
     xstr ab.svg "//$(el desc)" | grep -q '^model: analytic prediction, not a measurement' &&
     ok compare-two-scenarios || bad "compare-two-scenarios ($(cat ab.err))"
+# collsim run --svg: one scenario, one curve per panel, the topology under its name
+"$COLLSIM" run h100.ini --name "my cluster" --svg r.svg >r.txt 2>r.err && xmllint --noout r.svg &&
+    [ "$(xcount r.svg "//$G[@id='busbw']//$P[@class='curve']")" = 1 ] &&
+    [ "$(xcount r.svg "//$G[@id='time']//$P[@class='curve']")" = 1 ] &&
+    [ "$(xstr r.svg "//$T[@class='title']")" = "allreduce: my cluster" ] &&
+    xstr r.svg "//$T[@class='subtitle']" | grep -q '^modelled topology: DGX H100' &&
+    ok run-one-scenario || bad "run-one-scenario ($(cat r.err))"
 exit $fail
