@@ -597,6 +597,13 @@ static cs_topo_t *build_dgx_spark(const cs_build_opts_t *o, GError **err)
     int cpu = cs_pb_cpu(t, cpu_part("gb10-cpu"), 0);
     int g = cs_pb_gpu(t, m, 0, 0);
     cs_pb_c2c(t, g, cpu, 5 * cs_pcie_bw(5, 16));
+    /* NCCL finds every GPU as a PCI device (its XML nests <gpu> in <pci>),
+     * so the GPU also has a PCI link to its CPU; NCCL's search sizes its
+     * first try by that link or the NVLinks (search.cc getTotalBw), never
+     * by C2C. The integrated GPU's link figures are not published: the
+     * catalogue's Gen5 x16 stand-in. Paths still prefer C2C (NCCL's
+     * better type). */
+    cs_pb_pci(t, cpu, g, m->pcie_gen, m->pcie_width);
     for (int k = 0; k < 2; k++)
         cs_pb_pci(t, cpu, cs_pb_nic(t, nt, k), 5, 4);
     t->description = g_strdup("DGX Spark (1x GB10, unified memory, NVLink-C2C to the Arm CPU; ConnectX-7 "
