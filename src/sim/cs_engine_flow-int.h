@@ -80,6 +80,10 @@ double cs_flow_launch(const cs_flow_net_t *n);
  * them (cs_comm_chan_order; nch x nranks, g_free it): cs_program_new's
  * orders. */
 int *cs_flow_chan_orders(const cs_flow_net_t *n, cs_algo_t algo, int nch);
+/* The orders of a call's program (cs_program_new): every channel of the
+ * decision its own ring, or its tree chain for Tree all-reduce, on one
+ * node as on several (g_free it). */
+int *cs_flow_prog_orders(const cs_flow_net_t *n, const cs_decision_t *d);
 /* The edge from rank a to rank b of channel ch with protocol pr; across
  * nodes each side leaves or enters through the NIC NCCL's ring search gave
  * it on that channel (cs_comm_chan_nic; the node's NIC ch % nics_used

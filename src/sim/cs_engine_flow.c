@@ -2017,7 +2017,7 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
         J->gap = (cs_time_t)llround(gap * CS_PS_PER_S);
         return TRUE;
     }
-    g_autofree int *orders = info->nnodes > 1 ? cs_flow_chan_orders(net, d->algo == CS_ALGO_TREE && net->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING, d->nchannels) : NULL;
+    g_autofree int *orders = cs_flow_prog_orders(net, d);
     J->prog = cs_program_new(info, net->coll, d, call->nccl_bytes, net->root, orders, err);
     if (J->prog == NULL) {
         g_prefix_error(err, "flow engine: ");

@@ -727,7 +727,7 @@ static void sim_free(sim_t *s)
 static sim_t *sim_build(const ctx_t *c, const cs_engine_call_t *call, GError **err)
 {
     const cs_decision_t *d = call->decision;
-    g_autofree int *orders = c->info->nnodes > 1 ? cs_flow_chan_orders(c, d->algo == CS_ALGO_TREE && c->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING, d->nchannels) : NULL;
+    g_autofree int *orders = cs_flow_prog_orders(c, d);
     cs_program_t *prog = cs_program_new(c->info, c->coll, d, call->nccl_bytes, c->root, orders, err);
     if (prog == NULL) {
         g_prefix_error(err, "simgrid engine: ");

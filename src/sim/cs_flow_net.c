@@ -170,6 +170,16 @@ int *cs_flow_chan_orders(const cs_flow_net_t *f, cs_algo_t algo, int nch)
     return orders;
 }
 
+int *cs_flow_prog_orders(const cs_flow_net_t *f, const cs_decision_t *d)
+{
+    /* Tree all-reduce follows the tree graph's chains, everything else
+     * the ring graph's rings, one node or several: on a single node NCCL's
+     * search also gives channels distinct rings where links differ in
+     * width (DGX-1's six rings over its double and single NVLinks). */
+    return cs_flow_chan_orders(f, d->algo == CS_ALGO_TREE && f->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
+                               MAX(1, d->nchannels));
+}
+
 /* Local NIC index (cs_path_cache_nic) of the NIC rank r uses on channel
  * ch of 'algo', as NCCL's search chose it (cs_comm_chan_nic), and its
  * device; where the decision names none, the node's NIC ch % nics_used. */
@@ -330,10 +340,7 @@ gboolean cs_flow_program_shape(const cs_flow_net_t *f, const cs_engine_call_t *c
         return TRUE;
     }
     /* the orders as the engines build them */
-    g_autofree int *orders = f->info->nnodes > 1
-        ? cs_flow_chan_orders(f, d->algo == CS_ALGO_TREE && f->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
-                              d->nchannels)
-        : NULL;
+    g_autofree int *orders = cs_flow_prog_orders(f, d);
     g_autoptr(cs_program_t) p = cs_program_new(f->info, f->coll, d, call->nccl_bytes, f->root, orders, err);
     if (p == NULL)
         return FALSE;

@@ -357,6 +357,53 @@ static void test_df_fold(void)
     }
 }
 
+/* One DGX-1 (hybrid cube-mesh: each GPU has two double and two single
+ * NVLink2 links): NCCL's search gives its channels six distinct rings
+ * that between them cross every link (test-graph.c has them from
+ * search.cc). Each channel following its own ring, a 256 MiB Ring
+ * all-reduce keeps every NVLink busy, the single links included; with
+ * channel 0's ring on every channel (what the engines did before) the
+ * links outside that ring carried nothing. */
+static void test_dgx1_rings(void)
+{
+    job_fix_t j;
+    fix_init(&j, preset("dgx1-v100", 1), "Ring", "Simple");
+    GError *err = NULL;
+    cs_engine_job_t job = { .topo = j.topo, .comm = j.comm, .params = &j.params,
+                            .coll = CS_COLL_ALLREDUCE, .dtype = CS_DTYPE_FLOAT };
+    guint64 bytes = G_GUINT64_CONSTANT(256) << 20;
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(j.comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, bytes, &d, &err));
+    cs_engine_call_t call = { .size = bytes, .count = bytes / 4, .nccl_bytes = bytes, .decision = &d };
+    g_autoptr(cs_flow_t) f = cs_flow_new(&job, &err);
+    g_assert_no_error(err);
+    cs_flow_stats_t st;
+    g_assert_true(cs_flow_simulate(f, &call, CS_FLOW_FOLD_AUTO, &st, &err));
+    g_assert_no_error(err);
+    g_autoptr(cs_link_stats_t) ls = cs_flow_link_stats(f);
+    int nvl = 0;
+    double least = 1;
+    for (int l = 0; l < j.topo->nlinks; l++) {
+        const cs_link_t *k = &j.topo->links[l];
+        if (k->kind != CS_LINK_NVL)
+            continue;
+        g_autofree char *name = cs_flow_res_name(j.topo, l);
+        double busy = 0;
+        for (int i = 0; i < ls->n; i++)
+            if (g_strcmp0(ls->links[i].name, name) == 0)
+                busy = ls->links[i].bytes / (ls->links[i].cap * st.time_s);
+        g_test_message("%s: %.1f%% busy", name, busy * 100);
+        least = MIN(least, busy);
+        nvl++;
+    }
+    /* 8 GPUs x 4 neighbours, both directions (double links are one link
+     * of twice the width in the preset) */
+    g_assert_cmpint(nvl, ==, 32);
+    g_test_message("busbw %.1f GB/s, least busy NVLink %.1f%%", 2.0 * 7 / 8 * bytes / st.time_s / 1e9, least * 100);
+    g_assert_cmpfloat(least, >, 0.8);
+    fix_clear(&j);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -371,5 +418,6 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/nvls-tree", test_nvls_tree);
     g_test_add_func("/flow/df-merge", test_df_merge);
     g_test_add_func("/flow/df-fold", test_df_fold);
+    g_test_add_func("/flow/dgx1-rings", test_dgx1_rings);
     return g_test_run();
 }
