@@ -76,6 +76,8 @@ static int port_cmp(const void *a, const void *b)
     const cs_net_port_counters_t *y = *(const cs_net_port_counters_t *const *)b;
     if (x->paused_us != y->paused_us)
         return x->paused_us > y->paused_us ? -1 : 1;
+    if (x->starved_us != y->starved_us)
+        return x->starved_us > y->starved_us ? -1 : 1;
     if (x->queue_max_bytes != y->queue_max_bytes)
         return x->queue_max_bytes > y->queue_max_bytes ? -1 : 1;
     int c = strcmp(x->link, y->link);
@@ -84,24 +86,39 @@ static int port_cmp(const void *a, const void *b)
 
 void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what, int max)
 {
-    fprintf(f, "#\n# Network counters (model:packet)%s%s: %" G_GUINT64_FORMAT " pause frames, links paused %.1f us "
-               "in all, %" G_GUINT64_FORMAT " ECN marks, %" G_GUINT64_FORMAT " CNPs, %" G_GUINT64_FORMAT
-               " drops, %" G_GUINT64_FORMAT " retransmitted, %" G_GUINT64_FORMAT " NAKs, %" G_GUINT64_FORMAT
-               " timeouts\n", what != NULL ? ", " : "", what != NULL ? what : "", c->pause_frames, c->paused_us,
-            c->ecn_marks, c->cnps, c->drops, c->retransmitted, c->naks, c->timeouts);
+    if (c->credit)
+        fprintf(f, "#\n# Network counters (model:packet, InfiniBand)%s%s: %" G_GUINT64_FORMAT " flow-control "
+                   "packets, senders credit-starved %.1f us in all, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT
+                   " retransmitted, %" G_GUINT64_FORMAT " NAKs, %" G_GUINT64_FORMAT " timeouts\n",
+                what != NULL ? ", " : "", what != NULL ? what : "", c->fc_packets, c->starved_us, c->drops,
+                c->retransmitted, c->naks, c->timeouts);
+    else
+        fprintf(f, "#\n# Network counters (model:packet)%s%s: %" G_GUINT64_FORMAT " pause frames, links paused %.1f us "
+                   "in all, %" G_GUINT64_FORMAT " ECN marks, %" G_GUINT64_FORMAT " CNPs, %" G_GUINT64_FORMAT
+                   " drops, %" G_GUINT64_FORMAT " retransmitted, %" G_GUINT64_FORMAT " NAKs, %" G_GUINT64_FORMAT
+                   " timeouts\n", what != NULL ? ", " : "", what != NULL ? what : "", c->pause_frames, c->paused_us,
+                c->ecn_marks, c->cnps, c->drops, c->retransmitted, c->naks, c->timeouts);
     g_autofree const cs_net_port_counters_t **order = g_new(const cs_net_port_counters_t *, MAX(1, c->nports));
     for (int i = 0; i < c->nports; i++)
         order[i] = &c->ports[i];
     qsort(order, (size_t)c->nports, sizeof *order, port_cmp);
     int n = max < 0 ? c->nports : MIN(max, c->nports);
-    fprintf(f, "#  prio     packets  pauses  paused(us)  ECN marks   drops   queue max   queue avg  link\n");
+    if (c->credit)
+        fprintf(f, "#    VL     packets     FCs starved(us)   queue max   queue avg  link\n");
+    else
+        fprintf(f, "#  prio     packets  pauses  paused(us)  ECN marks   drops   queue max   queue avg  link\n");
     for (int i = 0; i < n; i++) {
         const cs_net_port_counters_t *p = order[i];
         char qmax[32], qavg[32];
-        fprintf(f, "#  %4d %11" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %11.1f %10" G_GUINT64_FORMAT " %7"
-                   G_GUINT64_FORMAT " %11s %11s  %s\n", p->prio, p->tx_pkts, p->pause_sent, p->paused_us,
-                p->ecn_marks, p->drops, cs_format_bytes_human(p->queue_max_bytes, qmax, sizeof qmax),
-                cs_format_bytes_human(p->queue_avg_bytes, qavg, sizeof qavg), p->link);
+        cs_format_bytes_human(p->queue_max_bytes, qmax, sizeof qmax);
+        cs_format_bytes_human(p->queue_avg_bytes, qavg, sizeof qavg);
+        if (c->credit)
+            fprintf(f, "#  %4d %11" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %11.1f %11s %11s  %s\n", p->prio,
+                    p->tx_pkts, p->fc_sent, p->starved_us, qmax, qavg, p->link);
+        else
+            fprintf(f, "#  %4d %11" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %11.1f %10" G_GUINT64_FORMAT " %7"
+                       G_GUINT64_FORMAT " %11s %11s  %s\n", p->prio, p->tx_pkts, p->pause_sent, p->paused_us,
+                    p->ecn_marks, p->drops, qmax, qavg, p->link);
     }
     if (n < c->nports)
         fprintf(f, "# ... %d more (link, priority) pairs carried packets\n", c->nports - n);

@@ -100,6 +100,7 @@ static void json_u64(GString *g, const char *key, guint64 v)
 static void json_network(GString *g, const cs_net_counters_t *c)
 {
     g_string_append(g, ", \"network\": {");
+    g_string_append_printf(g, "\"fabric\": \"%s\", ", c->credit ? "infiniband" : "roce");
     json_u64(g, "packet_events", c->packet_events);
     g_string_append(g, ", ");
     json_u64(g, "drops", c->drops);
@@ -117,6 +118,10 @@ static void json_network(GString *g, const cs_net_counters_t *c)
     json_u64(g, "ecn_marks", c->ecn_marks);
     g_string_append(g, ", ");
     json_u64(g, "cnps", c->cnps);
+    g_string_append(g, ", ");
+    json_u64(g, "fc_packets", c->fc_packets);
+    g_string_append(g, ", ");
+    cs_write_append_json_num(g, "credit_starved_us", c->starved_us);
     g_string_append(g, ", \"ports\": [");
     for (int i = 0; i < c->nports; i++) {
         const cs_net_port_counters_t *p = &c->ports[i];
@@ -138,6 +143,10 @@ static void json_network(GString *g, const cs_net_counters_t *c)
         cs_write_append_json_num(g, "queue_max_bytes", p->queue_max_bytes);
         g_string_append(g, ", ");
         cs_write_append_json_num(g, "queue_avg_bytes", p->queue_avg_bytes);
+        g_string_append(g, ", ");
+        json_u64(g, "fc_sent", p->fc_sent);
+        g_string_append(g, ", ");
+        cs_write_append_json_num(g, "credit_starved_us", p->starved_us);
         g_string_append_c(g, '}');
     }
     g_string_append(g, "], \"buffers\": [");

@@ -40,6 +40,9 @@ typedef struct {
     guint64 ecn_marks;     /* packets marked CE as they left */
     guint64 drops;         /* packets dropped entering the switch it reaches */
     double queue_max_bytes, queue_avg_bytes;   /* its egress queue (wire bytes) */
+    /* InfiniBand (credits; the pause and ECN fields stay 0) */
+    guint64 fc_sent;       /* flow-control packets its receiver sent back for this VL */
+    double starved_us;     /* time its sender held a packet its credits did not cover */
 } cs_net_port_counters_t;
 
 typedef struct {
@@ -48,8 +51,11 @@ typedef struct {
 } cs_net_buffer_counters_t;
 
 typedef struct {
+    gboolean credit;       /* InfiniBand: credits per VL (prio is the VL), not PFC and ECN */
     guint64 packet_events, drops, retransmitted, naks, timeouts, pause_frames, ecn_marks, cnps;
     double paused_us;      /* summed over links and priorities */
+    guint64 fc_packets;    /* InfiniBand: flow-control packets, all links */
+    double starved_us;     /* ... credit-starved time, summed over links and VLs */
     int nports;
     cs_net_port_counters_t *ports;   /* the (link, priority) pairs that carried packets, by link then priority */
     int nbuffers;

@@ -34,8 +34,9 @@
  * defaults) with the NCCL settings that bear on it. */
 typedef struct {
     cs_fabric_cfg_t cfg;         /* a copy of the section */
-    guint32 mtu;                 /* RoCE path MTU */
-    int prio;                    /* the data's priority */
+    gboolean ib;                 /* InfiniBand NICs: credits per VL, IB framing (issue #14) */
+    guint32 mtu;                 /* path MTU */
+    int prio;                    /* the data's priority (InfiniBand: its VL) */
     char *prio_why;              /* what decided it */
     int cnp_prio;
     gboolean dcqcn;
@@ -116,6 +117,14 @@ typedef struct {
 
 /* ---- the fabric --------------------------------------------------------- */
 
+/* The framing of the fabric's packets: IB's, or RoCEv2's with a VLAN tag
+ * when switches trust PCP (the priority rides in the tag). */
+static cs_pkt_frame_t pk_frame(const pk_fabric_t *fab)
+{
+    cs_pkt_frame_t fr = { .ib = fab->ib, .vlan = !fab->ib && fab->cfg.trust == CS_FABRIC_TRUST_PCP };
+    return fr;
+}
+
 /* DCQCN: the preset, then the parameters the section sets. */
 static void fabric_dcqcn(pk_fabric_t *fab)
 {
@@ -150,8 +159,18 @@ static void fabric_dcqcn(pk_fabric_t *fab)
     d->cnp_prio = fab->cnp_prio;
 }
 
+/* [fabric] keys that configure Ethernet's PFC, ECN, DCQCN or switch
+ * buffers: an InfiniBand fabric has none of them (credits per VL). */
+static const int roce_only_keys[] = {
+    CS_FK_PFC, CS_FK_TRUST, CS_FK_DSCP_MAP, CS_FK_ROCE_TOS, CS_FK_CNP_DSCP, CS_FK_ECN, CS_FK_ECN_KMIN,
+    CS_FK_ECN_KMAX, CS_FK_ECN_PMAX, CS_FK_DCQCN, CS_FK_DCQCN_AI, CS_FK_DCQCN_HAI, CS_FK_DCQCN_MIN_RATE,
+    CS_FK_DCQCN_G, CS_FK_DCQCN_TIMER, CS_FK_DCQCN_BYTE_COUNTER, CS_FK_DCQCN_F, CS_FK_DCQCN_CNP_GAP,
+    CS_FK_DCQCN_RATE_REDUCE, CS_FK_DCQCN_ALPHA_PERIOD, CS_FK_DCQCN_MIN_DEC, CS_FK_SWITCH, CS_FK_SWITCH_BUFFER,
+    CS_FK_PFC_ALPHA, CS_FK_PFC_HEADROOM, CS_FK_WATCHDOG, CS_FK_WATCHDOG_RESTORE,
+};
+
 static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const cs_nccl_settings_t *s,
-                             GError **err)
+                             gboolean ib, GError **err)
 {
     memset(fab, 0, sizeof *fab);
     if (cfg != NULL)
@@ -159,25 +178,46 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
     else
         cs_fabric_cfg_init(&fab->cfg);
     const cs_fabric_cfg_t *c = &fab->cfg;
+    fab->ib = ib;
     fab->mtu = c->mtu;
-    fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
-    fab->cnp_prio = cs_fabric_cnp_prio(c);
-    if (fab->cnp_prio == fab->prio) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: CNPs and data would share priority %d (%s); expected "
-                    "CNPs on a priority of their own (cnp-dscp, dscp-map)",
-                    c->origin[CS_FK_CNP_DSCP] != NULL ? c->origin[CS_FK_CNP_DSCP]
-                    : c->origin[CS_FK_DSCP_MAP] != NULL ? c->origin[CS_FK_DSCP_MAP] : "[fabric]",
-                    fab->prio, fab->prio_why);
-        return FALSE;
+    if (ib) {
+        for (guint i = 0; i < G_N_ELEMENTS(roce_only_keys); i++) {
+            int k = roce_only_keys[i];
+            if (c->set >> k & 1) {
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is InfiniBand (credits per virtual "
+                            "lane): it has no PFC, ECN, DCQCN or Ethernet switch buffer; expected only mtu, "
+                            "cable-length, nic-rx-*, stall-*, recovery and ack-every on InfiniBand",
+                            c->origin[k]);
+                return FALSE;
+            }
+        }
+        /* NCCL_IB_SL (default 0) through OpenSM's default SL-to-VL table
+         * with 8 data VLs, SL i on VL i mod 8 */
+        int sl = s->ib_sl >= 0 ? s->ib_sl : 0;
+        fab->prio = sl % CS_PKT_PRIOS;
+        fab->prio_why = g_strdup_printf("%s %d: VL %d by the default SL-to-VL map", s->ib_sl >= 0 ? "NCCL_IB_SL"
+                                        : "NCCL_IB_SL unset: SL", sl, fab->prio);
+        fab->cnp_prio = -1;
+    } else {
+        fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
+        fab->cnp_prio = cs_fabric_cnp_prio(c);
+        if (fab->cnp_prio == fab->prio) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: CNPs and data would share priority %d (%s); expected "
+                        "CNPs on a priority of their own (cnp-dscp, dscp-map)",
+                        c->origin[CS_FK_CNP_DSCP] != NULL ? c->origin[CS_FK_CNP_DSCP]
+                        : c->origin[CS_FK_DSCP_MAP] != NULL ? c->origin[CS_FK_DSCP_MAP] : "[fabric]",
+                        fab->prio, fab->prio_why);
+            return FALSE;
+        }
+        fab->dcqcn = c->dcqcn != CS_FABRIC_DCQCN_OFF;
+        fabric_dcqcn(fab);
     }
-    fab->dcqcn = c->dcqcn != CS_FABRIC_DCQCN_OFF;
-    fabric_dcqcn(fab);
     fab->qps = MAX(1, s->ib_qps_per_conn);
     fab->split = s->ib_split_data_on_qps != 0;
     fab->timeout_exp = s->ib_timeout;
     fab->retry_cnt = s->ib_retry_cnt;
     fab->ack_interval = c->ack_every;
-    cs_pkt_frame_t fr = { .vlan = c->trust == CS_FABRIC_TRUST_PCP };   /* PCP rides in a VLAN tag */
+    cs_pkt_frame_t fr = pk_frame(fab);
     fab->wire_ratio = (double)(fab->mtu + cs_pkt_frame_overhead(&fr, CS_PKT_HDR_MIDDLE)) / fab->mtu;
     return TRUE;
 }
@@ -231,6 +271,37 @@ static gboolean check_stall_nic(const cs_topo_t *t, const cs_fabric_cfg_t *c, GE
 }
 
 /* NICs' receive paths (nic-rx-rate, nic-rx-buffer) and the stalled one. */
+/* InfiniBand input buffers (switch ports and NICs), credits per VL: the
+ * same buffering time as the only public figure, InfiniScale IV's 1000
+ * credits (64 KB) per input port at QDR's 40 Gb/s ([IBM] modules.ini,
+ * fabric-models.md section 4), 13.1 us of line rate, at the fabric's
+ * fastest link; at least the fabric's longest credit loop at line rate
+ * (a frame and a flow-control packet at the link's rate and the
+ * propagation both ways: the cable from cable-length when given, else the
+ * link's latency) and two frames. An assumption (no public per-port figure
+ * for Quantum switches); test-pkt-credit checks smaller buffers against
+ * the bandwidth-delay formula. */
+#define IB_IS4_CREDITS 1000.0
+#define IB_IS4_BPS 40e9
+
+static guint32 ib_vl_blocks(const pk_t *pk)
+{
+    const cs_topo_t *t = pk->topo;
+    double frame = pk->fab.mtu * pk->fab.wire_ratio, loop_bytes = 0, fastest = 0;
+    for (int l = 0; l < t->nlinks; l++) {
+        const cs_link_t *k = &t->links[l];
+        if (k->kind != CS_LINK_NET)
+            continue;
+        double prop = pk->fab.cfg.cable_m >= 0 ? pk->fab.cfg.cable_m / 2e8
+                    : k->lat + (t->devs[k->dst].kind == CS_DEV_SWITCH ? t->fabric.switch_lat : 0);
+        double loop = (frame + CS_PKT_CREDIT_FC_WIRE) / k->bw + 2 * prop;
+        loop_bytes = MAX(loop_bytes, loop * k->bw + 2 * frame);
+        fastest = MAX(fastest, k->bw * 8);
+    }
+    double blocks = MAX(IB_IS4_CREDITS * fastest / IB_IS4_BPS, loop_bytes / CS_PKT_CREDIT_BLOCK);
+    return (guint32)MAX(ceil(blocks), 2.0 * cs_pkt_credit_blocks((guint32)ceil(frame)));
+}
+
 static gboolean build_hosts(pk_t *pk, GError **err)
 {
     const cs_topo_t *t = pk->topo;
@@ -270,6 +341,13 @@ static gboolean build_net(pk_t *pk, GError **err)
     const cs_topo_t *t = pk->topo;
     pk->net = cs_pkt_net_new();
     cs_pkt_net_set_seed(pk->net, pk->seed);
+    if (pk->fab.ib) {
+        cs_pkt_credit_cfg_t cc = { .refresh_ps = 0 };
+        guint32 blocks = ib_vl_blocks(pk);
+        for (int v = 0; v < CS_PKT_PRIOS; v++)
+            cc.blocks[v] = blocks;
+        g_assert(cs_pkt_net_set_credit(pk->net, &cc) == 0);
+    }
     pk->node_of_dev = g_new(int, MAX(1, t->ndevs));
     pk->port_of_link = g_new(int, MAX(1, t->nlinks));
     for (int d = 0; d < t->ndevs; d++)
@@ -298,7 +376,8 @@ static gboolean build_net(pk_t *pk, GError **err)
         double prop = k->lat + (t->devs[k->dst].kind == CS_DEV_SWITCH ? t->fabric.switch_lat : 0);
         cs_pkt_port_cfg_t pc;
         cs_pkt_port_cfg_init(&pc, bps, (cs_time_t)llround(prop * CS_PS_PER_S));
-        pc.strict = (guint8)(1u << pk->fab.cnp_prio);   /* CNPs strict (Spectrum's default, fabric-models.md section 2) */
+        if (pk->fab.cnp_prio >= 0)
+            pc.strict = (guint8)(1u << pk->fab.cnp_prio);   /* CNPs strict (Spectrum's default, fabric-models.md section 2) */
         pk->port_of_link[l] = cs_pkt_net_add_link(pk->net, pk->node_of_dev[k->src], pk->node_of_dev[k->dst], &pc);
         if (pk->port_of_link[l] < 0) {
             g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: link %s -> %s: %.3g b/s is not a rate "
@@ -307,7 +386,7 @@ static gboolean build_net(pk_t *pk, GError **err)
         }
     }
     const cs_fabric_cfg_t *c = &pk->fab.cfg;
-    for (int d = 0; d < t->ndevs; d++) {
+    for (int d = 0; d < t->ndevs && !pk->fab.ib; d++) {   /* InfiniBand: input buffers are the credits */
         if (pk->node_of_dev[d] < 0 || t->devs[d].kind != CS_DEV_SWITCH)
             continue;
         const char *why;
@@ -385,7 +464,7 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
     cs_pkt_qp_cfg_t qc = {
         .mtu = fab->mtu,
         .prio = fab->prio,
-        .frame = { .vlan = fab->cfg.trust == CS_FABRIC_TRUST_PCP },
+        .frame = pk_frame(fab),
         .ack_interval = fab->ack_interval,
         .timeout = CS_PKT_QP_TIMEOUT_PS(fab->timeout_exp),
         .retry_cnt = fab->retry_cnt,
@@ -804,16 +883,22 @@ static pk_t *pk_new(const cs_topo_t *t, cs_flow_t *f, guint64 seed, pk_fabric_t 
 /* What the engine refuses in a topology, and its fabric's settings. */
 static gboolean pk_check(const cs_topo_t *t, const cs_engine_job_t *job, pk_fabric_t *fab, GError **err)
 {
+    int ib = -1;                 /* the fabric's kind, from its NICs: -1 none seen */
     for (int l = 0; l < t->nlinks; l++) {
         int d = t->links[l].src;
-        if (t->links[l].kind == CS_LINK_NET && t->devs[d].kind == CS_DEV_NIC && t->devs[d].nic_kind == CS_NIC_IB) {
-            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                        "packet engine: %s is an InfiniBand NIC; the packet engine models RoCEv2 only "
-                        "(InfiniBand's credits are issue #14); use --model flow", t->devs[d].name);
+        if (t->links[l].kind != CS_LINK_NET || t->devs[d].kind != CS_DEV_NIC)
+            continue;
+        int this_ib = t->devs[d].nic_kind == CS_NIC_IB;
+        if (ib >= 0 && this_ib != ib) {
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: %s is %s but other NICs are %s; "
+                        "expected one fabric, all InfiniBand or all RoCE", t->devs[d].name,
+                        this_ib ? "InfiniBand" : "RoCE", this_ib ? "RoCE" : "InfiniBand");
             return FALSE;
         }
+        ib = this_ib;
     }
-    if (!fabric_setup(fab, job->fabric, cs_comm_settings(job->comm), err) || !check_stall_nic(t, &fab->cfg, err)) {
+    if (!fabric_setup(fab, job->fabric, cs_comm_settings(job->comm), ib == 1, err) ||
+        !check_stall_nic(t, &fab->cfg, err)) {
         fabric_clear(fab);
         return FALSE;
     }
@@ -887,6 +972,7 @@ static cs_net_counters_t *count_events(pk_t *pk)
 {
     cs_net_counters_t *c = g_new0(cs_net_counters_t, 1);
     const cs_topo_t *t = pk->topo;
+    c->credit = pk->fab.ib;
     c->packet_events = pk->pkt_events;
     for (guint q = 0; q < pk->qps->len; q++) {
         c->drops += cs_pkt_net_flow_dropped(pk->net, (int)q);
@@ -913,11 +999,15 @@ static cs_net_counters_t *count_events(pk_t *pk)
                 .drops = ls.drops_buffer + ls.drops_watchdog,
                 .queue_max_bytes = (double)ls.queue_max,
                 .queue_avg_bytes = ls.queue_avg,
+                .fc_sent = cs_pkt_net_credit_fc_sent(pk->net, port, p),
+                .starved_us = (double)cs_pkt_net_credit_starved_ps(pk->net, port, p) / 1e6,
             };
             c->pause_frames += pc.pause_sent;
             c->paused_us += pc.paused_us;
             c->ecn_marks += pc.ecn_marks;
-            if (pc.tx_pkts == 0 && pc.pause_sent == 0 && pc.drops == 0)
+            c->fc_packets += pc.fc_sent;
+            c->starved_us += pc.starved_us;
+            if (pc.tx_pkts == 0 && pc.pause_sent == 0 && pc.drops == 0 && pc.fc_sent == 0)
                 continue;
             pc.link = g_strdup_printf("%s -> %s", t->devs[t->links[l].src].name, t->devs[t->links[l].dst].name);
             g_array_append_val(ports, pc);
@@ -1003,6 +1093,13 @@ static char *pk_counters(void *state)
     if (c == NULL)
         return NULL;
     double ev = (double)(pk->events + pk->pkt_events);
+    if (c->credit)
+        return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
+                               ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
+                               G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT ", flow-control packets %"
+                               G_GUINT64_FORMAT " (senders credit-starved %.1f us in all)",
+                               pk->pkt_events, pk->events, ev / MAX(pk->cpu, 1e-9), pk->cpu, c->drops,
+                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us);
     return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                            ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                            G_GUINT64_FORMAT ", NAKs %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT
@@ -1044,10 +1141,38 @@ static char *prios_text(guint8 mask)
     return g_string_free(g, FALSE);
 }
 
+/* The notes of an InfiniBand fabric: what the engine runs and what it
+ * does not model yet (issue #14: congestion control, adaptive routing,
+ * SHARP). */
+static char **ib_notes(const pk_t *pk)
+{
+    const pk_fabric_t *f = &pk->fab;
+    const cs_fabric_cfg_t *c = &f->cfg;
+    guint32 blocks = ib_vl_blocks(pk);
+    GPtrArray *n = g_ptr_array_new();
+    g_ptr_array_add(n, g_strdup_printf(
+        "packet engine: InfiniBand, MTU %u, data on VL %d (%s); credit flow control: %u credits of 64 B (%.4g KB) "
+        "per VL at every switch input port and NIC (InfiniScale IV's buffering time at the fastest link, "
+        "docs/model-packet.md), flow-control packets on change and every %.4g us; lossless, no pause; %d QP%s "
+        "per connection%s, an ACK every %u packet%s, %s, retransmission timeout 4.096 us x 2^%d, %d retries",
+        f->mtu, f->prio, f->prio_why, blocks, blocks * 64 / 1e3, CS_PKT_CREDIT_REFRESH_DEFAULT / 1e6, f->qps,
+        f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn") : "",
+        f->ack_interval, f->ack_interval > 1 ? "s" : "",
+        c->recovery == CS_FABRIC_SELECTIVE_REPEAT ? "selective repeat" : "go-back-N", f->timeout_exp, f->retry_cnt));
+    g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): congestion control "
+                                "(FECN/BECN, off by default in OpenSM as here), adaptive routing (each QP keeps "
+                                "its static route, whatever NCCL_IB_ADAPTIVE_ROUTING says), SHARP; inside a node "
+                                "the flow engine's fair sharing"));
+    g_ptr_array_add(n, NULL);
+    return (char **)g_ptr_array_free(n, FALSE);
+}
+
 static char **pk_notes(void *state)
 {
     const pk_t *pk = state;
     const pk_fabric_t *f = &pk->fab;
+    if (f->ib)
+        return ib_notes(pk);
     const cs_fabric_cfg_t *c = &f->cfg;
     GPtrArray *n = g_ptr_array_new();
     g_autofree char *dc = dcqcn_text(f);

@@ -69,7 +69,7 @@ int cs_pkt_net_set_host_rx(cs_pkt_net_t *net, int host, double bps, guint64 buff
     rx->stall_from = -1;
     if (n->in_link >= 0) {
         const link_t *in = link_of(net, n->in_link);
-        if (rx_lossless(net, n) != 0 && rx->buffer < rx_headroom(in) + CS_PKT_WIRE_MAX) {
+        if (!net->credit && rx_lossless(net, n) != 0 && rx->buffer < rx_headroom(in) + CS_PKT_WIRE_MAX) {
             g_free(rx);
             return -1;
         }

@@ -7,7 +7,8 @@
  *   B / (B + ceil(B / MTU) x 82 + 16) to 0.1% (82 B of RoCEv2 framing per
  *   packet, a 16-B RETH on the first: fabric-models.md section 4, written
  *   out here rather than taken from cs_pkt_frame so that the check is
- *   independent of the code it checks).
+ *   independent of the code it checks); on InfiniBand the same with 26 B
+ *   of framing and an 8-B flow-control packet per packet (IB_PER_PKT).
  * - /pktval/perftest: each published ib_write_bw run on RoCEv2 as the
  *   network sees it (its link rate, MTU, message size and QPs, messages
  *   back to back as perftest's deep send queue keeps them) against the
@@ -33,8 +34,9 @@
  * number compared is perftest's "BW average[Gb/sec]" column (runs with -D
  * report no peak: 0.00). That takes the two 100G runs of
  * perftest-roce100g-oci-dgxspark-bw-and-gb300-400g-writelat-inblock-crossblock.txt.
- * It leaves out: perftest-ib-ndr400-cx7-b2b-dac-write-read-send-bw-lat.txt
- * (InfiniBand link layer, not RoCE: issue #14);
+ * InfiniBand's run, perftest-ib-ndr400-cx7-b2b-dac-write-read-send-bw-lat.txt
+ * (NDR back to back), is compared with IB framing and credits (issue #14
+ * item 8). It leaves out:
  * perftest-roce-gpumem-ib_write_bw-bidir-sweep-rocm-docs.txt (link speed
  * not stated); perftest-roce400g-cx-ib_send_write_read_bw-moc.txt (its
  * header: "unidirectional ib_write_bw only ~210 Gbps on a 400G port",
@@ -67,11 +69,19 @@
 #define ROCE_PER_PKT (14 + 20 + 8 + 12 + 4 + 4 + 8 + 12)
 #define RETH 16
 
+/* InfiniBand per packet: LRH 8 + BTH 12 + ICRC 4 + VCRC 2; no preamble
+ * or gap in the data rate (fabric-models.md section 4, [IBJP]); and on
+ * the same link an 8-B flow-control packet per data packet, returning the
+ * credits of the ACK that packet brings back the other way (the Mellanox
+ * flit model's FC packet size, [IBM]; one ACK arrives per data packet's
+ * time, so they do not coalesce). */
+#define IB_PER_PKT (8 + 12 + 4 + 2 + 8)
+
 /* Payload over wire bytes of one WRITE of 'bytes' at 'mtu'. */
-static double write_goodput(guint64 bytes, guint32 mtu)
+static double write_goodput(guint64 bytes, guint32 mtu, gboolean ib)
 {
     guint64 npkts = (bytes + mtu - 1) / mtu;
-    return (double)bytes / (double)(bytes + npkts * ROCE_PER_PKT + RETH);
+    return (double)bytes / (double)(bytes + npkts * (ib ? IB_PER_PKT : ROCE_PER_PKT) + RETH);
 }
 
 /* ---- one link, QPs with ACKs ------------------------------------------ */
@@ -105,10 +115,17 @@ static void seen_failed(void *ctx, int qp, cs_time_t now)
 static const cs_pkt_qp_hooks_t seen_hooks = { seen_sent, seen_delivered, seen_failed };
 
 /* Host a -> host b over one link of 'rate' with 'prop' propagation, and
- * the link back for the ACKs. */
-static cs_pkt_net_t *one_link(guint64 rate, cs_time_t prop, int *fwd, int *rev)
+ * the link back for the ACKs; InfiniBand: credits (a buffer far above
+ * the link's bandwidth-delay product: nothing waits for them). */
+static cs_pkt_net_t *one_link(guint64 rate, cs_time_t prop, gboolean ib, int *fwd, int *rev)
 {
     cs_pkt_net_t *net = cs_pkt_net_new();
+    if (ib) {
+        cs_pkt_credit_cfg_t cc = { .refresh_ps = 0 };
+        for (int v = 0; v < CS_PKT_PRIOS; v++)
+            cc.blocks[v] = 100000;
+        g_assert_cmpint(cs_pkt_net_set_credit(net, &cc), ==, 0);
+    }
     int a = cs_pkt_net_add_host(net), b = cs_pkt_net_add_host(net);
     cs_pkt_port_cfg_t pc;
     cs_pkt_port_cfg_init(&pc, rate, prop);
@@ -122,9 +139,9 @@ static cs_pkt_net_t *one_link(guint64 rate, cs_time_t prop, int *fwd, int *rev)
 /* An RC QP as NCCL opens it: an ACK per packet (the HPCC fork's
  * L2_ACK_INTERVAL 1), NCCL_IB_TIMEOUT 20 and NCCL_IB_RETRY_CNT 7 (never
  * reached here: nothing is lost). */
-static cs_pkt_qp_cfg_t rc_qp(guint32 mtu)
+static cs_pkt_qp_cfg_t rc_qp(guint32 mtu, gboolean ib)
 {
-    return (cs_pkt_qp_cfg_t) { .mtu = mtu, .prio = 3, .ack_interval = 1,
+    return (cs_pkt_qp_cfg_t) { .mtu = mtu, .prio = 3, .ack_interval = 1, .frame = { .ib = ib },
                                .timeout = CS_PKT_QP_TIMEOUT_PS(20), .retry_cnt = 7 };
 }
 
@@ -141,11 +158,12 @@ static void test_goodput_formula(void)
     static const guint32 mtus[] = { 256, 512, 1024, 2048, 4096 };
     const guint64 bytes = 8 * MIB;
     const cs_time_t prop = 500 * NS;
+    for (int ib = 0; ib < 2; ib++)
     for (gsize r = 0; r < G_N_ELEMENTS(perftest_rates); r++)
         for (gsize m = 0; m < G_N_ELEMENTS(mtus); m++) {
             int fwd, rev;
-            g_autoptr(cs_pkt_net_t) net = one_link(perftest_rates[r], prop, &fwd, &rev);
-            cs_pkt_qp_cfg_t qc = rc_qp(mtus[m]);
+            g_autoptr(cs_pkt_net_t) net = one_link(perftest_rates[r], prop, ib, &fwd, &rev);
+            cs_pkt_qp_cfg_t qc = rc_qp(mtus[m], ib);
             int qp = cs_pkt_net_add_qp(net, &fwd, 1, &qc);
             g_assert_cmpint(qp, >=, 0);
             qp_seen_t seen = { 0 };
@@ -160,9 +178,9 @@ static void test_goodput_formula(void)
                              (bytes + mtus[m] - 1) / mtus[m]);
             double busy_s = (double)(seen.last_deliv - prop) / CS_PS_PER_S;
             double gbps = (double)bytes * 8 / busy_s / 1e9;
-            double want = (double)perftest_rates[r] / 1e9 * write_goodput(bytes, mtus[m]);
-            g_test_message("MTU %4u at %3.0fG: %.4f Gb/s, formula %.4f (%+.5f%%)", mtus[m],
-                           perftest_rates[r] / 1e9, gbps, want, (gbps / want - 1) * 100);
+            double want = (double)perftest_rates[r] / 1e9 * write_goodput(bytes, mtus[m], ib);
+            g_test_message("%s MTU %4u at %3.0fG: %.4f Gb/s, formula %.4f (%+.5f%%)", ib ? "IB" : "RoCEv2",
+                           mtus[m], perftest_rates[r] / 1e9, gbps, want, (gbps / want - 1) * 100);
             g_assert_cmpfloat(fabs(gbps / want - 1), <, 0.001);
         }
 }
@@ -179,6 +197,7 @@ typedef struct {
     int qps;
     guint64 msg;                      /* message size, bytes */
     const char *why;                  /* header lines that state rate, MTU, QPs, size */
+    gboolean ib;                      /* InfiniBand (credits, IB framing), else RoCEv2 */
 } perftest_run_t;
 
 #define OCI_FILE "data/real/perftest-roce100g-oci-dgxspark-bw-and-gb300-400g-writelat-inblock-crossblock.txt"
@@ -199,6 +218,12 @@ static const perftest_run_t perftest_runs[] = {
      * stated (perftest's default, 1) */
     { "reference/fabric-models.md", 0, "1. ib_write_bw, 25GbE RoCEv2:", 25 * GBPS, 4096, 1, 0,
       "[GIDS] 25GbE RoCEv2, MTU 4096 assumed, 1 QP" },
+    /* InfiniBand (issue #14 item 8). Line 4: "ConnectX-7 ... connected
+     * back-to-back ... Speed IB-NDR, Width 4x" (400 Gb/s); line 8: "default
+     * message size 65536 B, 1 QP"; line 29: "RDMA_Write BW Test, qps 1 ...
+     * Mtu 4096[B], Link type IB"; line 31 the row */
+    { "data/real/perftest-ib-ndr400-cx7-b2b-dac-write-read-send-bw-lat.txt", 31, NULL, 400 * GBPS, 4096, 1, 65536,
+      "IB NDR back to back, MTU 4096, 1 QP", TRUE },
 };
 
 /* The shared data set beside the repository, as mk/validate.am finds it. */
@@ -283,14 +308,14 @@ static double perftest_model(const perftest_run_t *run, guint64 msg)
 {
     const cs_time_t t1 = 200 * US, t2 = 2200 * US;
     int fwd, rev;
-    g_autoptr(cs_pkt_net_t) net = one_link(run->rate_bps, 500 * NS, &fwd, &rev);
+    g_autoptr(cs_pkt_net_t) net = one_link(run->rate_bps, 500 * NS, run->ib, &fwd, &rev);
     /* enough messages that every QP is still busy at t2: the link carries
      * at most rate x t2 of payload */
     guint64 per_qp = (guint64)((double)run->rate_bps * 1.1 * (double)t2 / CS_PS_PER_S / 8) / (guint64)run->qps
                      / msg + 2;
     qp_seen_t seen = { 0 };
     cs_pkt_net_set_qp_hooks(net, &seen_hooks, &seen);
-    cs_pkt_qp_cfg_t qc = rc_qp(run->mtu);
+    cs_pkt_qp_cfg_t qc = rc_qp(run->mtu, run->ib);
     for (int q = 0; q < run->qps; q++) {
         int qp = cs_pkt_net_add_qp(net, &fwd, 1, &qc);
         g_assert_cmpint(qp, ==, q);
@@ -312,7 +337,7 @@ static double perftest_model(const perftest_run_t *run, guint64 msg)
 static void perftest_check(const perftest_run_t *run, guint64 msg, double measured)
 {
     double model = perftest_model(run, msg);
-    double formula = (double)run->rate_bps / 1e9 * write_goodput(msg, run->mtu);
+    double formula = (double)run->rate_bps / 1e9 * write_goodput(msg, run->mtu, run->ib);
     g_autofree char *where = run->line > 0 ? g_strdup_printf("%s:%d", run->file, run->line)
                                            : g_strdup_printf("%s, '%s'", run->file, run->key);
     g_test_message("%s, %" G_GUINT64_FORMAT " B messages (%s): measured %.2f Gb/s, model %.3f (%+.2f%%), "
