@@ -11,6 +11,9 @@
 /* The engine's ops table, registered in cs_engine.c. */
 extern const cs_engine_ops_t cs_engine_analytic;
 
+/* Channels the summary prices rings for (device.h MAXCHANNELS). */
+#define CS_ANALYTIC_MAXCH 64
+
 /* Everything the per-call formulas need, in SI units (bytes/s, seconds).
  * Bandwidths are payload rates with link efficiencies applied but before
  * the protocol's wire efficiency. */
@@ -22,6 +25,9 @@ typedef struct {
     cs_transport_t intra_xport;
     double intra_bw;          /* busiest intra-node ring edge, all channels; 0 = none */
     double chain_bw;          /* the same for the chain from the root (Broadcast, Reduce) */
+    int ring_nch;             /* channels whose rings were priced: the communicator's (1 without one) */
+    double intra_bw_ch[CS_ANALYTIC_MAXCH]; /* [k-1]: intra_bw of a call on channels 0..k-1 */
+    double chain_bw_ch[CS_ANALYTIC_MAXCH]; /* [k-1]: chain_bw of the same */
     double intra_lat;         /* topology latency of the slowest intra edge */
 
     cs_transport_t inter_xport;

@@ -223,60 +223,94 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, const ring_edge
     return bw;
 }
 
-/* Intra-node ring and chain: the edges of channel 0's ring whose ends share
- * a node (or an NVLink domain), routed on the topology. All channels
- * follow the same ring. The chain (Broadcast, Reduce) is the ring without
- * the edge into the root. */
+/* Intra-node ring and chain: the edges of every channel's ring whose ends
+ * share a node (or an NVLink domain), routed on the topology. NCCL's
+ * search may give channels different rings (graph/search.cc takes each
+ * channel's bandwidth off the links it used, so on DGX-1 later channels
+ * ride the single NVLinks: collsim topo graph dgx1-v100), and a call on k
+ * channels runs channels 0..k-1 (enqueue.cc scheduleCollTasksToPlan), each
+ * carrying 1/k of the data: a link's load is the number of those
+ * channels' edges that cross it, over k. So the summary keeps, for every
+ * k up to the communicator's channels, the rate of the slowest channel's
+ * edges times k. The chain (Broadcast, Reduce) is each ring without the
+ * edge into the root. Without a communicator (tests) channel 0's ring
+ * (info->ring_order) is the only one. */
 static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
                            cs_path_cache_t *cache, gboolean nvb_disable, const cs_comm_t *comm,
                            const cs_params_t *p, int root, GError **err)
 {
     int n = info->nranks;
-    g_autofree ring_edge_t *edges = g_new0(ring_edge_t, MAX(1, n));
-    g_autofree ring_edge_t *chain = g_new0(ring_edge_t, MAX(1, n));
+    int nch = comm != NULL ? CLAMP(info->comm_nch, 1, CS_ANALYTIC_MAXCH) : 1;
+    g_autofree ring_edge_t *edges = g_new0(ring_edge_t, (gsize)MAX(1, n) * nch);
+    g_autofree ring_edge_t *chain = g_new0(ring_edge_t, (gsize)MAX(1, n) * nch);
+    g_autofree int *order = g_new0(int, MAX(1, n));
     int nedges = 0, nchain = 0;
     gboolean any_cross_nvl = FALSE, any_cross_net = FALSE;
 
     hw->intra_bw = hw->chain_bw = 0;
     hw->intra_lat = 0;
-    for (int i = 0; i < n && n > 1; i++) {
-        int a = info->ring_order[i], b = info->ring_order[(i + 1) % n];
-        gboolean same = cs_topo_rank_dev(t, a)->node == cs_topo_rank_dev(t, b)->node;
-        cs_transport_t x = pair_transport(comm, info, a, b, same);
-        if (x == CS_XPORT_NET_IB || x == CS_XPORT_NET_SOCKET) {
-            /* Between nodes, or a loopback through a NIC inside one: priced
-             * by the network terms. */
-            any_cross_net = TRUE;
-            continue;
+    hw->ring_nch = nch;
+    memset(hw->intra_bw_ch, 0, sizeof hw->intra_bw_ch);
+    memset(hw->chain_bw_ch, 0, sizeof hw->chain_bw_ch);
+    for (int c = 0; c < nch && n > 1; c++) {
+        if (comm != NULL)
+            cs_comm_chan_order(comm, CS_ALGO_RING, c, order);
+        else
+            memcpy(order, info->ring_order, sizeof(int) * n);
+        for (int i = 0; i < n; i++) {
+            int a = order[i], b = order[(i + 1) % n];
+            gboolean same = cs_topo_rank_dev(t, a)->node == cs_topo_rank_dev(t, b)->node;
+            cs_transport_t x = pair_transport(comm, info, a, b, same);
+            if (x == CS_XPORT_NET_IB || x == CS_XPORT_NET_SOCKET) {
+                /* Between nodes, or a loopback through a NIC inside one:
+                 * priced by the network terms. */
+                any_cross_net = TRUE;
+                continue;
+            }
+            if (!same)
+                any_cross_nvl = TRUE;
+            ring_edge_t *e = &edges[nedges];
+            e->a = a;
+            e->b = b;
+            e->xport = x;
+            if (!edge_path(t, cache, nvb_disable, e, err))
+                return FALSE;
+            if (k_max_xport(e->xport) > k_max_xport(hw->intra_xport) || nedges == 0)
+                hw->intra_xport = e->xport;   /* the costliest kind decides the hop cost */
+            nedges++;
+            if (b != root)
+                chain[nchain++] = *e;
         }
-        if (!same)
-            any_cross_nvl = TRUE;
-        ring_edge_t *e = &edges[nedges];
-        e->a = a;
-        e->b = b;
-        e->xport = x;
-        if (!edge_path(t, cache, nvb_disable, e, err))
-            return FALSE;
-        if (k_max_xport(e->xport) > k_max_xport(hw->intra_xport) || nedges == 0)
-            hw->intra_xport = e->xport;   /* the costliest kind decides the hop cost */
-        nedges++;
-        if (b != root)
-            chain[nchain++] = *e;
+        /* Across nodes each channel's ring enters a node at one GPU and
+         * leaves at another, and NCCL spreads the channels over the NICs
+         * and so over the GPUs. With every channel's ring counted, the
+         * ports carry exactly their edges; with channel 0's alone (no
+         * communicator), on average a GPU's NVLink port carries (ppn-1)/ppn
+         * of a ring edge each way (its share of the network edges rides
+         * PCIe). */
+        double share = 1.0;
+        if (comm == NULL && any_cross_net && info->ppn > 1)
+            share = (info->ppn - 1) / (double)info->ppn;
+        if (nedges > 0) {
+            double lat, k = c + 1;
+            hw->intra_bw_ch[c] = k * edges_bw(t, p, edges, nedges, n, share, &hw->intra_lat);
+            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, chain, nchain, n, share, &lat) : hw->intra_bw_ch[c];
+        }
     }
     hw->mnnvl = any_cross_nvl && !any_cross_net;
-    /* Across nodes each channel's ring enters a node at one GPU and leaves
-     * at another, and NCCL spreads the channels over the NICs and so over
-     * the GPUs: on average a GPU's NVLink port carries (ppn-1)/ppn of a
-     * ring edge each way (its share of the network edges rides PCIe). */
-    double share = 1.0;
-    if (any_cross_net && info->ppn > 1)
-        share = (info->ppn - 1) / (double)info->ppn;
-    if (nedges > 0) {
-        double lat;
-        hw->intra_bw = edges_bw(t, p, edges, nedges, n, share, &hw->intra_lat);
-        hw->chain_bw = nchain > 0 ? edges_bw(t, p, chain, nchain, n, share, &lat) : hw->intra_bw;
-    }
+    hw->intra_bw = hw->intra_bw_ch[nch - 1];
+    hw->chain_bw = hw->chain_bw_ch[nch - 1];
     return TRUE;
+}
+
+/* The intra-node ring's (or chain's) rate for a call on 'nch' channels:
+ * channels 0..nch-1 (beyond the communicator's, its rings again). */
+static double ring_edge_bw(const cs_analytic_hw_t *hw, int nch, gboolean chain)
+{
+    if (hw->ring_nch < 1)
+        return chain ? hw->chain_bw : hw->intra_bw;
+    int k = CLAMP(nch, 1, hw->ring_nch);
+    return chain ? hw->chain_bw_ch[k - 1] : hw->intra_bw_ch[k - 1];
 }
 
 /* Wire latency between two NICs: the cables' latency plus the fabric's
@@ -663,15 +697,30 @@ static void ring_limits(call_ctx_t *c, const cs_analytic_hw_t *hw, double v, gbo
     if (c->N > 1)
         limit_net(c, hw, v);
     if (c->ppn > 1 || hw->mnnvl)
-        limit(c, CS_LIMIT_INTRA, v / ((chain ? hw->chain_bw : hw->intra_bw) * c->peff));
+        limit(c, CS_LIMIT_INTRA, v / (ring_edge_bw(hw, c->nch, chain) * c->peff));
     limit(c, CS_LIMIT_SM, v / c->b_sm);
     limit(c, CS_LIMIT_MEM, v / (hw->mem_bw / (reduces ? 3.0 : 2.0)));
 }
 
 /* Ring: every rank sends from the first step and the links stay busy; the
  * time is the volume at the busiest resource's rate plus the latency the
- * slices do not cover. A chain (Broadcast, Reduce) pays each hop's
- * latency once and the fill of its n-1 stage pipeline. */
+ * slices do not cover.
+ * A chain (Broadcast, Reduce: the ring from the root, open before it)
+ * pays each hop's latency once per call, but not the fill of its n-1
+ * stage pipeline: no edge leads back to its first rank, so no rank waits
+ * for the ranks after it; each rank's kernel ends once it has forwarded
+ * its part (device/broadcast.h, reduce.h runRing: send, recvCopySend or
+ * recv per chunk, nothing after), and the next call's data follows the
+ * previous call's down the chain. Calls timed back to back, as nccl-tests
+ * times them (its timed loop launches every iteration before it waits),
+ * thus stream their chunks through the chain and pay its n-1 chunk fill
+ * once per loop, not per call. NCCL's own model does not charge the fill
+ * either (tuning.cc: Broadcast and Reduce rings add hop latencies only).
+ * Measured: the single-node NVSwitch broadcast_perf/reduce_perf runs
+ * (A100, H200, B200 -g 2/4/8) take the hops' latency plus the volume at
+ * the link rate from 1 MiB on, where a per-call fill of 512 KiB Simple
+ * chunks would take several times longer (docs/model-analytic.md). On
+ * one node only: see below. */
 static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, call_ctx_t *c)
 {
     int n = c->n, N = c->N;
@@ -697,8 +746,15 @@ static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
     double hi = intra_hop(hw, p, c->pr), hn = net_hop(hw, p, c->pr, FALSE);
     if (c->fab != NULL && c->fab->wire_lat > 0)   /* the ring's own routes: some cross spines */
         hn += c->fab->wire_lat - hw->net_lat_near;
-    if (chain)
-        return c->launch + (hops - inter) * hi + inter * hn + hops * c->tau + c->S * c->lim.spb + fill(c, n - 1, b);
+    if (chain) {
+        double t = c->launch + (hops - inter) * hi + inter * hn + hops * c->tau + c->S * c->lim.spb;
+        /* Across nodes the fill stays priced: no healthy multi-node
+         * broadcast_perf/reduce_perf run in ../shared/data/real shows
+         * whether the proxies' network steps stream it the same way, and
+         * the flow engine, which simulates one call alone, pays it
+         * (docs/model-analytic.md). */
+        return N > 1 ? t + fill(c, n - 1, b) : t;
+    }
     if (N == 1)   /* one node: every hop's latency once, as fitted (ring_time) */
         return c->launch + hops * (hi + c->tau) + c->S * c->lim.spb;
     /* the rate without the fabric beyond the NICs */
@@ -724,7 +780,7 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_
     if (c->N > 1)
         limit_net(c, hw, hw->tree_degsum / 2.0);
     if (chain_hops > 0)
-        limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (hw->intra_bw * c->peff));
+        limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (ring_edge_bw(hw, c->nch, FALSE) * c->peff));
     limit(c, CS_LIMIT_SM, 2 / c->b_sm);
     limit(c, CS_LIMIT_MEM, 6 / hw->mem_bw);
     double spb = c->lim.spb;
@@ -764,7 +820,7 @@ static double t_pat(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_t
     double v = (c->n - 1) / (double)c->n;
     limit_net(c, hw, v);
     if (c->ppn > 1 || hw->mnnvl)
-        limit(c, CS_LIMIT_INTRA, v / (hw->intra_bw * c->peff));
+        limit(c, CS_LIMIT_INTRA, v / (ring_edge_bw(hw, c->nch, FALSE) * c->peff));
     limit(c, CS_LIMIT_SM, v / c->b_sm);
     return c->launch + hops * (net_hop(hw, p, c->pr, TRUE) + c->tau) + c->S * c->lim.spb;
 }

@@ -320,11 +320,13 @@ static void test_nvswitch(void)
     /* ReduceScatter: n-1 steps, (n-1)/n S. */
     assert_rel(time_of(&hw, CS_COLL_REDUCESCATTER, CS_ALGO_RING, CS_PROTO_SIMPLE, 16, 512, 0, S),
                L + 7 * hs + 7.0 / 8 * S / B);
-    /* Broadcast chain of 8: 7 steps, S per link, Simple fills 6 chunks... */
+    /* Broadcast chain of 8: 7 hops' latency, S per link; back to back
+     * calls stream their Simple chunks through the chain, so no per-call
+     * fill of 6 chunks (it would add 6 x 512 KiB x 16 channels / B) ... */
     double chunk = 512 << 10;
     assert_rel(time_of(&hw, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_SIMPLE, 16, 512, (guint64)chunk, S),
-               L + 7 * hs + S / B + 6 * chunk / (B / 16));
-    /* ... but LL forwards line by line: no fill. */
+               L + 7 * hs + S / B);
+    /* ... nor with LL, which forwards line by line. */
     assert_rel(time_of(&hw, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_LL, 16, 512, (guint64)chunk, S),
                L + 7 * hl + S / bll);
 
@@ -672,6 +674,53 @@ static void test_link_stats(void)
     g_assert_nonnull(strstr(st->links[0].name, "nic"));
 }
 
+/* DGX-1 (hybrid cube-mesh, NVLink2): NCCL's search gives 12 channels over
+ * distinct rings (test-graph.c: "0 3 2 1 5 6 7 4" on channels 0, 1, 6, 7,
+ * its reverse on 2, 3, 8, 9, over the double links; "0 1 3 7 5 4 6 2" on
+ * 4 and 10 and its reverse on 5 and 11, over the single links). A call on
+ * k channels loads each directed link with its channels' edges:
+ *   k = 1, 2: ring A only, every edge a double link: 2 links' rate;
+ *   k = 4: A twice and its reverse twice: each direction of a double link
+ *          carries 2 of the 4 channels: 4 links' rate;
+ *   k = 12: every directed double link carries 4 channels' edges (2 links),
+ *          every directed single link 2 (1 link): each channel edge gets
+ *          half a link, 12 of them: the GPU's 6 links.
+ * Channel 0's ring alone (the engine before) priced 2 links at every k. */
+static void test_dgx1_rings(void)
+{
+    g_autoptr(GError) err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    g_autoptr(cs_topo_t) t = cs_preset_build("dgx1-v100", &o, &err);
+    g_assert_no_error(err);
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    g_autoptr(cs_comm_t) comm = cs_comm_new(t, env, &err);
+    g_assert_no_error(err);
+    const cs_comm_info_t *info = cs_comm_info(comm);
+    g_assert_cmpint(info->comm_nch, ==, 12);
+    /* one NVLink2 link's rate, from GPU 0's six (to 4 neighbours: two
+     * doubled, two single; a doubled pair is one link of twice the rate) */
+    double link = 0;
+    int nl = 0;
+    int d0 = t->rank_dev[0];
+    for (int k = t->adj_off[d0]; k < t->adj_off[d0 + 1]; k++)
+        if (t->links[t->adj[k]].kind == CS_LINK_NVL) {
+            link += t->links[t->adj[k]].bw;
+            nl++;
+        }
+    g_assert_cmpint(nl, ==, 4);
+    link = link / 6 * par(CS_P_EFF_NVLINK);
+    cs_analytic_hw_t hw;
+    g_assert_true(cs_analytic_hw_init(&hw, t, info, comm, &P, 0, &err));
+    g_assert_no_error(err);
+    g_assert_cmpint(hw.ring_nch, ==, 12);
+    assert_rel(hw.intra_bw_ch[0], 2 * link);
+    assert_rel(hw.intra_bw_ch[1], 2 * link);
+    assert_rel(hw.intra_bw_ch[3], 4 * link);
+    assert_rel(hw.intra_bw, 6 * link);
+    assert_rel(hw.intra_bw_ch[11], 6 * link);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -679,6 +728,7 @@ int main(int argc, char **argv)
     g_test_add_func("/analytic/pcie-ring", test_pcie_ring);
     g_test_add_func("/analytic/shm-ring", test_shm_ring);
     g_test_add_func("/analytic/nvswitch", test_nvswitch);
+    g_test_add_func("/analytic/dgx1-rings", test_dgx1_rings);
     g_test_add_func("/analytic/net", test_net);
     g_test_add_func("/analytic/dtree", test_dtree);
     g_test_add_func("/analytic/monotonic", test_monotonic);
