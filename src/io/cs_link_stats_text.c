@@ -88,10 +88,11 @@ void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what
 {
     if (c->credit)
         fprintf(f, "#\n# Network counters (model:packet, InfiniBand)%s%s: %" G_GUINT64_FORMAT " flow-control "
-                   "packets, senders credit-starved %.1f us in all, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT
-                   " retransmitted, %" G_GUINT64_FORMAT " NAKs, %" G_GUINT64_FORMAT " timeouts\n",
-                what != NULL ? ", " : "", what != NULL ? what : "", c->fc_packets, c->starved_us, c->drops,
-                c->retransmitted, c->naks, c->timeouts);
+                   "packets, senders credit-starved %.1f us in all, %" G_GUINT64_FORMAT " packets sent another way by "
+                   "adaptive routing, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT " retransmitted, %"
+                   G_GUINT64_FORMAT " NAKs, %" G_GUINT64_FORMAT " timeouts\n",
+                what != NULL ? ", " : "", what != NULL ? what : "", c->fc_packets, c->starved_us, c->ar_moves,
+                c->drops, c->retransmitted, c->naks, c->timeouts);
     else
         fprintf(f, "#\n# Network counters (model:packet)%s%s: %" G_GUINT64_FORMAT " pause frames, links paused %.1f us "
                    "in all, %" G_GUINT64_FORMAT " ECN marks, %" G_GUINT64_FORMAT " CNPs, %" G_GUINT64_FORMAT

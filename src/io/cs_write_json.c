@@ -122,6 +122,8 @@ static void json_network(GString *g, const cs_net_counters_t *c)
     json_u64(g, "fc_packets", c->fc_packets);
     g_string_append(g, ", ");
     cs_write_append_json_num(g, "credit_starved_us", c->starved_us);
+    g_string_append(g, ", ");
+    json_u64(g, "ar_moves", c->ar_moves);
     g_string_append(g, ", \"ports\": [");
     for (int i = 0; i < c->nports; i++) {
         const cs_net_port_counters_t *p = &c->ports[i];

@@ -833,6 +833,8 @@ gboolean cs_nccl_env_settings(const cs_nccl_env_t *e, cs_nccl_settings_t *s_p, G
     GET_INT("NCCL_IB_SPLIT_DATA_ON_QPS", 0, 1, 0, s.ib_split_data_on_qps);
     GET_INT("NCCL_IB_TIMEOUT", 1, 31, 20, s.ib_timeout);      /* the QP attribute's 5 bits */
     GET_INT("NCCL_IB_RETRY_CNT", 0, 7, 7, s.ib_retry_cnt);     /* 3 bits */
+    GET_INT("NCCL_IB_ADAPTIVE_ROUTING", 0, 1, -2, s.ib_adaptive_routing);
+    GET_INT("NCCL_IB_AR_THRESHOLD", 0, G_MAXINT, 8192, s.ib_ar_threshold);
     GET_INT("NCCL_CROSS_NIC", 0, 2, 2, s.cross_nic);
 
     /* NCCL_THREAD_THRESHOLDS (tuning.cc): up to six numbers, Tree LL LL128

@@ -80,6 +80,11 @@ typedef struct {
      * split each message over them 0 (else round robin per message),
      * local ACK timeout exponent 20 (4.096 us x 2^20), retries 7 */
     int ib_qps_per_conn, ib_split_data_on_qps, ib_timeout, ib_retry_cnt;
+    /* adaptive routing (net_ib/init.cc: on by default on an InfiniBand
+     * link layer, off on RoCE; -2 = that default) and the message size
+     * above which NCCL posts for it (net_ib/p2p.cc ncclIbArThreshold 8192) */
+    int ib_adaptive_routing;
+    long ib_ar_threshold;
     int cross_nic;                      /* 2 */
     int algo_pat_unused;
     /* Added by the decide area (additive): */

@@ -366,6 +366,54 @@ static guint32 hop_hash(guint32 h, int hop)
     return h;
 }
 
+/* The links from 'cur' on a shortest route to b (parallel cables
+ * included, in adjacency order), at most 'max'; *best_p their hops to b.
+ * 0 when none. */
+static int hop_candidates(const cs_topo_t *t, route_t *r, int cur, int b, int *cand, int max, guint *best_p)
+{
+    int ncand = 0;
+    guint best = ROUTE_INF;
+    for (int k = t->adj_off[cur]; k < t->adj_off[cur + 1]; k++) {
+        const cs_link_t *l = &t->links[t->adj[k]];
+        if (l->kind != CS_LINK_NET)
+            continue;
+        guint d;   /* hops from cur to b through this link */
+        if (l->dst == b)
+            d = 1;
+        else if (r->sw_of[l->dst] >= 0)
+            d = dist_to(t, r, r->sw_of[l->dst], b);
+        else
+            continue;   /* NICs and GPUs do not relay */
+        if (d == ROUTE_INF)
+            continue;
+        if (l->dst != b)
+            d += 1;
+        if (d < best) {
+            best = d;
+            ncand = 0;
+        }
+        if (d == best && ncand < max)
+            cand[ncand++] = t->adj[k];
+    }
+    *best_p = best;
+    return ncand;
+}
+
+/* Bandwidth, latency and type of a path whose links are set. */
+static void path_finish(const cs_topo_t *t, cs_path_t *p_p)
+{
+    p_p->type = CS_PATH_NET;
+    p_p->bw = INFINITY;
+    p_p->nccl_bw = INFINITY;
+    p_p->lat = 0;
+    for (int i = 0; i < p_p->nhops; i++) {
+        const cs_link_t *l = &t->links[p_p->links[i]];
+        p_p->bw = MIN(p_p->bw, l->bw);
+        p_p->nccl_bw = MIN(p_p->nccl_bw, l->nccl_bw);
+        p_p->lat += l->lat;
+    }
+}
+
 /* Shortest routes a -> b over NET links, relayed by fabric switches only;
  * at each hop the candidates are all links (parallel cables included) on
  * a shortest route, in adjacency order, and hash picks one. */
@@ -375,30 +423,8 @@ static gboolean net_route(const cs_topo_t *t, route_t *r, int a, int b, guint32 
     int cur = a, nhops = 0;
     guint remaining = ROUTE_INF;
     for (int hop = 0;; hop++) {
-        int ncand = 0;
-        guint best = ROUTE_INF;
-        for (int k = t->adj_off[cur]; k < t->adj_off[cur + 1]; k++) {
-            const cs_link_t *l = &t->links[t->adj[k]];
-            if (l->kind != CS_LINK_NET)
-                continue;
-            guint d;   /* hops from cur to b through this link */
-            if (l->dst == b)
-                d = 1;
-            else if (r->sw_of[l->dst] >= 0)
-                d = dist_to(t, r, r->sw_of[l->dst], b);
-            else
-                continue;   /* NICs and GPUs do not relay */
-            if (d == ROUTE_INF)
-                continue;
-            if (l->dst != b)
-                d += 1;
-            if (d < best) {
-                best = d;
-                ncand = 0;
-            }
-            if (d == best && ncand < (int)G_N_ELEMENTS(cand))
-                cand[ncand++] = t->adj[k];
-        }
+        guint best;
+        int ncand = hop_candidates(t, r, cur, b, cand, (int)G_N_ELEMENTS(cand), &best);
         if (ncand == 0 || (hop > 0 && best >= remaining) || nhops >= CS_PATH_MAX_HOPS)
             return FALSE;
         remaining = best;
@@ -408,18 +434,48 @@ static gboolean net_route(const cs_topo_t *t, route_t *r, int a, int b, guint32 
         if (cur == b)
             break;
     }
-    p_p->type = CS_PATH_NET;
     p_p->nhops = nhops;
-    p_p->bw = INFINITY;
-    p_p->nccl_bw = INFINITY;
-    p_p->lat = 0;
-    for (int i = 0; i < nhops; i++) {
-        const cs_link_t *l = &t->links[p_p->links[i]];
-        p_p->bw = MIN(p_p->bw, l->bw);
-        p_p->nccl_bw = MIN(p_p->nccl_bw, l->nccl_bw);
-        p_p->lat += l->lat;
-    }
+    path_finish(t, p_p);
     return TRUE;
+}
+
+/* Every shortest route from 'cur' (the partial path in *p) to b, depth
+ * first in candidate order, into out[*n..max). */
+static void net_routes_from(const cs_topo_t *t, route_t *r, int cur, int b, guint remaining, cs_path_t *p,
+                            cs_path_t *out, int *n, int max)
+{
+    int cand[256];
+    guint best;
+    int ncand = hop_candidates(t, r, cur, b, cand, (int)G_N_ELEMENTS(cand), &best);
+    if (ncand == 0 || (p->nhops > 0 && best >= remaining) || p->nhops >= CS_PATH_MAX_HOPS)
+        return;
+    for (int i = 0; i < ncand && *n < max; i++) {
+        p->links[p->nhops++] = cand[i];
+        int next = t->links[cand[i]].dst;
+        if (next == b) {
+            out[*n] = *p;
+            path_finish(t, &out[*n]);
+            (*n)++;
+        } else {
+            net_routes_from(t, r, next, b, best, p, out, n, max);
+        }
+        p->nhops--;
+    }
+}
+
+int cs_path_net_all(const cs_topo_t *t, int nic_a, int nic_b, cs_path_t *out, int max)
+{
+    g_return_val_if_fail(t != NULL && t->finished && out != NULL && max > 0, 0);
+    if (nic_a < 0 || nic_a >= t->ndevs || nic_b < 0 || nic_b >= t->ndevs || nic_a == nic_b)
+        return 0;
+    cs_topo_priv_t *p = cs_topo_priv(t);
+    cs_path_t cur;
+    memset(&cur, 0, sizeof cur);
+    int n = 0;
+    g_mutex_lock(&p->route_lock);
+    net_routes_from(t, route_get(t), nic_a, nic_b, ROUTE_INF, &cur, out, &n, max);
+    g_mutex_unlock(&p->route_lock);
+    return n;
 }
 
 gboolean cs_path_net(const cs_topo_t *t, int nic_a, int nic_b, guint32 hash, cs_path_t *p_p)

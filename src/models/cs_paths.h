@@ -36,6 +36,10 @@ gboolean cs_path_intra(const cs_topo_t *t, int src, int dst, gboolean nvb_disabl
  * network route between two NICs through the fabric (ECMP choice by
  * 'hash'). */
 gboolean cs_path_net(const cs_topo_t *t, int nic_a, int nic_b, guint32 hash, cs_path_t *p_p);
+/* Every route cs_path_net can pick between two NICs (the shortest routes,
+ * each choice of equal-cost links), at most 'max', in the order of the
+ * candidates at each hop: for adaptive routing. Returns how many. */
+int cs_path_net_all(const cs_topo_t *t, int nic_a, int nic_b, cs_path_t *out, int max);
 
 /* Per-node cache of GPU<->GPU and GPU<->NIC intra paths, built once. */
 typedef struct cs_path_cache cs_path_cache_t;

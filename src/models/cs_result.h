@@ -55,6 +55,7 @@ typedef struct {
     guint64 packet_events, drops, retransmitted, naks, timeouts, pause_frames, ecn_marks, cnps;
     double paused_us;      /* summed over links and priorities */
     guint64 fc_packets;    /* InfiniBand: flow-control packets, all links */
+    guint64 ar_moves;      /* InfiniBand: data packets adaptive routing sent another way at a switch */
     double starved_us;     /* ... credit-starved time, summed over links and VLs */
     int nports;
     cs_net_port_counters_t *ports;   /* the (link, priority) pairs that carried packets, by link then priority */

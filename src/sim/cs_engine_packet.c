@@ -44,6 +44,7 @@ typedef struct {
     int qps;                     /* NCCL_IB_QPS_PER_CONNECTION */
     gboolean split;              /* NCCL_IB_SPLIT_DATA_ON_QPS */
     int timeout_exp, retry_cnt;  /* NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT */
+    gboolean ar;                 /* InfiniBand adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default) */
     guint32 ack_interval;
     double wire_ratio;           /* wire bytes per payload byte of full packets */
 } pk_fabric_t;
@@ -198,6 +199,7 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
         fab->prio_why = g_strdup_printf("%s %d: VL %d by the default SL-to-VL map", s->ib_sl >= 0 ? "NCCL_IB_SL"
                                         : "NCCL_IB_SL unset: SL", sl, fab->prio);
         fab->cnp_prio = -1;
+        fab->ar = s->ib_adaptive_routing != 0;   /* -2 (unset): on, NCCL's default on IB */
     } else {
         fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
         fab->cnp_prio = cs_fabric_cnp_prio(c);
@@ -447,6 +449,26 @@ static void qp_delivered(void *ctx, int qp, cs_time_t now);
 static void qp_failed(void *ctx, int qp, cs_time_t now);
 static const cs_pkt_qp_hooks_t qp_hooks = { qp_sent, qp_delivered, qp_failed };
 
+/* Adaptive routing: every shortest route between the two NICs (at most
+ * AR_ROUTES) is an alternative for the QP's packets at each switch. */
+#define AR_ROUTES 64
+
+static gboolean set_ar_routes(pk_t *pk, int qp, int src_nic, int dst_nic)
+{
+    g_autofree cs_path_t *paths = g_new(cs_path_t, AR_ROUTES);
+    int n = cs_path_net_all(pk->topo, src_nic, dst_nic, paths, AR_ROUTES);
+    if (n <= 1)
+        return TRUE;                  /* one route: nothing to choose */
+    g_autofree int *ports = g_new(int, (gsize)n * CS_PATH_MAX_HOPS), *off = g_new(int, n + 1);
+    off[0] = 0;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < paths[i].nhops; k++)
+            ports[off[i] + k] = pk->port_of_link[paths[i].links[k]];
+        off[i + 1] = off[i] + paths[i].nhops;
+    }
+    return cs_pkt_net_set_qp_routes(pk->net, qp, ports, off, n) == 0;
+}
+
 static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int dst_nic, GError **err)
 {
     pk_t *pk = ctx;
@@ -469,6 +491,7 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
         .timeout = CS_PKT_QP_TIMEOUT_PS(fab->timeout_exp),
         .retry_cnt = fab->retry_cnt,
         .selective = fab->cfg.recovery == CS_FABRIC_SELECTIVE_REPEAT,
+        .reorder = fab->ar,
     };
     for (int i = 0; i < L->nqp; i++) {
         /* the QP's UDP source port (ConnectX picks it per QP in
@@ -486,6 +509,8 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
         for (int k = 0; k < p.nhops; k++)
             route[k] = pk->port_of_link[p.links[k]];
         int id = cs_pkt_net_add_qp(pk->net, route, p.nhops, &qc);
+        if (id >= 0 && fab->ar && !set_ar_routes(pk, id, src_nic, dst_nic))
+            id = -1;
         if (id < 0 || (fab->dcqcn && cs_pkt_net_set_dcqcn(pk->net, id, &fab->dc) != 0)) {
             g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: %s -> %s: the route has no way back "
                         "for ACKs", t->devs[src_nic].name, t->devs[dst_nic].name);
@@ -980,6 +1005,7 @@ static cs_net_counters_t *count_events(pk_t *pk)
         c->naks += cs_pkt_net_qp_naks(pk->net, (int)q);
         c->timeouts += cs_pkt_net_qp_timeouts(pk->net, (int)q);
         c->cnps += cs_pkt_net_flow_cnps_sent(pk->net, (int)q);
+        c->ar_moves += cs_pkt_net_qp_ar_moves(pk->net, (int)q);
     }
     GArray *ports = g_array_new(FALSE, TRUE, sizeof(cs_net_port_counters_t));
     for (int l = 0; l < t->nlinks; l++) {
@@ -1097,9 +1123,10 @@ static char *pk_counters(void *state)
         return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                                ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                                G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT ", flow-control packets %"
-                               G_GUINT64_FORMAT " (senders credit-starved %.1f us in all)",
+                               G_GUINT64_FORMAT " (senders credit-starved %.1f us in all), packets sent another way "
+                               "by adaptive routing %" G_GUINT64_FORMAT,
                                pk->pkt_events, pk->events, ev / MAX(pk->cpu, 1e-9), pk->cpu, c->drops,
-                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us);
+                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us, c->ar_moves);
     return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                            ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                            G_GUINT64_FORMAT ", NAKs %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT
@@ -1159,10 +1186,16 @@ static char **ib_notes(const pk_t *pk)
         f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn") : "",
         f->ack_interval, f->ack_interval > 1 ? "s" : "",
         c->recovery == CS_FABRIC_SELECTIVE_REPEAT ? "selective repeat" : "go-back-N", f->timeout_exp, f->retry_cnt));
+    g_ptr_array_add(n, g_strdup(f->ar ? "packet engine: adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default on "
+                                        "InfiniBand): each data packet leaves a switch by the equal-cost port whose "
+                                        "queue holds the fewest bytes, the receiver keeps packets past a gap without "
+                                        "NAKing it; every message of a connection is routed so (NCCL_IB_AR_THRESHOLD's "
+                                        "per-message choice is not modelled)"
+                                      : "packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING=0): each QP "
+                                        "keeps its ECMP route"));
     g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): congestion control "
-                                "(FECN/BECN, off by default in OpenSM as here), adaptive routing (each QP keeps "
-                                "its static route, whatever NCCL_IB_ADAPTIVE_ROUTING says), SHARP; inside a node "
-                                "the flow engine's fair sharing"));
+                                "(FECN/BECN, off by default in OpenSM as here), VL arbitration tables, SHARP; "
+                                "inside a node the flow engine's fair sharing"));
     g_ptr_array_add(n, NULL);
     return (char **)g_ptr_array_free(n, FALSE);
 }

@@ -68,6 +68,9 @@ typedef struct {
     gboolean write;                   /* RETH on each message's first packet */
     cs_pkt_route_t *route;
     cs_pkt_route_t *back;             /* ACKs and CNPs, receiver to sender; NULL: none */
+    cs_pkt_route_t **alts;            /* adaptive routing: the routes its data may take; NULL: none */
+    int nalts;
+    guint64 ar_moves;                 /* data packets moved to another route at a switch */
     /* messages not yet both acknowledged and delivered: numbers
      * [mfirst, nmsgs), at msgs[number % mcap] */
     msg_t *msgs;
@@ -200,6 +203,9 @@ gboolean net_stuck_check(cs_pkt_net_t *net, cs_time_t now);
 void net_stuck_free(cs_pkt_net_t *net);
 
 /* cs_pkt_qp.c */
+/* Adaptive routing at the switch a data packet is at, before it picks
+ * its next port (hop = the next egress index). */
+void net_qp_ar_pick(cs_pkt_net_t *net, cs_pkt_t *pkt);
 void net_qp_sent(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t now);
 void net_qp_pump(cs_pkt_net_t *net, int id, cs_time_t now);
 void net_qp_rto(cs_pkt_net_t *net, int id, cs_time_t now);

@@ -40,6 +40,9 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
         flow_t *f = &g_array_index(net->flows, flow_t, i);
         cs_pkt_route_free(f->route);
         cs_pkt_route_free(f->back);
+        for (int a = 0; a < f->nalts; a++)
+            cs_pkt_route_free(f->alts[a]);
+        g_free(f->alts);
         g_free(f->dcqcn);
         g_free(f->msgs);
         g_free(f->held);
@@ -373,6 +376,8 @@ static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now
     if (in->cred != NULL)
         cs_pkt_credit_take(in->cred, pkt->prio, pkt->wire, now);
     pkt->hop++;
+    if (G_UNLIKELY(!(pkt->flags & (CS_PKT_F_ACK | CS_PKT_F_CNP)) && flow_at(net, (int)pkt->flow)->alts != NULL))
+        net_qp_ar_pick(net, pkt);
     int next = cs_pkt_next_port(pkt);
     node_t *nd = node_of(net, node);
     if (next < 0) {

@@ -262,6 +262,11 @@ typedef struct {
      * the oldest unacknowledged packet. The observer sees only packets
      * accepted in order as they arrive, not those kept. FALSE: go-back-N */
     gboolean selective;
+    /* adaptive routing's receiver: a packet past a gap is kept and the gap
+     * is never NAKed (packets of one QP take different routes, so a gap is
+     * reordering; on a lossless fabric it fills, and the timer covers a
+     * real loss). Needs ACKs. */
+    gboolean reorder;
 } cs_pkt_qp_cfg_t;
 
 /* What a QP tells its owner, each at the moment it happens. */
@@ -280,6 +285,19 @@ typedef struct {
  * its reverse route must exist. Returns its id (a flow id), or -1. */
 int cs_pkt_net_add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_qp_cfg_t *cfg);
 void cs_pkt_net_set_qp_hooks(cs_pkt_net_t *net, const cs_pkt_qp_hooks_t *hooks, void *ctx);
+/* Adaptive routing (InfiniBand, issue #14): the QP's data packets may take
+ * any of 'n' routes (ports[off[i] .. off[i + 1]) each; all from the QP's
+ * first port to its last node, the QP's own route among them). At each
+ * switch where the routes that share the packet's hops so far part, the
+ * packet leaves by the candidate port whose queue on its priority holds
+ * the fewest bytes (ties: the route it is on, then the first), as
+ * switches' adaptive routing does per packet. ACKs keep the QP's route
+ * back. Returns 0, or -1 (bad routes). */
+int cs_pkt_net_set_qp_routes(cs_pkt_net_t *net, int qp, const int *ports, const int *off, int n);
+/* Per QP: packets that left a switch by another route than the one they
+ * were on (adaptive routing's choices), and data packets that arrived out
+ * of order. */
+guint64 cs_pkt_net_qp_ar_moves(const cs_pkt_net_t *net, int qp);
 /* Posts a WRITE of 'bytes' at 'now' (no earlier than the last event run). */
 void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now);
 /* The sender's rate limit besides DCQCN (bits/s of wire bytes; <= 0:

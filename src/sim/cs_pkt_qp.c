@@ -76,6 +76,61 @@ int cs_pkt_net_add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_
     return add_qp(net, route, nroute, cfg, TRUE);
 }
 
+int cs_pkt_net_set_qp_routes(cs_pkt_net_t *net, int qp, const int *ports, const int *off, int n)
+{
+    g_return_val_if_fail(qp >= 0 && (guint)qp < net->flows->len && n >= 1 && off[0] == 0, -1);
+    flow_t *f = flow_at(net, qp);
+    g_return_val_if_fail(f->alts == NULL, -1);
+    int first = f->route->port[0];
+    int last = link_of(net, f->route->port[f->route->n - 1])->to;
+    for (int i = 0; i < n; i++) {
+        int len = off[i + 1] - off[i];
+        if (len < 1 || ports[off[i]] != first || link_of(net, ports[off[i + 1] - 1])->to != last)
+            return -1;
+        for (int k = 1; k < len; k++)
+            if (link_of(net, ports[off[i] + k])->from != link_of(net, ports[off[i] + k - 1])->to)
+                return -1;
+    }
+    f->alts = g_new(cs_pkt_route_t *, n);
+    for (int i = 0; i < n; i++)
+        f->alts[i] = cs_pkt_route_new(ports + off[i], off[i + 1] - off[i]);
+    f->nalts = n;
+    return 0;
+}
+
+/* The packet is at the switch its hop - 1 port led to. The candidates are
+ * the routes that share its ports so far; among their next ports, the one
+ * whose queue on the packet's priority holds the fewest bytes. */
+void net_qp_ar_pick(cs_pkt_net_t *net, cs_pkt_t *pkt)
+{
+    flow_t *f = flow_at(net, (int)pkt->flow);
+    const cs_pkt_route_t *cur = pkt->route;
+    int h = pkt->hop;
+    if (h >= cur->n)
+        return;                       /* arrived */
+    const cs_pkt_route_t *best = NULL;
+    guint64 best_q = G_MAXUINT64;
+    for (int i = -1; i < f->nalts; i++) {
+        const cs_pkt_route_t *r = i < 0 ? cur : f->alts[i];   /* the route it is on first: it wins ties */
+        if (r->n <= h || (i >= 0 && r == cur))
+            continue;
+        gboolean same = TRUE;
+        for (int k = 0; k < h && same; k++)
+            same = r->port[k] == cur->port[k];
+        if (!same)
+            continue;
+        guint64 q = cs_pkt_port_queue_bytes(link_of(net, r->port[h])->port, pkt->prio);
+        if (q < best_q) {
+            best_q = q;
+            best = r;
+        }
+    }
+    if (best != NULL && best->port[h] != cur->port[h]) {
+        pkt->route = best;
+        f->ar_moves++;
+    }
+}
+
 void cs_pkt_net_set_qp_hooks(cs_pkt_net_t *net, const cs_pkt_qp_hooks_t *hooks, void *ctx)
 {
     net->qp_hooks = *hooks;
@@ -505,7 +560,7 @@ static gboolean keep(cs_pkt_net_t *net, flow_t *f, const cs_pkt_t *pkt, cs_time_
     f->held[psn % f->hcap] = 1;
     f->ooo++;
     guint64 from = MAX(f->seen, f->expect);
-    if (psn > from)
+    if (psn > from && !f->cfg.reorder)
         send_back(net, f, pkt->flow, CS_PKT_F_ACK | CS_PKT_F_NAK, (guint32)from, CS_PKT_AETH,
                   f->cfg.prio, (guint32)(psn - from), now);
     f->seen = MAX(f->seen, psn + 1);
@@ -529,7 +584,7 @@ static gboolean receive(cs_pkt_net_t *net, int node, const cs_pkt_t *pkt, cs_tim
     flow_t *f = flow_at(net, id);
     gboolean acks = f->cfg.ack_interval > 0;
     if (acks && (guint64)pkt->psn != f->expect) {
-        if ((guint64)pkt->psn > f->expect && f->cfg.selective) {
+        if ((guint64)pkt->psn > f->expect && (f->cfg.selective || f->cfg.reorder)) {
             keep(net, f, pkt, now);
         } else if ((guint64)pkt->psn > f->expect) {
             f->ooo++;
@@ -598,6 +653,7 @@ guint64 cs_pkt_net_qp_timeouts(const cs_pkt_net_t *net, int qp) { return flow_of
 guint64 cs_pkt_net_qp_naks(const cs_pkt_net_t *net, int qp) { return flow_of(net, qp)->naks; }
 guint64 cs_pkt_net_qp_out_of_order(const cs_pkt_net_t *net, int qp) { return flow_of(net, qp)->ooo; }
 gboolean cs_pkt_net_qp_failed(const cs_pkt_net_t *net, int qp) { return flow_of(net, qp)->failed; }
+guint64 cs_pkt_net_qp_ar_moves(const cs_pkt_net_t *net, int qp) { return flow_of(net, qp)->ar_moves; }
 
 /* Timeouts at rto_at, rto_at + T, ...: each while retries < retry_cnt
  * goes back and retries; the one after the last retry fails (net_qp_rto). */

@@ -5,7 +5,8 @@
 # for rings (issue #14 item 8; 4% for NCCL's default, below); the header states the link layer and what is not
 # modelled yet; NCCL_IB_SL picks the VL; RoCE-only [fabric] keys are
 # refused with one line naming the key, exit 2; --link-stats, --json and
-# -v report flow-control packets and credit-starved time; repeats agree.
+# -v report flow-control packets and credit-starved time; adaptive routing
+# is on by default and off with NCCL_IB_ADAPTIVE_ROUTING=0; repeats agree.
 . "${top_srcdir:?}/tests/cli/lib.sh"
 cd "$tmp" || exit 1
 
@@ -54,6 +55,21 @@ awk '/^#    VL +packets +FCs starved/ { h = 1; next } h && /^# +5 +[1-9]/ { n++ 
 grep -q 'flow-control packets [1-9]' sl.txt && ok counters-v || bad counters-v
 grep -q '"network": {"fabric": "infiniband"' sl.json && grep -q '"fc_packets": [1-9]' sl.json \
     && grep -q '"credit_starved_us": ' sl.json && ok counters-json || bad counters-json
+
+# adaptive routing: on by default (NCCL's default on IB), off with
+# NCCL_IB_ADAPTIVE_ROUTING=0; on 16 nodes (4 leaves, 2 spines) packets
+# take the other spine at times
+for ar in default 0; do
+    env=""
+    [ "$ar" = 0 ] && env="--env NCCL_IB_ADAPTIVE_ROUTING=0"
+    # shellcheck disable=SC2086
+    "$COLLSIM" run $T --nodes 16 --oversubscription 2 --env NCCL_ALGO=Ring $env --model packet -b 16M -e 16M -v \
+        >ar-$ar.txt 2>&1 || bad "run-ar-$ar ($(tail -1 ar-$ar.txt))"
+done
+grep -q '^# packet engine: adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default' ar-default.txt \
+    && grep -q 'packets sent another way by adaptive routing [1-9]' ar-default.txt && ok ar-default || bad ar-default
+grep -q '^# packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING=0)' ar-0.txt \
+    && grep -q 'packets sent another way by adaptive routing 0$' ar-0.txt && ok ar-off || bad ar-off
 
 # RoCE-only keys on InfiniBand: one line naming the key, exit 2, no output
 for f in "--pfc 3" "--dcqcn connectx" "--switch spectrum-4" "--ecn off"; do

@@ -200,6 +200,23 @@ static void test_net(void)
     g_assert_cmpint(via[0], >, via[1]);
     g_assert_cmpint(via[1], >, 256 / 6);
 
+    /* Every route: the three uplinks, each continued by its spine's one
+     * link down (adaptive routing's alternatives); each hashed route is
+     * one of them; max bounds the count. */
+    cs_path_t all[8];
+    int nall = cs_path_net_all(t, a, b, all, 8);
+    g_assert_cmpint(nall, ==, 3);
+    for (int i = 0; i < nall; i++) {
+        g_assert_cmpint(all[i].nhops, ==, 4);
+        g_assert_cmpint(all[i].links[1], ==, seen_links[0] == all[i].links[1] || seen_links[1] == all[i].links[1]
+                                                || seen_links[2] == all[i].links[1] ? all[i].links[1] : -1);
+        g_assert_cmpint(t->links[all[i].links[3]].dst, ==, b);
+        for (int j = 0; j < i; j++)
+            g_assert_cmpint(memcmp(all[i].links, all[j].links, sizeof(int) * 4), !=, 0);
+    }
+    g_assert_cmpint(cs_path_net_all(t, a, b, all, 2), ==, 2);
+    g_assert_cmpint(cs_path_net_all(t, a, a, all, 8), ==, 0);
+
     /* Reverse direction works too and ends at a. */
     cs_path_t p;
     g_assert_true(cs_path_net(t, b, a, 7, &p));
