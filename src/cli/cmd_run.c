@@ -188,7 +188,9 @@ static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs
         g_autoptr(cs_progress_t) progress = cs_progress_new(stderr, 1, &one);
         g_autofree char *label = g_strdup_printf("%u jobs together, then each alone", n);
         cs_progress_begin(progress, 0, label);
-        gboolean ok = cs_engine_run_jobs(ops, &m, out, s->link_stats ? &stats : NULL, err);
+        /* a packet-level engine's counters come with the statistics */
+        gboolean want = s->link_stats || ops->net_counters != NULL;
+        gboolean ok = cs_engine_run_jobs(ops, &m, out, want ? &stats : NULL, err);
         cs_progress_end(progress);
         if (cs_engine_interrupted())
             return CS_EXIT_INTERRUPTED;
@@ -211,16 +213,21 @@ static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs
             .nchannels = out[i].decision.nchannels, .time_s = out[i].end_s - sj->start_s, .alone_s = out[i].alone_s,
         };
     }
+    g_auto(GStrv) notes = ops->notes_jobs != NULL ? ops->notes_jobs(&m) : NULL;
     cs_jobs_report_t rep = { .producer = producer, .title = s->name, .topo_desc = topo->description,
-                             .nrows = (int)n, .rows = rows };
+                             .nrows = (int)n, .rows = rows, .notes = (const char *const *)notes,
+                             .net = stats != NULL ? stats->net : NULL };
     /* files first and atomically */
     g_autofree char *json = s->json_out != NULL ? cs_write_jobs_json(&rep) : NULL;
     g_autofree char *csv = s->csv_out != NULL ? cs_write_jobs_csv(&rep) : NULL;
     if (!write_outputs(s, json, csv, trace, NULL, err))
         return cs_error_exit_status(*err);
     cs_write_jobs_table(stdout, &rep);
-    if (stats != NULL)
+    if (stats != NULL && s->link_stats) {
         cs_write_link_stats(stdout, stats, "all jobs together", 20);
+        if (stats->net != NULL)
+            cs_write_net_counters(stdout, stats->net, "all jobs together", 20);
+    }
     return stdout_status(err);
 }
 

@@ -31,6 +31,8 @@ void cs_write_jobs_table(FILE *f, const cs_jobs_report_t *r)
         fprintf(f, "# %s\n", r->title);
     if (r->topo_desc != NULL)
         fprintf(f, "# topology: %s\n", r->topo_desc);
+    for (int i = 0; r->notes != NULL && r->notes[i] != NULL; i++)
+        fprintf(f, "# %s\n", r->notes[i]);
     fprintf(f, "#\n");
     fprintf(f, "# %-12s %6s %5s %14s %10s %10s %5s %8s %6s %3s %12s %12s %8s %9s %9s\n", "job", "ranks", "nodes",
             "collective", "size", "start(us)", "calls", "algo", "proto", "nch", "time(us)", "alone(us)", "slowdown",
@@ -57,6 +59,14 @@ char *cs_write_jobs_json(const cs_jobs_report_t *r)
     cs_write_append_json_string(g, r->title);
     g_string_append(g, ",\n  \"topology\": ");
     cs_write_append_json_string(g, r->topo_desc);
+    if (r->notes != NULL) {
+        g_string_append(g, ",\n  \"notes\": [");
+        for (int i = 0; r->notes[i] != NULL; i++) {
+            g_string_append(g, i ? ", " : "");
+            cs_write_append_json_string(g, r->notes[i]);
+        }
+        g_string_append_c(g, ']');
+    }
     g_string_append(g, ",\n  \"jobs\": [");
     for (int i = 0; i < r->nrows; i++) {
         const cs_job_row_t *j = &r->rows[i];
@@ -86,7 +96,13 @@ char *cs_write_jobs_json(const cs_jobs_report_t *r)
         cs_write_append_number(g, busbw(j, j->alone_s));
         g_string_append(g, "}");
     }
-    g_string_append(g, "\n  ]\n}\n");
+    g_string_append(g, "\n  ]");
+    if (r->net != NULL) {
+        g_string_append(g, ",\n  \"all_jobs\": {\"source\": \"model\"");
+        cs_write_json_network(g, r->net);
+        g_string_append_c(g, '}');
+    }
+    g_string_append(g, "\n}\n");
     return g_string_free(g, FALSE);
 }
 

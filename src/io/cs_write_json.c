@@ -97,7 +97,7 @@ static void json_u64(GString *g, const char *key, guint64 v)
 }
 
 /* A packet engine's counters of one call (cs_net_counters_t). */
-static void json_network(GString *g, const cs_net_counters_t *c)
+void cs_write_json_network(GString *g, const cs_net_counters_t *c)
 {
     g_string_append(g, ", \"network\": {");
     g_string_append_printf(g, "\"fabric\": \"%s\", ", c->credit ? "infiniband" : "roce");
@@ -210,7 +210,7 @@ char *cs_write_json(const cs_result_t *r)
         g_string_append(g, ", \"nccl_est_us\": ");
         json_num_or_null(g, row->nccl_est_us);
         if (r->net != NULL && i < r->net->len && g_ptr_array_index(r->net, i) != NULL)
-            json_network(g, g_ptr_array_index(r->net, i));
+            cs_write_json_network(g, g_ptr_array_index(r->net, i));
         g_string_append_c(g, '}');
     }
     g_string_append(g, r->rows->len ? "\n  ]\n}\n" : "]\n}\n");

@@ -4,6 +4,8 @@
 
 #include <glib.h>
 
+#include "models/cs_result.h"
+
 /* Appends v in the shortest %g form that reads back to the same double
  * (locale independent), so files are exact and stable. v must be finite. */
 void cs_write_append_number(GString *g, double v);
@@ -14,5 +16,7 @@ void cs_write_append_json_string(GString *g, const char *s);
 void cs_write_append_json_num(GString *g, const char *key, double v);
 /* Appends v for a CSV cell, nothing when it is negative or not finite. */
 void cs_write_append_csv_num(GString *g, double v);
+/* Appends ', "network": {...}': a packet-level engine's counters. */
+void cs_write_json_network(GString *g, const cs_net_counters_t *c);
 
 #endif

@@ -60,6 +60,8 @@ typedef struct {
     const char *topo_desc;
     int nrows;
     const cs_job_row_t *rows;
+    const char *const *notes;        /* the engine's assumptions (NULL-terminated), or NULL */
+    const cs_net_counters_t *net;    /* a packet-level engine's counters of the run, or NULL */
 } cs_jobs_report_t;
 
 void cs_write_jobs_table(FILE *f, const cs_jobs_report_t *r);

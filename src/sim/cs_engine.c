@@ -564,6 +564,7 @@ void cs_link_stats_free(cs_link_stats_t *s)
     for (int i = 0; i < s->n; i++)
         g_free(s->links[i].name);
     g_free(s->links);
+    cs_net_counters_free(s->net);
     g_free(s);
 }
 

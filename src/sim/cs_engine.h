@@ -53,6 +53,9 @@ typedef struct {
     /* Where the numbers come from, for the title of --link-stats
      * ("model:analytic, ..."); static; NULL: "model:flow". */
     const char *source;
+    /* A packet-level engine's counters of the same run (per link and
+     * priority, buffers), or NULL; freed with the statistics. */
+    cs_net_counters_t *net;
 } cs_link_stats_t;
 
 void cs_link_stats_free(cs_link_stats_t *s);
@@ -148,6 +151,10 @@ typedef struct cs_engine_ops {
      * ignore it and the output says so (cs_engine_fabric_warning). */
     gboolean fabric;
     gboolean (*run_jobs)(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err);
+    /* Optional: what the engine assumes for a run of several jobs, as
+     * notes for the output's header (as 'notes'); NULL on an error it
+     * would report when running. */
+    char **(*notes_jobs)(const cs_engine_multi_t *m);
 } cs_engine_ops_t;
 
 /* Several jobs sharing one machine. Each job has its own topology (the

@@ -1382,10 +1382,24 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
             for (int j = 0; j < m->ntasks; j++)
                 end = MAX(end, end_s[j]);
             *stats_p = make_stats(pk, end);
+            (*stats_p)->net = count_events(pk);
         }
     }
     pk_close(pk);
     return ok;
+}
+
+/* The header's notes for a run of several jobs: the fabric as it will
+ * run (the first job's [fabric] and NCCL settings, as pk_run_jobs). */
+static char **pk_notes_jobs(const cs_engine_multi_t *m)
+{
+    pk_fabric_t fab;
+    if (m->ntasks < 1 || !pk_check(m->topo, &m->tasks[0].job, &fab, NULL))
+        return NULL;
+    pk_t probe = { .topo = m->topo, .fab = fab };
+    char **notes = pk_notes(&probe);
+    fabric_clear(&fab);
+    return notes;
 }
 
 const cs_engine_ops_t cs_engine_packet = {
@@ -1404,4 +1418,5 @@ const cs_engine_ops_t cs_engine_packet = {
     .fabric = TRUE,
     .timeline = TRUE,
     .run_jobs = pk_run_jobs,
+    .notes_jobs = pk_notes_jobs,
 };

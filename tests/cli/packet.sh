@@ -130,6 +130,14 @@ for m in flow packet; do
     "$COLLSIM" run jobs.ini --model $m --link-stats >jobs-$m.txt 2>&1 || bad "jobs-$m ($(tail -1 jobs-$m.txt))"
 done
 grep -q 'All numbers: model:packet' jobs-packet.txt && ok jobs-packet-runs || bad jobs-packet-runs
+# the fabric's notes in the jobs' header, the network's counters of the
+# run after the link statistics, and in --json
+grep -q '^# packet engine: RoCEv2, MTU 4096' jobs-packet.txt && ok jobs-notes || bad jobs-notes
+grep -q '^# Network counters (model:packet), all jobs together: [0-9]* pause frames' jobs-packet.txt \
+    && ok jobs-counters || bad jobs-counters
+"$COLLSIM" run jobs.ini --model packet --json jobs.json >/dev/null 2>&1 || bad jobs-json-run
+grep -q '"all_jobs": {"source": "model", "network": {"fabric": "roce", "packet_events": [1-9]' jobs.json \
+    && grep -q '"notes": \["packet engine: RoCEv2' jobs.json && ok jobs-json-network || bad jobs-json-network
 # link statistics over the whole run (the last job's end): no link above 100%
 awk '/^# Link statistics/ { on = 1; next } on && /^# +[0-9.]+ / { if ($2 > 100.5) hot = 1; n++ }
      END { exit !(n > 0 && !hot) }' jobs-packet.txt && ok jobs-link-stats || bad jobs-link-stats
