@@ -12,7 +12,10 @@
  *   - 16:1 at 400G, RC QPs with an ACK per packet (as the engine runs
  *     them), PFC;
  *   - 16:1 at 100G, DCQCN with ConnectX's defaults (paced senders), PFC
- *     and ECN.
+ *     and ECN;
+ *   - 16:1 and 64:1 at 400G on InfiniBand (issue #14 item 9): RC QPs
+ *     with ACKs, credits per VL (10000 per input port, the engine's
+ *     default at 400G), flow-control packets.
  * engine: a 64-GPU all-reduce of 1 GiB (8 x dgx-h100, 8 x roce-400g per
  *   node, the preset's rail fabric; NCCL's own choice of algorithm)
  *   through the library as `collsim run --model packet` prices it (the
@@ -65,7 +68,7 @@
 
 /* ---- incasts on the packet network ------------------------------------ */
 
-typedef enum { IC_FLOWS, IC_ECN, IC_QPS, IC_DCQCN } ic_kind_t;
+typedef enum { IC_FLOWS, IC_ECN, IC_QPS, IC_DCQCN, IC_IB_QPS } ic_kind_t;
 
 typedef struct {
     const char *name;
@@ -91,13 +94,23 @@ static void incast_run(const ic_cfg_t *ic, guint64 per_sender, gboolean sample, 
 {
     memset(o, 0, sizeof *o);
     g_autoptr(cs_pkt_net_t) net = cs_pkt_net_new();
+    gboolean ib = ic->kind == IC_IB_QPS;
+    if (ib) {
+        /* InfiniBand: credits per VL, 640 KB per input port (the engine's
+         * default at 400G), instead of a shared buffer and PFC */
+        cs_pkt_credit_cfg_t cc = { .refresh_ps = 0 };
+        for (int v = 0; v < CS_PKT_PRIOS; v++)
+            cc.blocks[v] = 10000;
+        cs_pkt_net_set_credit(net, &cc);
+    }
     int *host = g_new(int, ic->n), *up = g_new(int, ic->n);
     for (int i = 0; i < ic->n; i++)
         host[i] = cs_pkt_net_add_host(net);
     int sw = cs_pkt_net_add_switch(net), dst = cs_pkt_net_add_host(net);
     cs_pkt_mmu_cfg_t mc;
     cs_pkt_mmu_cfg_init(&mc, 16000000ull * (ic->rate / (50 * GBPS)));
-    cs_pkt_net_set_buffer(net, sw, &mc, -1);
+    if (!ib)
+        cs_pkt_net_set_buffer(net, sw, &mc, -1);
     if (ic->kind == IC_ECN || ic->kind == IC_DCQCN)
         cs_pkt_net_set_ecn(net, sw, NULL);
     cs_pkt_port_cfg_t pc;
@@ -115,9 +128,9 @@ static void incast_run(const ic_cfg_t *ic, guint64 per_sender, gboolean sample, 
     cs_pkt_dcqcn_cfg_connectx(&dc);
     for (int i = 0; i < ic->n; i++) {
         int route[2] = { up[i], down };
-        if (ic->kind == IC_QPS) {
+        if (ic->kind == IC_QPS || ib) {
             (void)back;
-            cs_pkt_qp_cfg_t qc = { .mtu = 4096, .prio = 3, .ack_interval = 1,
+            cs_pkt_qp_cfg_t qc = { .mtu = 4096, .prio = ib ? 0 : 3, .ack_interval = 1, .frame = { .ib = ib },
                                    .timeout = CS_PKT_QP_TIMEOUT_PS(20), .retry_cnt = 7 };
             int qp = cs_pkt_net_add_qp(net, route, 2, &qc);
             cs_pkt_net_qp_post(net, qp, per_sender, 0);
@@ -160,6 +173,8 @@ static void bench_incast(double gib)
         { "16:1 100G PFC+ECN", IC_ECN, 16, 100 * GBPS },
         { "16:1 400G QPs+ACKs PFC", IC_QPS, 16, 400 * GBPS },
         { "16:1 100G DCQCN(CX)", IC_DCQCN, 16, 100 * GBPS },
+        { "16:1 400G IB QPs credits", IC_IB_QPS, 16, 400 * GBPS },
+        { "64:1 400G IB QPs credits", IC_IB_QPS, 64, 400 * GBPS },
     };
     guint64 total = (guint64)(gib * (double)GIB);
     printf("# incast: packet events per CPU second on one core, %.2f GiB into the receiver "
