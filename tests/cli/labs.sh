@@ -369,5 +369,27 @@ if run_lab lab10-deadlock; then
     [ "$(vnum deadlock-lossy.txt XOFFs)" = 0 ] && ok "lab10: lossy: no pause" || bad "lab10: lossy pauses"
 fi
 
+if run_lab lab11-ib-incast; then
+    # starved(us) of a link in the InfiniBand counters table (field 5)
+    starved() { awk -v l="$2" '/^#    VL +packets +FCs starved/ { h = 1; next } h && /^#  +[0-9]/ && index($0, l) { print $5; exit }' "$(f "$1")"; }
+    has ib-credits.txt '^# packet engine: InfiniBand, MTU 4096, data on VL 0' && ok "lab11: the header says InfiniBand" \
+        || bad "lab11: header"
+    has ib-credits.txt '^# Network counters (model:packet, InfiniBand), all jobs together: [1-9][0-9]* flow-control packets, senders credit-starved [1-9]' \
+        && has ib-credits.txt ' 0 drops' && ok "lab11: credits, starvation, no drop" || bad "lab11: counters line"
+    n=0
+    for j in 1 2 3 4; do
+        lt 3.5 "$(jcol ib-credits.txt incast-$j slowdown)" && lt "$(jcol ib-credits.txt incast-$j slowdown)" 4.2 && n=$((n + 1))
+    done
+    [ $n -eq 4 ] && ok "lab11: the incast jobs about 3.8x" || bad "lab11: incast slowdowns"
+    lt 2 "$(jcol ib-credits.txt victim slowdown)" && lt "$(jcol ib-flow.txt victim slowdown)" 1.05 \
+        && ok "lab11: the victim is slowed on IB ($(jcol ib-credits.txt victim slowdown)x), not by fair shares" \
+        || bad "lab11: victim"
+    sl=$(starved ib-credits.txt 'leaf0 -> leaf1') sv=$(starved ib-credits.txt 'n5.nic0 -> leaf0')
+    lt 0 "$sv" && lt "$sv" "$sl" && ok "lab11: leaf0 -> leaf1 starved longest ($sl us), the victim's sender too ($sv us)" \
+        || bad "lab11: starvation ($sl, $sv)"
+    lt 2 "$(jcol roce-pfc.txt victim slowdown)" && has roce-pfc.txt '^# Network counters (model:packet), all jobs together: [1-9][0-9]* pause frames' \
+        && ok "lab11: RoCE pauses where IB starves" || bad "lab11: RoCE comparison"
+fi
+
 [ $fail -eq 0 ] || { echo "--- logs:"; tail -n 20 "$tmp"/*.log; }
 exit $fail
