@@ -118,6 +118,12 @@ static void schedule(const cs_comm_info_t *info, int rank, int *send, int *recv)
     } while ((int)groupRound != pow2);
 }
 
+void cs_p2p_schedule(const cs_comm_info_t *info, int rank, int *send, int *recv)
+{
+    g_return_if_fail(rank >= 0 && rank < info->nranks);
+    schedule(info, rank, send, recv);
+}
+
 int cs_p2p_peer(const cs_comm_info_t *info, int rank, int round, gboolean send)
 {
     int n = info->nranks;

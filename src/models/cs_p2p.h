@@ -29,6 +29,10 @@ void cs_p2p_op(const cs_comm_info_t *info, gint64 bytes, gboolean net, cs_p2p_op
  * node-major blocks of info->ppn (the layout collsim builds). */
 int cs_p2p_peer(const cs_comm_info_t *info, int rank, int round, gboolean send);
 
+/* Every round's peers of 'rank' at once (nranks entries each): what
+ * cs_p2p_peer gives round by round. */
+void cs_p2p_schedule(const cs_comm_info_t *info, int rank, int *send, int *recv);
+
 /* The channel of part 'part' of the sends and receives of 'round'. */
 int cs_p2p_channel(const cs_comm_info_t *info, int round, int part);
 

@@ -249,6 +249,8 @@ static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, int tre
             }
 }
 
+static gboolean flows_finish(cs_program_t *p, builder_t *bp);
+
 static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const int *orders, GError **err)
 {
     int n = info->nranks;
@@ -272,7 +274,14 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
     }
     p->flow_off[p->nch] = (int)b.flows->len;
     p->nflows = (int)b.flows->len;
-    /* dependencies, grouped by flow (counting sort keeps their order) */
+    return flows_finish(p, &b);
+}
+
+/* The program takes the builder's flows and its dependencies, grouped by
+ * flow (a counting sort keeps their order). */
+static gboolean flows_finish(cs_program_t *p, builder_t *bp)
+{
+    builder_t b = *bp;
     int np = (int)b.pend->len / 3;
     const int *t = (const int *)b.pend->data;
     p->dep_off = g_new0(int, p->nflows + 1);
@@ -287,6 +296,212 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
     p->flows = (cs_prog_flow_t *)g_array_free(b.flows, FALSE);
     g_array_free(b.pend, TRUE);
     return TRUE;
+}
+
+/* ---- point-to-point programs: SendRecv, AlltoAll (cs_program.h) ---- */
+
+/* Whether 'rank' sends in 'round' (to send[round]) and receives (from
+ * recv[round]): AlltoAll every round, SendRecv the round of its send to
+ * rank+1 and that of its receive from rank-1 (nccl-tests sendrecv_perf). */
+static void p2p_active(cs_coll_t coll, int n, int rank, const int *send, const int *recv, int round,
+                       gboolean *s_p, gboolean *r_p)
+{
+    gboolean a2a = coll == CS_COLL_ALLTOALL;
+    *s_p = a2a || send[round] == (rank + 1) % n;
+    *r_p = a2a || recv[round] == (rank - 1 + n) % n;
+}
+
+static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nbytes, GError **err)
+{
+    int n = info->nranks, nch = MAX(1, info->p2p_nch), m = MAX(1, info->ppn);
+    gboolean blocks = n == info->nnodes * m;   /* node-major blocks of ppn ranks */
+    guint64 B = cs_p2p_bytes_per_peer(p->coll, nbytes, n);
+    cs_p2p_op_t op, opn;
+    cs_p2p_op(info, (gint64)B, FALSE, &op);
+    cs_p2p_op(info, (gint64)B, TRUE, &opn);
+    int parts = MAX(1, op.nch);
+    if (parts > nch) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s: %d channels per peer over %d p2p channels",
+                    cs_coll_name(p->coll), parts, nch);
+        return FALSE;
+    }
+    /* every rank's schedule: send[r * n + k], recv[r * n + k] */
+    g_autofree int *send = g_new(int, (gsize)n * n);
+    g_autofree int *recv = g_new(int, (gsize)n * n);
+    for (int r = 0; r < n; r++)
+        cs_p2p_schedule(info, r, send + (gsize)r * n, recv + (gsize)r * n);
+    /* the round in which p receives from r (the schedule is symmetric:
+     * normally the round r sends to p in) */
+    g_autofree int *rround = g_new(int, (gsize)n * n);
+    for (int q = 0; q < n; q++)
+        for (int k = n - 1; k >= 0; k--)
+            rround[(gsize)q * n + recv[(gsize)q * n + k]] = k;
+    /* the (round, part) pairs of each channel, rounds in order (a part's
+     * channel depends on the round and the part only) */
+    g_autofree int *lst_off = g_new0(int, nch + 1);
+    g_autofree int *lst = g_new(int, (gsize)n * parts);
+    for (int k = 0; k < n; k++)
+        for (int q = 0; q < parts; q++)
+            lst_off[cs_p2p_channel(info, k, q) + 1]++;
+    for (int c = 0; c < nch; c++)
+        lst_off[c + 1] += lst_off[c];
+    {
+        g_autofree int *fill = g_memdup2(lst_off, sizeof(int) * (nch + 1));
+        for (int k = 0; k < n; k++)
+            for (int q = 0; q < parts; q++)
+                lst[fill[cs_p2p_channel(info, k, q)]++] = k * parts + q;
+    }
+    /* batches of every rank on every channel: ncclAddWorkBatchToPlan, a
+     * new batch at a new group of 8 rounds or after 8 works. bat[r][i]:
+     * the batch of list entry i at rank r (-1: no work), works[slot]: the
+     * works of batch slot (boff[r * nch + c] + batch) */
+    gsize nl = (gsize)n * parts;
+    g_autofree int *bat = g_new(int, (gsize)n * nl);
+    g_autofree int *boff = g_new0(int, (gsize)n * nch + 1);
+    GArray *works = g_array_new(FALSE, TRUE, sizeof(int));
+    for (int r = 0; r < n; r++) {
+        const int *sr = send + (gsize)r * n, *rr = recv + (gsize)r * n;
+        for (int c = 0; c < nch; c++) {
+            int base = (int)works->len, nb = 0, group = -1, cur = 0;
+            for (int i = lst_off[c]; i < lst_off[c + 1]; i++) {
+                int k = lst[i] / parts;
+                gboolean sa, ra;
+                p2p_active(p->coll, n, r, sr, rr, k, &sa, &ra);
+                bat[(gsize)r * nl + i] = -1;
+                if (!sa && !ra)
+                    continue;
+                if (group != k / CS_P2P_PER_BATCH || cur == CS_P2P_PER_BATCH) {
+                    int zero = 0;
+                    g_array_append_val(works, zero);
+                    nb++;
+                    group = k / CS_P2P_PER_BATCH;
+                    cur = 0;
+                }
+                cur++;
+                g_array_index(works, int, base + nb - 1)++;
+                bat[(gsize)r * nl + i] = nb - 1;
+            }
+            boff[(gsize)r * nch + c + 1] = base + nb;
+        }
+    }
+    int nslots = (int)works->len;
+    /* list entry of (round, part): its index in lst */
+    g_autofree int *entry = g_new(int, nl);
+    for (gsize i = 0; i < nl; i++)
+        entry[lst[i]] = (int)i;
+    builder_t b = { g_array_new(FALSE, FALSE, sizeof(cs_prog_flow_t)), g_array_new(FALSE, FALSE, sizeof(int)) };
+    p->flow_off = g_new(int, nch + 1);
+    /* per flow: the batch slots at its sender and at its receiver */
+    GArray *fslot = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int c = 0; c < nch; c++) {
+        p->flow_off[c] = (int)b.flows->len;
+        guint64 cb = 0;
+        for (int r = 0; r < n; r++) {
+            const int *sr = send + (gsize)r * n, *rr = recv + (gsize)r * n;
+            for (int i = lst_off[c]; i < lst_off[c + 1]; i++) {
+                int k = lst[i] / parts, q = lst[i] % parts;
+                gboolean sa, ra;
+                p2p_active(p->coll, n, r, sr, rr, k, &sa, &ra);
+                if (!sa)
+                    continue;
+                int peer = sr[k];
+                /* the receiver's work: the round it receives from r in,
+                 * same part, on its channel */
+                int kr = rround[(gsize)peer * n + r];
+                int ir = entry[kr * parts + q];
+                int brecv = bat[(gsize)peer * nl + ir];
+                if (brecv < 0 || cs_p2p_channel(info, kr, q) != c) {
+                    g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                                "%s: rank %d's send to %d in round %d has no matching receive",
+                                cs_coll_name(p->coll), r, peer, k);
+                    g_array_free(fslot, TRUE);
+                    g_array_free(works, TRUE);
+                    g_array_free(b.flows, TRUE);
+                    g_array_free(b.pend, TRUE);
+                    return FALSE;
+                }
+                int ss = boff[(gsize)r * nch + c] + bat[(gsize)r * nl + i];
+                int rs = boff[(gsize)peer * nch + c] + brecv;
+                gboolean psa, pra;
+                p2p_active(p->coll, n, peer, send + (gsize)peer * n, recv + (gsize)peer * n, kr, &psa, &pra);
+                double div = MAX((double)g_array_index(works, int, ss) * (sa + ra),
+                                 (double)g_array_index(works, int, rs) * (psa + pra));
+                gboolean net = blocks ? r / m != peer / m : info->nnodes > 1;
+                int fi = add_flow(&b, CS_FLOW_P2P, r, peer, CS_PROG_NET_P2P, 2, 1.0, div);
+                cs_prog_flow_t *fl = &g_array_index(b.flows, cs_prog_flow_t, fi);
+                fl->bytes = B / parts + ((guint64)q < B % parts ? 1 : 0);
+                fl->unit = MAX(1, net ? opn.chunk : op.chunk);
+                cb += fl->bytes;
+                int sl[2] = { ss, rs };
+                g_array_append_vals(fslot, sl, 2);
+            }
+        }
+        p->ch_bytes[c] = cb;
+    }
+    p->flow_off[nch] = (int)b.flows->len;
+    int nf = (int)b.flows->len;
+    /* the flows of each batch slot (at either end, once) */
+    const int *fs = (const int *)fslot->data;
+    g_autofree int *soff = g_new0(int, nslots + 1);
+    for (int f = 0; f < nf; f++) {
+        soff[fs[2 * f] + 1]++;
+        if (fs[2 * f + 1] != fs[2 * f])
+            soff[fs[2 * f + 1] + 1]++;
+    }
+    for (int z = 0; z < nslots; z++)
+        soff[z + 1] += soff[z];
+    g_autofree int *sfl = g_new(int, MAX(1, soff[nslots]));
+    {
+        g_autofree int *fill = g_memdup2(soff, sizeof(int) * (nslots + 1));
+        for (int f = 0; f < nf; f++) {
+            sfl[fill[fs[2 * f]]++] = f;
+            if (fs[2 * f + 1] != fs[2 * f])
+                sfl[fill[fs[2 * f + 1]]++] = f;
+        }
+    }
+    /* a flow of batch b waits for the end of every flow of batch b-1 of
+     * its channel at its sender and at its receiver */
+    g_autofree int *seen = g_new(int, MAX(1, nf));
+    for (int f = 0; f < nf; f++)
+        seen[f] = -1;
+    for (int f = 0; f < nf; f++) {
+        const cs_prog_flow_t *fl = &g_array_index(b.flows, cs_prog_flow_t, f);
+        for (int e = 0; e < 2; e++) {
+            int z = fs[2 * f + e], rank = e == 0 ? fl->src : fl->dst;
+            /* the slot before, if it is the same rank and channel's */
+            int c = 0;
+            while (p->flow_off[c + 1] <= f)
+                c++;
+            if (z == boff[(gsize)rank * nch + c])
+                continue;   /* its first batch */
+            for (int x = soff[z - 1]; x < soff[z]; x++)
+                if (seen[sfl[x]] != f) {
+                    seen[sfl[x]] = f;
+                    add_dep(&b, f, sfl[x], CS_PROG_LAG_END);
+                }
+        }
+    }
+    g_array_free(fslot, TRUE);
+    g_array_free(works, TRUE);
+    p->nflows = nf;
+    return flows_finish(p, &b);
+}
+
+gint64 cs_program_flow_units(const cs_program_t *p, int ch, int fi)
+{
+    const cs_prog_flow_t *fl = &p->flows[fi];
+    if (!p->p2p)
+        return cs_program_units(p, ch);
+    return fl->bytes == 0 ? 0 : (gint64)((fl->bytes + fl->unit - 1) / fl->unit);
+}
+
+double cs_program_flow_bytes(const cs_program_t *p, int ch, int fi, gint64 u)
+{
+    const cs_prog_flow_t *fl = &p->flows[fi];
+    if (!p->p2p)
+        return cs_program_unit_bytes(p, ch, u) * fl->share;
+    double rem = (double)fl->bytes - (double)u * (double)fl->unit;
+    return rem <= 0 ? 0 : MIN((double)fl->unit, rem);
 }
 
 gint64 cs_program_units(const cs_program_t *p, int ch)
@@ -305,11 +520,34 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
                              guint64 nbytes, int root, const int *orders, GError **err)
 {
     int n = info->nranks;
-    if (cs_coll_is_p2p(coll) || d->algo == CS_ALGO_P2P) {
-        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                    "%s (point-to-point sends to every peer) has no rank program yet; use --model analytic",
+    if (cs_coll_is_p2p(coll) != (d->algo == CS_ALGO_P2P)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s %s has no rank program", cs_algo_name(d->algo),
                     cs_coll_name(coll));
         return NULL;
+    }
+    if (cs_coll_is_p2p(coll)) {
+        if (n < 2) {
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "a program needs 2 ranks or more and a channel");
+            return NULL;
+        }
+        /* device.h: p2p works use NCCL_STEPS slots of one step each */
+        cs_program_t *p = g_new0(cs_program_t, 1);
+        p->coll = coll;
+        p->algo = CS_ALGO_P2P;
+        p->proto = d->proto;
+        p->p2p = TRUE;
+        p->nranks = n;
+        p->nch = MAX(1, info->p2p_nch);
+        p->slices = 1;
+        p->credit = CS_NCCL_STEPS;
+        p->steps = 1;
+        p->chunk = MAX(1, d->chunk_bytes);
+        p->ch_bytes = g_new0(guint64, p->nch);
+        if (!p2p_new(p, info, nbytes, err)) {
+            cs_program_free(p);
+            return NULL;
+        }
+        return p;
     }
     gboolean chain = coll == CS_COLL_BROADCAST || coll == CS_COLL_REDUCE;
     gboolean ring_shape = d->algo == CS_ALGO_RING || (d->algo == CS_ALGO_TREE && coll != CS_COLL_ALLREDUCE);

@@ -11,7 +11,8 @@
  * n-1 all-gather steps per loop; AllGather and ReduceScatter: n-1 steps),
  * the pipelined chain of Broadcast and Reduce (the ring from the root,
  * without the edge back into it), and dataflow programs for Tree, NVLS and
- * NVLSTree all-reduce (cs_prog_flow_t below; docs/model-flow.md).
+ * NVLSTree all-reduce and for the point-to-point SendRecv and AlltoAll
+ * (cs_prog_flow_t below; docs/model-flow.md).
  *
  * Rings and chains: operations of one (channel, position), in the order the channel's CTA
  * runs them: each may consume one unit (a slice) received from the
@@ -22,6 +23,7 @@
 #define CS_PROGRAM_H
 
 #include "models/cs_decide.h"
+#include "models/cs_p2p.h"
 
 #define CS_NCCL_STEPS 8   /* device.h NCCL_STEPS */
 
@@ -48,16 +50,37 @@ typedef struct {
     struct cs_prog_dep *deps;
     guint64 unit;            /* bytes of the channel's data one unit covers */
     gboolean nvls;           /* flows through the NVSwitch (NVLS, NVLSTree) */
+    gboolean p2p;            /* SendRecv/AlltoAll: every flow its own bytes and unit */
 } cs_program_t;
 
 /* Dataflow programs: per channel, a set of flows. A flow is one directed
- * stream of units from a sender to a receiver (a tree edge one way, or a
- * GPU's NVLS reduction or multicast through the NVSwitch); it sends its
- * units in order, unit u carrying cs_program_flow_bytes(u). Unit u may
- * start when every dependency's unit u - lag has arrived, and when the
- * receiver has consumed unit u - credit (a unit is consumed when every
- * flow that depends on it with lag 0 has sent its own unit u; a unit
- * nothing depends on is consumed on arrival). */
+ * stream of units from a sender to a receiver (a tree edge one way, a
+ * GPU's NVLS reduction or multicast through the NVSwitch, or one part of
+ * a point-to-point send); it sends its units in order, unit u carrying
+ * cs_program_flow_bytes(u). Unit u may start when every dependency's unit
+ * u - lag has arrived (CS_PROG_LAG_END: its last unit, so the flow starts
+ * once that one has wholly arrived), and when the receiver has consumed
+ * unit u - credit (a unit is consumed when every flow that depends on it
+ * with lag 0 has sent its own unit u; a unit nothing depends on is
+ * consumed on arrival).
+ *
+ * SendRecv and AlltoAll (cs_p2p.h): one flow per part of every send, on
+ * the p2p channel NCCL gives that part (cs_p2p_channel), its own bytes
+ * and unit (the p2p step: cs_p2p_op's chunk, a network peer's where the
+ * peer is on another node); a self send (AlltoAll's round 0) has src ==
+ * dst. A channel's CTA runs its works (a round's send and receive) in
+ * batches of up to CS_P2P_PER_BATCH rounds of one group of 8, one batch
+ * after the other (enqueue.cc ncclAddWorkBatchToPlan; the kernel loads a
+ * batch, runs it, then the next): a flow of a batch depends with
+ * CS_PROG_LAG_END on every flow of the previous batch of its channel at
+ * its sender and at its receiver. A batch's warps are split evenly
+ * between its works, and a work's between its send and its receive
+ * (device/sendrecv.h): cap_div is the larger of the two ends' splits. */
+#define CS_PROG_LAG_END G_MININT
+/* net_local of a point-to-point flow: across nodes it leaves and enters
+ * through each GPU's own NIC for its channel (cs_comm_chan_nic with
+ * CS_ALGO_P2P, topo.cc ncclTopoGetLocalNet). */
+#define CS_PROG_NET_P2P (-2)
 typedef enum {
     CS_FLOW_P2P = 0,         /* rank src -> rank dst over their edge */
     CS_FLOW_NVLS_REDUCE,     /* src's slice, reduced by the NVSwitch (multimem.ld_reduce), back to src */
@@ -71,6 +94,7 @@ typedef struct cs_prog_flow {
     int mem_passes;          /* passes over a unit through the sender's GPU memory */
     double share;            /* fraction of a unit this flow carries (NVLS: 1/ppn) */
     double cap_div;          /* the channel's ceiling is divided among this many flows of a GPU */
+    guint64 bytes, unit;     /* point-to-point: the part's bytes and step (else 0: share x the channel's) */
 } cs_prog_flow_t;
 
 typedef struct cs_prog_dep {
@@ -93,8 +117,11 @@ typedef struct {
  * NULL: channel 0's ring (info->ring_order) for every channel. 'root' is
  * the first position of chains. Tree AllReduce, NVLS and NVLSTree
  * AllReduce are dataflow programs (nflows > 0); a Tree channel's chain
- * ends at the GPU its ring leaves the node from (the tree's head). Errors:
- * CollNet, PAT, NVLS other than AllReduce, NVLS across nodes (needs SHARP). */
+ * ends at the GPU its ring leaves the node from (the tree's head).
+ * SendRecv and AlltoAll (algo P2P) are dataflow programs over the
+ * communicator's p2p channels (nch = info->p2p_nch; 'orders' unused).
+ * Errors: CollNet, PAT, NVLS other than AllReduce, NVLS across nodes
+ * (needs SHARP). */
 cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const cs_decision_t *d,
                              guint64 nbytes, int root, const int *orders, GError **err);
 void cs_program_free(cs_program_t *p);
@@ -111,9 +138,13 @@ double cs_program_chunk(const cs_program_t *p, int ch, gint64 loop);
 gint64 cs_program_nops(const cs_program_t *p, int ch, int pos);
 void cs_program_op(const cs_program_t *p, int ch, int pos, gint64 op, cs_prog_op_t *op_p);
 /* Dataflow programs: units of a channel, and the bytes of the channel's
- * data unit u covers (a flow carries share x that). */
+ * data unit u covers (a flow carries share x that; not point-to-point). */
 gint64 cs_program_units(const cs_program_t *p, int ch);
 double cs_program_unit_bytes(const cs_program_t *p, int ch, gint64 u);
+/* Units flow 'fi' (of channel ch) sends, and the payload of its unit u:
+ * what every engine uses, point-to-point or not. */
+gint64 cs_program_flow_units(const cs_program_t *p, int ch, int fi);
+double cs_program_flow_bytes(const cs_program_t *p, int ch, int fi, gint64 u);
 /* Whether the position sends at all / receives at all. */
 gboolean cs_program_sends(const cs_program_t *p, int pos);
 gboolean cs_program_receives(const cs_program_t *p, int pos);

@@ -100,11 +100,20 @@ double cs_flow_nvls_lat(const cs_flow_net_t *n);
 /* The edge of flow 'fl' of channel ch of a dataflow program (cs_program.h):
  * a P2P flow (Tree) over the tree graph's NICs (cs_comm_chan_nic), or where fl->net_local names a GPU
  * (NVLSTree) through the NIC of the NVLS channels its sender heads
- * (cs_comm_chan_nic, search.cc getNvlsNetDev); an NVLS flow over
- * cs_flow_build_nvls. Errors: no path. */
+ * (cs_comm_chan_nic, search.cc getNvlsNetDev), where it is
+ * CS_PROG_NET_P2P (SendRecv, AlltoAll) through each GPU's own NIC for the
+ * p2p channel (a send to itself: no hop, a copy in its memory); an NVLS
+ * flow over cs_flow_build_nvls. Errors: no path. */
 struct cs_prog_flow;
 gboolean cs_flow_build_flow_edge(const cs_flow_net_t *n, const struct cs_prog_flow *fl, int ch, cs_proto_t pr,
                                  cs_flow_edge_t *e_p, GError **err);
+
+/* The payload ceiling of flow 'fl' over its edge 'e' (built by
+ * cs_flow_build_flow_edge): the channel's ceiling 'chan_cap' over its
+ * cap_div, and for a point-to-point flow that crosses the network at most
+ * NCCL_P2P_PER_CHANNEL_NET_BW (info->p2p_net_ch_bw). */
+double cs_flow_flow_cap(const cs_flow_net_t *n, const struct cs_prog_flow *fl, const cs_flow_edge_t *e,
+                        double chan_cap);
 
 /* The shape of one call's program before any folding (what the engines'
  * memory follows): lanes (ring: channels x positions; dataflow: flows),

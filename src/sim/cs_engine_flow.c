@@ -832,8 +832,9 @@ static void df_advance(cs_flow_t *f, int li)
         return;
     gint64 u = L->op_next;
     for (int k = f->dep_off[li]; k < f->dep_off[li + 1]; k++) {
-        gint64 need = u - f->deps[k].lag;
         const lane_t *D = &f->lanes[f->deps[k].lane];
+        /* CS_PROG_LAG_END: the whole of the dependency (its last unit) */
+        gint64 need = f->deps[k].lag == CS_PROG_LAG_END ? D->nops - 1 : u - f->deps[k].lag;
         /* LL/LL128: the data it forwards may start on its first bytes */
         if (need >= 0 && (J->cut && f->deps[k].lag == 0 ? D->headed : D->arrived) <= need)
             return;
@@ -844,7 +845,7 @@ static void df_advance(cs_flow_t *f, int li)
     L->op.send = TRUE;
     L->op.send_unit = u;
     L->op.consume = -1;
-    L->op.bytes = cs_program_unit_bytes(p, L->ch, u) * fl->share;
+    L->op.bytes = cs_program_flow_bytes(p, L->ch, L->pos, u);
     L->op.mem_passes = fl->mem_passes;
     L->sending = TRUE;
     L->rem = L->op.bytes;
@@ -1375,7 +1376,7 @@ static gboolean same_df_channel(const cs_flow_t *f, const cs_program_t *p, const
         int fa = p->flow_off[a] + i, fb = p->flow_off[b] + i;
         const cs_prog_flow_t *x = &p->flows[fa], *y = &p->flows[fb];
         if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->mem_passes != y->mem_passes ||
-            x->share != y->share || x->cap_div != y->cap_div)
+            x->share != y->share || x->cap_div != y->cap_div || x->bytes != y->bytes || x->unit != y->unit)
             return FALSE;
         int nd = p->dep_off[fa + 1] - p->dep_off[fa];
         if (nd != p->dep_off[fb + 1] - p->dep_off[fb])
@@ -1616,6 +1617,8 @@ static int dfgraph_refine(const cs_flow_t *f, const fjob_t *J, const lane_t *lv,
         sig_put64(&lt, (guint64)L->nops);
         sig_put64(&lt, p->ch_bytes[L->ch]);
         sig_put64(&lt, dbits(fl->share));
+        sig_put64(&lt, fl->bytes);
+        sig_put64(&lt, fl->unit);
         sig_put(&lt, fl->mem_passes);
         sig_put(&lt, fl->kind);
         sig_put64(&lt, dbits(ev[g->act[k]].cap));
@@ -1795,7 +1798,7 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
     /* LL and LL128 forward each line as soon as its flag is seen (as the
      * chains do): a flow's unit may start once the first bytes of the
      * data it forwards are there, and ends no earlier than their last. */
-    J->cut = prog->proto != CS_PROTO_SIMPLE;
+    J->cut = prog->proto != CS_PROTO_SIMPLE && !prog->p2p;   /* p2p flows forward nothing */
     J->nlanes = prog->nflows;
     J->P = 1;
     cs_flow_edge_t eb;
@@ -1807,7 +1810,7 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
             if (!cs_flow_build_flow_edge(net, fl, c, prog->proto, &eb, err))
                 return FALSE;
             edge_t e;
-            edge_from(f, J, &eb, cap / fl->cap_div, hops, &e);
+            edge_from(f, J, &eb, cs_flow_flow_cap(net, fl, &eb, cap), hops, &e);
             g_array_append_val(edges, e);
             lane_t L = { 0 };
             L.job = (int)(J - f->jobs);
@@ -1815,7 +1818,7 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
             L.pos = fi;
             L.mult = 1;
             L.mem_res = job_mem(f, J, fl->src);
-            L.nops = cs_program_units(prog, c);
+            L.nops = cs_program_flow_units(prog, c, fi);
             g_array_append_val(lanes, L);
         }
     /* Identical channels (NVLSTree: every GPU's tree leaves through its own

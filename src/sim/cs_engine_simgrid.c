@@ -105,7 +105,6 @@ typedef struct {
 typedef struct {
     int ch;
     gint64 nunits, sent;
-    double share;                    /* of each unit's bytes */
     int route;
     sg_sem_t self_slot;              /* nothing consumes its units: slots freed on arrival */
     notice_q_t q;                    /* NOTICE_FLOW: units sent, not yet arrived */
@@ -385,11 +384,12 @@ static void lane_actor(int argc, char **argv)
 }
 
 /* A flow of a dataflow program sends its units in order (cs_program.h):
- * unit u waits for unit u - lag of each dependency to have arrived and for
- * its receiver to have consumed unit u - credit (a slot from every flow
+ * unit u waits for unit u - lag of each dependency to have arrived (a
+ * CS_PROG_LAG_END dependency: all of it, before unit 0) and for its
+ * receiver to have consumed unit u - credit (a slot from every flow
  * consuming its units, or from its own arrivals when none does), then
- * moves share x the unit's bytes through SimGrid's network; it arrives the
- * edge's latency after its last byte left. Once sent, the units it read
+ * moves its bytes (cs_program_flow_bytes) through SimGrid's network; it
+ * arrives the edge's latency after its last byte left. Once sent, the units it read
  * with lag 0 are consumed by it: their senders get a slot back. */
 static void flow_actor(int argc, char **argv)
 {
@@ -402,16 +402,23 @@ static void flow_actor(int argc, char **argv)
     double lat = s->edges[fi].lat;
     int d0 = p->dep_off[fi], d1 = p->dep_off[fi + 1];
     for (gint64 u = 0; u < F->nunits; u++) {
-        for (int k = d0; k < d1; k++)
+        for (int k = d0; k < d1; k++) {
+            if (p->deps[k].lag == CS_PROG_LAG_END) {
+                /* the whole dependency: every one of its units, before the first */
+                for (gint64 x = 0; u == 0 && x < s->flows[p->deps[k].flow].nunits; x++)
+                    sg_sem_acquire(s->arr[k]);
+                continue;
+            }
             if (u >= p->deps[k].lag)
                 sg_sem_acquire(s->cut && p->deps[k].lag == 0 ? s->head[k] : s->arr[k]);
+        }
         if (F->self_slot != NULL)
             sg_sem_acquire(F->self_slot);
         for (int k = s->cons_off[fi]; k < s->cons_off[fi + 1]; k++)
             sg_sem_acquire(s->slot[s->cons[k]]);
         if (s->cut)
             notify(s, fi, NOTICE_FLOW_FIRST, lat);
-        sg_host_sendto(host, s->sink, cs_program_unit_bytes(p, F->ch, u) * F->share);
+        sg_host_sendto(host, s->sink, cs_program_flow_bytes(p, F->ch, fi, u));
         if (s->cut)
             for (int k = d0; k < d1; k++)
                 if (p->deps[k].lag == 0)
@@ -536,16 +543,18 @@ static void deps_by_target(const cs_program_t *p, gboolean lag0, int **off_p, in
     *list_p = list;
 }
 
-/* A dataflow program (Tree, NVLS, NVLSTree all-reduce): one owner per
- * flow, its edge and ceiling as the flow engine builds them. */
+/* A dataflow program (Tree, NVLS, NVLSTree all-reduce, SendRecv,
+ * AlltoAll): one owner per flow, its edge and ceiling as the flow engine
+ * builds them. */
 static gboolean setup_flows(sim_t *s, GError **err)
 {
     const ctx_t *c = s->ctx;
     const cs_program_t *p = s->prog;
     double cap = cs_flow_channel_bw(c, p->proto);
     s->nowners = p->nflows;
-    /* As the flow engine: LL and LL128 trees forward on first bytes. */
-    s->cut = p->proto != CS_PROTO_SIMPLE;
+    /* As the flow engine: LL and LL128 trees forward on first bytes
+     * (point-to-point flows forward nothing). */
+    s->cut = p->proto != CS_PROTO_SIMPLE && !p->p2p;
     s->flows = g_new0(dflow_t, s->nowners);
     s->edges = g_new0(cs_flow_edge_t, s->nowners);
     s->cap = g_new(double, s->nowners);
@@ -560,10 +569,9 @@ static gboolean setup_flows(sim_t *s, GError **err)
             }
             if (!cs_flow_build_flow_edge(c, fl, ch, p->proto, &s->edges[fi], err))
                 return FALSE;
-            s->cap[fi] = cap / fl->cap_div;
+            s->cap[fi] = cs_flow_flow_cap(c, fl, &s->edges[fi], cap);
             F->ch = ch;
-            F->nunits = cs_program_units(p, ch);
-            F->share = fl->share;
+            F->nunits = cs_program_flow_units(p, ch, fi);
             F->route = add_route(s, fi, cs_flow_res_mem(c, fl->src), fl->mem_passes);
             notice_q_init(&F->q, p->credit + 2);
             notice_q_init(&F->qh, p->credit + 2);

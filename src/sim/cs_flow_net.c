@@ -206,6 +206,45 @@ gboolean cs_flow_build_edge(const cs_flow_net_t *f, int ch, int a, int b, cs_pro
     return build_edge(f, CS_ALGO_RING, ch, (guint32)ch, a, b, pr, e, err);
 }
 
+/* PXN for a p2p send from a to b on another node (net.cc sendSetup,
+ * paths.cc ncclTopoGetNetDev with NCCL_P2P_PXN_LEVEL 2, the default): the
+ * sender uses the NIC its node's GPU of b's local index uses for the
+ * channel, b's rail, reaching it over NVLink through that GPU (the relay,
+ * whose proxy posts the sends). The relay's rank, or a itself where there
+ * is none (NCCL_PXN_DISABLE=1, nodes of different sizes, no NVLink to
+ * it). */
+static int pxn_relay(const cs_flow_net_t *f, int a, int b)
+{
+    const cs_topo_t *t = f->topo;
+    if (cs_comm_settings(f->comm)->pxn_disable > 0)
+        return a;
+    int na = t->devs[t->rank_dev[a]].node, nb = t->devs[t->rank_dev[b]].node;
+    int i = t->node_first_rank[na] + (b - t->node_first_rank[nb]);
+    if (i == a || i >= t->node_first_rank[na + 1])
+        return a;
+    cs_link_choice_t lc;
+    cs_comm_pair(f->comm, a, i, &lc);
+    return lc.transport == CS_XPORT_P2P_NVL ? i : a;
+}
+
+/* The NVLink hop a -> i between GPUs of one node: through an NVSwitch the
+ * GPUs' ports (as ring edges), else the links of the path. */
+static gboolean add_nvlink(const cs_flow_net_t *f, cs_flow_edge_t *e, int a, int i)
+{
+    const cs_topo_t *t = f->topo;
+    const cs_path_t *p = cs_path_cache_gpu(f->cache, a, i);
+    if (p == NULL || p->type == CS_PATH_DIS || p->nhops == 0)
+        return FALSE;
+    if (t->devs[t->links[p->links[0]].dst].kind == CS_DEV_NVSWITCH) {
+        double c = 1.0 / par(f, CS_P_EFF_NVLINK);
+        e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_out(f, a), c };
+        e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_in(f, i), c };
+        e->lat += p->lat;
+        return TRUE;
+    }
+    return add_path(f, e, p, FALSE, FALSE, FALSE, 1.0);
+}
+
 static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint32 hash, int a, int b, cs_proto_t pr,
                            cs_flow_edge_t *e, GError **err)
 {
@@ -218,15 +257,17 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
     gboolean ok = TRUE;
     if (lc.transport == CS_XPORT_NET_IB || lc.transport == CS_XPORT_NET_SOCKET) {
         gboolean socket = lc.transport == CS_XPORT_NET_SOCKET;
-        /* each side's NIC for this channel as NCCL's search chose it */
+        /* each side's NIC for this channel as NCCL's search chose it; a
+         * p2p send leaves through b's rail, relayed over NVLink (PXN) */
+        int relay = algo == CS_ALGO_P2P ? pxn_relay(f, a, b) : a;
         int nic_a, nic_b;
-        int ka = chan_nic(f, algo, a, ch, &nic_a), kb = chan_nic(f, algo, b, ch, &nic_b);
+        int ka = chan_nic(f, algo, relay, ch, &nic_a), kb = chan_nic(f, algo, b, ch, &nic_b);
         /* Without GPUDirect the data bounces through host memory. */
         double extra = (socket || !lc.gdr) ? par(f, CS_P_EFF_HOST_STAGED) : 1.0;
         if (socket)
             extra = 1.0;
         cs_path_t np;
-        const cs_path_t *pa = ka >= 0 ? cs_path_cache_nic(f->cache, a, ka) : NULL;
+        const cs_path_t *pa = ka >= 0 ? cs_path_cache_nic(f->cache, relay, ka) : NULL;
         const cs_path_t *pb = kb >= 0 ? cs_path_cache_nic(f->cache, b, kb) : NULL;
         if (pa == NULL || pb == NULL || pa->type == CS_PATH_DIS || pb->type == CS_PATH_DIS ||
             !cs_path_net(t, nic_a, nic_b, hash, &np)) {
@@ -234,8 +275,8 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
                         t->devs[da].name, t->devs[db].name, ch);
             return FALSE;
         }
-        ok = add_path(f, e, pa, FALSE, TRUE, socket, extra) && add_path(f, e, &np, FALSE, TRUE, socket, extra) &&
-             add_path(f, e, pb, TRUE, TRUE, socket, extra);
+        ok = (relay == a || add_nvlink(f, e, a, relay)) && add_path(f, e, pa, FALSE, TRUE, socket, extra) &&
+             add_path(f, e, &np, FALSE, TRUE, socket, extra) && add_path(f, e, pb, TRUE, TRUE, socket, extra);
         e->lat += (socket ? par(f, CS_P_LAT_HOP_SOCKET) : par(f, CS_P_LAT_HOP_NET)) * US;
         if (pr == CS_PROTO_SIMPLE)
             e->lat += par(f, CS_P_LAT_NET_SIMPLE) * US;
@@ -318,6 +359,17 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
         cs_flow_build_nvls(f, fl->src, fl->kind == CS_FLOW_NVLS_REDUCE, f->info->ppn, pr, e);
         return TRUE;
     }
+    if (fl->net_local == CS_PROG_NET_P2P) {
+        if (fl->src == fl->dst) {
+            /* a rank's send to itself (AlltoAll): a copy in its own
+             * memory, the sender's memory passes only */
+            memset(e, 0, sizeof *e);
+            e->lat = proto_sync(f, pr);
+            return TRUE;
+        }
+        /* p2p: each GPU's own NIC for the channel, route hashed on it */
+        return build_edge(f, CS_ALGO_P2P, ch, (guint32)ch, fl->src, fl->dst, pr, e, err);
+    }
     if (fl->net_local >= 0) {
         /* NVLSTree: each GPU's tree leaves through the NIC of the NVLS
          * channels it heads (search.cc getNvlsNetDev); the fabric route
@@ -328,6 +380,20 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
     }
     /* Tree: the tree graph's NICs (its heads use inter[2c]) */
     return build_edge(f, CS_ALGO_TREE, ch, (guint32)ch, fl->src, fl->dst, pr, e, err);
+}
+
+double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_prog_flow_t *fl, const cs_flow_edge_t *e, double chan_cap)
+{
+    double cap = chan_cap / fl->cap_div;
+    if (fl->net_local != CS_PROG_NET_P2P)
+        return cap;
+    /* paths.cc NCCL_P2P_PER_CHANNEL_NET_BW: what NCCL expects of one
+     * channel's network sends (14 GB/s), the reason it gives a NIC several
+     * channels; as the analytic engine */
+    for (int h = 0; h < e->n; h++)
+        if (e->h[h].res < f->topo->nlinks && f->topo->links[e->h[h].res].kind == CS_LINK_NET)
+            return MIN(cap, f->info->p2p_net_ch_bw * GBPS);
+    return cap;
 }
 
 gboolean cs_flow_program_shape(const cs_flow_net_t *f, const cs_engine_call_t *call, cs_flow_shape_t *shape_p,
@@ -349,7 +415,8 @@ gboolean cs_flow_program_shape(const cs_flow_net_t *f, const cs_engine_call_t *c
         sh.lanes = p->nflows;
         sh.deps = p->dep_off[p->nflows];
         for (int ch = 0; ch < p->nch; ch++)
-            sh.units = MAX(sh.units, cs_program_units(p, ch));
+            for (int fi = p->flow_off[ch]; fi < p->flow_off[ch + 1]; fi++)
+                sh.units = MAX(sh.units, cs_program_flow_units(p, ch, fi));
     } else {
         sh.lanes = (gint64)p->nch * p->nranks;
         for (int ch = 0; ch < p->nch; ch++)

@@ -88,6 +88,38 @@ set -- $(cat a100.txt)
 [ $# -eq 2 ] && awk -v a="$1" -v f="$2" 'BEGIN { r = f / a; exit !(r > 0.95 && r < 1.05) }' \
     && ok "dgx-a100 ring (analytic $1, flow $2 GB/s)" || bad "dgx-a100 ring ($*; $(cat a100.err))"
 
+# SendRecv and AlltoAll run as NCCL's p2p flows: the analytic engine's
+# table but for times, which agree within 2% at 256 MiB where nothing but
+# the pattern contends (one and two DGX H100, PXN on the rail fabric);
+# the same output twice
+for op in alltoall sendrecv; do
+    for m in analytic flow; do
+        "$COLLSIM" run --topo dgx-h100 --nodes 2 --op $op --model "$m" -b 1M -e 256M -f 16 >p2p-$op-$m.txt 2>p2p.err \
+            || bad "p2p-$op-$m ($(cat p2p.err))"
+    done
+    cut_cols p2p-$op-analytic.txt >a.cols
+    cut_cols p2p-$op-flow.txt >f.cols
+    [ -s a.cols ] && cmp -s a.cols f.cols && grep -q ' P2P ' f.cols && ok "p2p-$op-columns" || bad "p2p-$op-columns"
+    ta=$(awk '$1 == 268435456 {print $6}' p2p-$op-analytic.txt)
+    tf=$(awk '$1 == 268435456 {print $6}' p2p-$op-flow.txt)
+    awk -v a="$ta" -v f="$tf" 'BEGIN { r = f / a; exit !(a > 0 && r > 0.98 && r < 1.02) }' \
+        && ok "p2p-$op-agree ($tf vs $ta us)" || bad "p2p-$op-agree ($tf vs $ta us)"
+    "$COLLSIM" run --topo dgx-h100 --nodes 2 --op $op --model flow -b 1M -e 256M -f 16 >p2p-again.txt 2>/dev/null
+    cmp -s p2p-$op-flow.txt p2p-again.txt && ok "p2p-$op-deterministic" || bad "p2p-$op-deterministic"
+done
+# ... and the packet engine carries their network part (lab 1's RoCE
+# servers) where it is built in
+if "$COLLSIM" run --topo dgx-h100 --model packet -b 8 -e 8 >/dev/null 2>&1; then
+    for op in alltoall sendrecv; do
+        "$COLLSIM" run "$top_srcdir/scenarios/lab-roce-fixed.ini" --op $op --model packet -b 4M -e 4M \
+            >pk-$op.txt 2>pk.err
+        rc=$?
+        [ "$rc" -eq 0 ] && head -1 pk-$op.txt | grep -q '(model: packet)' \
+            && awk '$1 == 4194304 && $14 == "P2P" && $8 > 0 { n++ } END { exit n != 1 }' pk-$op.txt \
+            && ok "p2p-$op-packet" || bad "p2p-$op-packet (rc $rc: $(cat pk.err))"
+    done
+fi
+
 "$COLLSIM" run --topo dgx-h100 --model flow --op allgather --env NCCL_ALGO=NVLS -b 1G -e 1G >ag.txt 2>ag.err
 rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l <ag.err)" -eq 1 ] && grep -q 'flow engine: NVLS allgather has no rank program' ag.err \

@@ -4,10 +4,12 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "sim/cs_engine_flow-int.h"
 #include "sim/cs_engine_analytic-int.h"
 #include "models/cs_presets.h"
+#include "models/cs_program.h"
 #include "engine-fixture.h"
 
 static cs_topo_t *preset_gpus(const char *name, int nodes, int gpus)
@@ -404,6 +406,213 @@ static void test_dgx1_rings(void)
     fix_clear(&j);
 }
 
+/* ---- SendRecv and AlltoAll ------------------------------------------------ */
+
+/* A job over 'topo' with NCCL variables (name, value pairs, NULL-ended). */
+static void fix_init_env(job_fix_t *j, cs_topo_t *topo, const char *const *kv)
+{
+    GError *err = NULL;
+    j->topo = topo;
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    for (int i = 0; kv != NULL && kv[i] != NULL; i += 2)
+        cs_nccl_env_set(env, kv[i], kv[i + 1], "test");
+    j->comm = cs_comm_new(topo, env, &err);
+    g_assert_no_error(err);
+    cs_params_init_defaults(&j->params);
+}
+
+/* One p2p call by the flow engine (link statistics into *ls_p when not
+ * NULL) and, when ta_p is not NULL, by the analytic engine. */
+static double p2p_run(job_fix_t *j, cs_coll_t coll, guint64 bytes, cs_flow_fold_t fold, cs_flow_stats_t *st_p,
+                      cs_link_stats_t **ls_p, double *ta_p)
+{
+    GError *err = NULL;
+    cs_engine_job_t job = { .topo = j->topo, .comm = j->comm, .params = &j->params,
+                            .coll = coll, .dtype = CS_DTYPE_FLOAT };
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(j->comm, coll, CS_DTYPE_FLOAT, bytes, &d, &err));
+    g_assert_no_error(err);
+    g_assert_cmpint(d.algo, ==, CS_ALGO_P2P);
+    cs_engine_call_t call = { .size = bytes, .count = bytes / 4, .nccl_bytes = bytes, .decision = &d };
+    g_autoptr(cs_flow_t) f = cs_flow_new(&job, &err);
+    g_assert_no_error(err);
+    g_assert_true(cs_flow_simulate(f, &call, fold, st_p, &err));
+    g_assert_no_error(err);
+    if (ls_p != NULL)
+        *ls_p = cs_flow_link_stats(f);
+    if (ta_p != NULL) {
+        const cs_engine_ops_t *ops = cs_engine_find("analytic");
+        void *state = NULL;
+        double t[2];
+        g_assert_true(ops->open(&job, &state, &err));
+        g_assert_no_error(err);
+        g_assert_true(ops->predict(state, &job, &call, t, &err));
+        g_assert_no_error(err);
+        ops->close(state);
+        *ta_p = t[CS_OOP];
+    }
+    return st_p->time_s;
+}
+
+/* Where nothing but the pattern's own flows share the links, the flow
+ * engine's SendRecv and AlltoAll follow the analytic engine's bounds (the
+ * same NVSwitch ports, NICs, per-channel CTA split between sends and
+ * receives, NCCL_P2P_PER_CHANNEL_NET_BW per network part, memory) with
+ * latencies paid per unit instead of per batch: within 2% on one and two
+ * DGX H100 (rail fabric, PXN) and on 32 (256 ranks, two batches per
+ * channel). */
+static void test_p2p_agree(void)
+{
+    static const struct { int nodes; guint64 bytes; } cases[] = {
+        { 1, G_GUINT64_CONSTANT(1) << 20 }, { 1, G_GUINT64_CONSTANT(64) << 20 }, { 1, G_GUINT64_CONSTANT(1) << 30 },
+        { 2, G_GUINT64_CONSTANT(4) << 20 }, { 2, G_GUINT64_CONSTANT(256) << 20 },
+        { 32, G_GUINT64_CONSTANT(64) << 20 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        job_fix_t j;
+        fix_init(&j, preset("dgx-h100", cases[i].nodes), NULL, NULL);
+        for (int k = 0; k < 2; k++) {
+            cs_coll_t coll = k == 0 ? CS_COLL_ALLTOALL : CS_COLL_SENDRECV;
+            if (coll == CS_COLL_SENDRECV && cases[i].nodes > 2)
+                continue;
+            double ta, tf;
+            cs_flow_stats_t st;
+            tf = p2p_run(&j, coll, cases[i].bytes, CS_FLOW_FOLD_AUTO, &st, NULL, &ta);
+            g_test_message("%s %d node(s) %" G_GUINT64_FORMAT " B: flow %.2f us, analytic %.2f us (%+.2f%%), "
+                           "%d lanes", cs_coll_name(coll), cases[i].nodes, cases[i].bytes, tf * 1e6, ta * 1e6,
+                           (tf / ta - 1) * 100, st.lanes);
+            g_assert_true(st.dataflow);
+            g_assert_cmpfloat(fabs(tf / ta - 1), <, 0.02);
+        }
+        fix_clear(&j);
+    }
+}
+
+/* The same call twice gives the same time to the bit, and the same link
+ * statistics; folding the flows into classes (exact) changes nothing. */
+static void test_p2p_repeat(void)
+{
+    static const char *const env[] = { "NCCL_MAX_P2P_NCHANNELS", "1", NULL };
+    job_fix_t j;
+    /* one p2p channel: every round's works on channel 0, two batches of 8 */
+    fix_init_env(&j, preset("dgx-h100", 2), env);
+    for (int k = 0; k < 2; k++) {
+        cs_coll_t coll = k == 0 ? CS_COLL_ALLTOALL : CS_COLL_SENDRECV;
+        guint64 bytes = G_GUINT64_CONSTANT(32) << 20;
+        cs_flow_stats_t s1, s2, sn;
+        cs_link_stats_t *l1 = NULL, *l2 = NULL;
+        double t1 = p2p_run(&j, coll, bytes, CS_FLOW_FOLD_NONE, &s1, &l1, NULL);
+        double t2 = p2p_run(&j, coll, bytes, CS_FLOW_FOLD_NONE, &s2, &l2, NULL);
+        double tn = p2p_run(&j, coll, bytes, CS_FLOW_FOLD_AUTO, &sn, NULL, NULL);
+        g_test_message("%s: %.3f us, %d lanes; folded %.3f us, %d lanes", cs_coll_name(coll), t1 * 1e6, s1.lanes,
+                       tn * 1e6, sn.lanes);
+        g_assert_cmpfloat(t1, ==, t2);
+        g_assert_cmpint(s1.events, ==, s2.events);
+        g_assert_cmpint(l1->n, ==, l2->n);
+        for (int i = 0; i < l1->n; i++) {
+            g_assert_cmpstr(l1->links[i].name, ==, l2->links[i].name);
+            g_assert_cmpfloat(l1->links[i].bytes, ==, l2->links[i].bytes);
+        }
+        g_assert_cmpfloat(fabs(tn / t1 - 1), <, 1e-9);
+        g_assert_cmpint(sn.lanes, <, s1.lanes);
+        cs_link_stats_free(l1);
+        cs_link_stats_free(l2);
+    }
+    fix_clear(&j);
+}
+
+/* Batches: with one p2p channel, 16 ranks' AlltoAll runs rounds 0-7 then
+ * 8-15 on it, one batch after the other, each work with 1/8 of the CTA
+ * split between its send and its receive. The program: 16 x 16 sends of
+ * B = S/16 on channel 0, each of the second batch waiting for the whole of
+ * every flow of the first at its two ends. The time is at least the two
+ * batches' CTA terms: 2 x (8 works x 2 halves x B / channel ceiling). */
+static void test_p2p_batches(void)
+{
+    static const char *const env[] = { "NCCL_MAX_P2P_NCHANNELS", "1", NULL };
+    job_fix_t j;
+    fix_init_env(&j, preset("dgx-h100", 2), env);
+    const cs_comm_info_t *info = cs_comm_info(j.comm);
+    g_assert_cmpint(info->p2p_nch, ==, 1);
+    GError *err = NULL;
+    guint64 bytes = G_GUINT64_CONSTANT(64) << 20, B = bytes / 16;
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(j.comm, CS_COLL_ALLTOALL, CS_DTYPE_FLOAT, bytes, &d, &err));
+    g_autoptr(cs_program_t) p = cs_program_new(info, CS_COLL_ALLTOALL, &d, bytes, 0, NULL, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(p->nch, ==, 1);
+    g_assert_cmpint(p->nflows, ==, 16 * 16);
+    int first = 0;
+    for (int fi = 0; fi < p->nflows; fi++) {
+        const cs_prog_flow_t *fl = &p->flows[fi];
+        g_assert_cmpuint(fl->bytes, ==, B);
+        g_assert_cmpfloat(fl->cap_div, ==, 16);
+        int nd = p->dep_off[fi + 1] - p->dep_off[fi];
+        for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++)
+            g_assert_cmpint(p->deps[k].lag, ==, CS_PROG_LAG_END);
+        /* the first batch: nothing to wait for; the second: the 8 sends
+         * and 8 receives of each end's first batch (a self send once) */
+        if (nd == 0)
+            first++;
+        else
+            g_assert_cmpint(nd, >=, 16);
+    }
+    g_assert_cmpint(first, ==, 16 * 8);
+    cs_flow_stats_t st;
+    double tf = p2p_run(&j, CS_COLL_ALLTOALL, bytes, CS_FLOW_FOLD_AUTO, &st, NULL, NULL);
+    double floor = 2 * 8 * 2 * (double)B / cs_flow_channel_bw(&(cs_flow_net_t){ .par = &j.params, .arch = 2 },
+                                                                 d.proto);
+    g_test_message("alltoall, one p2p channel: %.2f us, the CTA floor %.2f us", tf * 1e6, floor * 1e6);
+    g_assert_cmpfloat(tf, >, floor);
+    g_assert_cmpfloat(tf, <, floor * 1.2);
+    fix_clear(&j);
+}
+
+/* PXN on a rail fabric (no spine: rail k reaches only rail k): SendRecv's
+ * edge from GPU 7 of node 0 to GPU 0 of node 1 crosses NVLink to node 0's
+ * GPU 0 and leaves through its NIC (rail 0), as NCCL's p2p does by
+ * default (NCCL_P2P_PXN_LEVEL 2); GPU 7's own NIC (rail 7) has no route
+ * to rail 0. With NCCL_PXN_DISABLE=1 there is none: one clear error. */
+static void test_p2p_pxn(void)
+{
+    job_fix_t j;
+    fix_init(&j, preset("dgx-h100", 2), NULL, NULL);
+    cs_link_stats_t *ls = NULL;
+    cs_flow_stats_t st;
+    p2p_run(&j, CS_COLL_SENDRECV, G_GUINT64_CONSTANT(64) << 20, CS_FLOW_FOLD_NONE, &st, &ls, NULL);
+    double rail0 = 0, rail7 = 0;
+    for (int i = 0; i < ls->n; i++) {
+        if (g_str_has_prefix(ls->links[i].name, "n0.nic0 -> "))
+            rail0 += ls->links[i].bytes;
+        if (g_str_has_prefix(ls->links[i].name, "n0.nic7 -> "))
+            rail7 += ls->links[i].bytes;
+    }
+    /* the links out of node 0's NIC 0 (to the fabric: GPU 7's sends; to
+     * its PCIe switch: what node 1's GPU 7 sends to GPU 0) */
+    g_test_message("out of node 0's NIC 0: %.0f B, NIC 7: %.0f B", rail0, rail7);
+    g_assert_cmpfloat(rail0, >=, 64.0 * 1048576);
+    g_assert_cmpfloat(rail7, ==, 0);
+    cs_link_stats_free(ls);
+    fix_clear(&j);
+
+    static const char *const env[] = { "NCCL_PXN_DISABLE", "1", NULL };
+    fix_init_env(&j, preset("dgx-h100", 2), env);
+    GError *err = NULL;
+    cs_engine_job_t job = { .topo = j.topo, .comm = j.comm, .params = &j.params,
+                            .coll = CS_COLL_SENDRECV, .dtype = CS_DTYPE_FLOAT };
+    cs_decision_t d;
+    guint64 bytes = G_GUINT64_CONSTANT(1) << 20;
+    g_assert_true(cs_comm_decide(j.comm, CS_COLL_SENDRECV, CS_DTYPE_FLOAT, bytes, &d, &err));
+    cs_engine_call_t call = { .size = bytes, .count = bytes / 4, .nccl_bytes = bytes, .decision = &d };
+    g_autoptr(cs_flow_t) f = cs_flow_new(&job, &err);
+    g_assert_false(cs_flow_simulate(f, &call, CS_FLOW_FOLD_AUTO, &st, &err));
+    g_assert_nonnull(err);
+    g_test_message("%s", err->message);
+    g_assert_nonnull(strstr(err->message, "no network route"));
+    g_error_free(err);
+    fix_clear(&j);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -419,5 +628,9 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/df-merge", test_df_merge);
     g_test_add_func("/flow/df-fold", test_df_fold);
     g_test_add_func("/flow/dgx1-rings", test_dgx1_rings);
+    g_test_add_func("/flow/p2p-agree", test_p2p_agree);
+    g_test_add_func("/flow/p2p-repeat", test_p2p_repeat);
+    g_test_add_func("/flow/p2p-batches", test_p2p_batches);
+    g_test_add_func("/flow/p2p-pxn", test_p2p_pxn);
     return g_test_run();
 }

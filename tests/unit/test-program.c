@@ -277,6 +277,116 @@ static void test_nvls_tree(void)
     g_assert_cmpint(leaf_red, ==, 2);
 }
 
+/* A node of n ranks for point-to-point programs: NCCL's p2p setup by hand
+ * (p2p_nch channels, 2 per peer, schedule groups of the node, 512 KiB
+ * steps, 16 KiB LL threshold). */
+static void info_p2p(cs_comm_info_t *in, int n, int p2p_nch)
+{
+    memset(in, 0, sizeof *in);
+    in->nranks = n;
+    in->nnodes = 1;
+    in->ppn = n;
+    in->ring_order = order4;
+    in->p2p_nch = p2p_nch;
+    in->p2p_nch_per_peer = 2;
+    in->p2p_group = n;
+    in->p2p_chunk = 524288;
+    in->p2p_ll_threshold = 16384;
+}
+
+/* AlltoAll of 4 MiB over 4 ranks and 4 p2p channels: B = 1 MiB per peer;
+ * one part per send (2 per peer halved while 2 x 4 ranks > 4 channels);
+ * round k on channel bitreverse(k) (0, 2, 1, 3), one work per channel, so
+ * no batch waits and each flow has the CTA's half (send and receive):
+ * cap_div 2; 2 units of 512 KiB each; a self send in round 0. SendRecv:
+ * r -> r+1 in round 1 (channel 2), the same split. */
+static void test_p2p(void)
+{
+    cs_comm_info_t in;
+    info_p2p(&in, 4, 4);
+    cs_decision_t d = { .algo = CS_ALGO_P2P, .proto = CS_PROTO_SIMPLE, .nchannels = 1, .chunk_bytes = 524288 };
+    GError *err = NULL;
+    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLTOALL, &d, 4 << 20, 0, NULL, &err);
+    g_assert_no_error(err);
+    g_assert_true(p->p2p);
+    g_assert_cmpint(p->nch, ==, 4);
+    g_assert_cmpint(p->nflows, ==, 16);
+    g_assert_cmpint(p->dep_off[p->nflows], ==, 0);
+    static const int chan_of_round[4] = { 0, 2, 1, 3 };
+    int pairs[4][4] = { { 0 } };
+    for (int c = 0; c < 4; c++)
+        for (int fi = p->flow_off[c]; fi < p->flow_off[c + 1]; fi++) {
+            const cs_prog_flow_t *fl = &p->flows[fi];
+            int round = (fl->dst - fl->src + 4) % 4;
+            g_assert_cmpint(chan_of_round[round], ==, c);
+            g_assert_cmpint(fl->kind, ==, CS_FLOW_P2P);
+            g_assert_cmpint(fl->net_local, ==, CS_PROG_NET_P2P);
+            g_assert_cmpuint(fl->bytes, ==, 1 << 20);
+            g_assert_cmpuint(fl->unit, ==, 524288);
+            g_assert_cmpfloat(fl->cap_div, ==, 2);
+            g_assert_cmpint(cs_program_flow_units(p, c, fi), ==, 2);
+            g_assert_cmpfloat(cs_program_flow_bytes(p, c, fi, 1), ==, 524288);
+            g_assert_cmpfloat(cs_program_flow_bytes(p, c, fi, 2), ==, 0);
+            pairs[fl->src][fl->dst]++;
+        }
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            g_assert_cmpint(pairs[a][b], ==, 1);
+
+    g_autoptr(cs_program_t) q = cs_program_new(&in, CS_COLL_SENDRECV, &d, 1 << 20, 0, NULL, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(q->nflows, ==, 4);
+    g_assert_cmpint(q->flow_off[3] - q->flow_off[2], ==, 4);
+    for (int fi = 0; fi < q->nflows; fi++) {
+        g_assert_cmpint(q->flows[fi].dst, ==, (q->flows[fi].src + 1) % 4);
+        g_assert_cmpuint(q->flows[fi].bytes, ==, 1 << 20);
+        g_assert_cmpfloat(q->flows[fi].cap_div, ==, 2);
+    }
+}
+
+/* Batches: 16 ranks on one p2p channel run rounds 0-7, then 8-15 (groups
+ * of 8 rounds, enqueue.cc): the first batch's 8 x 16 flows wait for
+ * nothing; each of the second's waits for the whole (CS_PROG_LAG_END) of
+ * the first batch's flows at its sender and its receiver: their 8 sends
+ * and 8 receives each, 32 flows less the ones counted at both ends. Each
+ * work has 1/8 of the CTA, split between send and receive: cap_div 16. */
+static void test_p2p_batches(void)
+{
+    cs_comm_info_t in;
+    info_p2p(&in, 16, 1);
+    cs_decision_t d = { .algo = CS_ALGO_P2P, .proto = CS_PROTO_SIMPLE, .nchannels = 1, .chunk_bytes = 524288 };
+    GError *err = NULL;
+    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLTOALL, &d, 16 << 20, 0, NULL, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(p->nflows, ==, 256);
+    for (int fi = 0; fi < p->nflows; fi++) {
+        const cs_prog_flow_t *fl = &p->flows[fi];
+        int round = (fl->dst - fl->src + 16) % 16;
+        int nd = p->dep_off[fi + 1] - p->dep_off[fi];
+        g_assert_cmpfloat(fl->cap_div, ==, 16);
+        if (round < 8) {
+            g_assert_cmpint(nd, ==, 0);
+            continue;
+        }
+        /* at the sender s: s -> s+j and s-j -> s, j < 8; at the receiver
+         * r = s+round: r -> r+j and r-j -> r; shared: s+j == r-j' ... */
+        int want = 0, s = fl->src, r = fl->dst;
+        for (int x = 0; x < 16; x++)
+            for (int y = 0; y < 16; y++) {
+                int k = (y - x + 16) % 16;
+                if (k < 8 && (x == s || y == s || x == r || y == r))
+                    want++;
+            }
+        g_assert_cmpint(nd, ==, want);
+        for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
+            const cs_prog_flow_t *g = &p->flows[p->deps[k].flow];
+            g_assert_cmpint(p->deps[k].lag, ==, CS_PROG_LAG_END);
+            g_assert_cmpint((g->dst - g->src + 16) % 16, <, 8);
+            g_assert_true(g->src == s || g->dst == s || g->src == r || g->dst == r);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -286,5 +396,7 @@ int main(int argc, char **argv)
     g_test_add_func("/program/tree", test_tree);
     g_test_add_func("/program/nvls", test_nvls);
     g_test_add_func("/program/nvls-tree", test_nvls_tree);
+    g_test_add_func("/program/p2p", test_p2p);
+    g_test_add_func("/program/p2p-batches", test_p2p_batches);
     return g_test_run();
 }

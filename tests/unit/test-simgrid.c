@@ -453,6 +453,37 @@ static void test_tree_credit(void)
 
 /* The platform file says what SimGrid was given: the CM02 routes of the
  * oracle use one NIC link per direction, at its bandwidth. */
+/* SendRecv and AlltoAll: both engines run the same point-to-point flows
+ * (cs_program.h), with the batch waits where a channel runs two batches
+ * (one p2p channel, 16 ranks); within 1%. */
+static void test_p2p(void)
+{
+    static const struct { int nodes; cs_coll_t coll; guint64 bytes; const char *max_nch; } cases[] = {
+        { 1, CS_COLL_ALLTOALL, G_GUINT64_CONSTANT(64) << 20, NULL },
+        { 1, CS_COLL_SENDRECV, G_GUINT64_CONSTANT(1) << 20, NULL },
+        { 2, CS_COLL_SENDRECV, G_GUINT64_CONSTANT(16) << 20, NULL },
+        { 2, CS_COLL_ALLTOALL, G_GUINT64_CONSTANT(16) << 20, "1" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        job_fix_t j;
+        GError *err = NULL;
+        j.topo = dgx_h100(cases[i].nodes);
+        g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+        if (cases[i].max_nch != NULL)
+            cs_nccl_env_set(env, "NCCL_MAX_P2P_NCHANNELS", cases[i].max_nch, "test");
+        j.comm = cs_comm_new(j.topo, env, &err);
+        g_assert_no_error(err);
+        cs_params_init_defaults(&j.params);
+        coll = cases[i].coll;
+        char what[96];
+        g_snprintf(what, sizeof what, "%s %d node(s) %" G_GUINT64_FORMAT " B%s", cs_coll_name(coll),
+                   cases[i].nodes, cases[i].bytes, cases[i].max_nch != NULL ? ", one p2p channel" : "");
+        cross_check(what, &j, cases[i].bytes, NULL, NULL);
+        coll = CS_COLL_ALLREDUCE;
+        fix_clear(&j);
+    }
+}
+
 static void test_platform_file(void)
 {
     job_fix_t j;
@@ -487,5 +518,6 @@ int main(int argc, char **argv)
     g_test_add_func("/simgrid/cross/tree-credit", test_tree_credit);
     g_test_add_func("/simgrid/cross/nvls", test_nvls);
     g_test_add_func("/simgrid/cross/nvls-tree", test_nvls_tree);
+    g_test_add_func("/simgrid/cross/p2p", test_p2p);
     return g_test_run();
 }
