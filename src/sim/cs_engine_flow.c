@@ -10,9 +10,11 @@
  * protocol efficiencies, per-channel ceilings, hop, synchronisation and
  * launch costs.
  *
- * Tree, NVLS and NVLSTree all-reduce run as dataflow programs (flows with
- * unit dependencies, cs_program.h): one lane per flow, same sharing,
- * credits and latencies, no reduction.
+ * Tree, NVLS and NVLSTree all-reduce, SendRecv and AlltoAll run as
+ * dataflow programs (flows with unit dependencies, cs_program.h): one lane
+ * per flow, same sharing, credits and latencies, no reduction; a p2p flow
+ * of a channel's next batch waits for the whole of the batch before it
+ * (CS_PROG_LAG_END).
  *
  * Two exact reductions for rings: channels that are indistinguishable (same ring,
  * bytes and links) run as one weighted lane, and a ring that repeats every
