@@ -44,7 +44,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 tab=$(printf '\037')
 
 # The manifest as one tab-separated line per group, keys in a fixed order.
-keys="file table config topo nodes gpus gpu sockets p2p nic nics-per-node env exclude skip note"
+keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node env exclude skip note"
 awk -v keys="$keys" '
 function flush(   i, line) {
     if (group == "") return
@@ -114,7 +114,7 @@ human_size() {
 : > "$tmp/failed.tsv"
 : > "$tmp/flow.tsv"
 mkdir "$tmp/svg"
-while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p nic nics env exclude skip note; do
+while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p bridge nic nics env exclude skip note; do
     if [ -n "$skip" ]; then
         printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
         continue
@@ -130,6 +130,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p ni
     [ -n "$gpu" ] && set -- "$@" --gpu "$gpu"
     [ -n "$sockets" ] && set -- "$@" --sockets "$sockets"
     [ -n "$p2p" ] && set -- "$@" --p2p "$p2p"
+    [ -n "$bridge" ] && set -- "$@" --nvlink-bridge "$bridge"
     [ -n "$nic" ] && set -- "$@" --nic "$nic"
     [ -n "$nics" ] && set -- "$@" --nics-per-node "$nics"
     for kv in $env; do

@@ -441,10 +441,10 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
     g_autofree char *dir = data_dir != NULL ? g_strdup(data_dir) : g_path_get_dirname(path);
     g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
     static const char *const known[] = { "file", "table", "config", "topo", "nodes", "gpus", "gpu", "sockets",
-                                         "p2p", "nic", "nics-per-node", "fabric", "oversubscription", "env",
-                                         "exclude", "skip", "note", NULL };
+                                         "p2p", "nic", "nics-per-node", "fabric", "oversubscription",
+                                         "nvlink-bridge", "env", "exclude", "skip", "note", NULL };
     static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "p2p", "nodes", "nic", "nics-per-node",
-                                             "fabric", "oversubscription", NULL };
+                                             "fabric", "oversubscription", "nvlink-bridge", NULL };
     for (int gi = 0; groups[gi] != NULL; gi++) {
         const char *grp = groups[gi];
         g_auto(GStrv) keys = g_key_file_get_keys(kf, grp, NULL, NULL);
@@ -452,7 +452,8 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
             if (!g_strv_contains(known, keys[k])) {
                 cs_set_error_at(err, path, manifest_line(text, grp, keys[k]),
                                 "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, p2p, nic, "
-                                "nics-per-node, env, exclude, skip, config or note", keys[k]);
+                                "nics-per-node, fabric, oversubscription, nvlink-bridge, env, exclude, skip, "
+                                "config or note", keys[k]);
                 return FALSE;
             }
         if (g_key_file_has_key(kf, grp, "skip", NULL) || g_key_file_has_key(kf, grp, "exclude", NULL)) {

@@ -757,6 +757,7 @@ static gboolean topo_flag_set(const cs_topo_spec_t *t, const char *key)
     if (strcmp(key, "nics-per-node") == 0) return t->nics_per_node > 0;
     if (strcmp(key, "fabric") == 0) return t->fabric != NULL;
     if (strcmp(key, "oversubscription") == 0) return t->oversubscription > 0;
+    if (strcmp(key, "nvlink-bridge") == 0) return t->nvlink_bridge != CS_BRIDGE_UNSET;
     return FALSE;
 }
 
@@ -776,7 +777,7 @@ static gboolean validate_topology(const cs_scenario_t *s, GError **err)
     }
     if (t->file == NULL) {
         /* a fixed machine (every preset but pcie) takes no node option */
-        static const char *const node_keys[] = { "gpu", "sockets", "p2p", NULL };
+        static const char *const node_keys[] = { "gpu", "sockets", "p2p", "nvlink-bridge", NULL };
         for (int i = 0; node_keys[i] != NULL; i++) {
             if (!topo_flag_set(t, node_keys[i]))
                 continue;
@@ -792,9 +793,9 @@ static gboolean validate_topology(const cs_scenario_t *s, GError **err)
         }
         return TRUE;
     }
-    /* A file names its own GPUs and NICs: the builders' options apply to a
+    /* A file names its own GPUs, links and NICs: the builders' options apply to a
      * file only when --nodes replicates it into a cluster. */
-    static const char *const node_keys[] = { "gpu", "sockets", "p2p", NULL };
+    static const char *const node_keys[] = { "gpu", "sockets", "p2p", "nvlink-bridge", NULL };
     for (int i = 0; node_keys[i] != NULL; i++) {
         if (topo_flag_set(t, node_keys[i])) {
             g_autofree char *id = g_strdup_printf("topology.%s", node_keys[i]);
@@ -910,6 +911,8 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
         char buf[G_ASCII_DTOSTR_BUF_SIZE];
         g_key_file_set_string(kf, "topology", "oversubscription", g_ascii_dtostr(buf, sizeof buf, t->oversubscription));
     }
+    if (t->nvlink_bridge != CS_BRIDGE_UNSET)
+        g_key_file_set_string(kf, "topology", "nvlink-bridge", t->nvlink_bridge == CS_BRIDGE_PAIRS ? "pairs" : "none");
 
     g_key_file_set_string(kf, "collective", "op", cs_coll_name(s->coll));
     g_key_file_set_string(kf, "collective", "datatype", cs_dtype_name(s->dtype));

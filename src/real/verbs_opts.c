@@ -9,6 +9,7 @@
 
 #include "io/cs_run_args.h"
 #include "io/cs_scenario-int.h"
+#include "models/cs_presets.h"
 #include "real/verbs_int.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
@@ -128,7 +129,7 @@ static gboolean topo_flags_given(const cs_topo_spec_t *t)
 {
     return t->file != NULL || t->preset != NULL || t->gpu != NULL || t->gpus > 0 || t->sockets > 0 ||
            t->p2p != -1 || t->nodes > 0 || t->nic != NULL || t->nics_per_node > 0 || t->fabric != NULL ||
-           t->oversubscription > 0;
+           t->oversubscription > 0 || t->nvlink_bridge != CS_BRIDGE_UNSET;
 }
 
 gboolean vb_opts_parse(vb_opts_t *o, int argc, char **argv, GError **err)

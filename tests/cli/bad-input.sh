@@ -94,6 +94,10 @@ printf '[collective]\nop = allreduce\nminbytes = 0\n' >s1.ini
 check ini-value exact "s1.ini:3: minbytes: size must be at least 1 byte; got '0'" -- run s1.ini $H
 printf '[topology]\npreset = dgx-h100\n[collective]\nmaxbytes = 1K\nminbytes = 1M\n' >s2.ini
 check ini-range exact "s2.ini:4: maxbytes: maximum size 1024 is below the minimum size 1048576; expected at least the minimum" -- run --scenario s2.ini
+printf '[topology]\npreset = pcie\ngpu = rtx3090\nnvlink-bridge = twice\n' >s7.ini
+check ini-bridge exact "s7.ini:4: nvlink-bridge: unknown NVLink bridge layout 'twice'; expected none or pairs" -- run s7.ini
+printf '[topology]\npreset = dgx-h100\nnvlink-bridge = pairs\n' >s8.ini
+check ini-bridge-fixed exact "s8.ini:3: nvlink-bridge: applies to the pcie preset only (dgx-h100 $FIXED; expected no nvlink-bridge with dgx-h100" -- run s8.ini
 printf '[topology]\npreset = dgx-h100\n[colective]\n' >s3.ini
 check ini-group exact "s3.ini:3: unknown group [colective]; expected [scenario], [topology], [collective], [nccl], [output] or [job NAME]" -- run s3.ini
 # several jobs, --trace, --link-stats

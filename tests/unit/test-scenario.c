@@ -92,6 +92,7 @@ static const char full_ini[] =
     "nics-per-node = 1\n"
     "fabric = fat-tree\n"
     "oversubscription = 3:2\n"
+    "nvlink-bridge = none\n"
     "\n"
     "[collective]\n"
     "op = broadcast\n"
@@ -132,6 +133,7 @@ static void check_full(const cs_scenario_t *s)
     g_assert_cmpint(s->topo.nics_per_node, ==, 1);
     g_assert_cmpstr(s->topo.fabric, ==, "fat-tree");
     g_assert_cmpfloat_with_epsilon(s->topo.oversubscription, 1.5, 1e-12);
+    g_assert_cmpint(s->topo.nvlink_bridge, ==, CS_BRIDGE_NONE);
     g_assert_cmpint(s->coll, ==, CS_COLL_BROADCAST);
     g_assert_cmpint(s->dtype, ==, CS_DTYPE_BFLOAT16);
     g_assert_cmpint(s->redop, ==, CS_REDOP_MAX);
@@ -160,9 +162,9 @@ static void test_every_key(void)
     g_assert_no_error(err);
     check_full(&s);
     /* [nccl] values keep where they came from, for NCCL-side messages */
-    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_IB_DISABLE"), ==, "s.ini:34");
-    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_ALGO"), ==, "s.ini:35");
-    g_assert_cmpstr(g_hash_table_lookup(s.origins, "collective.root"), ==, "s.ini:23: root");
+    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_IB_DISABLE"), ==, "s.ini:35");
+    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_ALGO"), ==, "s.ini:36");
+    g_assert_cmpstr(g_hash_table_lookup(s.origins, "collective.root"), ==, "s.ini:24: root");
     g_assert_cmpstr(s.topo.origin, ==, "s.ini:8: preset");
     g_assert_true(cs_scenario_validate(&s, &err));
     cs_scenario_clear(&s);
@@ -293,6 +295,8 @@ static void test_line_errors(void)
                  "s.ini:2: oversubscription: oversubscription 1:2 is out of range; expected from 1 (non-blocking) "
                  "to 1000");
     expect_error("[topology]\np2p = maybe\n", "s.ini:2: p2p: 'maybe' is not on or off; expected on or off");
+    expect_error("[topology]\nnvlink-bridge = twice\n",
+                 "s.ini:2: nvlink-bridge: unknown NVLink bridge layout 'twice'; expected none or pairs");
     /* GKeyFile's own value escapes: mapped to the key's line */
     expect_error("[scenario]\nname = a\\qb\n",
                  "s.ini:2: name: the value has a bad escape; expected \\ only before s, n, t, r or \\");
@@ -342,6 +346,13 @@ static void test_validate(void)
     expect_invalid("[topology]\npreset = dgx1-v100\np2p = off\n",
                    "s.ini:3: p2p: applies to the pcie preset only (dgx1-v100 is a fixed machine: its GPUs, "
                    "sockets and GPU links are the vendor's); expected no p2p with dgx1-v100");
+    /* nvlink-bridge is a node key like the others: refused, at its line,
+     * by a fixed machine or a topology file */
+    expect_invalid("[topology]\npreset = dgx-h100\nnvlink-bridge = none\n",
+                   "s.ini:3: nvlink-bridge: applies to the pcie preset only (dgx-h100 is a fixed machine: its GPUs, "
+                   "sockets and GPU links are the vendor's); expected no nvlink-bridge with dgx-h100");
+    expect_invalid("[topology]\nfile = a.xml\nnvlink-bridge = pairs\n",
+                   "s.ini:3: nvlink-bridge: applies to presets; expected no nvlink-bridge with the topology file a.xml");
     cs_scenario_t s;
     cs_scenario_init(&s);
     g_autoptr(GError) err = NULL;
@@ -349,6 +360,33 @@ static void test_validate(void)
     g_assert_true(cs_scenario_validate(&s, &err));
     g_assert_no_error(err);
     cs_scenario_clear(&s);
+}
+
+static int nvlinks_of(const char *bridge)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    g_autofree char *text = g_strdup_printf("[topology]\npreset = pcie\ngpu = rtx3090\ngpus = 2\n%s", bridge);
+    g_assert_true(load_text(&s, text, &err));
+    g_assert_true(cs_scenario_validate(&s, &err));
+    g_autoptr(cs_topo_t) t = cs_topo_spec_build(&s.topo, &err);
+    g_assert_no_error(err);
+    g_assert_nonnull(t);
+    int n = 0;
+    for (int l = 0; l < t->nlinks; l++)
+        n += t->links[l].kind == CS_LINK_NVL;
+    cs_scenario_clear(&s);
+    return n;
+}
+
+/* [topology] nvlink-bridge reaches the pcie builder: pairs joins the two
+ * cards, none (the default) leaves them on PCIe alone. */
+static void test_nvlink_bridge(void)
+{
+    g_assert_cmpint(nvlinks_of(""), ==, 0);
+    g_assert_cmpint(nvlinks_of("nvlink-bridge = none\n"), ==, 0);
+    g_assert_cmpint(nvlinks_of("nvlink-bridge = pairs\n"), >, 0);
 }
 
 /* Every key has a flag and the flags find their keys. */
@@ -763,6 +801,7 @@ int main(int argc, char **argv)
     g_test_add_func("/scenario/sizes", test_sizes);
     g_test_add_func("/scenario/line-errors", test_line_errors);
     g_test_add_func("/scenario/validate", test_validate);
+    g_test_add_func("/scenario/nvlink-bridge", test_nvlink_bridge);
     g_test_add_func("/scenario/keys-and-flags", test_keys_and_flags);
     g_test_add_func("/scenario/topo-flags", test_topo_flags);
     g_test_add_func("/scenario/merge", test_merge);
