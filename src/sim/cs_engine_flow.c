@@ -1130,6 +1130,10 @@ static void edge_from(cs_flow_t *f, const fjob_t *J, const cs_flow_edge_t *eb, d
             xlat += l->lat + (f->topo->devs[l->dst].kind == CS_DEV_SWITCH ? f->topo->fabric.switch_lat : 0);
             continue;
         }
+        if (f->xport != NULL && e->xsrc >= 0 && x.res < f->topo->nlinks)
+            continue;   /* the receiver's links from its NIC inward: the transport's receive path drains at
+                         * their rate, so a slow receiver holds its senders back through the fabric's flow
+                         * control (pauses, credits), as on hardware, not by a fair share the senders know */
         g_array_append_val(hops, x);
         e->nh++;
     }

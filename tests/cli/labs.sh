@@ -268,8 +268,8 @@ if run_lab lab7-spine-dcqcn; then
         && has spine-shallow.txt '^#  *3  *[0-9]*  *[1-9][0-9]*  .* n[0-9]*\.nic[0-9]* -> leaf[01]$' \
         && ok "lab7: spine links queue most, NIC links paused" || bad "lab7: counters table"
     lt 0 "$(vnum spine-dcqcn.txt CNPs)" \
-        && awk -v a="$(t256 spine-dcqcn.txt)" -v b="$shallow" 'BEGIN { d = a / b - 1; exit !(d < 0.005 && d > -0.05) }' \
-        && ok "lab7: DCQCN reacts, gains under 5%" || bad "lab7: dcqcn"
+        && awk -v a="$(t256 spine-dcqcn.txt)" -v b="$shallow" 'BEGIN { d = a / b - 1; exit !(d < 0.03 && d > -0.05) }' \
+        && ok "lab7: DCQCN reacts, within a few percent either way" || bad "lab7: dcqcn"
     awk -v a="$(t256 spine-qps4.txt)" -v b="$shallow" 'BEGIN { d = a / b - 1; exit !(d < 0.005 && d > -0.05) }' \
         && ok "lab7: 4 QPs gain under 5%" || bad "lab7: qps4"
     lt "$(t256 spine-ring.txt)" "$shallow" && [ "$(vnum spine-ring.txt XOFFs)" = 0 ] \

@@ -147,4 +147,15 @@ for j in a b; do
     awk -v f="$(tcol jobs-flow.txt $j)" -v p="$(tcol jobs-packet.txt $j)" 'BEGIN { exit !(f > 0 && p >= 0.99 * f) }' \
         && ok "jobs: $j not faster than fair shares" || bad "jobs: $j ($(tcol jobs-flow.txt $j) vs $(tcol jobs-packet.txt $j))"
 done
+# A slow receive path backs up into the NIC's buffer (issue #11 item 1):
+# lab 9's 4:1 incast with every NIC on PCIe Gen3 x8 (63 Gb/s into the
+# host, under the 100G link). The senders are not paced by the receiver's
+# share of its PCIe (its receive path is the packet engine's): they send
+# at their own rate, the NIC's buffer fills and pauses the switch port in
+# front of it, whose queue grows.
+sed 's/gen="5" width="16"/gen="3" width="8"/g' "$top_srcdir/docs/labs/data/incast-7x4gpu.xml" >slow-nic.xml
+sed -e 's|^file = .*|file = slow-nic.xml|' -e '/^switch = /d' "$top_srcdir/scenarios/lab-roce-incast.ini" >slow-nic.ini
+"$COLLSIM" run slow-nic.ini --link-stats >slow-nic.txt 2>&1 || bad "run-slow-nic ($(tail -1 slow-nic.txt))"
+awk '/^#  prio  *packets/ { h = 1; next } h && / leaf1 -> n0\.nic0$/ { exit !($3 > 0 && $4 > 0) }' slow-nic.txt \
+    && ok slow-receiver-pauses-its-port || bad slow-receiver-pauses-its-port
 exit $fail
