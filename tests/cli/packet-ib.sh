@@ -11,28 +11,13 @@
 cd "$tmp" || exit 1
 
 T="--topo dgx-h100 --nic ib-ndr --fabric fat-tree"
-col_times() { grep -v '^#' "$1" | awk '{print $6}'; }
-
-for algo in Ring default; do
-    env=""
-    [ "$algo" = Ring ] && env="--env NCCL_ALGO=Ring"
-    for m in flow packet; do
-        # shellcheck disable=SC2086
-        "$COLLSIM" run $T --nodes 4 $env --model "$m" -b 1M -e 256M -f 4 >"$m-$algo.txt" 2>"$m-$algo.err" \
-            || bad "run-$m-$algo ($(cat "$m-$algo.err"))"
-        col_times "$m-$algo.txt" >"$m-$algo.t"
-    done
-    # rings within 2% (the issue's target); NCCL's default (NVLSTree at 16
-    # MiB and up) within 4%: the flow engine charges eff.net = 0.97 per
-    # byte where IB's framing at MTU 4096 costs 0.63% (packets 2.4% faster
-    # when the network binds), and the tree's pipeline fill differs between
-    # fluid shares and packets at 16-64 MiB as on RoCE (packet.sh: 3%)
-    pct=2
-    [ "$algo" = default ] && pct=4
-    paste "packet-$algo.t" "flow-$algo.t" | awk -v p="$pct" '
-        { n++; d = ($1 - $2) / $2; if (d < 0) d = -d; if (d * 100 > p) { print "  " $0 " differs by " d * 100 "%"; b = 1 } }
-        END { exit (n != 5 || b) }' && ok "agrees-with-flow-$algo ($pct%)" || bad "agrees-with-flow-$algo"
-done
+. "$top_srcdir/tests/cli/packet-lib.sh"
+# rings within 2% (the issue's target); NCCL's default (NVLSTree at 16 MiB
+# and up) within 4%: the flow engine charges eff.net = 0.97 per byte where
+# IB's framing at MTU 4096 costs 0.63% (packets 2.4% faster when the
+# network binds), and the tree's pipeline fill differs between fluid
+# shares and packets at 16-64 MiB as on RoCE (packet.sh: 3%)
+agree_with_flow 2 4
 grep -q '^# packet engine: InfiniBand, MTU 4096, data on VL 0 (NCCL_IB_SL unset' packet-Ring.txt && ok ib-note \
     || bad ib-note
 grep -q '^# packet engine: not modelled on InfiniBand yet (issue #14): congestion control' packet-Ring.txt \

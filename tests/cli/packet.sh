@@ -10,30 +10,11 @@
 cd "$tmp" || exit 1
 
 T="--topo dgx-h100 --nic roce-400g --fabric fat-tree"
-# time column ($6) of each size in two tables, within 'pct' percent
-agree() { # a b pct name
-    paste "$1" "$2" | awk -v p="$3" '
-        { n++; d = ($1 - $2) / $2; if (d < 0) d = -d; if (d * 100 > p) { print "  " $0 " differs by " d * 100 "%"; bad = 1 } }
-        END { exit (n == 0 || bad) }' && ok "$4" || bad "$4"
-}
-col_times() { grep -v '^#' "$1" | awk '{print $6}'; }
-
-for algo in Ring default; do
-    env=""
-    [ "$algo" = Ring ] && env="--env NCCL_ALGO=Ring"
-    for m in flow packet; do
-        # shellcheck disable=SC2086
-        "$COLLSIM" run $T --nodes 4 $env --model "$m" -b 1M -e 256M -f 4 >"$m-$algo.txt" 2>"$m-$algo.err" \
-            || bad "run-$m-$algo ($(cat "$m-$algo.err"))"
-        col_times "$m-$algo.txt" >"$m-$algo.t"
-    done
-    # rings within 2% (the issue's target); NCCL's default (NVLSTree here)
-    # within 3%: its tree's pipeline fill differs between fluid shares
-    # and packets at 16-64 MiB (docs/model-packet.md)
-    pct=2
-    [ "$algo" = default ] && pct=3
-    agree "packet-$algo.t" "flow-$algo.t" "$pct" "agrees-with-flow-$algo"
-done
+. "$top_srcdir/tests/cli/packet-lib.sh"
+# rings within 2% (the issue's target); NCCL's default (NVLSTree here)
+# within 3%: its tree's pipeline fill differs between fluid shares and
+# packets at 16-64 MiB (docs/model-packet.md)
+agree_with_flow 2 3
 head -1 packet-Ring.txt | grep -q '(model: packet)' && ok producer || bad producer
 grep -q '^# packet engine: RoCEv2, MTU 4096, data on priority 3' packet-Ring.txt && ok fabric-note || bad fabric-note
 
