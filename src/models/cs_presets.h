@@ -14,9 +14,12 @@
  * keys, the builders, the help and the man pages: at most CS_MAX_NODES
  * nodes (a 1024-node flow run already takes seconds; 65536 nodes of 8 GPUs
  * is half a million GPUs) and CS_MAX_NICS_PER_NODE NICs per node asked
- * with --nics-per-node (an NVL72 rack, one node, ships with 72). */
+ * with --nics-per-node: an NVL72 rack is one node (NCCL fuses the NVLink
+ * domain's hosts into one system), and a GB300 NVL72 with 8 x 400G per
+ * compute tray has 18 x 8 = 144. NCCL's own per-host limit (MAX_IB_DEVS,
+ * 32 in net_ib) is per tray there, not per rack. */
 #define CS_MAX_NODES 65536
-#define CS_MAX_NICS_PER_NODE 32
+#define CS_MAX_NICS_PER_NODE 144
 #define CS_NODES_EXPECTED "a number of nodes from 1 to " G_STRINGIFY(CS_MAX_NODES)
 #define CS_NICS_EXPECTED "a number of NICs per node from 1 to " G_STRINGIFY(CS_MAX_NICS_PER_NODE)
 

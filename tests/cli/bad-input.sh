@@ -66,7 +66,7 @@ check gpu-fixed-preset exact "collsim: --gpu: applies to the pcie preset only (d
 check sockets-fixed-preset exact "collsim: --sockets: applies to the pcie preset only (dgx-h100 $FIXED; expected no --sockets with dgx-h100" -- run $H --sockets 1
 check p2p-fixed-preset exact "collsim: --p2p: applies to the pcie preset only (dgx-h100 $FIXED; expected no --p2p with dgx-h100" -- topo show $H --p2p off
 check nodes-limit exact "collsim: --nodes: 65537 is out of range; expected a number of nodes from 1 to 65536" -- run $H --nodes 65537
-check nics-limit exact "collsim: --nics-per-node: 33 is out of range; expected a number of NICs per node from 1 to 32" -- run $H --nics-per-node 33
+check nics-limit exact "collsim: --nics-per-node: 145 is out of range; expected a number of NICs per node from 1 to 144" -- run $H --nics-per-node 145
 check over-one-node exact "collsim: --oversubscription: 2 does not apply: 1 node(s) without a network fabric; expected it with --nodes above 1 and a fabric with a spine, or none" -- run $H --oversubscription 2 --json out.json
 check over-one-leaf exact "collsim: --oversubscription: 4 does not apply: the fat-tree of 2 nodes is one leaf switch, with no uplinks; expected it from 5 nodes up, or none" -- run $H --nodes 2 --fabric fat-tree --oversubscription 4:1
 check bad-nic prefix "collsim: --nic: unknown NIC type 'ib-qdr'; expected one of " -- run $H --nic ib-qdr

@@ -646,9 +646,9 @@ static void test_errors(void)
     cs_build_opts_init(&o);
     o.nics_per_node = -1;
     expect_error("dgx-h100", &o, "--nics-per-node", NULL);
-    o.nics_per_node = 33;
-    expect_error("dgx-h100", &o, "collsim: --nics-per-node: 33 is out of range",
-                 "expected a number of NICs per node from 1 to 32");
+    o.nics_per_node = 145;
+    expect_error("dgx-h100", &o, "collsim: --nics-per-node: 145 is out of range",
+                 "expected a number of NICs per node from 1 to 144");
     cs_build_opts_init(&o);
     o.nodes = 65537;
     expect_error("dgx-h100", &o, "collsim: --nodes: 65537 is out of range",

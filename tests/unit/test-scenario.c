@@ -472,7 +472,7 @@ static void test_topo_flags(void)
         { { "--sockets", "3", NULL }, "collsim: --sockets: 3 is out of range; expected 1 or 2" },
         { { "--nodes", "0", NULL }, "collsim: --nodes: 0 is out of range; expected a number of nodes from 1 to 65536" },
         { { "--nodes", "65537", NULL }, "collsim: --nodes: 65537 is out of range; expected a number of nodes from 1 to 65536" },
-        { { "--nics-per-node", "33", NULL }, "collsim: --nics-per-node: 33 is out of range; expected a number of NICs per node from 1 to 32" },
+        { { "--nics-per-node", "145", NULL }, "collsim: --nics-per-node: 145 is out of range; expected a number of NICs per node from 1 to 144" },
         { { "--topo", "dgxh100", NULL }, NULL },
         { { "--oversubscription", "x", NULL }, "collsim: --oversubscription: 'x' is not a ratio; expected a number such as 2 or 2:1" },
     };
