@@ -7,7 +7,10 @@
  * holding a value while the others hold the operation's neutral element
  * (0 for sum/max, 1 for prod, a larger value for min): the exact result
  * is the owner's value, so a missing, doubled or misplaced contribution
- * is a wrong element whatever the rank count. avg is exact for integer
+ * is a wrong element whatever the rank count. Point-to-point operations
+ * move values unchanged: alltoall's receive block q is rank q's send block
+ * for this rank, sendrecv's receive buffer is rank-1's send buffer (the
+ * -o op is printed, nothing is reduced). avg is exact for integer
  * types (NCCL divides the sum) and within a rounding step for floats
  * (NCCL multiplies by 1/n first). */
 #ifndef CS_REAL_CHECK_H
@@ -26,9 +29,13 @@ typedef struct {
 } cs_check_spec_t;
 
 /* Elements of each rank's send and receive buffers (reduce-scatter sends
- * count*n, all-gather receives count*n). */
+ * count*n, all-gather receives count*n, alltoall sends and receives count*n,
+ * count per peer). */
 guint64 cs_check_send_count(const cs_check_spec_t *s);
 guint64 cs_check_recv_count(const cs_check_spec_t *s);
+/* Whether the in-place result is checked (not for alltoall and sendrecv,
+ * as nccl-tests: #wrong N/A). */
+gboolean cs_check_in_place_checked(cs_coll_t c);
 /* Whether rank's receive buffer has a defined result (reduce: root only). */
 gboolean cs_check_rank_has_result(const cs_check_spec_t *s, int rank);
 

@@ -26,14 +26,25 @@ static type_range_t type_range(cs_dtype_t t)
     }
 }
 
+/* nccl-tests <Coll>GetCollByteCount (v2.19.6): reduce-scatter sends n x
+ * count, all-gather receives n x count, alltoall (src/alltoall.cu) sends and
+ * receives n x count (count per peer), sendrecv (src/sendrecv.cu) count. */
 guint64 cs_check_send_count(const cs_check_spec_t *s)
 {
-    return s->coll == CS_COLL_REDUCESCATTER ? s->count * (guint64)s->nranks : s->count;
+    return s->coll == CS_COLL_REDUCESCATTER || s->coll == CS_COLL_ALLTOALL ? s->count * (guint64)s->nranks : s->count;
 }
 
 guint64 cs_check_recv_count(const cs_check_spec_t *s)
 {
-    return s->coll == CS_COLL_ALLGATHER ? s->count * (guint64)s->nranks : s->count;
+    return s->coll == CS_COLL_ALLGATHER || s->coll == CS_COLL_ALLTOALL ? s->count * (guint64)s->nranks : s->count;
+}
+
+/* nccl-tests sets reportErrors = in_place ? 0 : 1 for alltoall and sendrecv
+ * ("We don't support in-place", src/alltoall.cu, src/sendrecv.cu InitData):
+ * the in-place result is not checked and #wrong prints N/A. */
+gboolean cs_check_in_place_checked(cs_coll_t c)
+{
+    return !cs_coll_is_p2p(c);
 }
 
 gboolean cs_check_rank_has_result(const cs_check_spec_t *s, int rank)
@@ -77,6 +88,13 @@ double cs_check_expected(const cs_check_spec_t *s, int rank, guint64 idx)
         return value(&tr, s->root, idx);
     case CS_COLL_ALLGATHER:
         return value(&tr, (int)(idx / s->count), idx % s->count);
+    case CS_COLL_ALLTOALL:
+        /* block q of the receive buffer is what rank q sent to this rank:
+         * its send block 'rank' (alltoall.cu: send sbuf + peer*count) */
+        return value(&tr, (int)(idx / s->count), (guint64)rank * s->count + idx % s->count);
+    case CS_COLL_SENDRECV:
+        /* from rank-1 (sendrecv.cu: recvPeer = (rank-1+n)%n), as it was sent */
+        return value(&tr, (int)(((guint64)rank + n - 1) % n), idx);
     default: {
         /* reductions: element j of the reduced vector is its owner's value */
         guint64 j = s->coll == CS_COLL_REDUCESCATTER ? (guint64)rank * s->count + idx : idx;

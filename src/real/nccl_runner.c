@@ -6,7 +6,9 @@
  * with the host's expectation (nccl_check.c). Time is CUDA-event time on the
  * rank's stream. Every wait polls: the stream, NCCL's asynchronous error,
  * the control connection (another rank failed) and a deadline; on any of
- * them the communicator is aborted (ncclCommAbort) and the others told. */
+ * them the communicator is aborted (ncclCommAbort) and the others told.
+ * AlltoAll and SendRecv are groups of ncclSend/ncclRecv as nccl-tests posts
+ * them (launch_p2p); their in-place result is not checked, as there. */
 #include "config.h"
 #include "real/real_int.h"
 #include "real/cs_real_check.h"
@@ -199,7 +201,8 @@ static cs_check_spec_t spec_of(const runner_t *x, guint64 count)
 }
 
 /* Where this rank's input and result live (in-place: inside one buffer,
- * at the rank's slot for all-gather and reduce-scatter, as nccl-tests). */
+ * at the rank's slot for all-gather and reduce-scatter, as nccl-tests;
+ * alltoall and sendrecv in-place send from the receive buffer's start). */
 static char *input_ptr(const runner_t *x, guint64 count, int in_place)
 {
     cs_coll_t c = x->r->s->coll;
@@ -217,11 +220,46 @@ static char *result_ptr(const runner_t *x, guint64 count, int in_place)
     return x->recvbuf;
 }
 
+static gboolean nccl_going(ncclResult_t r)
+{
+    return r == ncclSuccess || r == ncclInProgress;
+}
+
+/* nccl-tests's point-to-point tests (v2.19.6), one group each:
+ * alltoall.cu: for every peer q (itself included) a send of the count
+ * elements at in + q*count and a receive of count elements into out +
+ * q*count; sendrecv.cu: a send of count to rank+1 and a receive of count
+ * from rank-1. (alltoall.cu calls ncclAlltoAll instead on NCCL >= 2.28, which
+ * queues the same sends and receives: NCCL 2.28 enqueue.cc taskAppend.)
+ * The group is closed even after a failed call, so that NCCL drops it. */
+static ncclResult_t launch_p2p(runner_t *x, const char *in, char *out, guint64 count)
+{
+    size_t block = (size_t)count * x->esz;
+    ncclResult_t r = ncclGroupStart();
+    if (!nccl_going(r))
+        return r;
+    if (x->r->s->coll == CS_COLL_ALLTOALL) {
+        for (int q = 0; q < x->nranks && nccl_going(r); q++) {
+            r = ncclSend(in + (size_t)q * block, count, x->type, q, x->comm, x->stream);
+            if (nccl_going(r))
+                r = ncclRecv(out + (size_t)q * block, count, x->type, q, x->comm, x->stream);
+        }
+    } else {
+        r = ncclSend(in, count, x->type, (x->rank + 1) % x->nranks, x->comm, x->stream);
+        if (nccl_going(r))
+            r = ncclRecv(out, count, x->type, (x->rank - 1 + x->nranks) % x->nranks, x->comm, x->stream);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    return nccl_going(r) ? end : r;
+}
+
 static ncclResult_t launch(runner_t *x, guint64 count, int in_place)
 {
     const cs_scenario_t *s = x->r->s;
     char *in = input_ptr(x, count, in_place), *out = result_ptr(x, count, in_place);
     switch (s->coll) {
+    case CS_COLL_ALLTOALL:
+    case CS_COLL_SENDRECV:      return launch_p2p(x, in, out, count);
     case CS_COLL_ALLREDUCE:     return ncclAllReduce(in, out, count, x->type, x->op, x->comm, x->stream);
     case CS_COLL_BROADCAST:     return ncclBroadcast(in, out, count, x->type, s->root, x->comm, x->stream);
     case CS_COLL_REDUCE:        return ncclReduce(in, out, count, x->type, x->op, s->root, x->comm, x->stream);
@@ -346,7 +384,7 @@ static gboolean bench(runner_t *x, guint64 size, int in_place, cs_real_cell_t *c
     cell->time_us[in_place] = calls > 0 ? (double)ms * 1000.0 / calls : -1;
 
     cell->wrong[in_place] = -1;
-    if (!s->check)
+    if (!s->check || (in_place && !cs_check_in_place_checked(s->coll)))
         return TRUE;
     /* the check: fresh input, one call, then the output against the host */
     if (!fill_input(x, count, in_place, err))
