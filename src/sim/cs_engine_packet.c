@@ -509,11 +509,14 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
         for (int k = 0; k < p.nhops; k++)
             route[k] = pk->port_of_link[p.links[k]];
         int id = cs_pkt_net_add_qp(pk->net, route, p.nhops, &qc);
-        if (id >= 0 && fab->ar && !set_ar_routes(pk, id, src_nic, dst_nic))
-            id = -1;
-        if (id < 0 || (fab->dcqcn && cs_pkt_net_set_dcqcn(pk->net, id, &fab->dc) != 0)) {
-            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: %s -> %s: the route has no way back "
-                        "for ACKs", t->devs[src_nic].name, t->devs[dst_nic].name);
+        const char *why = id < 0 ? "the route has no way back for ACKs"
+                        : fab->ar && !set_ar_routes(pk, id, src_nic, dst_nic) ? "its adaptive routes are not routes"
+                        : fab->dcqcn && cs_pkt_net_set_dcqcn(pk->net, id, &fab->dc) != 0
+                            ? "DCQCN cannot be set up on it (no way back for CNPs, or invalid parameters)"
+                            : NULL;
+        if (why != NULL) {
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: %s -> %s: %s", t->devs[src_nic].name,
+                        t->devs[dst_nic].name, why);
             return FALSE;
         }
         g_assert(id == (int)pk->qps->len);
