@@ -153,18 +153,23 @@ static int print_result(const cs_real_opts_t *o, const guint64 *sizes, int nsize
                        d0->cuda_driver % 1000 / 10);
     cs_result_add_note(r, "time: CUDA-event time per iteration (%d iterations x %d aggregated, after %d warm-up), "
                        "mean over the %d ranks, as nccl-tests -a 1", s->iters, s->agg_iters, s->warmup, nranks);
+    gboolean p2p = cs_coll_is_p2p(s->coll);
+    const char *p2p_wrong = p2p ? "; in-place results are not checked for point-to-point operations (as nccl-tests: "
+                                  "#wrong N/A)" : "";
     if (s->check) {
         if (o->check_max > 0)
             cs_result_add_note(r, "#wrong: wrong elements summed over ranks, from one extra checked run per size; "
-                               "at most %" G_GUINT64_FORMAT " elements checked per rank (evenly spaced)",
-                               o->check_max);
+                               "at most %" G_GUINT64_FORMAT " elements checked per rank (evenly spaced)%s",
+                               o->check_max, p2p_wrong);
         else
-            cs_result_add_note(r, "#wrong: wrong elements summed over ranks, from one extra checked run per size");
+            cs_result_add_note(r, "#wrong: wrong elements summed over ranks, from one extra checked run per size%s",
+                               p2p_wrong);
     }
-    cs_result_add_note(r, "%s", tuning ? "algo, proto, nch: as NCCL reported them in its INFO TUNING lines (rank 0); - where it "
-                                                "reported none"
-                                       : "algo, proto, nch: not known (NCCL_DEBUG is the user's; NCCL's log was "
-                                         "not read)");
+    cs_result_add_note(r, "%s", p2p ? "algo, proto, nch: NCCL reports none for point-to-point operations (its TUNING "
+                                      "line, enqueue.cc, is printed for collectives only)"
+                              : tuning ? "algo, proto, nch: as NCCL reported them in its INFO TUNING lines (rank 0); "
+                                         "- where it reported none"
+                              : "algo, proto, nch: not known (NCCL_DEBUG is the user's; NCCL's log was not read)");
     if (s->topo.preset != NULL || s->topo.file != NULL)
         cs_result_add_note(r, "the scenario's topology is not used: this is a measurement of this machine");
     cs_result_add_note(r, "Using devices");
