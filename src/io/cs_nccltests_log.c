@@ -859,26 +859,35 @@ static void comment_line(parser_t *p, const char *body, GPtrArray *tok)
 }
 
 /* A prose line naming nccl-tests binaries or collectives: "all_reduce_perf",
- * ".../all_reduce_roce_1gpu.log", "### broadcast_perf ###". The short names
- * (broadcast, reduce, gather, scatter) count only as "<name>_perf". Returns
+ * ".../all_reduce_roce_1gpu.log", "### tests/data/nccl_allgather.log", "###
+ * broadcast_perf ###". The short names (broadcast, reduce, gather,
+ * scatter) count only as "<name>_perf" or "<name>.log". Returns
  * the kind when the line names exactly one. */
 static cs_nt_kind_t prose_kind(const char *s)
 {
-    static const struct { const char *text; cs_nt_kind_t kind; } names[] = {
-        { "all_reduce", CS_NT_ALLREDUCE }, { "all_gather", CS_NT_ALLGATHER },
-        { "reduce_scatter", CS_NT_REDUCESCATTER }, { "alltoallv", CS_NT_ALLTOALLV },
-        { "alltoall", CS_NT_ALLTOALL }, { "all_to_all", CS_NT_ALLTOALL },
-        { "sendrecv", CS_NT_SENDRECV }, { "hypercube", CS_NT_HYPERCUBE },
-        { "broadcast_perf", CS_NT_BROADCAST }, { "reduce_perf", CS_NT_REDUCE },
-        { "gather_perf", CS_NT_GATHER }, { "scatter_perf", CS_NT_SCATTER },
+    /* 'joined': the name also counts after an underscore ("nccl_allgather.log",
+     * SuperBench's log names): none of them ends another name, unlike
+     * "reduce_perf" in "all_reduce_perf" */
+    static const struct { const char *text; cs_nt_kind_t kind; gboolean joined; } names[] = {
+        { "all_reduce", CS_NT_ALLREDUCE, TRUE }, { "all_gather", CS_NT_ALLGATHER, TRUE },
+        { "reduce_scatter", CS_NT_REDUCESCATTER, TRUE }, { "alltoallv", CS_NT_ALLTOALLV, TRUE },
+        { "alltoall", CS_NT_ALLTOALL, TRUE }, { "all_to_all", CS_NT_ALLTOALL, TRUE },
+        { "allreduce", CS_NT_ALLREDUCE, TRUE }, { "allgather", CS_NT_ALLGATHER, TRUE },
+        { "reducescatter", CS_NT_REDUCESCATTER, TRUE },
+        { "sendrecv", CS_NT_SENDRECV, TRUE }, { "hypercube", CS_NT_HYPERCUBE, TRUE },
+        { "broadcast_perf", CS_NT_BROADCAST, FALSE }, { "reduce_perf", CS_NT_REDUCE, FALSE },
+        { "gather_perf", CS_NT_GATHER, FALSE }, { "scatter_perf", CS_NT_SCATTER, FALSE },
+        /* a log named for the short ones: "nccl_broadcast.log" */
+        { "broadcast.log", CS_NT_BROADCAST, TRUE }, { "reduce.log", CS_NT_REDUCE, TRUE },
+        { "gather.log", CS_NT_GATHER, TRUE }, { "scatter.log", CS_NT_SCATTER, TRUE },
     };
     cs_nt_kind_t found = CS_NT_UNKNOWN;
     for (const char *c = s; *c; c++) {
-        if (c > s && (g_ascii_isalnum(c[-1]) || c[-1] == '_'))
+        if (c > s && g_ascii_isalnum(c[-1]))
             continue;
         for (guint j = 0; j < G_N_ELEMENTS(names); j++) {
             size_t len = strlen(names[j].text);
-            if (strncmp(c, names[j].text, len) != 0)
+            if (strncmp(c, names[j].text, len) != 0 || (c > s && c[-1] == '_' && !names[j].joined))
                 continue;
             if (found != CS_NT_UNKNOWN && found != names[j].kind)
                 return CS_NT_UNKNOWN;

@@ -314,6 +314,32 @@ static void test_shared(void)
     g_assert_cmpint(read, >, 10);
 }
 
+/* Logs named in prose (SuperBench's "nccl_<collective>.log" sections):
+ * a header listing several logs in one brace names no one collective,
+ * each "### .../nccl_X.log" title names its table's, the short names
+ * (broadcast, reduce) included in that form. Before, the header's
+ * "alltoall" (the one long name it held) was taken for every table. */
+static void test_log_names(void)
+{
+    static const char text[] =
+        "source: x/tests/data/nccl_{allgather,allreduce,alltoall,broadcast,reduce}.log\n"
+        "### tests/data/nccl_allgather.log\n"
+        "#       size  count  type redop root  time algbw busbw #wrong  time algbw busbw #wrong\n"
+        "    4096    128  float  none   -1  10.0  0.41  0.36   0  10.5  0.39  0.34  0\n"
+        "### tests/data/nccl_broadcast.log\n"
+        "#       size  count  type redop root  time algbw busbw #wrong  time algbw busbw #wrong\n"
+        "    4096   1024  float  none    0  10.0  0.41  0.41   0  10.5  0.39  0.39  0\n"
+        "### tests/data/nccl_reduce.log\n"
+        "#       size  count  type redop root  time algbw busbw #wrong  time algbw busbw #wrong\n"
+        "    4096   1024  float   sum    0  10.0  0.41  0.41   0  10.5  0.39  0.39  0\n";
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = cs_nccltests_log_parse(text, sizeof text - 1, "mem", &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(res(l, 0)->coll, ==, CS_COLL_ALLGATHER);
+    g_assert_cmpint(res(l, 1)->coll, ==, CS_COLL_BROADCAST);
+    g_assert_cmpint(res(l, 2)->coll, ==, CS_COLL_REDUCE);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -324,6 +350,7 @@ int main(int argc, char **argv)
     g_test_add_func("/nccltests-log/json", test_json);
     g_test_add_func("/nccltests-log/hints", test_hints);
     g_test_add_func("/nccltests-log/columns", test_columns);
+    g_test_add_func("/nccltests-log/log-names", test_log_names);
     for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
         g_autofree char *name = g_strdup_printf("/nccltests-log/bad/%s", bad_cases[i].file);
         g_test_add_data_func(name, &bad_cases[i], test_bad);
