@@ -31,7 +31,6 @@ void cs_run_args_init(cs_run_args_t *a)
     a->flags = g_ptr_array_new_with_free_func(flag_value_free);
     a->envs = g_ptr_array_new_with_free_func(g_free);
     cs_topo_spec_init(&a->topo);
-    a->nthreads = 1;
 }
 
 void cs_run_args_clear(cs_run_args_t *a)
@@ -97,21 +96,6 @@ static gboolean on_env(const char *option_name, const char *value, gpointer data
     return TRUE;
 }
 
-static gboolean on_threads(const char *option_name, const char *value, gpointer data, GError **err)
-{
-    cs_run_args_t *a = data;
-    gint64 n;
-    if (!check_text(option_name, value, err))
-        return FALSE;
-    if (!cs_parse_int(value, 1, 1024, &n)) {
-        cs_set_flag_error(err, option_name, "'%s' is not a thread count; expected a whole number from 1 to 1024", value);
-        cs_scenario_error_one_line(*err);
-        return FALSE;
-    }
-    a->nthreads = (int)n;
-    return TRUE;
-}
-
 /* --max-memory SIZE: the engines' limit (cs_engine_set_max_memory), as
  * sizes are written for -b. */
 static gboolean on_max_memory(const char *option_name, const char *value, gpointer data, GError **err)
@@ -141,7 +125,6 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
     GOptionEntry fixed[] = {
         { "scenario", 's', 0, G_OPTION_ARG_FILENAME, &a->scenario, "Scenario file (INI, see collsim-scenario(5)); flags override it", "FILE" },
         { "env", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_env, "Set an NCCL variable (repeatable; wins over the environment and [nccl])", "NCCL_X=VALUE" },
-        { "nthreads", 't', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_threads, "nccl-tests -t: threads per process; GPUs per node = threads x -g", "N" },
         { "dump", 0, 0, G_OPTION_ARG_NONE, &a->dump, "Print the effective scenario as INI and exit", NULL },
         { "max-memory", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_max_memory,
           "Refuse a simulation estimated to need more memory than SIZE (K/M/G as -b; default: the memory available)",
@@ -268,12 +251,21 @@ gboolean cs_run_args_build(const cs_run_args_t *a, cs_scenario_t *s, GError **er
         g_autofree char *name = g_strndup(kv, eq - kv);
         cs_nccl_env_set(s->env, name, eq + 1, "--env");
     }
-    /* nccl-tests runs threads x GPUs-per-thread ranks per process (-t, -g).
-     * Folded into a copy of the flags (strings shared, merge copies them):
-     * 'a' stays as parsed, so compare and sweep build from it per design. */
+    /* nccl-tests runs threads x GPUs-per-thread ranks per process (-t, -g):
+     * the -t flag, as in an nccl-tests command line, multiplies -g into the
+     * GPUs of a node, which one process drives unless --procs-per-node
+     * says otherwise (cs_run_args_apply_layout). Folded into a copy of the
+     * flags (strings shared, merge copies them): 'a' stays as parsed, so
+     * compare and sweep build from it per design. */
     cs_topo_spec_t flags = a->topo;
-    if (a->nthreads > 1)
-        flags.gpus = a->nthreads * (a->topo.gpus > 0 ? a->topo.gpus : 1);
+    int threads = 1;
+    for (guint i = 0; i < a->flags->len; i++) {
+        const flag_value_t *f = g_ptr_array_index(a->flags, i);
+        if (strcmp(f->key->key, "nthreads") == 0)
+            threads = s->nthreads;
+    }
+    if (threads > 1)
+        flags.gpus = threads * (a->topo.gpus > 0 ? a->topo.gpus : 1);
     note_topo_flag_origins(s, &flags);
     cs_topo_spec_merge(&s->topo, &flags);
     return TRUE;
@@ -285,14 +277,49 @@ const char *cs_run_args_origin(const cs_scenario_t *s, const char *id, const cha
     return o != NULL ? o : fallback;
 }
 
-/* One process per GPU across nodes, as MPI jobs do, so that a user can run
- * it and diff. */
+/* The processes of a node: procs-per-node; without it one per GPU, or one
+ * when threads are asked for (a threaded nccl-tests command line is one
+ * process's). */
+static int layout_procs(const cs_scenario_t *s, int gpn)
+{
+    if (s->procs_per_node > 0)
+        return s->procs_per_node;
+    return MAX(1, s->nthreads) > 1 ? 1 : gpn;
+}
+
+void cs_run_args_layout(const cs_scenario_t *s, int gpn, int *procs_p, int *threads_p, int *gpus_p)
+{
+    int t = MAX(1, s->nthreads), p = layout_procs(s, gpn);
+    *procs_p = p;
+    *threads_p = t;
+    *gpus_p = MAX(1, gpn / (p * t));
+}
+
+gboolean cs_run_args_apply_layout(const cs_scenario_t *s, cs_comm_t *comm, GError **err)
+{
+    int t = MAX(1, s->nthreads);
+    int procs = s->procs_per_node > 0 ? s->procs_per_node : t > 1 ? 1 : 0;
+    GError *e = NULL;
+    if (cs_comm_set_layout(comm, procs, t, &e))
+        return TRUE;
+    const char *where = cs_run_args_origin(s, "collective.procs-per-node", NULL);
+    if (where == NULL)
+        where = cs_run_args_origin(s, "collective.nthreads", "collsim: --procs-per-node");
+    g_propagate_prefixed_error(err, e, "%s: ", where);
+    return FALSE;
+}
+
+/* The process layout of the scenario (cs_run_args_layout), launched as MPI
+ * jobs are, so that a user can run it and diff: mpirun with a process per
+ * GPU by default, the bare test for one process on one node. */
 char *cs_run_args_nccl_tests_command(const cs_scenario_t *s, int nnodes, int ngpus, int ppn)
 {
     GString *g = g_string_new(NULL);
     g_autoptr(GPtrArray) names = cs_nccl_env_names(s->env);
-    if (nnodes > 1) {
-        g_string_append_printf(g, "mpirun -np %d -N %d", ngpus, ppn);
+    int procs, threads, gpus;
+    cs_run_args_layout(s, ppn, &procs, &threads, &gpus);
+    if (nnodes > 1 || procs > 1) {
+        g_string_append_printf(g, "mpirun -np %d -N %d", MAX(1, ngpus / (threads * gpus)), procs);
         for (guint i = 0; i < names->len; i++) {
             const char *n = g_ptr_array_index(names, i);
             g_string_append_printf(g, " -x %s=%s", n, cs_nccl_env_get(s->env, n));
@@ -313,7 +340,9 @@ char *cs_run_args_nccl_tests_command(const cs_scenario_t *s, int nnodes, int ngp
         g_autofree char *i = cs_scenario_size_str(s->stepbytes);
         g_string_append_printf(g, " -i %s", i);
     }
-    g_string_append_printf(g, " -g %d", nnodes > 1 ? 1 : ppn);
+    g_string_append_printf(g, " -g %d", gpus);
+    if (threads > 1)
+        g_string_append_printf(g, " -t %d", threads);
     if (s->dtype != CS_DTYPE_FLOAT)
         g_string_append_printf(g, " -d %s", cs_dtype_name(s->dtype));
     if (cs_coll_has_redop(s->coll) && s->redop != CS_REDOP_SUM)
@@ -333,6 +362,16 @@ char *cs_run_args_nccl_tests_command(const cs_scenario_t *s, int nnodes, int ngp
 
 gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command, GError **err)
 {
+    /* nccl_runner.c: one process per GPU, each on its own stream */
+    if (s->procs_per_node > 0 || s->nthreads > 1) {
+        gboolean p = s->procs_per_node > 0;
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "%s: collsim %s runs one process per GPU; expected no %s (it sets the layout of a prediction)",
+                    cs_run_args_origin(s, p ? "collective.procs-per-node" : "collective.nthreads",
+                                       p ? "collsim: --procs-per-node" : "collsim: -t"),
+                    command, p ? "procs-per-node" : "-t/nthreads");
+        return FALSE;
+    }
     if (s->jobs->len > 0) {
         const cs_scenario_job_t *j = g_ptr_array_index(s->jobs, 0);
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,

@@ -9,6 +9,7 @@
 #include <glib.h>
 #include "io/cs_scenario.h"
 #include "models/cs_topo.h"
+#include "models/cs_decide.h"
 
 typedef struct {
     cs_scenario_t scratch;    /* flags are checked here as they are parsed */
@@ -17,7 +18,6 @@ typedef struct {
     cs_topo_spec_t topo;      /* topology flags */
     char *scenario;
     gboolean dump;
-    int nthreads;             /* nccl-tests -t */
 } cs_run_args_t;
 
 /* What differs between the commands that share the parser. */
@@ -50,8 +50,18 @@ gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command,
 /* Where a scenario value came from ("FILE:LINE: key", "collsim: -b"),
  * or 'fallback'. */
 const char *cs_run_args_origin(const cs_scenario_t *s, const char *id, const char *fallback);
-/* The nccl-tests command that measures the same thing: "[mpirun -np N -N
- * PPN -x NCCL_X=Y ...] all_reduce_perf -b ... -g G". */
+/* The nccl-tests command that measures the same thing, in the scenario's
+ * process layout: "[mpirun -np N -N P -x NCCL_X=Y ...] all_reduce_perf -b
+ * ... -g G [-t T]" (mpirun unless one process on one node). */
 char *cs_run_args_nccl_tests_command(const cs_scenario_t *s, int nnodes, int ngpus, int ppn);
+/* The scenario's process layout on a node of 'gpn' GPUs: processes
+ * (procs-per-node; default one per GPU, or one with threads), threads per
+ * process (-t) and GPUs per thread (nccl-tests -g), as the command above
+ * and the "# nThread T nGpus G" line print them. */
+void cs_run_args_layout(const cs_scenario_t *s, int gpn, int *procs_p, int *threads_p, int *gpus_p);
+/* Gives 'comm' the scenario's layout (cs_comm_set_layout), which the
+ * engines charge launches by; call after cs_comm_new. Errors start with
+ * where the layout was set ("s.ini:4: procs-per-node: ..."). */
+gboolean cs_run_args_apply_layout(const cs_scenario_t *s, cs_comm_t *comm, GError **err);
 
 #endif

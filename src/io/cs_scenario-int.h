@@ -58,6 +58,11 @@ void cs_scenario_job_free(gpointer j);
 gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *value, GError **err);
 /* Writes the jobs back as [job NAME] groups. */
 void cs_scenario_jobs_to_kf(const cs_scenario_t *s, GKeyFile *kf);
+/* The process layout's [collective] keys (cs_scenario_job.c):
+ * procs-per-node and nthreads. Parses one (errors "what; expected", no
+ * prefix); writes the set ones back. */
+gboolean cs_scenario_layout_set(cs_scenario_t *s, const char *key, const char *value, GError **err);
+void cs_scenario_layout_to_kf(const cs_scenario_t *s, GKeyFile *kf);
 /* By what the user typed: "-b", "--minbytes" or "--warmup_iters". */
 const cs_scenario_key_t *cs_scenario_key_by_flag(const char *option_name);
 

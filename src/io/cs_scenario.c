@@ -34,6 +34,9 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { "collective", "warmup", 'w', "warmup", "warmup_iters", "N", "Warm-up iterations, as nccl-tests -w (default: 1)" },
     { "collective", "check", 'c', "check", NULL, "0|1", "Check results, as nccl-tests -c; a prediction checks nothing (default: 1)" },
     { "collective", "agg-iters", 'm', "agg-iters", "agg_iters", "N", "Operations aggregated per iteration, as nccl-tests -m (default: 1)" },
+    /* the process layout (cs_scenario_job.c) */
+    { "collective", "procs-per-node", 0, "procs-per-node", NULL, "N", "Processes per node, as mpirun -N; 1 = nccl-tests' one process driving every GPU of a node with -g (default: one process per GPU)" },
+    { "collective", "nthreads", 't', "nthreads", NULL, "N", "Threads per process, as nccl-tests -t; the flag multiplies -g into the GPUs per node and means one process per node (default: 1)" },
     /* not nccl-tests's -J: its JSON has another layout */
     { "output", "json", 0, "json", NULL, "FILE", "Also write every row as JSON to FILE" },
     { "output", "csv", 0, "csv", NULL, "FILE", "Also write every row as CSV to FILE" },
@@ -263,6 +266,8 @@ static gboolean set_collective(cs_scenario_t *s, const char *key, const char *v,
         return cs_scenario_parse_count(v, 0, 1, "0 or 1", &s->check, err);
     } else if (strcmp(key, "agg-iters") == 0) {
         return cs_scenario_parse_count(v, 1, 1000000, "a number of aggregated operations of at least 1", &s->agg_iters, err);
+    } else if (strcmp(key, "procs-per-node") == 0 || strcmp(key, "nthreads") == 0) {
+        return cs_scenario_layout_set(s, key, v, err);
     } else {
         g_assert_not_reached();
     }
@@ -926,6 +931,7 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
     g_key_file_set_integer(kf, "collective", "warmup", s->warmup);
     g_key_file_set_integer(kf, "collective", "check", s->check);
     g_key_file_set_integer(kf, "collective", "agg-iters", s->agg_iters);
+    cs_scenario_layout_to_kf(s, kf);
 
     if (s->env != NULL) {
         g_autoptr(GPtrArray) names = cs_nccl_env_names(s->env);

@@ -65,6 +65,8 @@ typedef struct {
     guint64 minbytes, maxbytes, stepbytes;
     double stepfactor;     /* 0 = use stepbytes */
     int iters, warmup, check, agg_iters;
+    int procs_per_node;    /* [collective] procs-per-node (mpirun -N): 0 = one per GPU */
+    int nthreads;          /* [collective] nthreads (nccl-tests -t): 0 = 1 */
     char *model;           /* "analytic" (default) */
     gboolean exact;        /* [scenario] exact: no approximation that saves time */
     char *calibration;     /* parameter file */

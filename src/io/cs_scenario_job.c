@@ -1,7 +1,9 @@
 /* [job NAME] groups of a scenario: several jobs sharing one machine, each
  * with its GPUs, collective, size, start time and calls (docs/
  * collsim-scenario.5). Parsed here; run by `collsim run` with an engine
- * that simulates contention (cs_engine_run_jobs). */
+ * that simulates contention (cs_engine_run_jobs). And how the job's ranks
+ * are launched (its process layout: [collective] procs-per-node and
+ * nthreads), which sets what the engines charge to launch a call. */
 #include "config.h"
 
 #include <math.h>
@@ -176,4 +178,39 @@ void cs_scenario_jobs_to_kf(const cs_scenario_t *s, GKeyFile *kf)
         g_key_file_set_string(kf, g, "start", st);
         g_key_file_set_integer(kf, g, "iters", j->iters);
     }
+}
+
+/* ---- the process layout ---------------------------------------------------- */
+
+gboolean cs_scenario_layout_set(cs_scenario_t *s, const char *key, const char *v, GError **err)
+{
+    gint64 n;
+    if (strcmp(key, "procs-per-node") == 0) {
+        /* (a node holds at most a few hundred GPUs: an NVL72 rack as one) */
+        if (!cs_parse_int(v, 1, 1024, &n)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                        "'%s' is not a process count; expected a whole number from 1 to 1024 (processes per node, "
+                        "as mpirun -N)", v);
+            return FALSE;
+        }
+        s->procs_per_node = (int)n;
+    } else if (strcmp(key, "nthreads") == 0) {
+        if (!cs_parse_int(v, 1, 1024, &n)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a thread count; expected a whole number from 1 to 1024",
+                        v);
+            return FALSE;
+        }
+        s->nthreads = (int)n;
+    } else {
+        g_assert_not_reached();
+    }
+    return TRUE;
+}
+
+void cs_scenario_layout_to_kf(const cs_scenario_t *s, GKeyFile *kf)
+{
+    if (s->procs_per_node > 0)
+        g_key_file_set_integer(kf, "collective", "procs-per-node", s->procs_per_node);
+    if (s->nthreads > 1)
+        g_key_file_set_integer(kf, "collective", "nthreads", s->nthreads);
 }

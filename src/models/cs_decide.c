@@ -586,6 +586,10 @@ static void fill_info(cs_comm_t *c)
         c->max_local_ranks = MAX(c->max_local_ranks, c->nodes[n].ngpus);
     }
     c->local_ranks = c->nodes[0].ngpus;
+    /* one process per GPU until cs_comm_set_layout says otherwise */
+    in->procs_per_node = in->ppn;
+    in->threads_per_proc = 1;
+    in->gpus_per_thread = 1;
     in->cc = G_MAXINT;
     c->cc_max = 0;
     for (int r = 0; r < t->ngpus; r++) {
@@ -901,6 +905,34 @@ void cs_comm_free(cs_comm_t *c)
     g_free(c->proto_origin);
     cs_nccl_settings_clear(&c->s);
     g_free(c);
+}
+
+gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err)
+{
+    g_return_val_if_fail(c != NULL && procs >= 0 && threads >= 0, FALSE);
+    threads = MAX(1, threads);
+    /* every node runs the same command line: the same processes and
+     * threads, each thread with the same number of GPUs (-g) */
+    int g = 0;
+    for (int n = 0; n < c->nnodes; n++) {
+        int gpus = c->nodes[n].ngpus, p = procs > 0 ? procs : gpus;
+        if (gpus % (p * threads) != 0 || (g > 0 && gpus / (p * threads) != g)) {
+            if (threads > 1)
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                            "%d process(es) of %d threads do not share node %d's %d GPUs evenly; expected "
+                            "processes x threads that divide the GPUs of every node alike", p, threads, n, gpus);
+            else
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                            "%d process(es) do not share node %d's %d GPUs evenly; expected a number of "
+                            "processes that divides the GPUs of every node alike", p, n, gpus);
+            return FALSE;
+        }
+        g = gpus / (p * threads);
+    }
+    c->info.procs_per_node = procs > 0 ? procs : c->info.ppn;
+    c->info.threads_per_proc = threads;
+    c->info.gpus_per_thread = g;
+    return TRUE;
 }
 
 const cs_comm_info_t *cs_comm_info(const cs_comm_t *c)

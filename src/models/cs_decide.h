@@ -76,6 +76,12 @@ typedef struct {
     guint64 p2p_chunk_param;         /* NCCL_CHUNK_SIZE; 0 = unset */
     int p2p_net_per_gpu;             /* NICs a GPU's network peers use (topo.cc ncclTopoGetLocalNetCountByBw) */
     double p2p_net_ch_bw;            /* NCCL_P2P_PER_CHANNEL_NET_BW: GB/s NCCL expects of a channel's network sends */
+
+    /* How nccl-tests runs the ranks (cs_comm_set_layout): processes per
+     * node (mpirun -N), threads per process (-t) and GPUs per thread (-g).
+     * Default: one process per GPU (1 thread, 1 GPU), as nccl-tests'
+     * multi-node examples (mpirun -np N ... -g 1). */
+    int procs_per_node, threads_per_proc, gpus_per_thread;
 } cs_comm_info_t;
 
 typedef struct cs_comm cs_comm_t;
@@ -89,6 +95,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_comm_t, cs_comm_free)
 const cs_comm_info_t *cs_comm_info(const cs_comm_t *c);
 const cs_topo_t *cs_comm_topo(const cs_comm_t *c);
 const cs_nccl_settings_t *cs_comm_settings(const cs_comm_t *c);
+/* Sets the process layout: 'procs' processes per node (0: one per GPU),
+ * each with 'threads' threads (nccl-tests -t; 0 or 1: one) driving the
+ * node's GPUs in equal shares (nccl-tests -g = GPUs per node / (procs x
+ * threads)). Errors ("what; expected", no prefix): a layout that does
+ * not divide every node's GPUs. It changes no decision of NCCL's here, only
+ * what the engines charge to launch a call (cs_engine_analytic-int.h
+ * cs_launch_host_s). */
+gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err);
 /* Transport NCCL would use between two ranks. */
 void cs_comm_pair(const cs_comm_t *c, int rank_a, int rank_b, cs_link_choice_t *out);
 

@@ -156,6 +156,14 @@ gboolean cs_params_load(cs_params_t *p, const char *path, GError **err)
         if (line == 0)
             line = ini_group_line(text, "params");
         cs_param_id_t id;
+        if (strcmp(keys[k], "lat.launch.per_gpu") == 0) {
+            /* collsim 0.1's additive launch cost per GPU of a process,
+             * replaced by the host's issue rate (issue 12 item 2) */
+            cs_set_error_at(err, path, line, "lat.launch.per_gpu is no longer a parameter (a thread driving G GPUs "
+                            "now issues a call every G x %s); expected %s, or refit with collsim calibrate",
+                            cs_param_name(CS_P_LAT_LAUNCH_CPU), cs_param_name(CS_P_LAT_LAUNCH_CPU));
+            return FALSE;
+        }
         if (!cs_param_lookup(keys[k], &id)) {
             cs_set_error_at(err, path, line, "unknown parameter '%s'; expected a name from docs/model-analytic.md "
                             "(e.g. %s, %s)", keys[k], cs_param_name(CS_P_LAT_LAUNCH), cs_param_name(CS_P_EFF_NVLINK));

@@ -28,13 +28,39 @@
      * 4). */                                                                 \
     CS_PARAM(LAT_LAUNCH, "lat.launch", 6.0, "us",                             \
              "kernel launch plus completion of one collective call, one process per GPU") \
-    /* nccl-tests -g N launches the N kernels from one thread, one after      \
-     * the other. Fitted to the single-node -g files                          \
-     * a100x8-nvswitch-allreduce-1node-*, rtx5090x8-pcie5-2socket-*,          \
-     * rtx2080tix2-pcie-noP2P-shm-* and h200x8-nvswitch-nvls-forced-*         \
-     * (times <= 64 KiB). */                                                  \
-    CS_PARAM(LAT_LAUNCH_PER_GPU, "lat.launch.per_gpu", 2.0, "us",             \
-             "extra launch cost for each further GPU one process drives (single node: nccl-tests -g ppn)") \
+    /* The host side of a call, per communicator a thread drives: nccl-tests  \
+     * startColl calls the collective for each of its -g GPUs inside one      \
+     * ncclGroupStart/End, and NCCL's group launch (group.cc doLaunches)      \
+     * runs each communicator's ncclLaunchPrepare, cuLaunchKernelEx and       \
+     * ncclLaunchFinish (enqueue.cc: stream waits and event records) one      \
+     * after the other on that thread. nccl-tests' timed loop issues every    \
+     * iteration before it waits (common.cu BenchTime), so a thread that      \
+     * drives G GPUs starts a call at most every G x this: the call takes the \
+     * longer of that and its GPU time. Fitted to the flat small-size times   \
+     * of the single-process -g 8 files a100x8-nvswitch-allreduce-1node-*     \
+     * (34-36 us, 8 B-64 KiB), a100sxm4-40gb-x8-nvswitch-1node-azure-* and    \
+     * h100x8-nvswitch-1node-k8s-g8-* (~35 us to 256 KiB): 35 / 8; the -g 12  \
+     * DGX-2 file (v100sxm3x12-*, 58-61 us) gives 4.9. */                     \
+    CS_PARAM(LAT_LAUNCH_CPU, "lat.launch.cpu", 4.4, "us",                      \
+             "host time one thread spends issuing one GPU's part of a call (nccl-tests -g G: G of them per call, serially)") \
+    /* A call with network proxy operations also posts them from the          \
+     * launching thread (enqueue.cc hostStreamPlanTask: uploadProxyOps,       \
+     * ncclProxyStart), per communicator. The 2-node -g 4 and -g 8 tables of  \
+     * two clusters differ: h100x8-2nodes-lambda1cc-* 32-33 and 60-62 us      \
+     * (8.1 and 7.6 us per GPU of the thread), h100x8-2nodes-mghpcc-* 22-25   \
+     * and 39-40 us (5.9 and 4.9; its small sizes are healthy, its mid sizes  \
+     * labelled PATHOLOGICAL); set to their geometric middle, 6.1 us per GPU, \
+     * 1.7 above lat.launch.cpu (each within 25%). */                        \
+    CS_PARAM(LAT_LAUNCH_CPU_NET, "lat.launch.cpu.net", 1.7, "us",              \
+             "extra host time per GPU of a thread when the call crosses the network (posting its proxy operations)") \
+    /* Point-to-point calls are planned peer by peer on the launching thread \
+     * (enqueue.cc scheduleP2pTasksToPlan: addP2pToPlan once per round of    \
+     * comm->p2pSchedule with a send or a receive; AlltoAll has every rank,  \
+     * itself included, SendRecv one). Fitted to the -g 8 alltoall_perf      \
+     * table of a100sxm4-40gb-x8-nvswitch-1node-azure-* (86-89 us flat to     \
+     * 128 KiB: 87.2 / 8 - 4.4 = 6.5 us for 8 rounds). */                    \
+    CS_PARAM(LAT_LAUNCH_CPU_P2P, "lat.launch.cpu.p2p", 0.8, "us",              \
+             "extra host time per GPU of a thread for each peer round of a point-to-point call (AlltoAll: every rank)") \
     /* Fitted to a100x8-nvswitch-allreduce-1node-* and                        \
      * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* (LL times); NCCL's      \
      * own estimate of the same step is hwLat[NVLINK][Ring][LL] = 0.6 us      \

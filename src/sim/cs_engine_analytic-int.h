@@ -21,6 +21,7 @@ typedef struct {
     int nranks, nnodes, ppn;
     int arch;                 /* 0 sm70, 1 sm80, 2 sm90, 3 sm100 */
     gboolean mnnvl;           /* nodes joined by NVLink: one NVLink domain */
+    int gpus_per_thread;      /* GPUs one host thread launches (the layout's nccl-tests -g); 0 = 1 */
 
     cs_transport_t intra_xport;
     double intra_bw;          /* busiest intra-node ring edge, all channels; 0 = none */
@@ -71,6 +72,7 @@ typedef enum {
     CS_LIMIT_SM,              /* the channels' SM throughput */
     CS_LIMIT_MEM,             /* GPU memory */
     CS_LIMIT_NVLS,            /* NVLink ports at the NVLS rate */
+    CS_LIMIT_HOST,            /* the host thread issuing its GPUs' kernels (the process layout) */
 } cs_limit_kind_t;
 
 typedef struct {

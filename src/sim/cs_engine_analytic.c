@@ -423,6 +423,7 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
     h.nranks = info->nranks;
     h.nnodes = info->nnodes;
     h.ppn = info->ppn;
+    h.gpus_per_thread = info->gpus_per_thread;
     h.arch = arch_group(info->cc);
     h.intra_xport = info->intra_transport;
 
@@ -890,16 +891,20 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
     c.chunk = d->chunk_bytes > 0 ? (double)d->chunk_bytes : c.S / c.nch;
     c.fab = c.N > 1 ? fab : NULL;
     c.lim.kind = CS_LIMIT_NONE;
-    /* The nccl-tests command collsim prints: one process driving every GPU
-     * of a single node (-g ppn), one process per GPU across nodes. */
-    int gpus_per_proc = hw->nnodes == 1 ? hw->ppn : 1;
-    c.launch = (par(p, CS_P_LAT_LAUNCH) + (gpus_per_proc - 1) * par(p, CS_P_LAT_LAUNCH_PER_GPU)) * US;
+    /* The GPU's side of a call (its kernel's launch and completion), and
+     * the host's: the thread that drives the most GPUs issues their parts
+     * one after the other (the process layout, cs_comm_set_layout). The
+     * timed loop issues calls back to back, so a call takes the longer of
+     * the two (cs_params_launch_host_s). */
+    c.launch = par(p, CS_P_LAT_LAUNCH) * US;
+    int rounds = coll == CS_COLL_ALLTOALL ? c.n : coll == CS_COLL_SENDRECV ? 1 : 0;
+    double host = cs_params_launch_host_s(p, hw->gpus_per_thread, c.N > 1, rounds);
 
     double t;
     if (c.n <= 1) {
         /* One rank: NCCL copies the buffer when out-of-place. */
-        time_s[CS_OOP] = c.launch + 2 * c.S / hw->mem_bw;
-        time_s[CS_INP] = c.launch;
+        time_s[CS_OOP] = MAX(host, c.launch + 2 * c.S / hw->mem_bw);
+        time_s[CS_INP] = MAX(host, c.launch);
         if (limit_p != NULL) {
             memset(limit_p, 0, sizeof *limit_p);
             limit_p->kind = CS_LIMIT_MEM;
@@ -944,11 +949,17 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
                     "exclude it with NCCL_COLLNET_ENABLE=0 or NCCL_ALGO", cs_algo_name(d->algo));
         return FALSE;
     }
+    if (host > t) {
+        /* the GPUs wait for the host: its issue rate is the call's time */
+        t = host;
+        c.lim.kind = CS_LIMIT_HOST;
+        c.lim.spb = 0;
+    }
     time_s[CS_OOP] = t;
     time_s[CS_INP] = t;
     if (limit_p != NULL) {
         *limit_p = c.lim;
-        limit_p->busy = t > 0 ? c.S * c.lim.spb / t : 0;
+        limit_p->busy = c.lim.kind == CS_LIMIT_HOST ? 1.0 : t > 0 ? c.S * c.lim.spb / t : 0;
     }
     return TRUE;
 }
@@ -1016,6 +1027,12 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
         return g_strdup("GPU memory");
     case CS_LIMIT_NVLS:
         return g_strdup_printf("NVLink ports at the NVLS rate (eff.nvls.%s)", arch[MAX(2, hw->arch)]);
+    case CS_LIMIT_HOST: {
+        int g = MAX(1, hw->gpus_per_thread);
+        return g_strdup_printf("host launch: one thread issues %d GPU%s' kernels per call (nccl-tests -g %d, "
+                               "lat.launch.cpu%s)", g, g == 1 ? "" : "s", g,
+                               d->algo == CS_ALGO_P2P ? ", planning every peer's sends: lat.launch.cpu.p2p" : "");
+    }
     case CS_LIMIT_NONE:
         break;
     }
@@ -1109,7 +1126,9 @@ static char *analytic_bottleneck_note(void *state)
     const analytic_state_t *s = state;
     if (!s->have || s->lim.busy < NOTE_BUSY)
         return NULL;
-    gboolean worth = s->lim.kind == CS_LIMIT_NIC;
+    /* the host's issue rate is set by the process layout, not by the
+     * machine: worth saying which layout the times assume */
+    gboolean worth = s->lim.kind == CS_LIMIT_NIC || s->lim.kind == CS_LIMIT_HOST;
     if (s->lim.kind == CS_LIMIT_FABRIC && s->fab.res >= 0 && s->fab.res < s->topo->nlinks) {
         const cs_link_t *l = &s->topo->links[s->fab.res];
         worth = s->fab.spb > s->fab.nic_spb * (1 + 1e-6) ||

@@ -76,6 +76,11 @@ static inline int cs_flow_res_mem(const cs_flow_net_t *n, int rank) { return n->
 double cs_flow_proto_eff(const cs_flow_net_t *n, cs_proto_t pr);
 double cs_flow_channel_bw(const cs_flow_net_t *n, cs_proto_t pr);
 double cs_flow_launch(const cs_flow_net_t *n);
+/* The host's side of a call (seconds): the thread that drives the most
+ * GPUs issues their parts one after the other (the communicator's process
+ * layout, cs_comm_set_layout); calls timed back to back take at least
+ * this each (cs_params_launch_host_s). */
+double cs_flow_launch_host(const cs_flow_net_t *n);
 /* Channels 0..nch-1 of 'algo' (Tree; else Ring) as NCCL's search built
  * them (cs_comm_chan_order; nch x nranks, g_free it): cs_program_new's
  * orders. */
@@ -199,6 +204,11 @@ typedef struct {
     /* runs its events at time t (none is earlier); FALSE with err when
      * the run cannot go on (a QP ran out of retries) */
     gboolean (*run)(void *ctx, cs_time_t t, GError **err);
+    /* The transport models the receivers' side from the NIC inward (a
+     * receive path draining at its links' rate): those links leave the
+     * lanes' fair shares, so a slow receiver holds its senders back
+     * through the transport, not by a share they know. */
+    gboolean rx_path;
 } cs_flow_xport_t;
 
 void cs_flow_set_xport(cs_flow_t *f, const cs_flow_xport_t *x, void *ctx);

@@ -105,6 +105,7 @@ typedef struct {
     cs_time_t spread;            /* ... the widest range of latencies averaged */
     double spread_rel;           /* ... and relative to their mean */
     cs_time_t start, gap;        /* first launch; launch (+ NVLS round, or a 1-rank copy) per call */
+    cs_time_t host;              /* the host's issue period: call k starts at start + k host at the earliest */
     int iters, iter;
     int unfinished;              /* lanes with ops left in this call */
     gint64 inflight;             /* its arrival events not yet processed */
@@ -1014,7 +1015,8 @@ static void job_check_end(cs_flow_t *f, int j)
                       (double)f->now / CS_PS_PER_S);
     J->call_start = -1;
     if (++J->iter < J->iters) {
-        push_start(f, j, f->now + J->gap);
+        /* the next call's kernel, once the host has issued it */
+        push_start(f, j, MAX(f->now, J->start + J->iter * J->host) + J->gap);
         return;
     }
     J->done = TRUE;
@@ -1130,7 +1132,7 @@ static void edge_from(cs_flow_t *f, const fjob_t *J, const cs_flow_edge_t *eb, d
             xlat += l->lat + (f->topo->devs[l->dst].kind == CS_DEV_SWITCH ? f->topo->fabric.switch_lat : 0);
             continue;
         }
-        if (f->xport != NULL && e->xsrc >= 0 && x.res < f->topo->nlinks)
+        if (f->xport != NULL && f->xport->rx_path && e->xsrc >= 0 && x.res < f->topo->nlinks)
             continue;   /* the receiver's links from its NIC inward: the transport's receive path drains at
                          * their rate, so a slow receiver holds its senders back through the fabric's flow
                          * control (pauses, credits), as on hardware, not by a fair share the senders know */
@@ -2020,6 +2022,7 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
     J->start = (cs_time_t)llround(t->start_s * CS_PS_PER_S);
     J->call_start = -1;
     double gap = cs_flow_launch(net);
+    J->host = (cs_time_t)llround(cs_flow_launch_host(net) * CS_PS_PER_S);
     if (info->nranks <= 1) {
         /* As the analytic engine: one rank copies the buffer. */
         gap += 2.0 * (double)call->nccl_bytes / f->res_cap[job_mem(f, J, 0)];
@@ -2234,8 +2237,11 @@ static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_e
     if (!cs_flow_simulate(f, call, job->exact ? CS_FLOW_FOLD_EXACT : CS_FLOW_FOLD_AUTO, &st, err))
         return FALSE;
     f->last_cpu = cs_engine_cpu_seconds() - t0;
-    time_s[CS_OOP] = st.time_s;
-    time_s[CS_INP] = st.time_s;
+    /* calls timed back to back: the host issues one at most every
+     * cs_flow_launch_host (its process layout), the GPUs wait for it */
+    double t = MAX(st.time_s, cs_flow_launch_host(&f->net));
+    time_s[CS_OOP] = t;
+    time_s[CS_INP] = t;
     return TRUE;
 }
 

@@ -135,10 +135,29 @@ void cs_flow_net_clear(cs_flow_net_t *f)
 
 double cs_flow_launch(const cs_flow_net_t *f)
 {
-    /* As the analytic engine: one process drives every GPU of a single
-     * node (nccl-tests -g ppn), one process per GPU across nodes. */
-    int gpus_per_proc = f->info->nnodes == 1 ? f->info->ppn : 1;
-    return (par(f, CS_P_LAT_LAUNCH) + (gpus_per_proc - 1) * par(f, CS_P_LAT_LAUNCH_PER_GPU)) * US;
+    /* As the analytic engine: the GPU's side of a call; the host's is
+     * cs_flow_launch_host */
+    return par(f, CS_P_LAT_LAUNCH) * US;
+}
+
+double cs_flow_launch_host(const cs_flow_net_t *f)
+{
+    /* As the analytic engine (cs_params_launch_host_s): a thread issues
+     * its GPUs' parts one after the other, with their proxy operations
+     * when the call reaches another node through a NIC. */
+    gboolean net = FALSE;
+    const cs_topo_t *t = f->topo;
+    int node0 = cs_topo_rank_dev(t, 0)->node;
+    for (int r = 1; r < f->info->nranks && !net; r++) {
+        if (cs_topo_rank_dev(t, r)->node == node0)
+            continue;
+        cs_link_choice_t x;
+        cs_comm_pair(f->comm, 0, r, &x);
+        net = x.transport == CS_XPORT_NET_IB || x.transport == CS_XPORT_NET_SOCKET;
+        break;
+    }
+    int rounds = f->coll == CS_COLL_ALLTOALL ? f->info->nranks : f->coll == CS_COLL_SENDRECV ? 1 : 0;
+    return cs_params_launch_host_s(f->par, f->info->gpus_per_thread, net, rounds);
 }
 
 /* ---- edges: the resources and costs of one ring edge ------------------- */

@@ -26,7 +26,12 @@ sed -n 2p a.txt | grep -q '^# Collective test starting: all_reduce_perf$' && ok 
 grep -q '^# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 0 graph: 0 unalign: 0$' a.txt \
     && ok nthread-line || bad nthread-line
 [ "$(grep -c '^#  Rank ' a.txt)" -eq 8 ] && ok ranks || bad ranks
-grep -q '^# nccl-tests command: all_reduce_perf -b 8 -e 128M -f 2 -g 8$' a.txt && ok nccl-tests-command || bad nccl-tests-command
+# one process per GPU unless the scenario says otherwise (issue 12 item 2)
+grep -q '^# nccl-tests command: mpirun -np 8 -N 8 all_reduce_perf -b 8 -e 128M -f 2 -g 1$' a.txt && ok nccl-tests-command || bad nccl-tests-command
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 8 --procs-per-node 1 >a1.txt &&
+    grep -q '^# nccl-tests command: all_reduce_perf -b 8 -e 8 -i 1M -g 8$' a1.txt && ok nccl-tests-command-g8 || bad nccl-tests-command-g8
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 8 -t 2 -g 4 >a2.txt &&
+    grep -q '^# nccl-tests command: all_reduce_perf -b 8 -e 8 -i 1M -g 4 -t 2$' a2.txt && ok nccl-tests-command-t2 || bad nccl-tests-command-t2
 grep -q '^# transports: P2P/NVL' a.txt && ok transports || bad transports
 [ "$(rows a.txt)" -eq 25 ] && ok row-count || bad row-count
 grep -q '^# Out of bounds values : N/A$' a.txt && ok oob || bad oob
@@ -77,7 +82,7 @@ cmp -s a.txt b.txt && ok deterministic || bad deterministic
     grep -q 'starting: all_gather_perf$' g.txt && ok allgather-row || bad allgather-row
 "$COLLSIM" run --topo dgx-h100 --op broadcast -r 3 -d half -b 64K -e 64K >r.txt &&
     grep -v '^#' r.txt | awk '{ exit !($2 == 32768 && $3 == "half" && $4 == "none" && $5 == 3) }' &&
-    grep -q 'broadcast_perf -b 64K -e 64K -i 1M -g 8 -d half -r 3$' r.txt && ok broadcast-row || bad broadcast-row
+    grep -q 'broadcast_perf -b 64K -e 64K -i 1M -g 1 -d half -r 3$' r.txt && ok broadcast-row || bad broadcast-row
 
 "$COLLSIM" run --topo dgx-h100 -g 4 -b 1M -e 1M >g4.txt && [ "$(grep -c '^#  Rank ' g4.txt)" -eq 4 ] &&
     grep -q 'nGpus 4 ' g4.txt && ok gpus-4 || bad gpus-4

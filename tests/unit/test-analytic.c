@@ -190,11 +190,12 @@ static double time_of(const cs_analytic_hw_t *hw, cs_coll_t coll, cs_algo_t a, c
 
 /* ---- oracles ---------------------------------------------------------- */
 
-/* Launch cost: one process drives every GPU of a single node (-g ppn), one
- * process per GPU across nodes. */
-static double launch(int gpus_per_proc)
+/* Launch cost: the GPU's side of a call. The host's (one process per GPU
+ * in these fixtures: lat.launch.cpu per call) is below every time priced
+ * here; test_host_launch prices the layouts where it binds. */
+static double launch(void)
 {
-    return (par(CS_P_LAT_LAUNCH) + (gpus_per_proc - 1) * par(CS_P_LAT_LAUNCH_PER_GPU)) * US;
+    return par(CS_P_LAT_LAUNCH) * US;
 }
 
 /* A ring's time (docs/model-analytic.md, "Ring AllReduce, AllGather,
@@ -240,7 +241,7 @@ static void test_pcie_ring(void)
     double S = 1 << 30;
     double h = 200e-9 + (par(CS_P_LAT_HOP_PCIE) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
     /* One node keeps every hop's latency, however large the slices. */
-    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + 2 * h + S / B);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch() + 2 * h + S / B);
     /* Large sizes: busbw (= algbw for n = 2) tends to the link rate. */
     double big = 1e15;
     double tb = time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, big);
@@ -250,13 +251,13 @@ static void test_pcie_ring(void)
      * move less: the lower binds. */
     double hll = 200e-9 + (par(CS_P_LAT_HOP_PCIE) + par(CS_P_LAT_SYNC_LL)) * US;
     double bll = MIN(B * par(CS_P_PROTO_EFF_LL), 2 * par(CS_P_CH_LL_SM90) * GB);
-    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 2, 512, 0, S), launch(2) + 2 * hll + S / bll);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 2, 512, 0, S), launch() + 2 * hll + S / bll);
 
     /* Broadcast over the 2-rank chain: 1 step, S over the one edge 0 -> 1,
      * which has its links to itself as in the ring; no fill with a single
      * stage. */
     assert_rel(hw.chain_bw, B);
-    assert_rel(time_of(&hw, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + h + S / B);
+    assert_rel(time_of(&hw, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch() + h + S / B);
 }
 
 /* Without P2P the edges go up to the CPU and down again: in the ring the
@@ -280,8 +281,8 @@ static void test_shm_ring(void)
     /* AllGather, n = 2: 1 step, S/2 per rank. */
     double S = 256 << 20;
     double h = 400e-9 + (par(CS_P_LAT_HOP_SHM) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
-    assert_rel(time_of(&hw, CS_COLL_ALLGATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + h + S / 2 / B);
-    assert_rel(time_of(&hw, CS_COLL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch(2) + h + S / Bc);
+    assert_rel(time_of(&hw, CS_COLL_ALLGATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch() + h + S / 2 / B);
+    assert_rel(time_of(&hw, CS_COLL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch() + h + S / Bc);
 }
 
 /* 8 GPUs on one NVSwitch: each GPU's NVLink port carries one ring edge out
@@ -298,7 +299,7 @@ static void test_nvswitch(void)
     assert_rel(hw.chain_bw, B);
     assert_rel(hw.nvls_bw, 450e9 * par(CS_P_EFF_NVLS_SM90));
 
-    double L = launch(8), S = 1 << 30;
+    double L = launch(), S = 1 << 30;
     double hs = (par(CS_P_LAT_HOP_NVLINK) + par(CS_P_LAT_SYNC_SIMPLE_NVLINK) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
     g_assert_cmpfloat(16 * par(CS_P_CH_SIMPLE_SM90) * GB, >, B);
     assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 16, 512, 0, S),
@@ -371,7 +372,7 @@ static void test_net(void)
     g_assert_cmpint(hw.tree_degsum, ==, 2);
     g_assert_cmpint(hw.tree_depth, ==, 1);
 
-    double L = launch(1), S = 1 << 30;
+    double L = launch(), S = 1 << 30;
     double h = swlat + (par(CS_P_LAT_HOP_NET) + par(CS_P_LAT_SYNC_SIMPLE) + par(CS_P_LAT_NET_SIMPLE)) * US;
     assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), L + S / B);
     /* Across nodes a step's second slice covers the hop at 1 GiB; at

@@ -270,7 +270,8 @@ static void test_line_errors(void)
                  "[output] or [job NAME]");
     expect_error("[collective]\nmax-bytes = 1M\n",
                  "s.ini:2: unknown key 'max-bytes' in [collective]; expected one of op, datatype, redop, root, "
-                 "minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, agg-iters");
+                 "minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, agg-iters, procs-per-node, "
+                 "nthreads");
     expect_error("op = allreduce\n", "s.ini:1: key 'op' comes before any group; expected a [group] line first");
     expect_error("[collective]\niters = 5\n[scenario]\nseed = 2\n[collective]\niters = 6\n",
                  "s.ini:6: key 'iters' in [collective] was already set on line 2; expected each key once");
@@ -404,12 +405,12 @@ static void test_keys_and_flags(void)
             g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
         }
     }
-    g_assert_cmpint(n, ==, 35 + CS_FK_COUNT);   /* + [topology] nvlink-bridge */
+    g_assert_cmpint(n, ==, 37 + CS_FK_COUNT);   /* + [topology] nvlink-bridge, [collective] procs-per-node, nthreads */
     /* nccl-tests's letters */
     static const struct { const char *flag, *key; } letters[] = {
         { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },
         { "-n", "iters" }, { "-w", "warmup" }, { "-c", "check" }, { "-m", "agg-iters" }, { "-d", "datatype" },
-        { "-o", "redop" }, { "-r", "root" }, { "-g", "gpus" },
+        { "-o", "redop" }, { "-r", "root" }, { "-g", "gpus" }, { "-t", "nthreads" },
         { "--warmup_iters", "warmup" }, { "--agg_iters", "agg-iters" }, { "--ngpus", "gpus" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(letters); i++) {
