@@ -168,6 +168,7 @@ static const int roce_only_keys[] = {
     CS_FK_DCQCN_G, CS_FK_DCQCN_TIMER, CS_FK_DCQCN_BYTE_COUNTER, CS_FK_DCQCN_F, CS_FK_DCQCN_CNP_GAP,
     CS_FK_DCQCN_RATE_REDUCE, CS_FK_DCQCN_ALPHA_PERIOD, CS_FK_DCQCN_MIN_DEC, CS_FK_SWITCH, CS_FK_SWITCH_BUFFER,
     CS_FK_PFC_ALPHA, CS_FK_PFC_HEADROOM, CS_FK_WATCHDOG, CS_FK_WATCHDOG_RESTORE,
+    CS_FK_NIC_RX_BUFFER,        /* on IB a NIC's receive buffer is its credits */
 };
 
 static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const cs_nccl_settings_t *s,
@@ -186,8 +187,9 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
             int k = roce_only_keys[i];
             if (c->set >> k & 1) {
                 g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is InfiniBand (credits per virtual "
-                            "lane): it has no PFC, ECN, DCQCN or Ethernet switch buffer; expected only mtu, "
-                            "cable-length, nic-rx-*, stall-*, recovery and ack-every on InfiniBand",
+                            "lane): it has no PFC, ECN, DCQCN, Ethernet switch buffer or NIC receive buffer apart "
+                            "from its credits; expected only mtu, cable-length, nic-rx-rate, stall-*, recovery "
+                            "and ack-every on InfiniBand",
                             c->origin[k]);
                 return FALSE;
             }
@@ -244,6 +246,19 @@ static double nic_rx_auto(const cs_topo_t *t, int nic)
     return bw * 8;
 }
 
+/* The link a NIC's receive path drains over: its slowest link into its
+ * host (-1: none). */
+static int nic_rx_link(const cs_topo_t *t, int nic)
+{
+    int best = -1;
+    for (int l = 0; l < t->nlinks; l++) {
+        const cs_link_t *k = &t->links[l];
+        if (k->kind != CS_LINK_NET && k->src == nic && (best < 0 || k->bw < t->links[best].bw))
+            best = l;
+    }
+    return best;
+}
+
 static int find_nic(const cs_topo_t *t, const char *name)
 {
     for (int d = 0; d < t->ndevs; d++)
@@ -273,36 +288,17 @@ static gboolean check_stall_nic(const cs_topo_t *t, const cs_fabric_cfg_t *c, GE
 }
 
 /* NICs' receive paths (nic-rx-rate, nic-rx-buffer) and the stalled one. */
-/* InfiniBand input buffers (switch ports and NICs), credits per VL: the
- * same buffering time as the only public figure, InfiniScale IV's 1000
- * credits (64 KB) per input port at QDR's 40 Gb/s ([IBM] modules.ini,
- * fabric-models.md section 4), 13.1 us of line rate, at the fabric's
- * fastest link; at least the fabric's longest credit loop at line rate
- * (a frame and a flow-control packet at the link's rate and the
- * propagation both ways: the cable from cable-length when given, else the
- * link's latency) and two frames. An assumption (no public per-port figure
- * for Quantum switches); test-pkt-credit checks smaller buffers against
- * the bandwidth-delay formula. */
+/* InfiniBand input buffers (switch ports and NICs), credits per VL: each
+ * link's receiving end holds the same buffering time at the link's rate
+ * as the only public figure, InfiniScale IV's 1000 credits (64 KB) per
+ * input port at QDR's 40 Gb/s ([IBM] modules.ini, fabric-models.md
+ * section 4): 13.1 us, and never less than the link's credit loop at line
+ * rate and two frames (cs_pkt_credit_cfg_t.buffer_s). An assumption (no
+ * public per-port figure for Quantum switches); test-pkt-credit checks
+ * smaller buffers against the bandwidth-delay formula. */
 #define IB_IS4_CREDITS 1000.0
 #define IB_IS4_BPS 40e9
-
-static guint32 ib_vl_blocks(const pk_t *pk)
-{
-    const cs_topo_t *t = pk->topo;
-    double frame = pk->fab.mtu * pk->fab.wire_ratio, loop_bytes = 0, fastest = 0;
-    for (int l = 0; l < t->nlinks; l++) {
-        const cs_link_t *k = &t->links[l];
-        if (k->kind != CS_LINK_NET)
-            continue;
-        double prop = pk->fab.cfg.cable_m >= 0 ? pk->fab.cfg.cable_m / 2e8
-                    : k->lat + (t->devs[k->dst].kind == CS_DEV_SWITCH ? t->fabric.switch_lat : 0);
-        double loop = (frame + CS_PKT_CREDIT_FC_WIRE) / k->bw + 2 * prop;
-        loop_bytes = MAX(loop_bytes, loop * k->bw + 2 * frame);
-        fastest = MAX(fastest, k->bw * 8);
-    }
-    double blocks = MAX(IB_IS4_CREDITS * fastest / IB_IS4_BPS, loop_bytes / CS_PKT_CREDIT_BLOCK);
-    return (guint32)MAX(ceil(blocks), 2.0 * cs_pkt_credit_blocks((guint32)ceil(frame)));
-}
+#define IB_BUFFER_S (IB_IS4_CREDITS * CS_PKT_CREDIT_BLOCK * 8 / IB_IS4_BPS)
 
 static gboolean build_hosts(pk_t *pk, GError **err)
 {
@@ -344,10 +340,9 @@ static gboolean build_net(pk_t *pk, GError **err)
     pk->net = cs_pkt_net_new();
     cs_pkt_net_set_seed(pk->net, pk->seed);
     if (pk->fab.ib) {
-        cs_pkt_credit_cfg_t cc = { .refresh_ps = 0 };
-        guint32 blocks = ib_vl_blocks(pk);
-        for (int v = 0; v < CS_PKT_PRIOS; v++)
-            cc.blocks[v] = blocks;
+        /* the largest frame: an MTU of payload with a RETH */
+        cs_pkt_credit_cfg_t cc = { .refresh_ps = 0, .buffer_s = IB_BUFFER_S,
+                                   .frame = pk->fab.mtu + CS_PKT_IB_OVERHEAD + CS_PKT_RETH };
         g_assert(cs_pkt_net_set_credit(pk->net, &cc) == 0);
     }
     pk->node_of_dev = g_new(int, MAX(1, t->ndevs));
@@ -449,16 +444,23 @@ static void qp_delivered(void *ctx, int qp, cs_time_t now);
 static void qp_failed(void *ctx, int qp, cs_time_t now);
 static const cs_pkt_qp_hooks_t qp_hooks = { qp_sent, qp_delivered, qp_failed };
 
-/* Adaptive routing: every shortest route between the two NICs (at most
- * AR_ROUTES) is an alternative for the QP's packets at each switch. */
+/* Adaptive routing: every shortest route between the two NICs (the first
+ * AR_ROUTES in the search's order, the QP's own always among them) is an
+ * alternative for the QP's packets at each switch. */
 #define AR_ROUTES 64
 
-static gboolean set_ar_routes(pk_t *pk, int qp, int src_nic, int dst_nic)
+static gboolean set_ar_routes(pk_t *pk, int qp, int src_nic, int dst_nic, const cs_path_t *own)
 {
     g_autofree cs_path_t *paths = g_new(cs_path_t, AR_ROUTES);
     int n = cs_path_net_all(pk->topo, src_nic, dst_nic, paths, AR_ROUTES);
     if (n <= 1)
         return TRUE;                  /* one route: nothing to choose */
+    /* the QP's own route is one of them (the first AR_ROUTES may leave it out) */
+    gboolean has = FALSE;
+    for (int i = 0; i < n && !has; i++)
+        has = paths[i].nhops == own->nhops && memcmp(paths[i].links, own->links, sizeof(int) * own->nhops) == 0;
+    if (!has)
+        paths[n - 1] = *own;
     g_autofree int *ports = g_new(int, (gsize)n * CS_PATH_MAX_HOPS), *off = g_new(int, n + 1);
     off[0] = 0;
     for (int i = 0; i < n; i++) {
@@ -510,7 +512,7 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
             route[k] = pk->port_of_link[p.links[k]];
         int id = cs_pkt_net_add_qp(pk->net, route, p.nhops, &qc);
         const char *why = id < 0 ? "the route has no way back for ACKs"
-                        : fab->ar && !set_ar_routes(pk, id, src_nic, dst_nic) ? "its adaptive routes are not routes"
+                        : fab->ar && !set_ar_routes(pk, id, src_nic, dst_nic, &p) ? "its adaptive routes are not routes"
                         : fab->dcqcn && cs_pkt_net_set_dcqcn(pk->net, id, &fab->dc) != 0
                             ? "DCQCN cannot be set up on it (no way back for CNPs, or invalid parameters)"
                             : NULL;
@@ -828,7 +830,9 @@ static void pool_guard_set(pk_t *pk)
 /* After build_net. */
 static void pool_guard_arm(pk_t *pk)
 {
-    cs_pkt_net_set_pool_limit(pk->net, pk->pool_cap >= (double)G_MAXSIZE ? 0 : (gsize)pk->pool_cap);
+    /* at least one packet: 0 would mean no limit */
+    cs_pkt_net_set_pool_limit(pk->net, pk->pool_cap <= 0 ? 0 : pk->pool_cap >= (double)G_MAXSIZE ? G_MAXSIZE
+                                                            : (gsize)MAX(1.0, pk->pool_cap));
 }
 
 static gboolean pool_guard(pk_t *pk, GError **err)
@@ -837,11 +841,12 @@ static gboolean pool_guard(pk_t *pk, GError **err)
     if (!cs_pkt_net_overflowed(pk->net))
         return TRUE;
     g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE,
-                "packet engine: at %.6f s the fabric holds %" G_GSIZE_FORMAT " packets (%.0f MiB), more than %s "
-                "leaves (%.0f MiB): its queues keep growing; try DCQCN (dcqcn = connectx), a smaller switch-buffer, "
-                "fewer nodes, or --model flow", (double)cs_pkt_net_now(pk->net) / CS_PS_PER_S, cap,
-                cap * PK_BYTES_PER_PKT / 1048576.0, pk->pool_why != NULL ? pk->pool_why : "the memory",
-                pk->pool_cap * PK_BYTES_PER_PKT / 1048576.0);
+                "packet engine: at %.6f s the fabric holds %" G_GSIZE_FORMAT " packets (%.3g MiB), more than %s "
+                "leaves (%.3g MiB): its queues keep growing; try %s", (double)cs_pkt_net_now(pk->net) / CS_PS_PER_S,
+                cap, cap * PK_BYTES_PER_PKT / 1048576.0, pk->pool_why != NULL ? pk->pool_why : "the memory",
+                pk->pool_cap * PK_BYTES_PER_PKT / 1048576.0,
+                pk->fab.ib ? "fewer nodes or --model flow"
+                           : "DCQCN (dcqcn = connectx), a smaller switch-buffer, fewer nodes, or --model flow");
     return FALSE;
 }
 
@@ -857,7 +862,11 @@ static gboolean x_run(void *ctx, cs_time_t t, GError **err)
     return FALSE;
 }
 
-static const cs_flow_xport_t pk_xport = { x_lane, x_send, x_rate, x_next, x_run };
+/* With the NICs' receive paths on (nic-rx-rate auto or a rate) they
+ * model the receivers' side; with them off the flow engine's shares keep
+ * the receivers' links. */
+static const cs_flow_xport_t pk_xport_rx = { x_lane, x_send, x_rate, x_next, x_run, TRUE };
+static const cs_flow_xport_t pk_xport_norx = { x_lane, x_send, x_rate, x_next, x_run, FALSE };
 
 /* ---- engine ops ---------------------------------------------------------- */
 
@@ -904,7 +913,7 @@ static pk_t *pk_new(const cs_topo_t *t, cs_flow_t *f, guint64 seed, pk_fabric_t 
     pk->seed = seed;
     pk->lanes = g_array_new(FALSE, TRUE, sizeof(pk_lane_t));
     pk->qps = g_array_new(FALSE, TRUE, sizeof(pk_qp_t));
-    cs_flow_set_xport(f, &pk_xport, pk);
+    cs_flow_set_xport(f, fab->cfg.nic_rx != CS_FABRIC_RX_OFF ? &pk_xport_rx : &pk_xport_norx, pk);
     return pk;
 }
 
@@ -976,7 +985,7 @@ static cs_link_stats_t *make_stats(pk_t *pk, double time_s)
         double bytes = 0;
         for (int p = 0; p < CS_PKT_PRIOS; p++)
             bytes += (double)cs_pkt_port_tx_bytes(pp, p);
-        bytes += (double)cs_pkt_port_ctrl_pkts(pp) * CS_PKT_PFC_WIRE;
+        bytes += (double)cs_pkt_port_ctrl_pkts(pp) * (pk->fab.ib ? CS_PKT_CREDIT_FC_WIRE : CS_PKT_PFC_WIRE);
         if (bytes <= 0)
             continue;
         cs_link_stat_t ls = {
@@ -984,6 +993,24 @@ static cs_link_stats_t *make_stats(pk_t *pk, double time_s)
             t->links[l].bw, bytes,
         };
         g_array_append_val(links, ls);
+    }
+    /* the receive paths' bytes on the links they drain over (the flow
+     * engine's shares leave those links to them, pk_xport_rx) */
+    for (int d = 0; d < t->ndevs && pk->fab.cfg.nic_rx != CS_FABRIC_RX_OFF; d++) {
+        int node = pk->node_of_dev[d], l = t->devs[d].kind == CS_DEV_NIC && node >= 0 ? nic_rx_link(t, d) : -1;
+        double bytes = l >= 0 ? (double)cs_pkt_net_host_delivered(pk->net, node) : 0;
+        if (bytes <= 0)
+            continue;
+        g_autofree char *name = cs_flow_res_name(t, l);
+        guint i = 0;
+        while (i < links->len && strcmp(g_array_index(links, cs_link_stat_t, i).name, name) != 0)
+            i++;
+        if (i < links->len) {
+            g_array_index(links, cs_link_stat_t, i).bytes += bytes;
+        } else {
+            cs_link_stat_t ls = { g_steal_pointer(&name), t->links[l].bw, bytes };
+            g_array_append_val(links, ls);
+        }
     }
     st->n = (int)links->len;
     st->links = (cs_link_stat_t *)g_array_free(links, FALSE);
@@ -1178,14 +1205,15 @@ static char **ib_notes(const pk_t *pk)
 {
     const pk_fabric_t *f = &pk->fab;
     const cs_fabric_cfg_t *c = &f->cfg;
-    guint32 blocks = ib_vl_blocks(pk);
     GPtrArray *n = g_ptr_array_new();
     g_ptr_array_add(n, g_strdup_printf(
-        "packet engine: InfiniBand, MTU %u, data on VL %d (%s); credit flow control: %u credits of 64 B (%.4g KB) "
-        "per VL at every switch input port and NIC (InfiniScale IV's buffering time at the fastest link, "
-        "docs/model-packet.md), flow-control packets on change and every %.4g us; lossless, no pause; %d QP%s "
-        "per connection%s, an ACK every %u packet%s, %s, retransmission timeout 4.096 us x 2^%d, %d retries",
-        f->mtu, f->prio, f->prio_why, blocks, blocks * 64 / 1e3, CS_PKT_CREDIT_REFRESH_DEFAULT / 1e6, f->qps,
+        "packet engine: InfiniBand, MTU %u, data on VL %d (%s); credit flow control: per VL at every switch input "
+        "port and NIC, %.3g us of the link's rate in 64-B credits (InfiniScale IV's buffering time, "
+        "docs/model-packet.md; %.4g KB at 400 Gb/s), flow-control packets on change and every %.4g us; lossless, "
+        "no pause; %d QP%s per connection%s, an ACK every %u packet%s, %s, retransmission timeout 4.096 us x 2^%d, "
+        "%d retries",
+        f->mtu, f->prio, f->prio_why, IB_BUFFER_S * 1e6, 400e9 / 8 * IB_BUFFER_S / 1e3,
+        CS_PKT_CREDIT_REFRESH_DEFAULT / 1e6, f->qps,
         f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn") : "",
         f->ack_interval, f->ack_interval > 1 ? "s" : "",
         c->recovery == CS_FABRIC_SELECTIVE_REPEAT ? "selective repeat" : "go-back-N", f->timeout_exp, f->retry_cnt));

@@ -106,7 +106,6 @@ void cs_pkt_credit_release(cs_pkt_credit_t *c, int vl, guint32 wire, cs_time_t n
     g_return_if_fail(c->used[vl] >= b);
     c->used[vl] -= b;
     c->freed[vl] += b;
-    c->fc_sent[vl]++;
     c->send(c->ctx, c->id, vl, now);
 }
 
@@ -126,7 +125,6 @@ void cs_pkt_credit_event(cs_pkt_credit_t *c, cs_event_t *ev)
         if (c->used[v] == 0)
             continue;
         busy = TRUE;
-        c->fc_sent[v]++;
         c->send(c->ctx, c->id, v, ev->time);
     }
     if (busy)
@@ -134,6 +132,7 @@ void cs_pkt_credit_event(cs_pkt_credit_t *c, cs_event_t *ev)
 }
 
 guint64 cs_pkt_credit_fc_sent(const cs_pkt_credit_t *c, int vl) { return c->fc_sent[vl]; }
+void cs_pkt_credit_fc_count(cs_pkt_credit_t *c, int vl) { c->fc_sent[vl]++; }
 
 cs_time_t cs_pkt_credit_starved_ps(const cs_pkt_credit_t *c, int vl, cs_time_t now)
 {

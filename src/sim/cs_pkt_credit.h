@@ -84,6 +84,9 @@ guint32 cs_pkt_credit_buffer(const cs_pkt_credit_t *c, int vl);
 /* The refresh timer (CS_PKT_EV_CREDIT_REFRESH). */
 void cs_pkt_credit_event(cs_pkt_credit_t *c, cs_event_t *ev);
 
+/* The network put a new flow-control packet on the wire for 'vl' (an
+ * update written into one still waiting is not another packet). */
+void cs_pkt_credit_fc_count(cs_pkt_credit_t *c, int vl);
 /* Counters: flow-control packets sent for this link; time the sender
  * had a packet waiting on 'vl' without credits for it (credit-starved),
  * up to 'now'. The starved clock runs from cs_pkt_credit_starve (the port

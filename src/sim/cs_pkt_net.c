@@ -1,6 +1,8 @@
 /* The minimal packet network (see cs_pkt_net.h). */
 #include "config.h"
 
+#include <math.h>
+
 #include "sim/cs_pkt_net-int.h"
 
 static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
@@ -118,8 +120,21 @@ int cs_pkt_net_add_link(cs_pkt_net_t *net, int from, int to, const cs_pkt_port_c
         return -1;
     link_t l = { .from = from, .to = to, .port = port, .mmu_port = -1, .rev = -1, .last_tx = -1 };
     l.pfc = cs_pkt_pfc_new(id, port, net->evq, &net->pfc_cfg, pfc_send, net);
-    if (net->credit)
-        l.cred = cs_pkt_credit_new(id, net->credit_cfg.blocks, net->credit_cfg.refresh_ps, net->evq, credit_send, net);
+    if (net->credit) {
+        const cs_pkt_credit_cfg_t *cc = &net->credit_cfg;
+        guint32 blocks[CS_PKT_PRIOS];
+        for (int v = 0; v < CS_PKT_PRIOS; v++)
+            blocks[v] = cc->blocks[v];
+        if (cc->buffer_s > 0) {
+            /* this link's rate and cable: rate x buffer_s, at least its loop and two frames */
+            double bps = (double)cfg->rate_bps / 8, prop = (double)cfg->prop_ps / CS_PS_PER_S;
+            double loop = (cc->frame + CS_PKT_CREDIT_FC_WIRE) / bps + 2 * prop;
+            double bytes = MAX(bps * cc->buffer_s, loop * bps + 2.0 * cc->frame);
+            for (int v = 0; v < CS_PKT_PRIOS; v++)
+                blocks[v] = (guint32)ceil(bytes / CS_PKT_CREDIT_BLOCK);
+        }
+        l.cred = cs_pkt_credit_new(id, blocks, cc->refresh_ps, net->evq, credit_send, net);
+    }
     cs_pkt_pfc_set_still(l.pfc, pfc_still);
     if (!node_of(net, from)->host)
         cs_pkt_pfc_set_watchdog(l.pfc, net_storm);   /* switch egress: its watchdog, when configured */
@@ -189,7 +204,8 @@ void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg)
 
 int cs_pkt_net_set_credit(cs_pkt_net_t *net, const cs_pkt_credit_cfg_t *cfg)
 {
-    g_return_val_if_fail(cfg->refresh_ps >= 0, -1);
+    g_return_val_if_fail(cfg->refresh_ps >= 0 && cfg->buffer_s >= 0, -1);
+    g_return_val_if_fail(cfg->buffer_s == 0 || cfg->frame > 0, -1);
     if (net->links->len > 0)
         return -1;
     for (guint i = 0; i < net->nodes->len; i++)
@@ -225,6 +241,7 @@ static void credit_send(void *ctx, int link, int vl, cs_time_t now)
         p->flow = (guint32)link;
         net->pause_alive++;
         l->fc_wait[vl] = p;
+        cs_pkt_credit_fc_count(l->cred, vl);
         cs_pkt_port_enqueue_ctrl(link_of(net, l->rev)->port, p, now);
     }
     p->psn = (guint32)v;
@@ -536,6 +553,12 @@ cs_time_t cs_pkt_net_credit_starved_ps(const cs_pkt_net_t *net, int link, int vl
 {
     const cs_pkt_credit_t *c = cred_of(net, link, vl);
     return c != NULL ? cs_pkt_credit_starved_ps(c, vl, net->now) : 0;
+}
+
+guint32 cs_pkt_net_credit_buffer(const cs_pkt_net_t *net, int link, int vl)
+{
+    const cs_pkt_credit_t *c = cred_of(net, link, vl);
+    return c != NULL ? cs_pkt_credit_buffer(c, vl) : 0;
 }
 
 guint32 cs_pkt_net_credit_used(const cs_pkt_net_t *net, int link, int vl)

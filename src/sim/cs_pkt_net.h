@@ -157,11 +157,19 @@ void cs_pkt_net_set_pfc(cs_pkt_net_t *net, const cs_pkt_pfc_cfg_t *cfg);
 typedef struct {
     guint32 blocks[CS_PKT_PRIOS];
     cs_time_t refresh_ps;             /* periodic update; 0: CS_PKT_CREDIT_REFRESH_DEFAULT */
+    /* > 0: instead of blocks[], each link's buffer per VL holds this long
+     * of its own line rate, and never less than its credit loop (a
+     * 'frame' and a flow-control packet at its rate, its propagation both
+     * ways) and two frames more */
+    double buffer_s;
+    guint32 frame;                    /* the largest frame, wire bytes (with buffer_s) */
 } cs_pkt_credit_cfg_t;
 int cs_pkt_net_set_credit(cs_pkt_net_t *net, const cs_pkt_credit_cfg_t *cfg);
 gboolean cs_pkt_net_credit(const cs_pkt_net_t *net);
 /* Per link and VL: flow-control packets sent back for it, time its sender
- * waited for credits with a packet ready, credits in use at its far end. */
+ * waited for credits with a packet ready, credits in use at its far end,
+ * and its buffer (credits). */
+guint32 cs_pkt_net_credit_buffer(const cs_pkt_net_t *net, int link, int vl);
 guint64 cs_pkt_net_credit_fc_sent(const cs_pkt_net_t *net, int link, int vl);
 cs_time_t cs_pkt_net_credit_starved_ps(const cs_pkt_net_t *net, int link, int vl);
 guint32 cs_pkt_net_credit_used(const cs_pkt_net_t *net, int link, int vl);

@@ -57,7 +57,7 @@ grep -q '^# packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING=0)' ar
     && grep -q 'packets sent another way by adaptive routing 0$' ar-0.txt && ok ar-off || bad ar-off
 
 # RoCE-only keys on InfiniBand: one line naming the key, exit 2, no output
-for f in "--pfc 3" "--dcqcn connectx" "--switch spectrum-4" "--ecn off"; do
+for f in "--pfc 3" "--dcqcn connectx" "--switch spectrum-4" "--ecn off" "--nic-rx-buffer 1M"; do
     # shellcheck disable=SC2086
     "$COLLSIM" run $T --nodes 2 --model packet -b 1M -e 1M $f >k.out 2>k.err
     rc=$?
