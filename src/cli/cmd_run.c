@@ -141,7 +141,7 @@ static gboolean job_view_build(const cs_scenario_t *s, const cs_scenario_job_t *
         return FALSE;
     }
     v->comm = cs_comm_new(v->topo, s->env, &e);
-    if (v->comm == NULL) {
+    if (v->comm == NULL || !cs_run_args_apply_layout(s, v->comm, &e)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: [job %s]: %s", sj->origin, sj->name, e->message);
         return FALSE;
     }
@@ -490,13 +490,15 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
 
     g_autofree char *command = cs_run_args_nccl_tests_command(s, topo->nnodes, topo->ngpus, cs_topo_node_gpus(topo, 0));
+    int layout_procs, layout_threads, layout_gpus;
+    cs_run_args_layout(s, cs_topo_node_gpus(topo, 0), &layout_procs, &layout_threads, &layout_gpus);
     cs_table_opts_t o = {
         .command = command,
         .topo_desc = topo->description,
-        .nthreads = 1,
-        /* as the equivalent nccl-tests command's -g (one process per GPU
-         * across nodes, one process per node otherwise) */
-        .ngpus = topo->nnodes > 1 ? 1 : cs_topo_node_gpus(topo, 0),
+        /* as the equivalent nccl-tests command's -t and -g (the process
+         * layout, cs_run_args_layout) */
+        .nthreads = layout_threads,
+        .ngpus = layout_gpus,
         .iters = s->iters,
         .warmup = s->warmup,
         .agg_iters = s->agg_iters,

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "io/cs_scenario-int.h"
 #include "io/cs_output.h"
+#include "io/cs_run_args.h"
 #include "cli/cs_commands.h"
 #include "io/cs_nccltests_log.h"
 #include "io/cs_scenario.h"
@@ -35,6 +36,7 @@ typedef struct {
     char *calibration;
     gboolean skip_unsupported;   /* leave out sizes the engine cannot price, with a note */
     cs_topo_spec_t topo;
+    char *procs_per_node, *nthreads;   /* the measured run's process layout; NULL = the scenario's */
     char *log;
 } validate_args_t;
 
@@ -112,6 +114,9 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
           "An NCCL variable the measured run had (repeatable; wins over [nccl])", "NCCL_X=VALUE" },
         { "model", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_model, "Engine that predicts (default: the scenario's, analytic)", "NAME" },
         { "calibration", 0, 0, G_OPTION_ARG_FILENAME, &a->calibration, "Parameter file (collsim calibrate)", "FILE" },
+        { "procs-per-node", 0, 0, G_OPTION_ARG_STRING, &a->procs_per_node,
+          "Processes per node of the measured run (1: one process driving every GPU with -g; default: one per GPU)", "N" },
+        { "nthreads", 't', 0, G_OPTION_ARG_STRING, &a->nthreads, "Threads per process of the measured run (nccl-tests -t)", "N" },
         { "skip-unsupported", 0, 0, G_OPTION_ARG_NONE, &a->skip_unsupported,
           "Leave out the sizes the engine cannot price (e.g. an algorithm it does not model), with a note, "
           "instead of failing", NULL },
@@ -630,6 +635,15 @@ static int validate(validate_args_t *a, GError **err)
     if (a->scenario != NULL && !cs_scenario_load(&s, a->scenario, err))
         goto out;
     cs_topo_spec_merge(&s.topo, &a->topo);
+    if (a->procs_per_node != NULL &&
+        !cs_scenario_set(&s, "collective", "procs-per-node", a->procs_per_node, "collsim: --procs-per-node", NULL, err)) {
+        g_prefix_error(err, "collsim: --procs-per-node: ");
+        goto out;
+    }
+    if (a->nthreads != NULL && !cs_scenario_set(&s, "collective", "nthreads", a->nthreads, "collsim: -t", NULL, err)) {
+        g_prefix_error(err, "collsim: -t: ");
+        goto out;
+    }
     /* the measured run's settings only: not this shell's environment */
     for (guint i = 0; i < a->envs->len; i++) {
         const char *kv = g_ptr_array_index(a->envs, i);
@@ -720,7 +734,7 @@ static int validate(validate_args_t *a, GError **err)
     }
 
     comm = cs_comm_new(topo, s.env, err);
-    if (comm == NULL)
+    if (comm == NULL || !cs_run_args_apply_layout(&s, comm, err))
         goto out;
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
@@ -811,6 +825,8 @@ int cs_cmd_validate(int argc, char **argv)
     g_free(a.svg_out);
     g_free(a.model);
     g_free(a.calibration);
+    g_free(a.procs_per_node);
+    g_free(a.nthreads);
     g_free(a.log);
     return status;
 }

@@ -54,7 +54,7 @@ gboolean cs_design_build(cs_design_t *d, const cs_scenario_t *s, GError **err)
         return FALSE;
     }
     d->comm = cs_comm_new(d->topo, s->env, err);
-    return d->comm != NULL;
+    return d->comm != NULL && cs_run_args_apply_layout(s, d->comm, err);
 }
 
 cs_engine_job_t cs_design_job(const cs_design_t *d, const cs_scenario_t *s)

@@ -189,7 +189,7 @@ static int print_result(const cs_real_opts_t *o, const guint64 *sizes, int nsize
     g_autofree char *command = cs_run_args_nccl_tests_command(s, nnodes, nranks, ppn);
     g_autofree char *desc = g_strdup_printf("measured on %d GPU(s), %d node(s): %s", nranks, nnodes, d0->name);
     cs_table_opts_t t = {
-        .command = command, .topo_desc = desc, .nthreads = 1, .ngpus = nnodes > 1 ? 1 : ppn,
+        .command = command, .topo_desc = desc, .nthreads = 1, .ngpus = 1,   /* one process per GPU */
         .iters = s->iters, .warmup = s->warmup, .agg_iters = s->agg_iters, .check = s->check,
         .minbytes = s->minbytes, .maxbytes = s->maxbytes, .stepbytes = s->stepbytes,
         .stepfactor = s->stepfactor, .extra_columns = s->extra_columns, .topo = NULL,

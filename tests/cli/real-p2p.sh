@@ -35,7 +35,7 @@ rows() { grep -v '^#' "$1"; }
 # mock: algbw 4194304 B / 500 us = 8.39 GB/s, busbw x 3/4 = 6.29
 real -g 4 --op alltoall -b 4M -e 4M -n 2 -w 1 >a.txt 2>a.err; r=$?
 [ $r = 0 ] && [ ! -s a.err ] && ok alltoall-exit || bad "alltoall-exit ($r: $(cat a.err))"
-grep -q '^# nccl-tests command: alltoall_perf -b 4M -e 4M .*-g 4 -n 2' a.txt && ok alltoall-command || bad alltoall-command
+grep -q '^# nccl-tests command: mpirun -np 4 -N 4 alltoall_perf -b 4M -e 4M .*-g 1 -n 2' a.txt && ok alltoall-command || bad alltoall-command
 rows a.txt | awk '{ n++; if ($1 != 4194304 || $2 != 262144 || $4 != "none" || $5 != -1 || $6 != "500.00" ||
         $7 != "8.39" || $8 != "6.29" || $9 != 0 || $10 != "500.00" || $11 != "8.39" || $12 != "6.29" ||
         $13 != "N/A" || $14 != "-") bad = 1 }
@@ -51,7 +51,7 @@ real -g 3 --op alltoall -b 1000 -e 1000 -n 1 -w 0 >r.txt 2>r.err; r=$?
 # sendrecv, 4 ranks, 4 MiB to rank+1: busbw = algbw; -o is printed
 real -g 4 --op sendrecv -o min -b 4M -e 4M -n 2 -w 1 >s.txt 2>s.err; r=$?
 [ $r = 0 ] && [ ! -s s.err ] && ok sendrecv-exit || bad "sendrecv-exit ($r: $(cat s.err))"
-grep -q '^# nccl-tests command: sendrecv_perf -b 4M -e 4M .*-g 4 -o min -n 2' s.txt \
+grep -q '^# nccl-tests command: mpirun -np 4 -N 4 sendrecv_perf -b 4M -e 4M .*-g 1 -o min -n 2' s.txt \
     && ok sendrecv-command || { bad sendrecv-command; grep command s.txt; }
 rows s.txt | awk '{ n++; if ($1 != 4194304 || $2 != 1048576 || $4 != "min" || $6 != "500.00" || $7 != "8.39" ||
         $8 != "8.39" || $9 != 0 || $12 != "8.39" || $13 != "N/A") bad = 1 }

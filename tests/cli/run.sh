@@ -23,7 +23,7 @@ if "$COLLSIM" run --topo dgx-h100 -b 8 -e 128M -f 2 >a.txt 2>a.err; then ok run-
 [ -s a.err ] && bad "run-stderr ($(cat a.err))" || ok run-stderr
 head -1 a.txt | grep -q '^# collsim 0.1.0 prediction (model: analytic) — not a measurement$' && ok first-line || bad first-line
 sed -n 2p a.txt | grep -q '^# Collective test starting: all_reduce_perf$' && ok test-name || bad test-name
-grep -q '^# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 0 graph: 0 unalign: 0$' a.txt \
+grep -q '^# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 0 graph: 0 unalign: 0$' a.txt \
     && ok nthread-line || bad nthread-line
 [ "$(grep -c '^#  Rank ' a.txt)" -eq 8 ] && ok ranks || bad ranks
 # one process per GPU unless the scenario says otherwise (issue 12 item 2)
@@ -85,7 +85,7 @@ cmp -s a.txt b.txt && ok deterministic || bad deterministic
     grep -q 'broadcast_perf -b 64K -e 64K -i 1M -g 1 -d half -r 3$' r.txt && ok broadcast-row || bad broadcast-row
 
 "$COLLSIM" run --topo dgx-h100 -g 4 -b 1M -e 1M >g4.txt && [ "$(grep -c '^#  Rank ' g4.txt)" -eq 4 ] &&
-    grep -q 'nGpus 4 ' g4.txt && ok gpus-4 || bad gpus-4
+    grep -q 'nGpus 1 ' g4.txt && grep -q 'mpirun -np 4 -N 4 all_reduce_perf .*-g 1' g4.txt && ok gpus-4 || bad gpus-4
 "$COLLSIM" run --topo dgx-h100 -t 2 -g 2 -b 1M -e 1M >t.txt && [ "$(grep -c '^#  Rank ' t.txt)" -eq 4 ] \
     && ok threads-times-gpus || bad threads-times-gpus
 "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1M -e 1M >n2.txt && [ "$(grep -c '^#  Rank ' n2.txt)" -eq 16 ] &&
