@@ -7,23 +7,7 @@
 # "collectives" copy each rank's input, so with several ranks the data check
 # must find exactly the elements other ranks should have contributed.
 set -u
-: "${COLLSIM:?}" "${top_builddir:?}"
-mock="$top_builddir/tests/unit/libcs-mock-cuda.so"
-if [ ! -f "$mock" ]; then
-    echo "skip: needs collsim built with CUDA and NCCL (the mock stands in for them)"
-    exit 77
-fi
-unset RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT OMPI_COMM_WORLD_RANK PMI_RANK COLLSIM_REAL_WORKER NCCL_DEBUG
-# (a sanitized collsim: its runtime need not come first)
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-# collsim's temporary files (NCCL's logs) go here, so that none may be left
-mkdir t && TMPDIR=$tmp/t && export TMPDIR
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+. "${top_srcdir:?}/tests/cli/real-mock-lib.sh"
 real() { LD_PRELOAD="$mock" "$COLLSIM" real "$@"; }
 rows() { grep -v '^#' "$1"; }
 

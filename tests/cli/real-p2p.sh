@@ -9,22 +9,7 @@
 # #wrong N/A (nccl-tests checks no in-place p2p result), a damaged element
 # counted, every send received.
 set -u
-: "${COLLSIM:?}" "${top_builddir:?}"
-mock="$top_builddir/tests/unit/libcs-mock-cuda.so"
-if [ ! -f "$mock" ]; then
-    echo "skip: needs collsim built with CUDA and NCCL (the mock stands in for them)"
-    exit 77
-fi
-unset RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT OMPI_COMM_WORLD_RANK PMI_RANK COLLSIM_REAL_WORKER NCCL_DEBUG \
-    MOCK_CORRUPT MOCK_HANG MOCK_INIT_HANG MOCK_P2P_DIR
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-mkdir t && TMPDIR=$tmp/t && export TMPDIR
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+. "${top_srcdir:?}/tests/cli/real-mock-lib.sh"
 # each run its own exchange directory, which must be empty afterwards
 real() { d=$(mktemp -d "$tmp/x.XXXXXX") && MOCK_P2P_DIR=$d LD_PRELOAD="$mock" "$COLLSIM" real "$@"; }
 drained() { [ -z "$(ls "$d")" ]; }
