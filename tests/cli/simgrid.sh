@@ -66,4 +66,17 @@ rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l <ag.err)" -eq 1 ] && [ ! -s ag.txt ] \
     && grep -q 'simgrid engine: NVLS allgather has no rank program' ag.err && ok "refuse-nvls-allgather: $(cat ag.err)" \
     || bad "refuse-nvls-allgather (exit $rc: $(cat ag.err))"
+# The process layout's host floor (one process driving 8 GPUs issues 8
+# kernels per call): the same small-call times as the flow engine, above
+# the one-process-per-GPU times.
+for m in flow simgrid; do
+    "$COLLSIM" run --topo dgx-h100 --procs-per-node 1 --model $m -b 8 -e 1K -f 8 >layout-$m.txt 2>&1 || bad "layout-$m"
+done
+"$COLLSIM" run --topo dgx-h100 --model simgrid -b 8 -e 8 >layout-default.txt 2>&1 || bad layout-default
+grep -v '^#' layout-flow.txt | awk '{print $6}' >layout-flow.t
+grep -v '^#' layout-simgrid.txt | awk '{print $6}' >layout-simgrid.t
+paste layout-flow.t layout-simgrid.t | awk '{ n++; if ($1 != $2) b = 1 } END { exit (n < 2 || b) }' \
+    && awk -v a="$(grep -v '^#' layout-simgrid.txt | awk 'NR == 1 { print $6 }')" \
+           -v b="$(grep -v '^#' layout-default.txt | awk 'NR == 1 { print $6 }')" 'BEGIN { exit !(a > b) }' \
+    && ok layout-host-floor || bad layout-host-floor
 exit $fail
