@@ -628,6 +628,7 @@ static int validate(validate_args_t *a, GError **err)
     g_autoptr(cs_nccltests_log_t) log = NULL;
     g_autoptr(cs_topo_t) topo = NULL;
     g_autoptr(cs_comm_t) comm = NULL;
+    g_autofree char *layout_from = NULL;   /* where the measured run's process layout came from */
     int status = 2;
 
     if (!check_outputs(a, err))
@@ -668,7 +669,7 @@ static int validate(validate_args_t *a, GError **err)
     cs_nccltests_hint_t hint = { .has_coll = FALSE };
     if (a->op != NULL && !cs_coll_parse(a->op, &hint.coll)) {
         cs_set_flag_error(err, "--op", "unknown collective '%s'; expected broadcast, reduce, allgather, "
-                          "reducescatter or allreduce", a->op);
+                          "reducescatter, allreduce, sendrecv or alltoall", a->op);
         goto out;
     }
     hint.has_coll = a->op != NULL;
@@ -733,6 +734,30 @@ static int validate(validate_args_t *a, GError **err)
         }
     }
 
+    /* The measured run's process layout: the flags, the scenario, else the
+     * log's own "# nThread T nGpus G" when every compared table says the
+     * same and it divides the nodes' GPUs (else one process per GPU) */
+    if (a->procs_per_node != NULL || a->nthreads != NULL)
+        layout_from = g_strdup("as --procs-per-node / -t say");
+    else if (s.procs_per_node > 0 || s.nthreads > 0)
+        layout_from = g_strdup("as the scenario says");
+    else if (cmp->len > 0) {
+        const cs_result_t *m0 = g_array_index(cmp, compared_t, 0).measured;
+        int th = m0->proc_threads, g = m0->proc_gpus, gpn = topo->ngpus / MAX(1, topo->nnodes);
+        for (guint i = 1; i < cmp->len; i++) {
+            const cs_result_t *m = g_array_index(cmp, compared_t, i).measured;
+            if (m->proc_threads != th || m->proc_gpus != g)
+                th = g = 0;
+        }
+        if (th > 0 && g > 0 && th * g > 1 && gpn % (th * g) == 0) {
+            g_autofree char *ppn = g_strdup_printf("%d", gpn / (th * g)), *nt = g_strdup_printf("%d", th);
+            if (!cs_scenario_set(&s, "collective", "procs-per-node", ppn, "the log's nThread/nGpus line", NULL, err) ||
+                (th > 1 && !cs_scenario_set(&s, "collective", "nthreads", nt, "the log's nThread/nGpus line", NULL,
+                                            err)))
+                goto out;
+            layout_from = g_strdup_printf("from the log's \"nThread %d nGpus %d\"", th, g);
+        }
+    }
     comm = cs_comm_new(topo, s.env, err);
     if (comm == NULL || !cs_run_args_apply_layout(&s, comm, err))
         goto out;
@@ -743,6 +768,13 @@ static int validate(validate_args_t *a, GError **err)
                                      err);
         if (c->predicted == NULL)
             goto out;
+        int gpn = topo->ngpus / MAX(1, topo->nnodes);
+        int procs = s.procs_per_node > 0 ? s.procs_per_node : s.nthreads > 0 ? 1 : gpn;
+        int threads = MAX(1, s.nthreads);
+        cs_result_add_note(c->predicted, "process layout: %d process%s per node, %d thread%s x %d GPU%s each (%s)",
+                           procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s",
+                           gpn / MAX(1, procs * threads), gpn / MAX(1, procs * threads) == 1 ? "" : "s",
+                           layout_from != NULL ? layout_from : "nccl-tests' multi-node default: one per GPU");
         c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
         if (c->v == NULL)
             goto out;

@@ -45,6 +45,7 @@ typedef struct {
     int nranks;              /* 0 = unknown */
     char *nranks_from;
     int nnodes;              /* 0 = unknown */
+    int threads, gpus;       /* the header's "nThread T nGpus G" (per process); 0 = unknown */
     double avg_busbw;
     gboolean has_avg;
     char *title;             /* nearest prose line above, for notes */

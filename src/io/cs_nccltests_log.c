@@ -401,6 +401,8 @@ gboolean cs_nt_table_finish(cs_nccltests_log_t *log, cs_nt_table_t *t, const cha
         cs_result_finish(r);
         cs_result_add_note(r, "average bus bandwidth computed from the rows (the log prints none)");
     }
+    r->proc_threads = t->threads;
+    r->proc_gpus = t->gpus;
     if (log->nranks == 0 && t->nranks > 0)
         log->nranks = t->nranks;
     g_array_append_val(log->table_numbers, number);
@@ -503,6 +505,7 @@ typedef struct {
     int max_rank, rank_lines;
     GPtrArray *hosts;
     int cmd_nranks, cmd_line;
+    int hdr_threads, hdr_gpus;   /* the last "# nThread T nGpus G" line; 0: none */
     cs_nt_kind_t kind;
     char *kind_from;
     char *title;
@@ -567,6 +570,8 @@ static void open_table(parser_t *p, int line)
     }
     t->title = g_strdup(p->title);
     t->producer = g_strdup(p->producer);
+    t->threads = p->hdr_threads;
+    t->gpus = p->hdr_gpus;
     p->cur = t;
 }
 
@@ -819,8 +824,15 @@ static void comment_line(parser_t *p, const char *body, GPtrArray *tok)
         return;
     }
     if (tok->len >= 1 && (strcmp(TOK(tok, 0), "nThread") == 0 || strcmp(TOK(tok, 0), "Using") == 0)) {
-        if (strcmp(TOK(tok, 0), "nThread") == 0)
+        if (strcmp(TOK(tok, 0), "nThread") == 0) {
             reset_ranks(p);
+            /* "nThread 1 nGpus 8 minBytes ...": the run's process layout */
+            long th, g;
+            gboolean ok = tok->len >= 4 && strcmp(TOK(tok, 2), "nGpus") == 0 &&
+                          parse_long(TOK(tok, 1), 1, 1024, &th) && parse_long(TOK(tok, 3), 1, 1024, &g);
+            p->hdr_threads = ok ? (int)th : 0;
+            p->hdr_gpus = ok ? (int)g : 0;
+        }
         return;
     }
     if (g_str_has_prefix(body, "nccl-tests version")) {

@@ -71,6 +71,8 @@ typedef struct {
     char *source;          /* scenario/topology description or log file name */
     cs_coll_t coll;
     int nranks, nnodes;
+    int proc_threads, proc_gpus;   /* a measured run's nccl-tests "nThread T nGpus G" (threads per
+                                    * process, GPUs per thread); 0: unknown */
     double avg_busbw;      /* nccl-tests's "# Avg bus bandwidth" (over out-of-place and in-place rows) */
     GArray *rows;          /* cs_result_row_t */
     GPtrArray *notes;      /* lines printed as "# ..." in the header (warnings, assumptions) */

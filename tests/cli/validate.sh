@@ -165,4 +165,16 @@ else
     echo "ok shared # SKIP no shared data set beside the repository"
 fi
 
+# The measured run's process layout from the log itself: collsim's own
+# table of one process driving 8 GPUs says "nThread 1 nGpus 8", and
+# validate prices it so (errors 0), saying where the layout came from;
+# forced to one process per GPU it misses the small sizes.
+"$COLLSIM" run --topo dgx-h100 --procs-per-node 1 -b 8 -e 64K -f 8 >g8.log 2>&1 || bad g8-run
+grep -q '^# nThread 1 nGpus 8 ' g8.log && ok g8-header || bad g8-header
+"$COLLSIM" validate g8.log --topo dgx-h100 >g8.txt 2>&1 || bad "g8-validate ($(tail -1 g8.txt))"
+grep -q '^# modelled: process layout: 1 process per node, 1 thread x 8 GPUs each (from the log.s "nThread 1 nGpus 8")' g8.txt \
+    && grep -q '^# summary time <=64KiB: n=[1-9][0-9]* median=0.0%' g8.txt && ok layout-from-log || bad layout-from-log
+"$COLLSIM" validate g8.log --topo dgx-h100 --procs-per-node 8 >g1.txt 2>&1
+grep -q '(as --procs-per-node / -t say)' g1.txt && ! grep -q '^# summary time <=64KiB: n=[1-9][0-9]* median=0.0%' g1.txt \
+    && ok layout-flag-wins || bad layout-flag-wins
 exit $fail
