@@ -62,58 +62,77 @@ static inline int ingress(const cs_pkt_t *pkt)
     return pkt->route->port[pkt->hop - 1];
 }
 
-/* dead[IDX(l, p)]: the dead set; succ[IDX(l, p)]: for a dead link into a
- * switch, the lowest link its packets wait on there (-1 otherwise). */
-static void dead_set(const cs_pkt_net_t *net, cs_time_t now, guint8 *dead, int *succ)
+/* Every packet waiting in a switch's egress queue: the queue's link e,
+ * its priority p, and the link x it came in by (the ingress). The walk
+ * the dead set makes three times; nothing is kept on the hot path. */
+typedef void (*queued_fn)(guint e, int p, int x, void *ctx);
+
+static void walk_queued(const cs_pkt_net_t *net, queued_fn fn, void *ctx)
 {
-    guint nl = net->links->len;
-    guint32 *held = g_new0(guint32, (gsize)nl * CS_PKT_PRIOS);
-    for (guint l = 0; l < nl; l++)
-        for (int p = 0; p < CS_PKT_PRIOS; p++) {
-            dead[IDX(l, p)] = (guint8)candidate(net, link_of(net, (int)l), p, now);
-            succ[IDX(l, p)] = -1;
-        }
-    for (guint e = 0; e < nl; e++) {
+    for (guint e = 0; e < net->links->len; e++) {
         const link_t *E = link_of(net, (int)e);
         if (node_of(net, E->from)->host)
             continue;
         for (int p = 0; p < CS_PKT_PRIOS; p++)
             for (const cs_pkt_t *k = cs_pkt_port_queue_head(E->port, p); k != NULL; k = k->next)
-                held[IDX(ingress(k), p)]++;
+                fn(e, p, ingress(k), ctx);
     }
+}
+
+typedef struct {
+    guint8 *dead;
+    int *succ;
+    guint32 *held;
+    gboolean changed;
+} dead_walk_t;
+
+static void count_held(guint e, int p, int x, void *ctx)
+{
+    (void)e;
+    ((dead_walk_t *)ctx)->held[IDX(x, p)]++;
+}
+
+/* a dead ingress whose packet waits on a live queue can drain: not dead */
+static void drop_live(guint e, int p, int x, void *ctx)
+{
+    dead_walk_t *w = ctx;
+    if (w->dead[IDX(x, p)] && !w->dead[IDX(e, p)]) {
+        w->dead[IDX(x, p)] = 0;
+        w->changed = TRUE;
+    }
+}
+
+static void lowest_succ(guint e, int p, int x, void *ctx)
+{
+    dead_walk_t *w = ctx;
+    gsize i = IDX(x, p);
+    if (w->dead[i] && (w->succ[i] < 0 || (int)e < w->succ[i]))
+        w->succ[i] = (int)e;
+}
+
+/* dead[IDX(l, p)]: the dead set; succ[IDX(l, p)]: for a dead link into a
+ * switch, the lowest link its packets wait on there (-1 otherwise). */
+static void dead_set(const cs_pkt_net_t *net, cs_time_t now, guint8 *dead, int *succ)
+{
+    guint nl = net->links->len;
+    dead_walk_t w = { dead, succ, g_new0(guint32, (gsize)nl * CS_PKT_PRIOS), FALSE };
+    for (guint l = 0; l < nl; l++)
+        for (int p = 0; p < CS_PKT_PRIOS; p++) {
+            dead[IDX(l, p)] = (guint8)candidate(net, link_of(net, (int)l), p, now);
+            succ[IDX(l, p)] = -1;
+        }
+    walk_queued(net, count_held, &w);
     for (guint l = 0; l < nl; l++)
         if (!node_of(net, link_of(net, (int)l)->to)->host)
             for (int p = 0; p < CS_PKT_PRIOS; p++)
-                if (held[IDX(l, p)] == 0)
+                if (w.held[IDX(l, p)] == 0)
                     dead[IDX(l, p)] = 0;
-    for (gboolean changed = TRUE; changed;) {
-        changed = FALSE;
-        for (guint e = 0; e < nl; e++) {
-            const link_t *E = link_of(net, (int)e);
-            if (node_of(net, E->from)->host)
-                continue;
-            for (int p = 0; p < CS_PKT_PRIOS; p++)
-                for (const cs_pkt_t *k = cs_pkt_port_queue_head(E->port, p); k != NULL; k = k->next) {
-                    gsize x = IDX(ingress(k), p);
-                    if (dead[x] && !dead[IDX(e, p)]) {
-                        dead[x] = 0;
-                        changed = TRUE;
-                    }
-                }
-        }
-    }
-    for (guint e = 0; e < nl; e++) {
-        const link_t *E = link_of(net, (int)e);
-        if (node_of(net, E->from)->host)
-            continue;
-        for (int p = 0; p < CS_PKT_PRIOS; p++)
-            for (const cs_pkt_t *k = cs_pkt_port_queue_head(E->port, p); k != NULL; k = k->next) {
-                gsize x = IDX(ingress(k), p);
-                if (dead[x] && (succ[x] < 0 || (int)e < succ[x]))
-                    succ[x] = (int)e;
-            }
-    }
-    g_free(held);
+    do {
+        w.changed = FALSE;
+        walk_queued(net, drop_live, &w);
+    } while (w.changed);
+    walk_queued(net, lowest_succ, &w);
+    g_free(w.held);
 }
 
 static void report(cs_pkt_net_t *net, cs_pkt_stuck_kind_t kind, int prio, const int *links, int n, int host,
