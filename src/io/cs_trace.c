@@ -288,6 +288,21 @@ static void put_us(GString *g, const char *key, double seconds)
     put_num(g, "%.6f", seconds * 1e6);
 }
 
+/* A counter event ("ph":"C"): one value 'key' of track 'name' at ts. */
+static void put_counter(GString *g, const char *name, const char *cat, double ts, int pid, int tid, const char *key,
+                        const char *fmt, double value)
+{
+    g_string_append(g, "{\"name\":");
+    put_str(g, name);
+    g_string_append_printf(g, ",\"cat\":\"%s\",\"ph\":\"C\"", cat);
+    put_us(g, "ts", ts);
+    g_string_append_printf(g, ",\"pid\":%d,\"tid\":%d,\"args\":{", pid, tid);
+    put_str(g, key);
+    g_string_append_c(g, ':');
+    put_num(g, fmt, value);
+    g_string_append(g, "}},\n");
+}
+
 static void put_meta(GString *g, const char *what, int pid, int tid, const char *name, int sort_index)
 {
     g_string_append_printf(g, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{", what, pid, tid);
@@ -420,25 +435,13 @@ char *cs_trace_to_json(cs_trace_t *t, gsize *len_p)
     }
     for (guint i = 0; i < t->counters->len; i++) {
         const counter_rec_t *c = &g_array_index(t->counters, counter_rec_t, i);
-        g_string_append(g, "{\"name\":");
-        put_str(g, g_ptr_array_index(t->names, c->name));
-        g_string_append(g, ",\"cat\":\"link\",\"ph\":\"C\"");
-        put_us(g, "ts", c->ts);
-        g_string_append_printf(g, ",\"pid\":%d,\"tid\":%d,\"args\":{\"util_percent\":", pid_links, tid_links);
-        put_num(g, "%.3f", c->util * 100);
-        g_string_append(g, "}},\n");
+        put_counter(g, g_ptr_array_index(t->names, c->name), "link", c->ts, pid_links, tid_links, "util_percent",
+                    "%.3f", c->util * 100);
     }
     for (guint i = 0; i < t->gauges->len; i++) {
         const gauge_rec_t *c = &g_array_index(t->gauges, gauge_rec_t, i);
-        g_string_append(g, "{\"name\":");
-        put_str(g, g_ptr_array_index(t->names, c->name));
-        g_string_append(g, ",\"cat\":\"fabric\",\"ph\":\"C\"");
-        put_us(g, "ts", c->ts);
-        g_string_append_printf(g, ",\"pid\":%d,\"tid\":%d,\"args\":{", pid_fabric, tid_fabric);
-        put_str(g, g_ptr_array_index(t->names, c->unit));
-        g_string_append_c(g, ':');
-        put_num(g, "%.6g", c->value);
-        g_string_append(g, "}},\n");
+        put_counter(g, g_ptr_array_index(t->names, c->name), "fabric", c->ts, pid_fabric, tid_fabric,
+                    g_ptr_array_index(t->names, c->unit), "%.6g", c->value);
     }
     /* no comma after the last event */
     if (g->str[g->len - 2] == ',')
