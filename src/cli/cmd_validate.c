@@ -768,12 +768,12 @@ static int validate(validate_args_t *a, GError **err)
                                      err);
         if (c->predicted == NULL)
             goto out;
-        int gpn = topo->ngpus / MAX(1, topo->nnodes);
-        int procs = s.procs_per_node > 0 ? s.procs_per_node : s.nthreads > 0 ? 1 : gpn;
-        int threads = MAX(1, s.nthreads);
+        /* the layout the model runs (cs_run_args_apply_layout set it) */
+        const cs_comm_info_t *ci = cs_comm_info(comm);
         cs_result_add_note(c->predicted, "process layout: %d process%s per node, %d thread%s x %d GPU%s each (%s)",
-                           procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s",
-                           gpn / MAX(1, procs * threads), gpn / MAX(1, procs * threads) == 1 ? "" : "s",
+                           ci->procs_per_node, ci->procs_per_node == 1 ? "" : "es", ci->threads_per_proc,
+                           ci->threads_per_proc == 1 ? "" : "s", ci->gpus_per_thread,
+                           ci->gpus_per_thread == 1 ? "" : "s",
                            layout_from != NULL ? layout_from : "nccl-tests' multi-node default: one per GPU");
         c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
         if (c->v == NULL)

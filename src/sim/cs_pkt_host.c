@@ -53,9 +53,7 @@ static guint8 rx_lossless(const cs_pkt_net_t *net, const node_t *n)
         if (up->mmu != NULL)
             return cs_pkt_mmu_cfg(up->mmu)->lossless;
     }
-    cs_pkt_mmu_cfg_t d;
-    cs_pkt_mmu_cfg_init(&d, 0);
-    return d.lossless;
+    return CS_PKT_MMU_LOSSLESS_DEFAULT;   /* no configuration per packet */
 }
 
 int cs_pkt_net_set_host_rx(cs_pkt_net_t *net, int host, double bps, guint64 buffer_bytes)

@@ -32,7 +32,7 @@ void cs_pkt_mmu_cfg_init(cs_pkt_mmu_cfg_t *cfg, guint64 buffer)
         .reserve = CS_PKT_MMU_RESERVE_DEFAULT,
         .alpha = CS_PKT_MMU_ALPHA_DEFAULT,
         .resume_offset = CS_PKT_MMU_RESUME_DEFAULT,
-        .lossless = 1u << 3,          /* RoCE on priority 3: NVIDIA's default [CUM] */
+        .lossless = CS_PKT_MMU_LOSSLESS_DEFAULT,
     };
 }
 

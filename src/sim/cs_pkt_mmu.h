@@ -31,6 +31,10 @@
 
 #include "sim/cs_pkt.h"
 
+/* The lossless priorities by default: RoCE on priority 3, NVIDIA's
+ * default ([CUM] fabric-models.md section 2). */
+#define CS_PKT_MMU_LOSSLESS_DEFAULT (1u << 3)
+
 /* [H] switch-mmu.cc: reserve = 4 * 1024, resume_offset = 3 * 1024. */
 #define CS_PKT_MMU_RESERVE_DEFAULT (4 * 1024)
 #define CS_PKT_MMU_RESUME_DEFAULT (3 * 1024)

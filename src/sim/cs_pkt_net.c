@@ -292,6 +292,20 @@ void net_drop(cs_pkt_net_t *net, cs_pkt_t *pkt)
     cs_pkt_release(net->pool, pkt);
 }
 
+/* A packet leaves its switch's buffer (it starts on the egress wire, or a
+ * stormed queue drops it): the bytes go back to its ingress, whose pause
+ * may end. */
+static void switch_release(cs_pkt_net_t *net, node_t *n, const cs_pkt_t *pkt, cs_time_t now)
+{
+    if (n->mmu == NULL)
+        return;
+    link_t *in = link_of(net, pkt->route->port[pkt->hop - 1]);
+    occ_account(n, now);
+    cs_pkt_mmu_release(n->mmu, in->mmu_port, pkt->prio, pkt->wire);
+    if (cs_pkt_pfc_asserted(in->pfc, pkt->prio) && cs_pkt_mmu_may_xon(n->mmu, in->mmu_port, pkt->prio))
+        cs_pkt_pfc_xon(in->pfc, pkt->prio, now);
+}
+
 /* A packet taken from a stormed queue: its switch gives its buffer back
  * (which may let its ingress go), then it is dropped. */
 static void storm_drop(void *ctx, cs_pkt_t *pkt, cs_time_t now)
@@ -299,14 +313,7 @@ static void storm_drop(void *ctx, cs_pkt_t *pkt, cs_time_t now)
     cs_pkt_net_t *net = ctx;
     link_t *out = link_of(net, pkt->route->port[pkt->hop]);
     out->wd_drops[pkt->prio]++;
-    node_t *n = node_of(net, out->from);
-    if (n->mmu != NULL) {
-        link_t *in = link_of(net, pkt->route->port[pkt->hop - 1]);
-        occ_account(n, now);
-        cs_pkt_mmu_release(n->mmu, in->mmu_port, pkt->prio, pkt->wire);
-        if (cs_pkt_pfc_asserted(in->pfc, pkt->prio) && cs_pkt_mmu_may_xon(n->mmu, in->mmu_port, pkt->prio))
-            cs_pkt_pfc_xon(in->pfc, pkt->prio, now);
-    }
+    switch_release(net, node_of(net, out->from), pkt, now);
     net_drop(net, pkt);
 }
 
@@ -357,14 +364,7 @@ static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_
     if (out->ecn && cs_pkt_ecn_mark(&out->ecn_cfg, &out->rng, pkt,
                                     cs_pkt_port_queue_bytes(port, pkt->prio) + pkt->wire))
         out->marks[pkt->prio]++;
-    node_t *n = node_of(net, out->from);
-    if (n->mmu == NULL)
-        return;
-    link_t *in = link_of(net, pkt->route->port[pkt->hop - 1]);
-    occ_account(n, now);
-    cs_pkt_mmu_release(n->mmu, in->mmu_port, pkt->prio, pkt->wire);
-    if (cs_pkt_pfc_asserted(in->pfc, pkt->prio) && cs_pkt_mmu_may_xon(n->mmu, in->mmu_port, pkt->prio))
-        cs_pkt_pfc_xon(in->pfc, pkt->prio, now);
+    switch_release(net, node_of(net, out->from), pkt, now);
 }
 
 
