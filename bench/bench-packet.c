@@ -49,6 +49,7 @@
 #endif
 
 #include "models/cs_decide.h"
+#include "models/cs_fabric_cfg.h"
 #include "models/cs_params.h"
 #include "models/cs_presets.h"
 #include "sim/cs_engine.h"
@@ -108,7 +109,11 @@ static void incast_run(const ic_cfg_t *ic, guint64 per_sender, gboolean sample, 
         host[i] = cs_pkt_net_add_host(net);
     int sw = cs_pkt_net_add_switch(net), dst = cs_pkt_net_add_host(net);
     cs_pkt_mmu_cfg_t mc;
-    cs_pkt_mmu_cfg_init(&mc, 16000000ull * (ic->rate / (50 * GBPS)));
+    cs_fabric_cfg_t fc0;              /* the engine's rule for a switch of this port rate */
+    cs_fabric_cfg_init(&fc0);
+    const char *why;
+    cs_pkt_mmu_cfg_init(&mc, cs_fabric_switch_buffer(&fc0, ic->rate, &why));
+    cs_fabric_cfg_clear(&fc0);
     if (!ib)
         cs_pkt_net_set_buffer(net, sw, &mc, -1);
     if (ic->kind == IC_ECN || ic->kind == IC_DCQCN)

@@ -1339,14 +1339,15 @@ static gboolean pk_estimate(void *state, const cs_engine_job_t *job, const cs_en
     }
     if (pk->load == NULL && (pk->load = cs_fabric_load_new(job, err)) == NULL)
         return FALSE;
-    double qps = 0, events = 0;
-    c.bytes += PK_BYTES_PER_PORT * net_ports(pk->topo) + PK_BYTES_PER_PKT * wire_packets(pk, pk->topo);
+    double qps = 0, events = 0, wires = PK_BYTES_PER_PKT * wire_packets(pk, pk->topo);
+    c.bytes += PK_BYTES_PER_PORT * net_ports(pk->topo);
     c.seconds = -1;
     if (call_net_cost(pk, pk->load, call, &qps, &events)) {
         c.bytes += qps;
         c.seconds = events / PK_EVENTS_PER_S;
     }
-    pk->est_bytes = MAX(pk->est_bytes, c.bytes - PK_BYTES_PER_PKT * wire_packets(pk, pk->topo));
+    pk->est_bytes = MAX(pk->est_bytes, c.bytes);   /* all but the wires' packets: the pool guard's share */
+    c.bytes += wires;
     *cost_p = c;
     return TRUE;
 }
