@@ -157,16 +157,35 @@ typedef struct cs_engine_ops {
     char **(*notes_jobs)(const cs_engine_multi_t *m);
 } cs_engine_ops_t;
 
+/* A call of one task that waits for a call of another (workloads:
+ * collsim step): call 'iter' of the task that holds it is not launched
+ * before call 'task_iter' of task 'task' ended. */
+typedef struct {
+    int iter;
+    int task, task_iter;
+} cs_engine_dep_t;
+
 /* Several jobs sharing one machine. Each job has its own topology (the
  * shared one restricted to its GPUs, cs_topo_select) and communicator; the
- * maps place its ranks and links in the shared topology. */
+ * maps place its ranks and links in the shared topology.
+ *
+ * A task's calls run one after another, in order, as on one CUDA stream.
+ * Workloads (collsim step) add, per call: a time before which it is not
+ * launched, calls of other tasks it waits for, and compute tasks (no
+ * communicator: call k keeps the task's GPUs busy busy_s[k] seconds and
+ * moves nothing). Jobs leave these NULL/0. */
 typedef struct {
     cs_engine_job_t job;
     const int *rank_map;     /* job rank -> shared rank; NULL: the same */
     const int *link_map;     /* job link -> shared link; NULL: the same */
-    cs_engine_call_t call;   /* decided */
+    cs_engine_call_t call;   /* decided (compute task: decision NULL) */
     double start_s;          /* first call's launch */
     int iters;               /* calls back to back */
+    const double *ready_s;   /* iters entries or NULL: call k not launched before ready_s[k] (shared clock) */
+    const double *busy_s;    /* compute task (job.comm NULL): iters entries, call k's length; no launch gap */
+    int ndeps;
+    const cs_engine_dep_t *deps;   /* ndeps entries, sorted by iter; each names a task's call */
+    double *span_s;          /* out, or NULL: 2 * iters entries, call k's launch (span_s[2k]) and end */
 } cs_engine_task_t;
 
 struct cs_engine_multi {
@@ -190,6 +209,15 @@ typedef struct {
  * cannot run several jobs. */
 gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs_engine_outcome_t *outcomes,
                             cs_link_stats_t **stats_p, GError **err);
+
+/* A workload's tasks (collsim step), run once together: decides each
+ * communication task's call ('decisions': ntasks entries, compute tasks'
+ * left zeroed), refuses past the memory limit (ops->estimate_jobs), runs
+ * them with their dependencies and fills each task's span_s. Errors: the
+ * engine cannot run several tasks (no run_jobs), NCCL refuses a call, a
+ * dependency names no call, the tasks wait for each other in a cycle. */
+gboolean cs_engine_run_graph(const cs_engine_ops_t *ops, const cs_engine_multi_t *m, cs_decision_t *decisions,
+                             GError **err);
 
 const cs_engine_ops_t *cs_engine_find(const char *name);
 /* Comma-separated names of the engines built in. */
