@@ -568,6 +568,33 @@ void cs_link_stats_free(cs_link_stats_t *s)
     g_free(s);
 }
 
+/* A communication task's call: its count and NCCL's bytes for the size,
+ * and NCCL's decision for them (into *d, which the call then points to).
+ * 'what' names the task in errors ("job", "task"). */
+static gboolean decide_task(cs_engine_task_t *t, int i, const char *what, cs_decision_t *d, GError **err)
+{
+    const cs_comm_info_t *info = cs_comm_info(t->job.comm);
+    t->call.count = cs_coll_count(t->job.coll, t->call.size, t->job.dtype, info->nranks);
+    t->call.nccl_bytes = cs_coll_nccl_bytes(t->job.coll, t->call.count, t->job.dtype, info->nranks);
+    if (t->call.nccl_bytes == 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s %d: the size is 0 bytes; expected a positive size", what, i);
+        return FALSE;
+    }
+    if (!cs_comm_decide(t->job.comm, t->job.coll, t->job.dtype, t->call.nccl_bytes, d, err))
+        return FALSE;
+    t->call.decision = d;
+    return TRUE;
+}
+
+/* The memory a run of tasks would take, refused past the limit. */
+static gboolean check_jobs_cost(const cs_engine_ops_t *ops, const cs_engine_multi_t *m, GError **err)
+{
+    if (ops->estimate_jobs == NULL)
+        return TRUE;
+    cs_engine_cost_t cost = { 0, -1 };
+    return ops->estimate_jobs(m, &cost, err) && cs_engine_check_cost(ops, m->topo->nnodes, TRUE, &cost, err);
+}
+
 gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs_engine_outcome_t *outcomes,
                             cs_link_stats_t **stats_p, GError **err)
 {
@@ -578,26 +605,13 @@ gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs
         return FALSE;
     }
     g_autofree cs_engine_task_t *tasks = g_memdup2(m->tasks, sizeof(cs_engine_task_t) * MAX(1, m->ntasks));
-    for (int i = 0; i < m->ntasks; i++) {
-        cs_engine_task_t *t = &tasks[i];
-        const cs_comm_info_t *info = cs_comm_info(t->job.comm);
-        t->call.count = cs_coll_count(t->job.coll, t->call.size, t->job.dtype, info->nranks);
-        t->call.nccl_bytes = cs_coll_nccl_bytes(t->job.coll, t->call.count, t->job.dtype, info->nranks);
-        if (t->call.nccl_bytes == 0) {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "job %d: the size is 0 bytes; expected a positive size", i);
+    for (int i = 0; i < m->ntasks; i++)
+        if (!decide_task(&tasks[i], i, "job", &outcomes[i].decision, err))
             return FALSE;
-        }
-        if (!cs_comm_decide(t->job.comm, t->job.coll, t->job.dtype, t->call.nccl_bytes, &outcomes[i].decision, err))
-            return FALSE;
-        t->call.decision = &outcomes[i].decision;
-    }
     cs_engine_multi_t all = *m;
     all.tasks = tasks;
-    if (ops->estimate_jobs != NULL) {
-        cs_engine_cost_t cost = { 0, -1 };
-        if (!ops->estimate_jobs(&all, &cost, err) || !cs_engine_check_cost(ops, m->topo->nnodes, TRUE, &cost, err))
-            return FALSE;
-    }
+    if (!check_jobs_cost(ops, &all, err))
+        return FALSE;
     g_autofree double *end = g_new0(double, MAX(1, m->ntasks));
     if (!ops->run_jobs(&all, end, stats_p, err))
         return FALSE;
@@ -616,5 +630,37 @@ gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs
             return FALSE;
         outcomes[i].alone_s = e1;
     }
+    return TRUE;
+}
+
+/* The tasks are checked first (cs_flow_check_tasks: the rules are the
+ * engine-neutral ones of cs_engine_task_t), so that a bad dependency is
+ * reported as such by every engine, before NCCL decides anything. */
+gboolean cs_engine_run_graph(const cs_engine_ops_t *ops, const cs_engine_multi_t *m, cs_decision_t *decisions,
+                             GError **err)
+{
+    g_return_val_if_fail(ops != NULL && m != NULL && decisions != NULL, FALSE);
+    if (ops->run_jobs == NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "the %s model cannot run a workload's tasks together "
+                    "(their overlap and shared links); use --model flow or packet", ops->name);
+        return FALSE;
+    }
+    if (m->ntasks == 0)
+        return TRUE;   /* nothing to run */
+    if (!cs_flow_check_tasks(m->tasks, m->ntasks, err))
+        return FALSE;
+    g_autofree cs_engine_task_t *tasks = g_memdup2(m->tasks, sizeof(cs_engine_task_t) * MAX(1, m->ntasks));
+    g_autofree cs_decision_t *dec = g_new0(cs_decision_t, MAX(1, m->ntasks));
+    for (int i = 0; i < m->ntasks; i++)
+        if (tasks[i].busy_s == NULL && !decide_task(&tasks[i], i, "task", &dec[i], err))
+            return FALSE;
+    cs_engine_multi_t all = *m;
+    all.tasks = tasks;
+    if (!check_jobs_cost(ops, &all, err))
+        return FALSE;
+    g_autofree double *end = g_new0(double, MAX(1, m->ntasks));
+    if (!ops->run_jobs(&all, end, NULL, err))
+        return FALSE;
+    memcpy(decisions, dec, sizeof(cs_decision_t) * m->ntasks);
     return TRUE;
 }

@@ -216,9 +216,23 @@ void cs_flow_set_xport(cs_flow_t *f, const cs_flow_xport_t *x, void *ctx);
 void cs_flow_xport_sent(cs_flow_t *f, int lane);
 void cs_flow_xport_delivered(cs_flow_t *f, int lane);
 
-/* Runs several jobs on a shared engine (cs_flow_new_shared): each task's
- * calls back to back from its start; end_s (ntasks entries): when each
- * task's last call ended. Folding is off; channel merging stays (exact). */
+/* What a run of tasks refuses before it starts, CS_ERROR_INPUT: a task
+ * with both or neither of a communicator and busy times, busy or ready
+ * times that are not finite and >= 0, a dependency that names a call
+ * that does not exist (its own call, the task or the task's call out of
+ * range). A cycle of dependencies is found by running (cs_flow_run). */
+gboolean cs_flow_check_tasks(const cs_engine_task_t *tasks, int ntasks, GError **err);
+
+/* Runs several tasks on a shared engine (cs_flow_new_shared): each task's
+ * calls one after another from its start, a call launched once the
+ * previous one ended, the calls it depends on ended, its ready time came
+ * and the host issued it; its kernel starts a launch gap later (a compute
+ * task's call instead lasts its busy time and moves nothing). end_s
+ * (ntasks entries): when each task's last call ended; each task's span_s
+ * (where given): every call's launchable time and end, written only when
+ * the run succeeds. Errors: cs_flow_check_tasks's; a cycle of
+ * dependencies (CS_ERROR_INPUT, naming it). Folding is off; channel
+ * merging stays (exact). */
 gboolean cs_flow_run(cs_flow_t *f, const cs_engine_task_t *tasks, int ntasks, double *end_s,
                      cs_flow_stats_t *stats_p, GError **err);
 

@@ -112,6 +112,15 @@ typedef struct {
     cs_time_t call_start, end;
     gboolean done;
     double peff;                 /* its protocol's wire efficiency (transport messages) */
+    /* Workloads (cs_engine_task_t): a call waits for its ready time and
+     * for calls of other tasks; a compute task has no program, its call
+     * k lasts busy[k] (its "gap"). */
+    const double *ready, *busy;  /* per call, or NULL */
+    int ndeps;
+    const cs_engine_dep_t *deps;
+    int node0;                   /* its call k is call node0 + k of the run's graph */
+    gboolean armed;              /* its next call's start is queued, or the call runs */
+    cs_time_t launch;            /* when the call in progress became launchable */
 } fjob_t;
 
 struct cs_flow {
@@ -156,6 +165,12 @@ struct cs_flow {
     double *load, *load_sent;
     int *load_mark, *changed, nchanged;
     char **res_name;
+    /* the run's calls (every task's, node0 + k): dependencies not yet
+     * ended, who waits for each, what task it is, and its span (launchable,
+     * end) until the run ends well */
+    int ncalls;
+    int *pend, *call_job, *waiter_off, *waiter;
+    cs_time_t *span;
 };
 
 static inline int res_mem_of(const cs_flow_t *f, int shared_rank) { return f->topo->nlinks + 3 * shared_rank + 2; }
@@ -276,6 +291,12 @@ static void free_run(cs_flow_t *f)
     g_clear_pointer(&f->load_sent, g_free);
     g_clear_pointer(&f->load_mark, g_free);
     g_clear_pointer(&f->changed, g_free);
+    g_clear_pointer(&f->pend, g_free);
+    g_clear_pointer(&f->call_job, g_free);
+    g_clear_pointer(&f->waiter_off, g_free);
+    g_clear_pointer(&f->waiter, g_free);
+    g_clear_pointer(&f->span, g_free);
+    f->ncalls = 0;
     f->nlanes = 0;
 }
 
@@ -1004,23 +1025,62 @@ static void push_start(cs_flow_t *f, int j, cs_time_t at)
     cs_evq_push(f->q, ev, at);
 }
 
-/* Job j has nothing left in flight: its call ended now. */
+/* What separates call k's launch from its kernel's start: the launch (a
+ * communication task), or the whole call (a compute task, which holds
+ * its GPUs and moves nothing: it ends where its "kernel" starts). */
+static inline cs_time_t call_gap(const fjob_t *J, int k)
+{
+    return J->busy != NULL ? (cs_time_t)llround(J->busy[k] * CS_PS_PER_S) : J->gap;
+}
+
+/* Job j's next call, if nothing holds it back: its previous call ended
+ * (not armed), every call it depends on ended, the host has issued it
+ * (start + k host) and its ready time came. It is launchable at the
+ * latest of those, now at the earliest; its kernel starts a gap later. */
+static void try_launch(cs_flow_t *f, int j)
+{
+    fjob_t *J = &f->jobs[j];
+    int k = J->iter;
+    if (J->done || J->armed || f->pend[J->node0 + k] > 0)
+        return;
+    cs_time_t at = MAX(f->now, J->start + k * J->host);
+    if (J->ready != NULL)
+        at = MAX(at, (cs_time_t)llround(J->ready[k] * CS_PS_PER_S));
+    J->armed = TRUE;
+    J->launch = at;
+    push_start(f, j, at + call_gap(J, k));
+}
+
+/* Call node n ended: the calls waiting for it have one dependency less. */
+static void release_waiters(cs_flow_t *f, int n)
+{
+    for (int w = f->waiter_off[n]; w < f->waiter_off[n + 1]; w++)
+        if (--f->pend[f->waiter[w]] == 0)
+            try_launch(f, f->call_job[f->waiter[w]]);
+}
+
+/* Job j has nothing left in flight: its call ended now. Its span runs
+ * from when it became launchable (the launch gap included), so that the
+ * spans of a stream's calls tile its time. */
 static void job_check_end(cs_flow_t *f, int j)
 {
     fjob_t *J = &f->jobs[j];
     if (J->done || J->unfinished > 0 || J->inflight > 0 || J->call_start < 0)
         return;
+    int n = J->node0 + J->iter;
     if (f->sink != NULL && f->sink->call != NULL)
-        f->sink->call(f->sink, j, J->iter, (double)(J->call_start - J->gap) / CS_PS_PER_S,
-                      (double)f->now / CS_PS_PER_S);
+        f->sink->call(f->sink, j, J->iter, (double)J->launch / CS_PS_PER_S, (double)f->now / CS_PS_PER_S);
+    f->span[2 * n] = J->launch;
+    f->span[2 * n + 1] = f->now;
     J->call_start = -1;
-    if (++J->iter < J->iters) {
-        /* the next call's kernel, once the host has issued it */
-        push_start(f, j, MAX(f->now, J->start + J->iter * J->host) + J->gap);
-        return;
+    J->armed = FALSE;
+    if (++J->iter < J->iters)
+        try_launch(f, j);   /* the same stream first: its order breaks ties */
+    else {
+        J->done = TRUE;
+        J->end = f->now;
     }
-    J->done = TRUE;
-    J->end = f->now;
+    release_waiters(f, n);
 }
 
 /* Runs the events until nothing is left; with a transport, its events
@@ -2010,7 +2070,6 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
                           cs_flow_fold_t fold, GArray *lanes, GArray *edges, GArray *hops, GError **err)
 {
     fjob_t *J = &f->jobs[j];
-    const cs_comm_info_t *info = net->info;
     const cs_engine_call_t *call = &t->call;
     const cs_decision_t *d = call->decision;
     J->net = net;
@@ -2021,6 +2080,14 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
     J->iters = MAX(1, t->iters);
     J->start = (cs_time_t)llround(t->start_s * CS_PS_PER_S);
     J->call_start = -1;
+    J->ready = t->ready_s;
+    J->ndeps = t->ndeps;
+    J->deps = t->deps;
+    if (t->busy_s != NULL) {
+        J->busy = t->busy_s;   /* compute: no program, no host (call_gap) */
+        return TRUE;
+    }
+    const cs_comm_info_t *info = net->info;
     double gap = cs_flow_launch(net);
     J->host = (cs_time_t)llround(cs_flow_launch_host(net) * CS_PS_PER_S);
     if (info->nranks <= 1) {
@@ -2044,6 +2111,109 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
     return setup_ring(f, J, each_lane(f) ? CS_FLOW_FOLD_NONE : fold, lanes, edges, hops, err);
 }
 
+/* The run's call graph: every task's calls numbered one after another,
+ * each with the count of calls it waits for, and per call the calls that
+ * wait for it (CSR), so that a call that ends releases its waiters without
+ * a search and the event loop allocates nothing. The dependencies were
+ * checked (cs_flow_check_tasks). */
+static void setup_calls(cs_flow_t *f)
+{
+    int n = 0, nd = 0;
+    for (int j = 0; j < f->njobs; j++) {
+        f->jobs[j].node0 = n;
+        n += f->jobs[j].iters;
+        nd += f->jobs[j].ndeps;
+    }
+    f->ncalls = n;
+    f->pend = g_new0(int, n);
+    f->call_job = g_new(int, n);
+    f->waiter_off = g_new0(int, n + 1);
+    f->waiter = g_new(int, MAX(1, nd));
+    f->span = g_new0(cs_time_t, 2 * (gsize)n);
+    for (int j = 0; j < f->njobs; j++) {
+        const fjob_t *J = &f->jobs[j];
+        for (int k = 0; k < J->iters; k++)
+            f->call_job[J->node0 + k] = j;
+        for (int q = 0; q < J->ndeps; q++) {
+            const cs_engine_dep_t *d = &J->deps[q];
+            f->pend[J->node0 + d->iter]++;
+            f->waiter_off[f->jobs[d->task].node0 + d->task_iter + 1]++;
+        }
+    }
+    for (int c = 0; c < n; c++)
+        f->waiter_off[c + 1] += f->waiter_off[c];
+    g_autofree int *fill = g_memdup2(f->waiter_off, sizeof(int) * MAX(1, n));
+    for (int j = 0; j < f->njobs; j++) {
+        const fjob_t *J = &f->jobs[j];
+        for (int q = 0; q < J->ndeps; q++) {
+            const cs_engine_dep_t *d = &J->deps[q];
+            f->waiter[fill[f->jobs[d->task].node0 + d->task_iter]++] = J->node0 + d->iter;
+        }
+    }
+}
+
+/* Job j's next call waits for a call that has not ended (events ran out). */
+static inline gboolean job_blocked(const cs_flow_t *f, int j)
+{
+    const fjob_t *J = &f->jobs[j];
+    return !J->done && !J->armed && f->pend[J->node0 + J->iter] > 0;
+}
+
+/* Events ran out with job j blocked: follows its waits (the first call
+ * each blocked call waits for that has not ended) until they come back
+ * to a task, and names that cycle. FALSE when they end at a task that
+ * is not blocked (its program deadlocked: not the workload's fault). */
+static gboolean cycle_error(const cs_flow_t *f, int j, GError **err)
+{
+    g_autofree int *at = g_new(int, f->njobs);   /* job -> its place in the chain, -1 */
+    for (int i = 0; i < f->njobs; i++)
+        at[i] = -1;
+    g_autoptr(GPtrArray) steps = g_ptr_array_new_with_free_func(g_free);
+    while (j >= 0 && at[j] < 0 && job_blocked(f, j)) {
+        const fjob_t *J = &f->jobs[j];
+        at[j] = (int)steps->len;
+        int next = -1;
+        for (int q = 0; q < J->ndeps && next < 0; q++) {
+            const cs_engine_dep_t *d = &J->deps[q];
+            if (d->iter == J->iter && f->jobs[d->task].iter <= d->task_iter) {
+                g_ptr_array_add(steps, g_strdup_printf("task %d call %d waits for task %d call %d", j, J->iter,
+                                                       d->task, d->task_iter));
+                next = d->task;
+            }
+        }
+        j = next;
+    }
+    if (j < 0 || at[j] < 0)
+        return FALSE;
+    GString *s = g_string_new(NULL);
+    for (guint i = (guint)at[j]; i < steps->len; i++)
+        g_string_append_printf(s, "%s%s", s->len > 0 ? ", " : "", (const char *)steps->pdata[i]);
+    g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "flow engine: the workload's tasks wait for each other in a cycle (%s)",
+                s->str);
+    g_string_free(s, TRUE);
+    return TRUE;
+}
+
+/* Why the run ended with calls left: a cycle of dependencies, or a
+ * program that deadlocked. */
+static void stuck_error(const cs_flow_t *f, GError **err)
+{
+    for (int j = 0; j < f->njobs; j++)
+        if (job_blocked(f, j) && cycle_error(f, j, err))
+            return;
+    g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "flow engine: the program deadlocked");
+}
+
+/* Each task's spans, in seconds, once the run ended well. */
+static void put_spans(const cs_flow_t *f, const cs_engine_task_t *tasks)
+{
+    for (int j = 0; j < f->njobs; j++) {
+        const fjob_t *J = &f->jobs[j];
+        for (int k = 0; k < 2 * J->iters && tasks[j].span_s != NULL; k++)
+            tasks[j].span_s[k] = (double)f->span[2 * J->node0 + k] / CS_PS_PER_S;
+    }
+}
+
 static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_flow_net_t *const *nets, int ntasks,
                           cs_flow_fold_t fold, double *end_s, cs_flow_stats_t *stats_p, GError **err)
 {
@@ -2064,6 +2234,7 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
         return FALSE;
     }
     setup_deps(f);
+    setup_calls(f);
     setup_resources(f);
     for (int li = 0; li < f->nlanes && ok && f->xport != NULL; li++)
         if (lane_x(f, li) && f->lanes[li].nops > 0)
@@ -2075,8 +2246,9 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
     }
     guint64 ev0 = cs_evq_popped(f->q);
     f->recomputes = f->touched = f->rates_changed = 0;
+    f->now = 0;
     for (int j = 0; j < ntasks; j++)
-        push_start(f, j, f->jobs[j].start + f->jobs[j].gap);
+        try_launch(f, j);
     if (!run_events(f, err)) {
         teardown_run(f);
         return FALSE;
@@ -2107,11 +2279,13 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
             st.flows = J->flows;
         }
     }
-    teardown_run(f);
     if (!done) {
-        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "flow engine: the program deadlocked");
+        stuck_error(f, err);
+        teardown_run(f);
         return FALSE;
     }
+    put_spans(f, tasks);
+    teardown_run(f);
     f->last = st;
     if (stats_p != NULL)
         *stats_p = st;
@@ -2127,21 +2301,82 @@ gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, cs_flow_fo
     return run_tasks(f, &t, &net, 1, f->no_fold ? CS_FLOW_FOLD_NONE : fold, NULL, stats_p, err);
 }
 
+/* A time in seconds the engine can hold in picoseconds. */
+static gboolean time_ok(double t)
+{
+    return isfinite(t) && t >= 0 && t < (double)G_MAXINT64 / CS_PS_PER_S / 2;
+}
+
+/* Task i's own arrays: a compute task has busy times and no
+ * communicator, a communication task the reverse; times are finite. */
+static gboolean check_task(const cs_engine_task_t *t, int i, GError **err)
+{
+    if ((t->busy_s != NULL) == (t->job.comm != NULL)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "task %d has %s; expected a communicator (a collective) or "
+                    "busy times (compute)", i, t->busy_s != NULL ? "both" : "neither");
+        return FALSE;
+    }
+    if ((t->busy_s != NULL || t->ready_s != NULL) && t->iters < 1) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "task %d has %d calls; expected at least 1", i, t->iters);
+        return FALSE;
+    }
+    for (int k = 0; k < t->iters; k++) {
+        if ((t->busy_s != NULL && !time_ok(t->busy_s[k])) || (t->ready_s != NULL && !time_ok(t->ready_s[k]))) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "task %d call %d: its %s time is %g s; expected a finite "
+                        "time >= 0", i, k, t->busy_s != NULL && !time_ok(t->busy_s[k]) ? "busy" : "ready",
+                        t->busy_s != NULL && !time_ok(t->busy_s[k]) ? t->busy_s[k] : t->ready_s[k]);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+gboolean cs_flow_check_tasks(const cs_engine_task_t *tasks, int ntasks, GError **err)
+{
+    for (int i = 0; i < ntasks; i++) {
+        const cs_engine_task_t *t = &tasks[i];
+        if (!check_task(t, i, err))
+            return FALSE;
+        if (t->ndeps < 0 || (t->ndeps > 0 && t->deps == NULL)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "task %d has %d dependencies and no list of them", i, t->ndeps);
+            return FALSE;
+        }
+        for (int q = 0; q < t->ndeps; q++) {
+            const cs_engine_dep_t *d = &t->deps[q];
+            const char *bad = d->iter < 0 || d->iter >= MAX(1, t->iters) ? "its own call"
+                              : d->task < 0 || d->task >= ntasks ? "the task"
+                              : d->task_iter < 0 || d->task_iter >= MAX(1, tasks[d->task].iters) ? "the task's call"
+                              : NULL;
+            if (bad != NULL) {
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "task %d dependency %d: call %d waits for task %d call %d, "
+                            "and %s does not exist (%d tasks; task %d has %d calls)", i, q, d->iter, d->task,
+                            d->task_iter, bad, ntasks, i, MAX(1, t->iters));
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
 gboolean cs_flow_run(cs_flow_t *f, const cs_engine_task_t *tasks, int ntasks, double *end_s,
                      cs_flow_stats_t *stats_p, GError **err)
 {
+    if (!cs_flow_check_tasks(tasks, ntasks, err))
+        return FALSE;
     g_autofree cs_flow_net_t *nets = g_new0(cs_flow_net_t, MAX(1, ntasks));
     g_autofree const cs_flow_net_t **np = g_new0(const cs_flow_net_t *, MAX(1, ntasks));
-    int built = 0;
     gboolean ok = TRUE;
-    for (int j = 0; j < ntasks && ok; j++, built++) {
+    for (int j = 0; j < ntasks && ok; j++) {
+        if (tasks[j].busy_s != NULL)
+            continue;   /* compute: no network view */
         ok = cs_flow_net_init(&nets[j], &tasks[j].job, err);
         np[j] = &nets[j];
     }
     if (ok)
         ok = run_tasks(f, tasks, np, ntasks, CS_FLOW_FOLD_NONE, end_s, stats_p, err);
-    for (int j = 0; j < built; j++)
-        cs_flow_net_clear(&nets[j]);
+    for (int j = 0; j < ntasks; j++)
+        if (np[j] != NULL)
+            cs_flow_net_clear(&nets[j]);
     return ok;
 }
 
@@ -2282,6 +2517,14 @@ static gboolean flow_estimate(void *state, const cs_engine_job_t *job, const cs_
     return TRUE;
 }
 
+/* A run's call graph (setup_calls), counted not measured: per call its
+ * pending count, task and waiter offset (3 ints) and span (2 times), per
+ * dependency one waiter entry. */
+static double calls_bytes(const cs_engine_task_t *t)
+{
+    return (double)MAX(1, t->iters) * (3 * sizeof(int) + 2 * sizeof(cs_time_t)) + (double)t->ndeps * sizeof(int);
+}
+
 static gboolean flow_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *cost_p, GError **err)
 {
     cs_engine_cost_t c = { 0, -1 };
@@ -2289,6 +2532,9 @@ static gboolean flow_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t 
     g_free(cs_flow_res_caps(m->topo, m->params, &nres));
     c.bytes = FLOW_BYTES_PER_RES * nres;
     for (int j = 0; j < m->ntasks; j++) {
+        c.bytes += calls_bytes(&m->tasks[j]);
+        if (m->tasks[j].busy_s != NULL)
+            continue;   /* compute: no program */
         cs_flow_net_t net;
         if (!cs_flow_net_init(&net, &m->tasks[j].job, err))
             return FALSE;

@@ -1352,12 +1352,26 @@ static gboolean pk_estimate(void *state, const cs_engine_job_t *job, const cs_en
     return TRUE;
 }
 
+/* The first task that communicates (a workload's compute tasks have no
+ * communicator, so no NCCL settings): its [fabric] and NCCL settings are
+ * the network's, as every job's are in a scenario; -1: none does. */
+static int first_comm_task(const cs_engine_multi_t *m)
+{
+    for (int j = 0; j < m->ntasks; j++)
+        if (m->tasks[j].job.comm != NULL)
+            return j;
+    return -1;
+}
+
 /* Several jobs on one network: the flow engine's part, the network once,
- * each job's QPs and hops. */
+ * each job's QPs and hops (compute tasks have none). */
 static gboolean pk_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *cost_p, GError **err)
 {
+    int j0 = first_comm_task(m);
+    if (j0 < 0)
+        return cs_engine_flow.estimate_jobs(m, cost_p, err);   /* no network run */
     pk_fabric_t fab;
-    if (!pk_check(m->topo, &m->tasks[0].job, &fab, err))
+    if (!pk_check(m->topo, &m->tasks[j0].job, &fab, err))
         return FALSE;
     pk_t probe = { .topo = m->topo, .fab = fab };
     cs_engine_cost_t c;
@@ -1368,6 +1382,8 @@ static gboolean pk_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *c
         c.bytes += PK_BYTES_PER_PORT * net_ports(m->topo) + PK_BYTES_PER_PKT * wire_packets(&probe, m->topo);
     for (int j = 0; ok && j < m->ntasks; j++) {
         const cs_engine_task_t *tk = &m->tasks[j];
+        if (tk->job.comm == NULL)
+            continue;
         g_autoptr(cs_fabric_load_t) fl = cs_fabric_load_new(&tk->job, err);
         double qps = 0, events = 0;
         if (fl == NULL)
@@ -1388,15 +1404,21 @@ static gboolean pk_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *c
 }
 
 /* Several jobs on one machine: one packet network for all of them (the
- * [fabric] and NCCL settings of the first job: a scenario's jobs share
- * them), each job's connections its own QPs. */
+ * [fabric] and NCCL settings of the first job that communicates: a
+ * scenario's jobs share them), each job's connections its own QPs. A
+ * workload's compute tasks have no lanes: the flow engine times them and
+ * they never reach the network; with nothing but them, no network is
+ * built. */
 static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err)
 {
     g_return_val_if_fail(m->ntasks > 0, FALSE);
+    int j0 = first_comm_task(m);
+    if (j0 < 0)
+        return cs_engine_flow.run_jobs(m, end_s, stats_p, err);
     pk_fabric_t fab;
-    if (!pk_check(m->topo, &m->tasks[0].job, &fab, err))
+    if (!pk_check(m->topo, &m->tasks[j0].job, &fab, err))
         return FALSE;
-    pk_t *pk = pk_new(m->topo, cs_flow_new_shared(m->topo, m->params), m->tasks[0].job.seed, &fab, m->sink);
+    pk_t *pk = pk_new(m->topo, cs_flow_new_shared(m->topo, m->params), m->tasks[j0].job.seed, &fab, m->sink);
     pool_guard_set(pk);
     gboolean ok = build_net(pk, err);
     if (ok) {
@@ -1422,11 +1444,13 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
 }
 
 /* The header's notes for a run of several jobs: the fabric as it will
- * run (the first job's [fabric] and NCCL settings, as pk_run_jobs). */
+ * run (the first communicating job's [fabric] and NCCL settings, as
+ * pk_run_jobs); none without one (no network runs). */
 static char **pk_notes_jobs(const cs_engine_multi_t *m)
 {
     pk_fabric_t fab;
-    if (m->ntasks < 1 || !pk_check(m->topo, &m->tasks[0].job, &fab, NULL))
+    int j0 = first_comm_task(m);
+    if (j0 < 0 || !pk_check(m->topo, &m->tasks[j0].job, &fab, NULL))
         return NULL;
     pk_t probe = { .topo = m->topo, .fab = fab };
     char **notes = pk_notes(&probe);
