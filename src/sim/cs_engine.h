@@ -185,7 +185,11 @@ typedef struct {
     const double *busy_s;    /* compute task (job.comm NULL): iters entries, call k's length; no launch gap */
     int ndeps;
     const cs_engine_dep_t *deps;   /* ndeps entries, sorted by iter; each names a task's call */
-    double *span_s;          /* out, or NULL: 2 * iters entries, call k's launch (span_s[2k]) and end */
+    /* out, or NULL: 2 * iters entries, call k's launch (span_s[2k]: when
+     * it became launchable, so that its launch gap is inside its span as
+     * it is inside its time alone) and end; written only when the run
+     * succeeds */
+    double *span_s;
 } cs_engine_task_t;
 
 struct cs_engine_multi {
