@@ -1026,8 +1026,8 @@ static void push_start(cs_flow_t *f, int j, cs_time_t at)
 }
 
 /* What separates call k's launch from its kernel's start: the launch (a
- * communication task), or the whole call (a compute task, which holds
- * its GPUs and moves nothing: it ends where its "kernel" starts). */
+ * communication task), or the whole call (a compute task keeps its
+ * stream busy and moves nothing: it ends where its "kernel" starts). */
 static inline cs_time_t call_gap(const fjob_t *J, int k)
 {
     return J->busy != NULL ? (cs_time_t)llround(J->busy[k] * CS_PS_PER_S) : J->gap;
@@ -1060,8 +1060,9 @@ static void release_waiters(cs_flow_t *f, int n)
 }
 
 /* Job j has nothing left in flight: its call ended now. Its span runs
- * from when it became launchable (the launch gap included), so that the
- * spans of a stream's calls tile its time. */
+ * from when it became launchable, the launch gap included as it is in a
+ * call's time alone, so that a compute call's span and the span of a
+ * call waiting for it add up to the time both take. */
 static void job_check_end(cs_flow_t *f, int j)
 {
     fjob_t *J = &f->jobs[j];
