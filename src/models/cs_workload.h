@@ -26,6 +26,10 @@ typedef struct {
     int experts, top_k;      /* mixture of experts: experts per MoE layer and experts per token (0: dense) */
     double params;           /* total parameters; 0: computed from the shapes (cs_wl_model_params) */
     const char *source;      /* the paper or model card the shapes come from */
+    /* Added by the model helper (zero: the Llama convention). */
+    gboolean tied_embeddings; /* the LM head reuses the input embedding (GPT-3) */
+    int positions;           /* learned position embeddings (GPT-3: 2048); 0: rotary, none */
+    gboolean biases;         /* linear biases and LayerNorm with a bias (GPT-3); else RMSNorm, no biases */
 } cs_wl_model_t;
 
 /* Presets: GPT-3 sizes, Llama 2 7B/13B/70B, Llama 3 8B/70B/405B, Mixtral
