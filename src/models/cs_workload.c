@@ -151,6 +151,7 @@ typedef struct {
     cs_wl_model_t m;
     gboolean shapes;         /* hidden known */
     int world, tp, pp, dp, ep, L, Ls, M;
+    int mb, seq, ctx;        /* micro_batch, seq_len, context (defaults applied) */
     int units;               /* FSDP units per stage */
     double T;                /* tokens per micro-batch per DP rank (train) or sequences (infer) */
     double gpu_flops, mem_bw;
@@ -605,7 +606,7 @@ static void emit_training(wl_t *w)
 static void emit_decode(wl_t *w)
 {
     double b = w->T, dsz = (double)w->dsz, h = w->m.hidden, tp = w->tp;
-    double ctx = w->spec->context > 0 ? w->spec->context : w->spec->seq_len;
+    double ctx = w->ctx;
     double kv_bytes = b * ctx * 2 * w->kvd_local * dsz;
     double fa = 2 * b * w->attn_mm + 4 * b * ctx * h / tp, ba = w->attn_mm * dsz + kv_bytes;
     double experts_read = 1, fm = 2 * b * w->mlp_mm;
@@ -894,10 +895,11 @@ static gboolean check_run(wl_t *w, const cs_wl_spec_t *sp, double gpu_flops, dou
     if ((unsigned)sp->dtype >= CS_DTYPE_COUNT)
         return INPUT_ERROR("dtype = %d; expected a data type (bf16, fp16, float, ...)", (int)sp->dtype);
     w->dsz = cs_dtype_size(sp->dtype);
-    int mb, seq, batch, ctx;
-    if (!count_arg(sp->micro_batch, 1, "micro_batch", &mb, err) || !count_arg(sp->seq_len, 2048, "seq_len", &seq, err) ||
+    int batch;
+    if (!count_arg(sp->micro_batch, 1, "micro_batch", &w->mb, err) ||
+        !count_arg(sp->seq_len, 2048, "seq_len", &w->seq, err) ||
         !count_arg(sp->micro_batches, 1, "micro_batches", &w->M, err) ||
-        !count_arg(sp->batch, 1, "batch", &batch, err) || !count_arg(sp->context, seq, "context", &ctx, err))
+        !count_arg(sp->batch, 1, "batch", &batch, err) || !count_arg(sp->context, w->seq, "context", &w->ctx, err))
         return FALSE;
     if (sp->shard == CS_WL_SHARD_FULL && sp->mode == CS_WL_INFER)
         return INPUT_ERROR("shard = full shards training state; expected shard = none with mode = infer");
@@ -920,7 +922,7 @@ static gboolean check_run(wl_t *w, const cs_wl_spec_t *sp, double gpu_flops, dou
     w->gpu_flops = gpu_flops;
     w->mem_bw = mem_bw > 0 && isfinite(mem_bw) ? mem_bw : 0;
     double dsz = (double)w->dsz, h = w->m.hidden, tp = w->tp;
-    w->T = sp->mode == CS_WL_INFER ? batch : (double)mb * seq;
+    w->T = sp->mode == CS_WL_INFER ? batch : (double)w->mb * w->seq;
     if (w->shapes) {
         if (!size_arg(w->T * h * dsz, sp->mode == CS_WL_INFER ? "batch x hidden x dtype" :
                       "micro_batch x seq_len x hidden x dtype", &w->act_bytes, err))
@@ -938,7 +940,7 @@ static gboolean check_run(wl_t *w, const cs_wl_spec_t *sp, double gpu_flops, dou
 }
 
 /* Per-layer shapes and FLOPs of one GPU. */
-static void derive(wl_t *w, const cs_wl_spec_t *sp)
+static void derive(wl_t *w)
 {
     const cs_wl_model_t *m = &w->m;
     double tp = w->tp, T = w->T;
@@ -955,7 +957,7 @@ static void derive(wl_t *w, const cs_wl_spec_t *sp)
     w->kvd_local = kvl * hd;
     w->attn_mm = 2 * h * h / tp + 2 * h * w->kvd_local;
     w->mlp_mm = (m->gated_mlp ? 3 : 2) * h * m->ffn / tp;
-    double s = sp->seq_len > 0 ? sp->seq_len : 2048, b = sp->micro_batch > 0 ? sp->micro_batch : 1;
+    double s = w->seq, b = w->mb;
     w->f_attn = 2 * T * w->attn_mm + 4 * b * s * s * h / tp;
     w->f_mlp = 2 * T * w->mlp_mm;
     if (m->experts > 0)
@@ -963,7 +965,7 @@ static void derive(wl_t *w, const cs_wl_spec_t *sp)
     w->f_head = 2 * T * h * m->vocab / tp;
 }
 
-static gboolean build_shapes(wl_t *w, const cs_wl_spec_t *sp, GError **err)
+static gboolean build_shapes(wl_t *w, GError **err)
 {
     /* expert gradients need no DP all-reduce when each EP group spans the DP group */
     gboolean skip_experts = w->moe_ep && w->dp == w->ep;
@@ -981,7 +983,6 @@ static gboolean build_shapes(wl_t *w, const cs_wl_spec_t *sp, GError **err)
         w->buckets[s] = stage_buckets(w, w->tensors[s], skip_experts);
         w->unit_bytes[s] = stage_units(w, s, w->tensors[s]);
     }
-    (void)sp;
     return TRUE;
 }
 
@@ -1115,8 +1116,8 @@ cs_wl_plan_t *cs_wl_plan_new(const cs_wl_spec_t *spec, int world, double gpu_flo
     if (!check_layout(&w, &sp, world, err) || !check_model(&w, &sp, err) ||
         !check_run(&w, &sp, gpu_flops, gpu_mem_bw, err))
         goto fail_clear;
-    derive(&w, &sp);
-    if (!build_shapes(&w, &sp, err))
+    derive(&w);
+    if (!build_shapes(&w, err))
         goto fail_clear;
     w.ops = g_array_new(FALSE, FALSE, sizeof(cs_wl_op_t));
     w.notes = g_ptr_array_new_with_free_func(g_free);

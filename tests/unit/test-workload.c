@@ -260,6 +260,29 @@ static void test_ddp_buckets(void)
     g_assert_cmpint(last, >=, 0);
     g_assert_cmpuint(q->ops[last].size, ==, 10244 * KIB);
 
+    /* ffn 1024 (up and down 1 MiB), cap 2 MiB: limits reached exactly close
+     * their bucket:
+     *   0: L1 down                         1024 KiB  (= 1 MiB)    after bwd L1
+     *   1: L1 up, norm2, o, v              2049 KiB  (>= 2048)    after bwd L1
+     *   2: L1 k, q, norm1, L0 down         2049 KiB               after bwd L0
+     *   3: L0 up, norm2, o, v              2049 KiB
+     *   4: L0 k, q, norm1                  1025 KiB
+     * total 8196 KiB = 2 x (4 x 512 + 2 x 1024 + 2) KiB. */
+    cs_wl_spec_t e;
+    spec_custom(&e, 2, 512, 8, 1024);
+    e.bucket_cap_mb = 2;
+    g_autoptr(cs_wl_plan_t) x = plan_ok(&e, 2);
+    static const guint64 want_x[] = { 1024 * KIB, 2049 * KIB, 2049 * KIB, 2049 * KIB, 1025 * KIB };
+    k = 0;
+    for (int i = 0; i < x->nops; i++)
+        if (x->ops[i].kind == CS_WL_COMM) {
+            g_assert_cmpint(k, <, (int)G_N_ELEMENTS(want_x));
+            g_assert_cmpuint(x->ops[i].size, ==, want_x[k]);
+            g_assert_cmpstr(x->ops[x->ops[i].deps[0]].label, ==, k < 2 ? "bwd L1" : "bwd L0");
+            k++;
+        }
+    g_assert_cmpint(k, ==, 5);
+
     /* one DP rank: nothing to reduce */
     g_autoptr(cs_wl_plan_t) r = plan_ok(&s, 1);
     g_assert_cmpint(count_comm(r, CS_WL_GROUP_DP, CS_COLL_ALLREDUCE), ==, 0);
@@ -562,6 +585,15 @@ static void test_infer(void)
     /* MLP: 3 x 8192 x 28672 / 8 = 88,080,384 parameters, 2 bytes each */
     g_assert_cmpfloat(fabs(p->ops[a + 2].seconds - 2 * 88080384.0 / 3.35e12), <, 1e-18);
     g_assert_cmpstr(p->ops[a + 2].label, ==, "dec L0 mlp");
+
+    /* context 0: the KV cache holds seq_len tokens (512 here) */
+    s.context = 0;
+    s.seq_len = 512;
+    g_autoptr(cs_wl_plan_t) c = cs_wl_plan_new(&s, 8, 494.5e12, 3.35e12, &err);
+    g_assert_no_error(err);
+    a = find_op(c, "dec L0 attn", 0, 0, CS_WL_PHASE_DECODE);
+    g_assert_cmpfloat(fabs(c->ops[a].seconds - (37748736.0 + 4.0 * 512 * 2 * 128 * 2) / 3.35e12), <, 1e-18);
+    s.context = 1024;
 
     /* two stages of tp 4: one send of 4 x 8192 x 2 bytes, after stage 0 */
     s.tp = 4;
