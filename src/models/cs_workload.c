@@ -1008,6 +1008,8 @@ static void write_notes(wl_t *w, const cs_wl_spec_t *sp)
     if (!w->shapes)
         note(w, "The model is known by its size only: FLOPs are 2 x tokens x parameters forward (no attention "
                 "term), and each layer's parameters are split as a GPT block's (four matrices of 1/12, two of 4/12).");
+    else if (sp->mode == CS_WL_INFER)
+        note(w, "FLOPs per layer and token: 2 x matmul parameters + 4 x context x h for attention over the KV cache.");
     else
         note(w, "FLOPs per layer: 2 x tokens x matmul parameters + 4 x b x s^2 x h for attention (Narayanan et "
                 "al., SC'21); causal masking saves nothing.");
@@ -1051,7 +1053,9 @@ static void write_notes(wl_t *w, const cs_wl_spec_t *sp)
             note(w, "The last stage holds a copy of the tied embedding; the embedding-gradient all-reduce between "
                     "the first and last stages is not modelled.");
     }
-    if (w->tp > 1 && w->m.vocab > 0)
+    if (w->tp > 1 && w->m.vocab > 0 && sp->mode == CS_WL_INFER)
+        note(w, "TP includes the vocabulary-parallel embedding's all-reduce.");
+    if (w->tp > 1 && w->m.vocab > 0 && sp->mode == CS_WL_TRAIN)
         note(w, "TP includes the vocabulary-parallel embedding's %s and the LM head's input-gradient %s; the "
                 "cross-entropy's small all-reduces are not modelled.",
              sp->sequence_parallel ? "reduce-scatter" : "all-reduce", sp->sequence_parallel ? "reduce-scatter" : "all-reduce");
