@@ -45,7 +45,9 @@ typedef struct {
     cs_event_t *ev;
 } slot_t;
 
-/* A stream: a FIFO ring of slots in time order. */
+/* A stream: a FIFO ring of slots in time order. A slot whose event was
+ * cancelled (or scheduled again since) is dead: its event's sequence or
+ * place no longer match it. A stream's head is always live. */
 typedef struct {
     slot_t *ring;
     gsize head, len, cap;         /* cap: a power of 2 */
@@ -54,7 +56,8 @@ typedef struct {
 struct cs_evq {
     stream_t streams[CS_EVQ_STREAMS];
     int nstreams;                 /* streams used so far: 0 .. nstreams - 1 scanned */
-    gsize stream_len;             /* events in all streams */
+    gsize stream_len;             /* live events in all streams */
+    gsize stream_dead;            /* dead slots in all streams */
     hslot_t *heap;
     void *heap_mem;               /* heap's allocation (heap is offset in it) */
     gsize len, cap;
@@ -216,20 +219,55 @@ void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
     sift_up(q, q->len++, mkkey(time, ev->seq), ev);
 }
 
+static inline gboolean slot_live(const slot_t *s)
+{
+    return s->ev->heap_idx == CS_EVQ_IN_STREAM && s->ev->seq == s->seq;
+}
+
+/* Drops the dead slots at the stream's head (there are only dead slots
+ * where something was cancelled). */
+static inline void purge_head(cs_evq_t *q, stream_t *st)
+{
+    while (G_UNLIKELY(q->stream_dead > 0) && st->len > 0 && !slot_live(&st->ring[st->head])) {
+        st->head = (st->head + 1) & (st->cap - 1);
+        st->len--;
+        q->stream_dead--;
+    }
+}
+
+/* A full ring: its dead slots go first; it doubles only if live slots
+ * still fill more than half of it, so compacting costs O(1) a push and
+ * the ring stays within twice the most events it held alive. */
+static void stream_make_room(cs_evq_t *q, stream_t *st)
+{
+    gsize n = 0;
+    if (q->stream_dead > 0 && st->cap > 0) {
+        for (gsize i = 0; i < st->len; i++) {
+            slot_t s = st->ring[(st->head + i) & (st->cap - 1)];
+            if (slot_live(&s))
+                st->ring[(st->head + n++) & (st->cap - 1)] = s;
+        }
+        q->stream_dead -= st->len - n;
+        st->len = n;
+        if (n <= st->cap / 2)
+            return;
+    }
+    gsize cap = st->cap ? st->cap * 2 : BLOCK_MIN;
+    slot_t *r = g_new(slot_t, cap);
+    for (gsize i = 0; i < st->len; i++)
+        r[i] = st->ring[(st->head + i) & (st->cap - 1)];
+    g_free(st->ring);
+    st->ring = r;
+    st->head = 0;
+    st->cap = cap;
+}
+
 void cs_evq_push_stream(cs_evq_t *q, cs_event_t *ev, cs_time_t time, int stream)
 {
     g_return_if_fail(ev->heap_idx < 0 && stream >= 0 && stream < CS_EVQ_STREAMS);
     stream_t *st = &q->streams[stream];
-    if (G_UNLIKELY(st->len == st->cap)) {
-        gsize cap = st->cap ? st->cap * 2 : BLOCK_MIN;
-        slot_t *r = g_new(slot_t, cap);
-        for (gsize i = 0; i < st->len; i++)
-            r[i] = st->ring[(st->head + i) & (st->cap - 1)];
-        g_free(st->ring);
-        st->ring = r;
-        st->head = 0;
-        st->cap = cap;
-    }
+    if (G_UNLIKELY(st->len == st->cap))
+        stream_make_room(q, st);
     g_return_if_fail(st->len == 0 || st->ring[(st->head + st->len - 1) & (st->cap - 1)].time <= time);
     ev->time = time;
     ev->seq = q->next_seq++;
@@ -262,9 +300,29 @@ static int first_stream(const cs_evq_t *q)
     return best;
 }
 
+/* A stream event's slot dies where it is; at its stream's head it goes
+ * at once, with the dead slots behind it, so heads stay live. */
+static void cancel_stream(cs_evq_t *q, cs_event_t *ev)
+{
+    q->stream_len--;
+    q->stream_dead++;
+    for (int i = 0; i < q->nstreams; i++) {
+        stream_t *st = &q->streams[i];
+        if (st->len > 0 && st->ring[st->head].ev == ev && st->ring[st->head].seq == ev->seq) {
+            ev->heap_idx = -1;
+            purge_head(q, st);
+            return;
+        }
+    }
+    ev->heap_idx = -1;
+}
+
 void cs_evq_cancel(cs_evq_t *q, cs_event_t *ev)
 {
-    g_return_if_fail(ev->heap_idx != CS_EVQ_IN_STREAM);
+    if (ev->heap_idx == CS_EVQ_IN_STREAM) {
+        cancel_stream(q, ev);
+        return;
+    }
     if (ev->heap_idx < 0)
         return;
     gsize i = (gsize)ev->heap_idx;
@@ -304,6 +362,7 @@ cs_event_t *cs_evq_pop(cs_evq_t *q)
         st->len--;
         q->stream_len--;
         ev->heap_idx = -1;
+        purge_head(q, st);
         q->popped++;
         return ev;
     }
@@ -324,4 +383,12 @@ gsize cs_evq_len(const cs_evq_t *q)
 guint64 cs_evq_popped(const cs_evq_t *q)
 {
     return q->popped;
+}
+
+gsize cs_evq_stream_capacity(const cs_evq_t *q)
+{
+    gsize n = 0;
+    for (int i = 0; i < CS_EVQ_STREAMS; i++)
+        n += q->streams[i].cap;
+    return n;
 }

@@ -44,9 +44,13 @@ void cs_evq_release(cs_evq_t *q, cs_event_t *ev);
 void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time);
 /* Streams: events pushed to one stream come with nondecreasing times (for
  * instance "now + a fixed delay": an arrival over a link of a given
- * latency). They skip the heap (a FIFO each) and come out in the same
- * (time, sequence) order as heap events; only the heap's events can be
- * cancelled or rescheduled. Streams 0 to CS_EVQ_STREAMS - 1. */
+ * latency, a timer armed for a fixed timeout). They skip the heap (a FIFO
+ * each) and come out in the same (time, sequence) order as heap events.
+ * A stream event can be cancelled (cs_evq_cancel, O(1) but for a search of
+ * the streams' heads): its slot stays behind, dead, until it reaches its
+ * stream's head or the ring compacts when full, so a stream's memory
+ * follows its live events, not the cancels. Only the heap's events can be
+ * rescheduled. Streams 0 to CS_EVQ_STREAMS - 1. */
 #define CS_EVQ_STREAMS 16
 void cs_evq_push_stream(cs_evq_t *q, cs_event_t *ev, cs_time_t time, int stream);
 
@@ -65,5 +69,7 @@ cs_event_t *cs_evq_pop(cs_evq_t *q);
 gsize cs_evq_len(const cs_evq_t *q);
 /* Events ever popped (for events/s figures). */
 guint64 cs_evq_popped(const cs_evq_t *q);
+/* Slots the streams' rings hold (live and dead): their memory. */
+gsize cs_evq_stream_capacity(const cs_evq_t *q);
 
 #endif

@@ -100,6 +100,7 @@ typedef struct {
     /* loss recovery */
     int retries;
     cs_time_t rto_at;                 /* the timer's deadline while packets are out */
+    int rto_stream;                   /* the event queue's stream for its timeout; -1: the heap */
     gboolean failed;
     /* rate limiter: DCQCN's reaction point and the host's cap */
     double cap_bps;                   /* <= 0: none */
@@ -129,6 +130,11 @@ struct cs_pkt_net {
     cs_pkt_qp_hooks_t qp_hooks;
     void *qp_ctx;
     cs_time_t now;
+    /* QPs' retransmission timers: one event stream per timeout value
+     * (cs_pkt_qp.c rto_push), the value of each stream used so far */
+    cs_time_t rto_timeout[CS_EVQ_STREAMS];
+    cs_time_t rto_last[CS_EVQ_STREAMS];   /* the latest deadline pushed to each */
+    int rto_streams;
     guint64 seed;                     /* RED draws */
     /* stuck detection (cs_pkt_stuck.c) */
     guint64 moves;                    /* counts everything but PFC timers and pause frames */

@@ -42,6 +42,36 @@ static cs_pkt_route_t *route_back(const cs_pkt_net_t *net, const cs_pkt_route_t 
     return cs_pkt_route_new(back, r->n);
 }
 
+/* The retransmission timer's stream for a timeout: every QP arms its
+ * timer 'now + timeout', so the deadlines of QPs with the same timeout
+ * come in time order and skip the heap (cs_evq streams); a deadline that
+ * progress moved goes to the heap (net_qp_rto). Past CS_EVQ_STREAMS
+ * distinct timeouts, the heap: -1. */
+static int rto_stream_for(cs_pkt_net_t *net, cs_time_t timeout)
+{
+    for (int i = 0; i < net->rto_streams; i++)
+        if (net->rto_timeout[i] == timeout)
+            return i;
+    if (net->rto_streams == CS_EVQ_STREAMS)
+        return -1;
+    net->rto_timeout[net->rto_streams] = timeout;
+    return net->rto_streams++;
+}
+
+/* Schedules the QP's timer at 'at' (now + its timeout): on its stream,
+ * or on the heap if a caller's clock ran behind the stream's last
+ * deadline (a stream takes its times in order). */
+static void rto_push(cs_pkt_net_t *net, flow_t *f, cs_time_t at)
+{
+    int s = f->rto_stream;
+    if (s >= 0 && at >= net->rto_last[s]) {
+        net->rto_last[s] = at;
+        cs_evq_push_stream(net->evq, f->rto_ev, at, s);
+    } else {
+        cs_evq_push(net->evq, f->rto_ev, at);
+    }
+}
+
 static int add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_qp_cfg_t *cfg, gboolean write)
 {
     g_return_val_if_fail(route_ok(net, route, nroute), -1);
@@ -63,6 +93,7 @@ static int add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_
     }
     f.mcap = 4;
     f.msgs = g_new(msg_t, f.mcap);
+    f.rto_stream = rto_stream_for(net, cfg->timeout);
     g_array_append_val(net->flows, f);
     int id = (int)net->flows->len - 1;
     flow_t *q = flow_at(net, id);
@@ -349,7 +380,7 @@ static void rto_arm(cs_pkt_net_t *net, flow_t *f, cs_time_t now)
         return;
     f->rto_at = now + f->cfg.timeout;
     if (!cs_evq_scheduled(f->rto_ev))
-        cs_evq_push(net->evq, f->rto_ev, f->rto_at);
+        rto_push(net, f, f->rto_at);
 }
 
 /* A packet of the flow left its host: the rate limiter spaces the next
@@ -435,7 +466,9 @@ void net_qp_rto(cs_pkt_net_t *net, int id, cs_time_t now)
     if (f->failed || f->una >= f->hw)
         return;                       /* everything out is acknowledged: idle */
     if (now < f->rto_at) {
-        cs_evq_push(net->evq, f->rto_ev, f->rto_at);   /* progress moved the deadline */
+        /* progress moved the deadline: to the heap, as it may come
+         * before timers other QPs armed since (not the stream's order) */
+        cs_evq_push(net->evq, f->rto_ev, f->rto_at);
         return;
     }
     f->timeouts++;
@@ -450,7 +483,7 @@ void net_qp_rto(cs_pkt_net_t *net, int id, cs_time_t now)
     f->next = f->una;
     f->emsg = f->mfirst;
     f->rto_at = now + f->cfg.timeout;
-    cs_evq_push(net->evq, f->rto_ev, f->rto_at);
+    rto_push(net, f, f->rto_at);
     net_qp_pump(net, id, now);
 }
 

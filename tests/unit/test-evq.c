@@ -193,6 +193,101 @@ static void test_streams(void)
     }
 }
 
+/* Cancelling stream events, as the packet network's retransmission
+ * timers do (armed at now + a timeout on a stream, cancelled when their
+ * QP has nothing out, armed again later): two queues take the same
+ * operations, one with streams, one with the heap alone, and must pop
+ * the same events in the same order. Cancels hit streams' heads and
+ * slots behind them; cancelled events are pushed again, to their stream
+ * or the heap, or released and their memory reused. The rings must not
+ * grow with the cancels: a few hundred events live, a million steps, and
+ * a few events never cancelled (QPs that stay busy), so that the slots
+ * behind them can only go by compaction. */
+static void test_stream_cancel(void)
+{
+    enum { LIVE = 300, BUSY = 10, STEPS = 1000000 };
+    /* timeouts far beyond the clock's advance while the test runs (it
+     * pops heap events, less than HEAP_SPAN apart, and no stream event), so
+     * that dead slots reach their stream's head only at the end, as with
+     * NCCL's 4.3-s timer: the rings must compact */
+    enum { HEAP_SPAN = 30000 };
+    static const cs_time_t delays[2] = { 1000000000000000, 2000000000000000 };
+    g_autoptr(cs_evq_t) qs = cs_evq_new();      /* streams */
+    g_autoptr(cs_evq_t) qh = cs_evq_new();      /* heap only */
+    g_autoptr(GRand) rng = g_rand_new_with_seed(11);
+    cs_event_t *es[LIVE] = { NULL }, *eh[LIVE] = { NULL };
+    cs_time_t now = 0;
+    guint64 pops = 0, cancels = 0, head_cancels = 0;
+    for (int step = 0; step < STEPS; step++) {
+        int i = g_rand_int_range(rng, 0, LIVE);
+        int op = g_rand_int_range(rng, 0, 4);   /* cancel, push, pop, cancel */
+        if (op == 3)
+            op = 0;
+        if (es[i] == NULL) {
+            es[i] = cs_evq_alloc(qs);
+            eh[i] = cs_evq_alloc(qh);
+            es[i]->a = eh[i]->a = i;
+        }
+        if (op == 0 && !cs_evq_scheduled(es[i]))
+            op = 1;                      /* idle: armed again */
+        else if (op == 1 && cs_evq_scheduled(es[i]))
+            op = 0;                      /* armed: progress cancels it */
+        if (op == 0 && i < BUSY)
+            continue;                    /* always busy: armed once, never cancelled */
+        if (op == 0) {
+            g_assert_true(cs_evq_scheduled(eh[i]));
+            head_cancels += cs_evq_peek(qs) == es[i];
+            cs_evq_cancel(qs, es[i]);
+            cs_evq_cancel(qh, eh[i]);
+            cancels++;
+            if (g_rand_boolean(rng)) {     /* its memory goes back to the pool */
+                cs_evq_release(qs, es[i]);
+                cs_evq_release(qh, eh[i]);
+                es[i] = eh[i] = NULL;
+            }
+        } else if (op == 1) {
+            int s = g_rand_int_range(rng, -1, 2);   /* -1: the heap */
+            cs_time_t t = now + (s < 0 ? g_rand_int_range(rng, 0, HEAP_SPAN) : delays[s]);
+            if (s < 0)
+                cs_evq_push(qs, es[i], t);
+            else
+                cs_evq_push_stream(qs, es[i], t, s);
+            cs_evq_push(qh, eh[i], t);
+        } else if (op == 2 && cs_evq_len(qs) > 0 && cs_evq_peek(qs)->time < now + HEAP_SPAN) {
+            g_assert_cmpuint(cs_evq_len(qs), ==, cs_evq_len(qh));
+            cs_event_t *a = cs_evq_pop(qs), *b = cs_evq_pop(qh);
+            if (a->a != b->a || a->time != b->time)
+                g_error("pop %" G_GUINT64_FORMAT ": streams gave (%" G_GINT64_FORMAT ", %d), the heap (%"
+                        G_GINT64_FORMAT ", %d)", pops, a->time, a->a, b->time, b->a);
+            g_assert_cmpint(a->time, >=, now);
+            now = a->time;
+            pops++;
+        }
+    }
+    while (cs_evq_len(qh) > 0) {
+        cs_event_t *a = cs_evq_pop(qs), *b = cs_evq_pop(qh);
+        g_assert_nonnull(a);
+        g_assert_cmpint(a->a, ==, b->a);
+        g_assert_cmpint(a->time, ==, b->time);
+    }
+    g_assert_null(cs_evq_pop(qs));
+    g_assert_cmpuint(cs_evq_len(qs), ==, 0);
+    g_test_message("%" G_GUINT64_FORMAT " pops, %" G_GUINT64_FORMAT " cancels (%" G_GUINT64_FORMAT
+                   " at the head), ring slots %" G_GSIZE_FORMAT, pops, cancels, head_cancels,
+                   cs_evq_stream_capacity(qs));
+    g_assert_cmpuint(head_cancels, >, 1000);
+    g_assert_cmpuint(cancels, >, 100000);
+    /* each stream's ring: at most twice the LIVE events it can hold (the
+     * smallest power of 2 above 2 x 300 is 1024), two streams */
+    g_assert_cmpuint(cs_evq_stream_capacity(qs), <=, 2 * 1024);
+    for (int i = 0; i < LIVE; i++) {
+        if (es[i] != NULL) {
+            cs_evq_release(qs, es[i]);
+            cs_evq_release(qh, eh[i]);
+        }
+    }
+}
+
 /* Rescheduling an event that is not scheduled pushes it (the documented
  * "as if cancelled and pushed again"); one that is, moves in place, up or
  * down, and still sorts after the events already at its new time. */
@@ -232,5 +327,6 @@ int main(int argc, char **argv)
     g_test_add_func("/evq/reschedule-in-place", test_reschedule_in_place);
     g_test_add_func("/evq/random-1e6", test_random);
     g_test_add_func("/evq/streams", test_streams);
+    g_test_add_func("/evq/stream-cancel", test_stream_cancel);
     return g_test_run();
 }
