@@ -461,6 +461,8 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
         g_autofree char *ini = cs_scenario_to_ini(s);
         return cs_output_stdout(ini, strlen(ini), err) ? 0 : cs_error_exit_status(*err);
     }
+    if (!cs_design_no_workload(s, "run", err))
+        return 2;
     g_auto(cs_design_t) d;
     cs_design_init(&d);
     if (!cs_design_model(&d, s, err) || !check_model_outputs(s, d.ops, err) || !cs_design_build(&d, s, err))

@@ -11,6 +11,7 @@ int cs_cmd_topo(int argc, char **argv);      /* cmd_topo.c: topo check|show|dot 
 int cs_cmd_validate(int argc, char **argv);  /* cmd_validate.c: compare with an nccl-tests log */
 int cs_cmd_compare(int argc, char **argv);   /* cmd_compare.c: designs side by side */
 int cs_cmd_sweep(int argc, char **argv);     /* cmd_sweep.c: a grid over scenario keys */
+int cs_cmd_step(int argc, char **argv);      /* cmd_step.c: one step of a parallel job */
 
 /* Prints err->message (or "collsim: <fallback>") on one line to stderr and
  * returns 2. */

@@ -130,12 +130,24 @@ static cs_prediction_t *price(const cs_scenario_t *s, const cs_design_t *d, gboo
     return g_steal_pointer(&p);
 }
 
+gboolean cs_design_no_workload(const cs_scenario_t *s, const char *command, GError **err)
+{
+    if (s->workload == NULL)
+        return TRUE;
+    const char *o = NULL;
+    for (const cs_scenario_key_t *k = cs_workload_keys; k->key != NULL && o == NULL; k++)
+        o = g_hash_table_lookup(s->workload->origins, k->key);
+    g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: [workload] describes a step of a parallel job, which collsim %s "
+                "does not price; expected collsim step for it", o != NULL ? o : s->path, command);
+    return FALSE;
+}
+
 cs_prediction_t *cs_predict_scenario(const cs_scenario_t *s, const char *command, gboolean want_stats,
                                      GError **err)
 {
     g_auto(cs_design_t) d;
     cs_design_init(&d);
-    if (!cs_design_model(&d, s, err))
+    if (!cs_design_no_workload(s, command, err) || !cs_design_model(&d, s, err))
         return NULL;
     if (s->jobs->len > 0) {
         const cs_scenario_job_t *j = g_ptr_array_index(s->jobs, 0);

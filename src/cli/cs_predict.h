@@ -32,6 +32,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(cs_design_t, cs_design_clear)
 /* The model first (a bad --model is named before a bad topology): validates
  * s, finds its model, loads its calibration. Errors: one line, prefixed. */
 gboolean cs_design_model(cs_design_t *d, const cs_scenario_t *s, GError **err);
+/* Commands that price collectives (run, compare, sweep) refuse a
+ * [workload], which only collsim step reads, with where it was set. */
+gboolean cs_design_no_workload(const cs_scenario_t *s, const char *command, GError **err);
 /* Then the topology and, for one collective (no [job NAME] groups), the
  * root's rank and NCCL's communicator. */
 gboolean cs_design_build(cs_design_t *d, const cs_scenario_t *s, GError **err);

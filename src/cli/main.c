@@ -25,6 +25,7 @@ static const command_t commands[] = {
     { "run", cs_cmd_run, "Predict a collective over a topology and print it as nccl-tests does" },
     { "topo", cs_cmd_topo, "Check, show or draw a topology (a preset or a file)" },
     { "validate", cs_cmd_validate, "Compare a prediction with an nccl-tests log" },
+    { "step", cs_cmd_step, "One training step or inference token of a parallel job: collectives, overlap, step time" },
     { "compare", cs_cmd_compare, "Compare designs side by side: bus bandwidth per size, the winner and why" },
     { "sweep", cs_cmd_sweep, "Price a grid over scenario keys into one CSV or JSON (local cores or MPI ranks)" },
     { "real", cs_cmd_real, "Measure a collective with real NCCL on GPUs, as nccl-tests does" },

@@ -167,6 +167,22 @@ static GOptionGroup *fabric_group(cs_run_args_t *a)
     return g;
 }
 
+/* The [workload] keys as flags (collsim step): what one step of a job is. */
+static GOptionGroup *workload_group(cs_run_args_t *a)
+{
+    GOptionGroup *g = g_option_group_new("workload", "Workload options ([workload] keys)",
+                                         "Show the workload options", a, NULL);
+    GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    for (const cs_scenario_key_t *k = cs_workload_keys; k->key != NULL; k++) {
+        GOptionEntry e = { k->long_flag, 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
+                           k->doc, k->arg };
+        g_array_append_val(entries, e);
+    }
+    g_option_group_add_entries(g, (const GOptionEntry *)(void *)entries->data);
+    g_array_free(entries, TRUE);
+    return g;
+}
+
 gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int argc, char **argv, GError **err)
 {
     g_autoptr(GOptionContext) ctx = g_option_context_new(cmd->parameter);
@@ -188,6 +204,8 @@ gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int a
     }
     g_option_context_add_group(ctx, cs_topo_spec_option_group(&a->topo));
     g_option_context_add_group(ctx, fabric_group(a));
+    if (cmd->workload)
+        g_option_context_add_group(ctx, workload_group(a));
     if (cmd->summary != NULL)
         g_option_context_set_summary(ctx, cmd->summary);
     if (cmd->description != NULL)

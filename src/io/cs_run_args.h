@@ -29,6 +29,7 @@ typedef struct {
     gpointer extra_data;        /* user_data of callbacks among 'extra' */
     gboolean extra_main;        /* 'extra' is the main group (--help); the scenario
                                  * options go to --help-scenario */
+    gboolean workload;          /* the [workload] keys as flags, a group of their own (collsim step) */
     const GOptionEntry *main_extra; /* options added to the scenario options' group
                                  * (NULL-terminated, or NULL); no callbacks: that
                                  * group's user_data is the parser's */

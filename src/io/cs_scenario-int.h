@@ -42,6 +42,17 @@ gboolean cs_scenario_fabric_check(const cs_fabric_cfg_t *cfg, GError **err);
 /* Writes the given keys back as [fabric]. */
 void cs_scenario_fabric_to_kf(const cs_fabric_cfg_t *cfg, GKeyFile *kf);
 
+/* Keys of [workload] (cs_scenario_workload.c), NULL-terminated; each is
+ * also a flag of collsim step. */
+extern const cs_scenario_key_t cs_workload_keys[];
+/* Parses one [workload] value (creating s->workload; errors "what;
+ * expected", no prefix) and remembers its text and origin. */
+gboolean cs_scenario_workload_set(cs_scenario_t *s, const char *key, const char *value, const char *origin,
+                                  GError **err);
+void cs_scenario_workload_to_kf(const cs_scenario_t *s, GKeyFile *kf);
+cs_scenario_workload_t *cs_scenario_workload_new(void);
+void cs_scenario_workload_free(cs_scenario_workload_t *w);
+
 /* Keys of a [job NAME] group (no flags), NULL-terminated. */
 extern const cs_scenario_key_t cs_scenario_job_keys[];
 

@@ -47,7 +47,7 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
-static const char *const groups[] = { "scenario", "topology", "collective", "nccl", "fabric", "output", NULL };
+static const char *const groups[] = { "scenario", "topology", "collective", "nccl", "fabric", "output", "workload", NULL };
 
 const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key)
 {
@@ -57,8 +57,8 @@ const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key
                 return k;
         return NULL;
     }
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_fabric_keys };
-    for (int t = 0; t < 3; t++)
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_fabric_keys, cs_workload_keys };
+    for (int t = 0; t < 4; t++)
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
             if (strcmp(k->group, group) == 0 && strcmp(k->key, key) == 0)
                 return k;
@@ -67,10 +67,10 @@ const cs_scenario_key_t *cs_scenario_key_find(const char *group, const char *key
 
 const cs_scenario_key_t *cs_scenario_key_by_flag(const char *option_name)
 {
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_fabric_keys };
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_fabric_keys, cs_workload_keys };
     gboolean is_long = g_str_has_prefix(option_name, "--");
     const char *name = option_name + (is_long ? 2 : 1);
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < 4; t++) {
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++) {
             if (is_long && (strcmp(name, k->long_flag) == 0 ||
                             (k->alias != NULL && strcmp(name, k->alias) == 0)))
@@ -318,6 +318,9 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
     } else if (strcmp(group, "fabric") == 0) {
         if (!cs_scenario_fabric_set(&s->fabric, key, value, origin, err))
             return FALSE;
+    } else if (strcmp(group, "workload") == 0) {
+        if (!cs_scenario_workload_set(s, key, value, origin, err))
+            return FALSE;
     } else if (strcmp(group, "topology") == 0) {
         if (!cs_topo_spec_set(&s->topo, key, value, base_dir, err))
             return FALSE;
@@ -429,6 +432,7 @@ void cs_scenario_clear(cs_scenario_t *s)
     if (s->origins != NULL)
         g_hash_table_destroy(s->origins);
     cs_fabric_cfg_clear(&s->fabric);
+    cs_scenario_workload_free(s->workload);
     memset(s, 0, sizeof *s);
     cs_topo_spec_init(&s->topo);
 }
@@ -452,10 +456,11 @@ static void ini_entry_free(gpointer p)
 static char *keys_of_group(const char *group)
 {
     GString *g = g_string_new(NULL);
-    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_scenario_job_keys, cs_fabric_keys };
+    const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_scenario_job_keys, cs_fabric_keys,
+                                          cs_workload_keys };
     if (cs_scenario_job_group_name(group) != NULL)
         group = "job";
-    for (int t = 0; t < 4; t++)
+    for (int t = 0; t < 5; t++)
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
             if (strcmp(k->group, group) == 0)
                 g_string_append_printf(g, "%s%s", g->len ? ", " : "", k->key);
@@ -548,7 +553,7 @@ static gboolean scan_ini(const char *buf, gsize len, const char *name, GPtrArray
             if (!known_group(group)) {
                 g_autofree char *q = quote_line(group);
                 cs_set_error_at(err, name, lineno,
-                                "unknown group [%s]; expected [scenario], [topology], [collective], [nccl], [output] or [job NAME]", q);
+                                "unknown group [%s]; expected [scenario], [topology], [collective], [nccl], [fabric], [output], [workload] or [job NAME]", q);
                 return FALSE;
             }
             continue;
@@ -950,5 +955,6 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
     kf_set_opt(kf, "output", "trace", s->trace_out);
     g_key_file_set_string(kf, "output", "link-stats", s->link_stats ? "true" : "false");
     cs_scenario_jobs_to_kf(s, kf);
+    cs_scenario_workload_to_kf(s, kf);
     return g_key_file_to_data(kf, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include "models/cs_topo.h"
 #include "models/cs_nccl_env.h"
 #include "models/cs_fabric_cfg.h"
+#include "models/cs_workload.h"
 
 /* The [topology] keys (cs_topo_spec_keys): file, preset, gpu, gpus,
  * sockets, p2p, nodes, nic, nics-per-node, fabric, oversubscription,
@@ -54,6 +55,17 @@ typedef struct {
     char *origin;          /* "FILE:LINE" of the [job NAME] line */
 } cs_scenario_job_t;
 
+/* [workload] as read (collsim step): the keys given, resolved into a
+ * cs_wl_spec_t by cs_scenario_workload_spec. */
+typedef struct {
+    char *arch;            /* a preset's name, NULL: custom */
+    cs_wl_model_t shape;   /* shape keys given over the preset (0: unset) */
+    int gated;             /* gated-mlp: -1 unset, else 0/1 */
+    cs_wl_spec_t spec;     /* the other keys (defaults: cs_wl_spec_init) */
+    GHashTable *text;      /* key -> value as written (round trip) */
+    GHashTable *origins;   /* key -> "FILE:LINE: key" or "collsim: --key" */
+} cs_scenario_workload_t;
+
 typedef struct {
     char *path;            /* scenario file, NULL when from flags only */
     char *name;            /* [scenario] name */
@@ -79,6 +91,7 @@ typedef struct {
     GPtrArray *jobs;       /* cs_scenario_job_t, file order; empty: one job, the sweep */
     cs_nccl_env_t *env;    /* [nccl] section */
     cs_fabric_cfg_t fabric; /* [fabric] section (--model packet) */
+    cs_scenario_workload_t *workload; /* [workload] (collsim step), NULL when absent */
     GHashTable *origins;   /* "group.key" -> where the value came from ("FILE:LINE: key"
                             * or "collsim: -b"), for messages */
 } cs_scenario_t;
@@ -102,6 +115,13 @@ guint64 *cs_scenario_sizes(const cs_scenario_t *s, int *n_p);
  * (n entries, zeroed first). Errors: syntax, an index >= n ("what" names
  * them: "node", "GPU"). No prefix: the caller adds where. */
 gboolean cs_scenario_index_list(const char *v, int n, const char *what, gboolean *mask, GError **err);
+
+/* The workload the [workload] keys describe: the preset with the shape
+ * keys over it, checked against each other. Errors name the key ("s.ini:4:
+ * top-k: ..."); no [workload]: an error saying what to give. */
+gboolean cs_scenario_workload_spec(const cs_scenario_t *s, cs_wl_spec_t *spec_p, GError **err);
+/* Where a [workload] key came from ("s.ini:4: tp", "collsim: --tp"), or the key. */
+const char *cs_scenario_workload_origin(const cs_scenario_t *s, const char *key);
 
 /* Builds the topology the spec describes (file or preset + builders,
  * then --gpus). */

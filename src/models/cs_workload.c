@@ -836,8 +836,8 @@ static gboolean check_model(wl_t *w, const cs_wl_spec_t *sp, GError **err)
     if (m->hidden < 0 || m->ffn < 0 || m->heads < 0 || m->kv_heads < 0 || m->vocab < 0 || m->positions < 0 ||
         m->experts < 0 || m->top_k < 0) {
         const char *k = m->hidden < 0 ? "hidden" : m->ffn < 0 ? "ffn" : m->heads < 0 ? "heads"
-                      : m->kv_heads < 0 ? "kv_heads" : m->vocab < 0 ? "vocab" : m->positions < 0 ? "positions"
-                      : m->experts < 0 ? "experts" : "top_k";
+                      : m->kv_heads < 0 ? "kv-heads" : m->vocab < 0 ? "vocab" : m->positions < 0 ? "positions"
+                      : m->experts < 0 ? "experts" : "top-k";
         return INPUT_ERROR("%s is negative; expected 0 or more", k);
     }
     if (!(m->params >= 0) || !isfinite(m->params))
@@ -861,7 +861,7 @@ static gboolean check_model(wl_t *w, const cs_wl_spec_t *sp, GError **err)
         if (m->kv_heads == 0)
             m->kv_heads = m->heads;
         if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
-            return INPUT_ERROR("kv_heads = %d does not divide heads = %d; expected a divisor of %d", m->kv_heads,
+            return INPUT_ERROR("kv-heads = %d does not divide heads = %d; expected a divisor of %d", m->kv_heads,
                                m->heads, m->heads);
         if (m->ffn == 0)
             m->ffn = 4 * m->hidden;
@@ -869,7 +869,7 @@ static gboolean check_model(wl_t *w, const cs_wl_spec_t *sp, GError **err)
             return INPUT_ERROR("tp = %d does not divide heads = %d; expected a divisor of %d", w->tp, m->heads,
                                m->heads);
         if (m->kv_heads % w->tp != 0 && w->tp % m->kv_heads != 0)
-            return INPUT_ERROR("tp = %d and kv_heads = %d: neither divides the other; expected tp dividing %d or "
+            return INPUT_ERROR("tp = %d and kv-heads = %d: neither divides the other; expected tp dividing %d or "
                                "a multiple of it", w->tp, m->kv_heads, m->kv_heads);
         if (m->ffn % w->tp != 0)
             return INPUT_ERROR("tp = %d does not divide ffn = %d; expected a divisor of %d", w->tp, m->ffn, m->ffn);
@@ -878,7 +878,7 @@ static gboolean check_model(wl_t *w, const cs_wl_spec_t *sp, GError **err)
         return INPUT_ERROR("pp = %d does not divide layers = %d; expected a divisor of %d", w->pp, m->layers,
                            m->layers);
     if (m->experts > 0 && (m->top_k < 1 || m->top_k > m->experts))
-        return INPUT_ERROR("top_k = %d with experts = %d; expected 1 to %d experts per token", m->top_k, m->experts,
+        return INPUT_ERROR("top-k = %d with experts = %d; expected 1 to %d experts per token", m->top_k, m->experts,
                            m->experts);
     if (w->ep > 1 && m->experts == 0)
         return INPUT_ERROR("ep = %d needs a mixture-of-experts model; experts = 0", w->ep);
@@ -896,28 +896,28 @@ static gboolean check_run(wl_t *w, const cs_wl_spec_t *sp, double gpu_flops, dou
         return INPUT_ERROR("dtype = %d; expected a data type (bf16, fp16, float, ...)", (int)sp->dtype);
     w->dsz = cs_dtype_size(sp->dtype);
     int batch;
-    if (!count_arg(sp->micro_batch, 1, "micro_batch", &w->mb, err) ||
-        !count_arg(sp->seq_len, 2048, "seq_len", &w->seq, err) ||
-        !count_arg(sp->micro_batches, 1, "micro_batches", &w->M, err) ||
+    if (!count_arg(sp->micro_batch, 1, "micro-batch", &w->mb, err) ||
+        !count_arg(sp->seq_len, 2048, "seq-len", &w->seq, err) ||
+        !count_arg(sp->micro_batches, 1, "micro-batches", &w->M, err) ||
         !count_arg(sp->batch, 1, "batch", &batch, err) || !count_arg(sp->context, w->seq, "context", &w->ctx, err))
         return FALSE;
     if (sp->shard == CS_WL_SHARD_FULL && sp->mode == CS_WL_INFER)
-        return INPUT_ERROR("shard = full shards training state; expected shard = none with mode = infer");
+        return INPUT_ERROR("data-parallel = fsdp shards training state; expected data-parallel = ddp with mode = infer");
     if (sp->shard == CS_WL_SHARD_FULL && w->ep > 1)
-        return INPUT_ERROR("shard = full with ep = %d is not modelled; expected ep = 1 (or shard = none)", w->ep);
+        return INPUT_ERROR("data-parallel = fsdp with ep = %d is not modelled; expected ep = 1 (or data-parallel = ddp)", w->ep);
     int fu;
-    if (!count_arg(sp->fsdp_units, w->L, "fsdp_units", &fu, err))
+    if (!count_arg(sp->fsdp_units, w->L, "fsdp-units", &fu, err))
         return FALSE;
     if (fu % w->pp != 0 || w->L % fu != 0)
-        return INPUT_ERROR("fsdp_units = %d: %s; expected a divisor of layers = %d that pp = %d divides", fu,
+        return INPUT_ERROR("fsdp-units = %d: %s; expected a divisor of layers = %d that pp = %d divides", fu,
                            w->L % fu != 0 ? "does not divide the layers" : "not a multiple of pp", w->L, w->pp);
     w->units = fu / w->pp;
     if (!(sp->bucket_cap_mb >= 0) || !isfinite(sp->bucket_cap_mb))
-        return INPUT_ERROR("bucket_cap_mb = %g; expected a bucket size in MiB (> 0)", sp->bucket_cap_mb);
+        return INPUT_ERROR("bucket-cap-mb = %g; expected a bucket size in MiB (> 0)", sp->bucket_cap_mb);
     if (!(sp->layer_fwd_s >= 0) || !isfinite(sp->layer_fwd_s))
-        return INPUT_ERROR("layer_fwd_s = %g; expected seconds (>= 0)", sp->layer_fwd_s);
+        return INPUT_ERROR("layer-time = %g; expected seconds (>= 0)", sp->layer_fwd_s);
     if (sp->layer_fwd_s == 0 && !(gpu_flops > 0 && isfinite(gpu_flops)))
-        return INPUT_ERROR("tflops: the GPU's sustained FLOP/s is unknown (%g); expected tflops > 0 or layer_fwd_s",
+        return INPUT_ERROR("tflops: the GPU's sustained FLOP/s is unknown (%g); expected tflops > 0 or layer-time",
                            gpu_flops);
     w->gpu_flops = gpu_flops;
     w->mem_bw = mem_bw > 0 && isfinite(mem_bw) ? mem_bw : 0;
@@ -925,16 +925,16 @@ static gboolean check_run(wl_t *w, const cs_wl_spec_t *sp, double gpu_flops, dou
     w->T = sp->mode == CS_WL_INFER ? batch : (double)w->mb * w->seq;
     if (w->shapes) {
         if (!size_arg(w->T * h * dsz, sp->mode == CS_WL_INFER ? "batch x hidden x dtype" :
-                      "micro_batch x seq_len x hidden x dtype", &w->act_bytes, err))
+                      "micro-batch x seq-len x hidden x dtype", &w->act_bytes, err))
             return FALSE;
         if (w->m.experts > 0 &&
-            !size_arg(w->T * w->m.top_k * (h / tp) * dsz, "the all-to-all size (tokens x top_k x hidden / tp x dtype)",
+            !size_arg(w->T * w->m.top_k * (h / tp) * dsz, "the all-to-all size (tokens x top-k x hidden / tp x dtype)",
                       &w->a2a_bytes, err))
             return FALSE;
     }
     double est = (double)w->M * w->L * 24 + (double)w->M * w->pp * 8 + (double)w->L * 40;
     if (sp->mode == CS_WL_TRAIN && est > MAX_OPS)
-        return INPUT_ERROR("micro_batches = %d x layers = %d makes a plan of about %.0f ops; expected under %d "
+        return INPUT_ERROR("micro-batches = %d x layers = %d makes a plan of about %.0f ops; expected under %d "
                            "(fewer micro-batches)", w->M, w->L, est, MAX_OPS);
     return TRUE;
 }

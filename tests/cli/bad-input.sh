@@ -99,7 +99,7 @@ check ini-bridge exact "s7.ini:4: nvlink-bridge: unknown NVLink bridge layout 't
 printf '[topology]\npreset = dgx-h100\nnvlink-bridge = pairs\n' >s8.ini
 check ini-bridge-fixed exact "s8.ini:3: nvlink-bridge: applies to the pcie preset only (dgx-h100 $FIXED; expected no nvlink-bridge with dgx-h100" -- run s8.ini
 printf '[topology]\npreset = dgx-h100\n[colective]\n' >s3.ini
-check ini-group exact "s3.ini:3: unknown group [colective]; expected [scenario], [topology], [collective], [nccl], [output] or [job NAME]" -- run s3.ini
+check ini-group exact "s3.ini:3: unknown group [colective]; expected [scenario], [topology], [collective], [nccl], [fabric], [output], [workload] or [job NAME]" -- run s3.ini
 # several jobs, --trace, --link-stats
 J='[scenario]\nmodel = flow\n[topology]\npreset = dgx-h100\nnodes = 2\n'
 printf "$J[job a b]\nsize = 1M\n" >j1.ini

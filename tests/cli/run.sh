@@ -247,6 +247,13 @@ grep -q '^# bottleneck for' ls-1.txt && bad "analytic-no-note-at-1:1 ($(grep '^#
 # ---- every example scenario --------------------------------------------------------
 for s in "$top_srcdir"/scenarios/*.ini; do
     n=$(basename "$s" .ini)
+    if grep -q '^\[workload\]' "$s"; then
+        # a step of a parallel job: collsim step prints its step time
+        if "$COLLSIM" step "$s" >"ex-$n.txt" 2>"ex-$n.err" &&
+            grep -q '^# \(step time\|token latency\) ' "ex-$n.txt"; then
+            ok "example $n"; else bad "example $n: $(head -1 "ex-$n.err")"; fi
+        continue
+    fi
     if grep -q '^\[job ' "$s"; then
         # several jobs: one row per job with its slowdown
         if "$COLLSIM" run "$s" >"ex-$n.txt" 2>"ex-$n.err" && grep -q 'slowdown' "ex-$n.txt" &&

@@ -30,6 +30,19 @@ static void expect_error(const char *text, const char *message)
     cs_scenario_clear(&s);
 }
 
+/* The same when the message ends in a list that grows (presets, keys). */
+static void expect_error_start(const char *text, const char *start)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    g_assert_false(load_text(&s, text, &err));
+    if (!g_str_has_prefix(err->message, start))
+        g_printerr("expected: %s...\ngot:      %s\n", start, err->message);
+    g_assert_true(g_str_has_prefix(err->message, start));
+    cs_scenario_clear(&s);
+}
+
 static void expect_invalid(const char *text, const char *message)
 {
     cs_scenario_t s;
@@ -192,6 +205,60 @@ static void test_round_trip(void)
     cs_scenario_clear(&t);
 }
 
+/* [workload]: values checked as read, resolved with the preset in any key
+ * order, errors naming the key and its line, written back as read. */
+static void test_workload(void)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    g_autoptr(GError) err = NULL;
+    /* the shape key before the preset: it still wins */
+    g_assert_true(load_text(&s, "[workload]\nlayers = 4\narch = llama3-8b\ntp = 2\ndata-parallel = fsdp\n"
+                                "precision = fp16\ntarget-allreduce = 0.5ms\n", &err));
+    g_assert_no_error(err);
+    cs_wl_spec_t spec;
+    g_assert_true(cs_scenario_workload_spec(&s, &spec, &err));
+    g_assert_cmpint(spec.model.layers, ==, 4);
+    g_assert_cmpint(spec.model.hidden, ==, 4096);      /* Llama 3 8B's */
+    g_assert_cmpfloat(spec.model.params, ==, 0);        /* reshaped: computed, not the published 8B */
+    g_assert_cmpint(spec.tp, ==, 2);
+    g_assert_cmpint(spec.shard, ==, CS_WL_SHARD_FULL);
+    g_assert_cmpint(spec.dtype, ==, CS_DTYPE_HALF);
+    g_assert_cmpfloat_with_epsilon(spec.target_allreduce_s, 0.5e-3, 1e-12);
+    g_assert_cmpstr(cs_scenario_workload_origin(&s, "tp"), ==, "s.ini:4: tp");
+    g_autofree char *ini = cs_scenario_to_ini(&s);
+    g_assert_nonnull(strstr(ini, "[workload]\narch=llama3-8b\nlayers=4\nprecision=fp16\ntp=2\n"));
+    cs_scenario_clear(&s);
+
+    expect_error_start("[workload]\narch = llama5\n", "s.ini:2: arch: unknown model 'llama5'; expected custom or one of ");
+    expect_error("[workload]\ntp = 0\n", "s.ini:2: tp: 0 is out of range; expected a group size of at least 1");
+    expect_error("[workload]\nmode = serve\n", "s.ini:2: mode: 'serve' is not a mode value; expected train or infer");
+    expect_error("[workload]\nparams = lots\n", "s.ini:2: params: 'lots' is not a parameter count; expected 1e3 to "
+                 "1e15, such as 1.3e9 or 1.3B");
+    expect_error("[workload]\nefficiency = 1.5\n", "s.ini:2: efficiency: '1.5' is not a fraction; expected above 0 "
+                 "to 1, such as 0.4");
+    expect_error("[workload]\ntarget-token = -1ms\n", "s.ini:2: target-token: '-1ms' is not a latency target; "
+                 "expected a positive time such as 0.5ms");
+    expect_error_start("[workload]\nbatchsize = 4\n", "s.ini:2: unknown key 'batchsize' in [workload]; expected one of "
+                 "mode, arch, params, layers, ");
+
+    /* cross-key checks come with the key's line */
+    cs_scenario_init(&s);
+    g_assert_true(load_text(&s, "[workload]\nlayers = 2\nhidden = 100\nheads = 3\n", &err));
+    g_assert_false(cs_scenario_workload_spec(&s, &spec, &err));
+    g_assert_cmpstr(err->message, ==, "s.ini:3: hidden: hidden = 100 is not a multiple of heads = 3; expected "
+                    "hidden = heads x head size");
+    g_clear_error(&err);
+    cs_scenario_clear(&s);
+    cs_scenario_init(&s);
+    g_assert_true(load_text(&s, "[workload]\nlayers = 2\n", &err));
+    g_assert_false(cs_scenario_workload_spec(&s, &spec, &err));
+    g_assert_cmpstr(err->message, ==, "s.ini:2: layers: a custom model needs its size; expected hidden (with heads) "
+                    "or params");
+    g_clear_error(&err);
+    cs_scenario_clear(&s);
+}
+
 static guint64 *sweep_of(const char *collective_keys, int *n_p)
 {
     cs_scenario_t s;
@@ -267,7 +334,7 @@ static void test_line_errors(void)
     /* structure */
     expect_error("[colective]\nop = allreduce\n",
                  "s.ini:1: unknown group [colective]; expected [scenario], [topology], [collective], [nccl], "
-                 "[output] or [job NAME]");
+                 "[fabric], [output], [workload] or [job NAME]");
     expect_error("[collective]\nmax-bytes = 1M\n",
                  "s.ini:2: unknown key 'max-bytes' in [collective]; expected one of op, datatype, redop, root, "
                  "minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, agg-iters, procs-per-node, "
@@ -799,6 +866,7 @@ int main(int argc, char **argv)
     g_test_add_func("/scenario/defaults", test_defaults);
     g_test_add_func("/scenario/every-key", test_every_key);
     g_test_add_func("/scenario/round-trip", test_round_trip);
+    g_test_add_func("/scenario/workload", test_workload);
     g_test_add_func("/scenario/sizes", test_sizes);
     g_test_add_func("/scenario/line-errors", test_line_errors);
     g_test_add_func("/scenario/validate", test_validate);

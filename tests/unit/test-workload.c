@@ -658,15 +658,15 @@ static void test_errors(void)
         { e_infer_world, "mode = infer" }, { e_ep_dp, "ep = 4 does not divide dp = 6" }, { e_layers, "layers = 0" },
         { e_noshape, "hidden = 0 and params = 0" }, { e_noshape_tp, "tp > 1 needs the model's shapes" },
         { e_noshape_infer, "mode = infer needs" }, { e_heads0, "heads = 0" },
-        { e_hidden_heads, "heads = 5 does not divide hidden = 512" }, { e_kv, "kv_heads = 3" },
-        { e_heads_tp, "tp = 4 does not divide heads = 2" }, { e_kv_tp, "kv_heads = 6" },
+        { e_hidden_heads, "heads = 5 does not divide hidden = 512" }, { e_kv, "kv-heads = 3" },
+        { e_heads_tp, "tp = 4 does not divide heads = 2" }, { e_kv_tp, "kv-heads = 6" },
         { e_ffn_tp, "ffn = 1026" }, { e_layers_pp, "pp = 2 does not divide layers = 3" },
-        { e_topk, "top_k = 5" }, { e_ep_dense, "ep = 2 needs a mixture-of-experts" },
-        { e_experts_ep, "ep = 4 does not divide experts = 6" }, { e_full_infer, "shard = full" },
-        { e_full_ep, "shard = full with ep = 2" }, { e_units, "fsdp_units = 3" }, { e_cap, "bucket_cap_mb" },
-        { e_layer_s, "layer_fwd_s" }, { e_noflops, "tflops" }, { e_dtype, "dtype" }, { e_mode, "mode = 7" },
-        { e_mb, "micro_batch = -1" }, { e_huge, "micro_batch x seq_len x hidden x dtype" },
-        { e_ops, "micro_batches = 1000000" }, { e_params, "params = -5" },
+        { e_topk, "top-k = 5" }, { e_ep_dense, "ep = 2 needs a mixture-of-experts" },
+        { e_experts_ep, "ep = 4 does not divide experts = 6" }, { e_full_infer, "data-parallel = fsdp" },
+        { e_full_ep, "data-parallel = fsdp with ep = 2" }, { e_units, "fsdp-units = 3" }, { e_cap, "bucket-cap-mb" },
+        { e_layer_s, "layer-time" }, { e_noflops, "tflops" }, { e_dtype, "dtype" }, { e_mode, "mode = 7" },
+        { e_mb, "micro-batch = -1" }, { e_huge, "micro-batch x seq-len x hidden x dtype" },
+        { e_ops, "micro-batches = 1000000" }, { e_params, "params = -5" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         cs_wl_spec_t s;

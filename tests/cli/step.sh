@@ -1,0 +1,111 @@
+#!/bin/sh
+# collsim step: one step of a parallel job. The table and --json agree;
+# the step is at least its compute; DDP hides part of its gradient
+# all-reduces behind backward, inference hides none of its TP all-reduces;
+# with --model flow calls that share links take longer than alone; --svg,
+# --trace and --json are written together and identical on a second run;
+# --dump round-trips [workload]; bad input is one line and exit 2.
+. "${top_srcdir:?}/tests/cli/lib.sh"
+: "${COLLSIM:?}" "${top_srcdir:?}"
+cd "$tmp" || exit 1
+
+# field N (1-based, after the name) of a summary line "# NAME  VALUE ms"
+summary() { sed -n "s/^#  *$1  *\([0-9.]*\) ms.*/\1/p" "$2" | head -1; }
+
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --json ddp.json >ddp.txt 2>err.txt \
+    && ok ddp-runs || bad "ddp: $(cat err.txt)"
+grep -q '^# collsim step: llama3-8b, training, one step (model:analytic)' ddp.txt && ok ddp-header || bad ddp-header
+grep -q '^# parallelism: 16 GPUs = tp 1 x pp 1 x dp 16; DDP, buckets of 25 MiB' ddp.txt && ok ddp-plan || bad ddp-plan
+step=$(summary "step time" ddp.txt); comp=$(summary "compute" ddp.txt)
+comm=$(summary "communication" ddp.txt); exp=$(summary "exposed communication" ddp.txt)
+# the step holds its compute and what communication adds; DDP overlaps
+# buckets with backward, so the exposed part is less than the whole
+awk -v s="$step" -v c="$comp" -v m="$comm" -v e="$exp" \
+    'BEGIN { exit !(s >= c && e > 0 && e < m && s - c - e < 0.002 && s - c - e > -0.002) }' \
+    && ok ddp-overlap || bad "ddp overlap: step $step compute $comp comm $comm exposed $exp"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - <<'PY' && ok ddp-json || bad ddp-json
+import json
+j = json.load(open("ddp.json"))
+assert j["producer"] == "model:analytic"
+s = j["summary"]
+rows = [l.split() for l in open("ddp.txt") if l.startswith("  DP")]
+assert len(rows) == len(j["calls"]) > 0
+for r, c in zip(rows, j["calls"]):
+    assert int(r[2]) == c["size"] and int(r[4]) == c["calls"] and abs(float(r[5]) - c["time_s"] * 1e6) < 0.006
+# every op ends after it starts, none after the step
+assert all(0 <= o["start_s"] <= o["end_s"] <= s["step_s"] + 1e-12 for o in j["ops"])
+# buckets: every gradient byte of the model once (bf16, 2 bytes each)
+total = sum(c["size"] * c["calls"] for c in j["calls"])
+assert abs(total / 2 - j["workload"]["params"]) / j["workload"]["params"] < 0.01, (total, j["workload"]["params"])
+PY
+fi
+
+# inference: each TP all-reduce blocks the next layer, none is hidden
+"$COLLSIM" step --topo dgx-h100 --arch llama2-70b --mode infer --tp 8 --batch 8 --target-allreduce 0.5ms \
+    --target-token 1ms >inf.txt 2>err.txt && ok infer-runs || bad "infer: $(cat err.txt)"
+comm=$(summary "communication" inf.txt); exp=$(summary "exposed communication" inf.txt)
+awk -v m="$comm" -v e="$exp" 'BEGIN { d = m - e; exit !(m > 0 && d < 0.002 && d > -0.002) }' \
+    && ok infer-exposed || bad "infer: comm $comm exposed $exp"
+grep -q '^# target per all-reduce .*target 0.500 ms met$' inf.txt && ok target-met || bad target-met
+grep -q '^# target per token .*target 1.000 ms missed$' inf.txt && ok target-missed || bad target-missed
+
+# flow: TP groups inside nodes and DP groups across them at once; a call
+# never beats its time alone, and some are slowed by the others
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --layers 4 --tp 2 --micro-batches 2 --model flow \
+    --json flow.json --trace flow.trace --svg flow.svg >flow.txt 2>err.txt && ok flow-runs || bad "flow: $(cat err.txt)"
+awk '/^  (TP|DP|PP|EP) / { n++; if ($6 < $7 - 0.01) bad = 1; if ($6 > $7 * 1.01) slow++ }
+     END { exit !(n >= 2 && !bad && slow >= 1) }' flow.txt && ok flow-contention \
+    || bad "flow contention: $(grep '^  [TDPE]P ' flow.txt)"
+grep -q 'every call run together' flow.txt && ok flow-says-together || bad flow-says-together
+if command -v python3 >/dev/null 2>&1; then
+    python3 - <<'PY' && ok flow-trace || bad flow-trace
+import json
+t = json.load(open("flow.trace"))
+names = [e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"]
+assert any(n.startswith("compute") for n in names), names
+assert any(n.startswith("DP allreduce") for n in names) and any(n.startswith("TP allreduce") for n in names), names
+PY
+fi
+grep -q '^<svg ' flow.svg && grep -q 'TP comm' flow.svg && grep -q '>compute<' flow.svg && ok svg || bad svg
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --layers 4 --tp 2 --micro-batches 2 --model flow \
+    --json flow2.json --trace flow2.trace --svg flow2.svg >flow2.txt 2>/dev/null
+cmp -s flow.txt flow2.txt && cmp -s flow.json flow2.json && cmp -s flow.trace flow2.trace && cmp -s flow.svg flow2.svg \
+    && ok deterministic || bad deterministic
+
+# pipeline: 1F1B leaves a bubble; the analytic engine says it priced calls alone
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --tp 8 --pp 2 --micro-batches 4 >pp.txt 2>err.txt \
+    && ok pp-runs || bad "pp: $(cat err.txt)"
+b=$(summary "pipeline bubble" pp.txt)
+awk -v b="$b" 'BEGIN { exit !(b > 0) }' && ok pp-bubble || bad "pp bubble: $b"
+grep -q '^  PP    sendrecv' pp.txt && grep -q 'priced each call alone' pp.txt && ok pp-rows || bad pp-rows
+
+# --dump writes [workload] back; the dumped scenario gives the same table
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --tp 2 --dump >d.ini 2>/dev/null
+grep -q '^\[workload\]' d.ini && grep -q '^arch=llama3-8b' d.ini && grep -q '^tp=2' d.ini && ok dump || bad dump
+"$COLLSIM" step d.ini >d1.txt 2>/dev/null
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --tp 2 >d2.txt 2>/dev/null
+cmp -s d1.txt d2.txt && ok dump-round-trip || bad dump-round-trip
+
+# bad input: one line, exit 2, no file written
+check_one() {   # name expected-line-pattern args...
+    name=$1 pat=$2
+    shift 2
+    "$COLLSIM" "$@" >o.txt 2>e.txt
+    st=$?
+    if [ $st -eq 2 ] && [ "$(wc -l <e.txt)" -eq 1 ] && grep -q "$pat" e.txt; then ok "$name"; else
+        bad "$name: status $st: $(cat e.txt)"; fi
+}
+check_one tp-does-not-divide '^collsim: --tp: tp = 3' step --topo dgx-h100 --arch llama3-8b --tp 3
+check_one unknown-arch "^collsim: --arch: unknown model 'gpt5'" step --topo dgx-h100 --arch gpt5
+check_one sweep-flag '^collsim: -b: does not apply to collsim step' step --topo dgx-h100 --arch llama3-8b -b 1M
+check_one trace-analytic '^collsim: --trace: the analytic model has no timeline' step --topo dgx-h100 \
+    --arch llama3-8b --trace t.json
+printf '[workload]\narch = llama3-8b\n' >w.ini
+check_one run-refuses-workload '^w.ini:2: arch: \[workload\] describes a step' run w.ini
+printf '[topology]\npreset = dgx-h100\n[workload]\narch = custom\nlayers = 2\nhidden = 64\nheads = 4\ntp = 16\n' >c.ini
+check_one key-origin '^c.ini:8: tp: ' step c.ini
+check_one no-workload '^collsim: step: no \[workload\]' step --topo dgx-h100
+"$COLLSIM" step --topo dgx-h100 --arch llama3-8b --json j.json --svg /nonexistent/dir/s.svg >o.txt 2>e.txt
+[ $? -ne 0 ] && [ ! -e j.json ] && ok nothing-half-written || bad "half-written: $(cat e.txt)"
+exit $fail
