@@ -635,10 +635,11 @@ static void fill_result(build_t *b, cs_step_result_t *r)
     r->exposed_s = MAX(0.0, r->step_s - r->free_s);
     r->bubble_s = MAX(0.0, r->free_s - r->compute_s);
 
-    /* kinds of calls: per group kind, collective and size, counted on
-     * the first communicator of each group kind and stage */
+    /* kinds of calls: per group kind, collective and size; 'calls' is
+     * what one communicator runs per step: the count on the stage (PP: the
+     * pair's lower stage) that runs the most of them */
     GArray *calls = g_array_new(FALSE, TRUE, sizeof(cs_step_call_t));
-    GArray *counts = g_array_new(FALSE, TRUE, sizeof(int));
+    GArray *counts = g_array_new(FALSE, TRUE, sizeof(int));     /* (kind, stage) */
     for (int i = 0; i < p->nops; i++) {
         const cs_wl_op_t *op = &p->ops[i];
         if (op->kind != CS_WL_COMM || r->ops[i].instances == 0)
@@ -655,19 +656,22 @@ static void fill_result(build_t *b, cs_step_result_t *r)
             cs_step_call_t c = { .group = op->group, .coll = op->coll, .size = op->size, .group_size = s->n,
                                  .decision = t->decision, .alone_s = t->price_s };
             g_array_append_val(calls, c);
-            int zero = 0;
-            g_array_append_val(counts, zero);
+            g_array_set_size(counts, counts->len + (guint)p->pp);
         }
         cs_step_call_t *c = &g_array_index(calls, cs_step_call_t, j);
-        /* a stage's calls: count those of stage 0's communicators (PP: the first pair) */
-        if (op->stage == 0 || (op->group == CS_WL_GROUP_PP && MIN(op->stage, op->peer_stage) == 0))
-            c->calls++;
+        int st = op->group == CS_WL_GROUP_PP ? MIN(op->stage, op->peer_stage) : op->stage;
+        g_array_index(counts, int, j * (guint)p->pp + (guint)st)++;
         c->mean_s += r->ops[i].mean_s;
-        g_array_index(counts, int, j)++;
     }
     for (guint j = 0; j < calls->len; j++) {
         cs_step_call_t *c = &g_array_index(calls, cs_step_call_t, j);
-        c->mean_s /= MAX(1, g_array_index(counts, int, j));
+        int all = 0;
+        for (int st = 0; st < p->pp; st++) {
+            int k = g_array_index(counts, int, j * (guint)p->pp + (guint)st);
+            all += k;
+            c->calls = MAX(c->calls, k);
+        }
+        c->mean_s /= MAX(1, all);
         c->total_s = c->calls * c->mean_s;
         guint64 cnt = cs_coll_count(c->coll, c->size, p->dtype, c->group_size);
         if (c->mean_s > 0)
