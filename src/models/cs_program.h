@@ -90,9 +90,9 @@ typedef enum {
 typedef struct cs_prog_flow {
     cs_prog_flow_kind_t kind;
     int src, dst;            /* ranks (NVLS: both the GPU) */
-    int net_local;           /* >= 0: a network edge leaves through the NIC nearest this local GPU */
+    int net_local;           /* >= 0: NVLSTree, the head index h of a network edge between h-th heads */
     int mem_passes;          /* passes over a unit through the sender's GPU memory */
-    double share;            /* fraction of a unit this flow carries (NVLS: 1/ppn) */
+    double share;            /* fraction of a unit this flow carries (NVLS: 1/heads) */
     double cap_div;          /* the channel's ceiling is divided among this many flows of a GPU */
     guint64 bytes, unit;     /* point-to-point: the part's bytes and step (else 0: share x the channel's) */
 } cs_prog_flow_t;
@@ -117,7 +117,10 @@ typedef struct {
  * NULL: channel 0's ring (info->ring_order) for every channel. 'root' is
  * the first position of chains. Tree AllReduce, NVLS and NVLSTree
  * AllReduce are dataflow programs (nflows > 0); a Tree channel's chain
- * ends at the GPU its ring leaves the node from (the tree's head).
+ * ends at the GPU its ring leaves the node from (the tree's head). NVLS
+ * and NVLSTree: channel 0's order gives each node's NVLS heads first in
+ * its block, head h at place h (cs_program_nvls_heads of them; NULL: each
+ * node's first GPUs), as cs_flow_prog_orders lists them.
  * SendRecv and AlltoAll (algo P2P) are dataflow programs over the
  * communicator's p2p channels (nch = info->p2p_nch; 'orders' unused).
  * Errors: CollNet, PAT, NVLS other than AllReduce, NVLS across nodes
@@ -152,5 +155,15 @@ gboolean cs_program_receives(const cs_program_t *p, int pos);
 /* NCCL's double binary tree (trees.cc ncclGetDtree): the parent of node r
  * in tree 0 or 1 over n nodes, -1 for a root. */
 int cs_dtree_parent(int n, int tree, int r);
+/* The tree (0 or 1) channel c of nch takes in Tree and NVLSTree programs. */
+int cs_program_tree_of(int nch, int c);
+
+/* NVLS and NVLSTree: the NVLS heads per node, NCCL's nvls->nHeads, the
+ * GPUs that reduce, multicast and (NVLSTree) meet the other nodes over
+ * their NICs: the first GPUs of the NVLS graph's channels (connect.cc
+ * ncclTopoPreset nvlsHeads, one per channel as NCCL's search finds them),
+ * at most NCCL_MAX_NVLS_ARITY (32: search.cc), so 32 of a 72-GPU NVL72
+ * rack: info->nvls_nch, at most ppn (ppn where it is 0: no search). */
+int cs_program_nvls_heads(const cs_comm_info_t *info);
 
 #endif

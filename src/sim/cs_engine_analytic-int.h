@@ -38,6 +38,8 @@ typedef struct {
     double net_lat_far;       /* ... between the first and the last node */
 
     double nvls_bw;           /* per GPU, NVLS; 0 = no NVLink */
+    int nvls_heads;           /* NVLS heads per node (cs_program_nvls_heads; the domain's GPUs when mnnvl) */
+    double nvls_nic_share;    /* NVLSTree: the busiest head NIC's part of its node's network bytes */
     double mem_bw;            /* slowest GPU memory x eff.mem */
 
     int tree_degsum;          /* max over nodes of its degree in tree 0 + tree 1 */

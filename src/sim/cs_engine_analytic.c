@@ -415,6 +415,33 @@ static gboolean net_summary(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_c
     return TRUE;
 }
 
+/* NVLS heads (cs_program_nvls_heads, as the rank programs): NVLS and
+ * NVLSTree all-reduce split each loop among them (device/all_reduce.h:
+ * loopCount = nHeads x chunkCount), and across nodes only they meet the
+ * network, head h of every node in its own tree over the NIC of the NVLS
+ * channel it heads (connect.cc connectNvls, search.cc getNvlsNetDev):
+ * each head's NIC carries 1/heads of its node's tree bytes, more where
+ * heads share a NIC (node 0's heads counted). */
+static void nvls_heads(cs_analytic_hw_t *h, const cs_topo_t *t, const cs_comm_info_t *info, const cs_comm_t *comm)
+{
+    h->nvls_heads = h->mnnvl ? h->nranks : cs_program_nvls_heads(info);
+    h->nvls_nic_share = 1.0 / h->nvls_heads;
+    if (comm == NULL || h->nnodes < 2 || h->mnnvl)
+        return;
+    int nics = cs_topo_node_nics(t, t->devs[t->rank_dev[0]].node, NULL, 0), most = 0, heads = 0;
+    g_autofree int *per_nic = g_new0(int, MAX(1, nics));
+    for (int r = t->node_first_rank[0]; r < t->node_first_rank[1]; r++) {
+        int k = cs_comm_chan_nic(comm, CS_ALGO_NVLS_TREE, r, 0);
+        if (k < 0 || k >= nics)
+            continue;
+        heads++;
+        per_nic[k]++;
+        most = MAX(most, per_nic[k]);
+    }
+    if (heads > 0)
+        h->nvls_nic_share = (double)most / MAX(heads, h->nvls_heads);
+}
+
 gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_comm_info_t *info,
                              const cs_comm_t *comm, const cs_params_t *p, int root, GError **err)
 {
@@ -446,6 +473,8 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
     double nvls_eff = h.arch >= 3 ? par(p, CS_P_EFF_NVLS_SM100) : par(p, CS_P_EFF_NVLS_SM90);
     h.nvls_bw = (h.arch >= 2 && isfinite(nvl)) ? nvl * nvls_eff : 0;
     h.mem_bw = (isfinite(mem) ? mem : 1e12) * par(p, CS_P_EFF_MEM);
+
+    nvls_heads(&h, t, info, comm);
 
     cs_analytic_dtree_shape(h.mnnvl ? 1 : h.nnodes, &h.tree_degsum, &h.tree_depth);
     *hw = h;
@@ -788,22 +817,28 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_
     return c->launch + lat + c->S * spb + fill(c, hops, 1 / spb);
 }
 
-/* NVLS inside a node: each GPU reads its slice reduced by the NVSwitch
- * (multimem.ld_reduce) and multicasts the result (multimem.st), so per
- * GPU and direction S(1+1/ppn) cross its NVLinks for AllReduce. A channel
- * moves one chunk per head (ppn chunks) per step, and a step cannot start
- * before every peer has signalled the previous one, so each step pays the
- * Simple synchronisation; steps flow through pipe.nvls.stages stages.
- * Across nodes (NVLSTree) each slice also goes through the node tree. */
+/* NVLS inside a node: each of the H NVLS heads (hw->nvls_heads: every GPU
+ * on DGX machines, 32 of an NVL72 rack's 72) reads its slice reduced by
+ * the NVSwitch (multimem.ld_reduce) and multicasts the result
+ * (multimem.st), so per head and direction S(1+1/H) cross its NVLinks for
+ * AllReduce (the other GPUs move S). A channel moves one chunk per head
+ * (H chunks) per step, and a step cannot start before every peer has
+ * signalled the previous one, so each step pays the Simple
+ * synchronisation; steps flow through pipe.nvls.stages stages.
+ * Across nodes (NVLSTree) each slice also goes through its head's node
+ * tree: only the heads meet the network, each over its own NIC with 1/H
+ * of the tree's bytes (nvls_heads), whatever the channel count. */
 static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, cs_algo_t a,
                      call_ctx_t *c)
 {
-    int m = c->ppn;
+    int m = coll == CS_COLL_ALLREDUCE ? MAX(1, hw->nvls_heads) : c->ppn;
     double v = coll == CS_COLL_ALLREDUCE ? 1 + 1.0 / m : (m - 1) / (double)m;
     double lat = par(p, CS_P_LAT_NVLS) * US;
     double stages = par(p, CS_P_PIPE_NVLS_STAGES);
     if (a == CS_ALGO_NVLS_TREE && c->N > 1) {
-        limit_net(c, hw, hw->tree_degsum / 2.0);
+        if (c->fab != NULL && c->fab->spb > 0)
+            limit(c, CS_LIMIT_FABRIC, c->fab->spb / c->peff);
+        limit(c, CS_LIMIT_NIC, hw->tree_degsum / 2.0 * hw->nvls_nic_share / (hw->nic_bw * c->peff));
         lat += 2 * hw->tree_depth * net_hop(hw, p, c->pr, TRUE);
         stages += 2 * hw->tree_depth;   /* up and down the node tree */
     }

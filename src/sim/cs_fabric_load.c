@@ -139,14 +139,17 @@ static gboolean load_program(cs_fabric_load_t *fl, const cs_program_t *p, GError
 /* Tree and NVLSTree all-reduce without building their programs (whose
  * dependency lists cost O(nodes^2) per tree): the same flows as
  * cs_program.c's build_tree_channel / build_nvls_channel, whose network
- * edges are the tree edges between nodes, once up and once down. Tree: the
- * heads are the last GPUs of each node's block of the channel's ring
- * ('orders'), the route is the channel's. NVLSTree: GPU i's tree between
- * the GPUs of local index i leaves through the NIC of the NVLS channels it
- * heads (cs_flow_build_flow_edge); channels of one tree whose GPUs use the
- * same NICs on node 0 load alike, so each such group is loaded once with
- * its channels' weight. FALSE: not this shape (the caller builds the
- * program). */
+ * edges are the tree edges between nodes, once up and once down, channel
+ * c on tree cs_program_tree_of(nch, c). Tree: the heads are the last GPUs
+ * of each node's block of the channel's ring ('orders'), the route is the
+ * channel's. NVLSTree: only the NVLS heads meet the network (connect.cc
+ * connectNvls; the first cs_program_nvls_heads ranks of each node's block
+ * of 'orders', cs_flow_prog_orders), head h's tree joins the h-th heads of
+ * the nodes, carries 1/heads of the channel's data and leaves through the
+ * NIC of the NVLS channels its sender heads (cs_flow_build_flow_edge).
+ * Channels of one tree whose heads use the same NICs on node 0 load alike,
+ * so each such group is loaded once with its channels' weight. FALSE: not
+ * this shape (the caller builds the program). */
 static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const int *orders, GError **err)
 {
     const cs_comm_info_t *info = fl->net.info;
@@ -154,37 +157,39 @@ static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const i
     gboolean nvls = d->algo == CS_ALGO_NVLS_TREE;
     if (fl->net.coll != CS_COLL_ALLREDUCE || (d->algo != CS_ALGO_TREE && !nvls) || nch < 1 || n != nn * m)
         return FALSE;
+    int H = nvls ? cs_program_nvls_heads(info) : 1;
     double peff = cs_flow_proto_eff(&fl->net, d->proto), fixed = fixed_lat(fl, d->proto);
     cs_flow_edge_t e;
-    g_autofree int *nic = g_new(int, (gsize)nch * m);   /* NVLSTree: NIC of local GPU i, channel c, node 0 */
+    g_autofree int *nic = g_new(int, (gsize)nch * H);   /* NVLSTree: NIC of node 0's head h, channel c */
     for (int c = 0; c < nch && nvls; c++)
-        for (int i = 0; i < m; i++)
-            nic[c * m + i] = cs_comm_chan_nic(fl->net.comm, CS_ALGO_NVLS_TREE, i, c);
+        for (int h = 0; h < H; h++)
+            nic[c * H + h] = cs_comm_chan_nic(fl->net.comm, CS_ALGO_NVLS_TREE, orders[h], c);
     for (int c = 0; c < nch; c++) {
-        int tree = nch > 1 && 2 * c >= nch ? 1 : 0;
+        int tree = cs_program_tree_of(nch, c);
         int weight = 1;
         if (nvls) {
             gboolean seen = FALSE;
             for (int c2 = 0; c2 < c && !seen; c2++)
-                seen = (nch > 1 && 2 * c2 >= nch ? 1 : 0) == tree &&
-                       memcmp(&nic[c2 * m], &nic[c * m], sizeof(int) * m) == 0;
+                seen = cs_program_tree_of(nch, c2) == tree &&
+                       memcmp(&nic[c2 * H], &nic[c * H], sizeof(int) * H) == 0;
             if (seen)
                 continue;
             weight = 0;
             for (int c2 = c; c2 < nch; c2++)
-                weight += (nch > 1 && 2 * c2 >= nch ? 1 : 0) == tree &&
-                          memcmp(&nic[c2 * m], &nic[c * m], sizeof(int) * m) == 0;
+                weight += cs_program_tree_of(nch, c2) == tree &&
+                          memcmp(&nic[c2 * H], &nic[c * H], sizeof(int) * H) == 0;
         }
         const int *ring = orders + (gsize)c * n;
-        for (int i = 0; i < (nvls ? m : 1); i++) {
-            cs_prog_flow_t f = { .kind = CS_FLOW_P2P, .net_local = nvls ? i : -1,
-                                 .share = nvls ? 1.0 / m : 1.0, .cap_div = 1 };
+        for (int h = 0; h < H; h++) {
+            cs_prog_flow_t f = { .kind = CS_FLOW_P2P, .net_local = nvls ? h : -1,
+                                 .share = 1.0 / H, .cap_div = 1 };
             for (int v = 0; v < nn; v++) {
                 int u = cs_dtree_parent(nn, tree, v);
                 if (u < 0)
                     continue;
-                /* ranks are node-major: node w's block of the ring is ring[w*m ..] */
-                int hv = nvls ? v * m + i : ring[v * m + m - 1], hu = nvls ? u * m + i : ring[u * m + m - 1];
+                /* ranks are node-major: node w's block is ring[w*m ..] (Tree:
+                 * where the ring visits the nodes in order) */
+                int at = nvls ? h : m - 1, hv = ring[v * m + at], hu = ring[u * m + at];
                 if (hv / m != v || hu / m != u)
                     return FALSE;
                 for (int dir = 0; dir < 2; dir++) {
@@ -222,8 +227,7 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
     cs_decision_t dd = *d;
     if (dd.algo == CS_ALGO_PAT)
         dd.algo = CS_ALGO_RING;   /* PAT's steps are priced on the ring's routes */
-    g_autofree int *orders = cs_flow_chan_orders(net, dd.algo == CS_ALGO_TREE && net->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
-                                                   MAX(1, dd.nchannels));
+    g_autofree int *orders = cs_flow_prog_orders(net, &dd);   /* as the engines build them */
     memset(fl->load, 0, sizeof(double) * net->nres);
     fl->lat_sum = fl->nedges = fl->lanes = 0;
     g_autoptr(GError) err = NULL;

@@ -189,12 +189,44 @@ int *cs_flow_chan_orders(const cs_flow_net_t *f, cs_algo_t algo, int nch)
     return orders;
 }
 
+/* NVLS and NVLSTree (cs_program_new's orders): each node's block lists its
+ * NVLS heads first, the GPUs that head NVLS channels (those with a NIC in
+ * the NVLS graph: cs_comm_chan_nic, search.cc getNvlsNetDev) in local
+ * order, then the others; on one node (no NIC) the node's GPUs in order.
+ * NCCL pairs the h-th heads of the nodes (connect.cc connectNvls
+ * nvlsHeads[h * nNodes + node], the first GPU of NVLS channel h of each
+ * node): nodes of one shape list them alike. Every channel the same. */
+static int *nvls_orders(const cs_flow_net_t *f, int nch)
+{
+    int n = f->info->nranks, nn = f->info->nnodes, m = f->info->ppn;
+    int *orders = g_new(int, (gsize)MAX(1, nch) * MAX(1, n));
+    if (nn < 1 || n != nn * m) {
+        g_free(orders);
+        return cs_flow_chan_orders(f, CS_ALGO_RING, nch);
+    }
+    for (int v = 0; v < nn; v++) {
+        int k = v * m;
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < m; i++) {
+                gboolean head = nn > 1 && cs_comm_chan_nic(f->comm, CS_ALGO_NVLS, v * m + i, 0) >= 0;
+                if (head == (pass == 0))
+                    orders[k++] = v * m + i;
+            }
+    }
+    for (int c = 1; c < nch; c++)
+        memcpy(orders + (gsize)c * n, orders, sizeof(int) * n);
+    return orders;
+}
+
 int *cs_flow_prog_orders(const cs_flow_net_t *f, const cs_decision_t *d)
 {
-    /* Tree all-reduce follows the tree graph's chains, everything else
-     * the ring graph's rings, one node or several: on a single node NCCL's
-     * search also gives channels distinct rings where links differ in
-     * width (DGX-1's six rings over its double and single NVLinks). */
+    /* Tree all-reduce follows the tree graph's chains, NVLS and NVLSTree
+     * all-reduce their heads, everything else the ring graph's rings, one
+     * node or several: on a single node NCCL's search also gives channels
+     * distinct rings where links differ in width (DGX-1's six rings over
+     * its double and single NVLinks). */
+    if (f->coll == CS_COLL_ALLREDUCE && (d->algo == CS_ALGO_NVLS || d->algo == CS_ALGO_NVLS_TREE))
+        return nvls_orders(f, MAX(1, d->nchannels));
     return cs_flow_chan_orders(f, d->algo == CS_ALGO_TREE && f->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
                                MAX(1, d->nchannels));
 }
@@ -350,12 +382,13 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
 }
 
 
-/* An NVLS flow of one GPU (docs/model-flow.md): its NVLink ports, with the
- * coefficients of its reduction (out: its data for every GPU's slice, ppn x
- * the slice; in: the reduced slice) or its multicast (out: the slice; in:
- * every GPU's slice), over the NVLS efficiency the analytic engine uses
- * (eff.nvls.sm90 / eff.nvls.sm100 of the NVLink bandwidth). Latency: the
- * step's synchronisation (lat.sync.<proto>). */
+/* An NVLS flow of one head (docs/model-flow.md): its NVLink ports, with
+ * the coefficients of its reduction (out: its data for every head's
+ * slice, 'ppn' x the slice, 'ppn' being the heads per node,
+ * cs_program_nvls_heads; in: the reduced slice) or its multicast (out:
+ * the slice; in: every head's slice), over the NVLS efficiency the
+ * analytic engine uses (eff.nvls.sm90 / eff.nvls.sm100 of the NVLink
+ * bandwidth). Latency: the step's synchronisation (lat.sync.<proto>). */
 void cs_flow_build_nvls(const cs_flow_net_t *f, int rank, gboolean reduce, int ppn, cs_proto_t pr,
                         cs_flow_edge_t *e)
 {
@@ -375,7 +408,9 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
                                  cs_flow_edge_t *e, GError **err)
 {
     if (fl->kind != CS_FLOW_P2P) {
-        cs_flow_build_nvls(f, fl->src, fl->kind == CS_FLOW_NVLS_REDUCE, f->info->ppn, pr, e);
+        /* a head's ports: its part of every head's slice out, every
+         * head's multicast in (cs_program_nvls_heads) */
+        cs_flow_build_nvls(f, fl->src, fl->kind == CS_FLOW_NVLS_REDUCE, cs_program_nvls_heads(f->info), pr, e);
         return TRUE;
     }
     if (fl->net_local == CS_PROG_NET_P2P) {
@@ -390,10 +425,10 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
         return build_edge(f, CS_ALGO_P2P, ch, (guint32)ch, fl->src, fl->dst, pr, e, err);
     }
     if (fl->net_local >= 0) {
-        /* NVLSTree: each GPU's tree leaves through the NIC of the NVLS
+        /* NVLSTree: each head's tree leaves through the NIC of the NVLS
          * channels it heads (search.cc getNvlsNetDev); the fabric route
          * is hashed on that NIC's local index, as every channel of the
-         * GPU's tree takes the same NIC */
+         * head's tree takes the same NIC */
         int dev, k = chan_nic(f, CS_ALGO_NVLS_TREE, fl->src, ch, &dev);
         return build_edge(f, CS_ALGO_NVLS_TREE, ch, (guint32)MAX(0, k), fl->src, fl->dst, pr, e, err);
     }

@@ -6,7 +6,11 @@
 #include <string.h>
 
 #include "models/cs_program.h"
+#include "models/cs_presets.h"
+#include "sim/cs_engine_flow-int.h"
+#include "sim/cs_fabric_load.h"
 #include "util/cs_error.h"
+#include "engine-fixture.h"
 
 static int order4[] = { 0, 1, 2, 3 };
 
@@ -387,6 +391,154 @@ static void test_p2p_batches(void)
     }
 }
 
+/* NVLS heads (device/all_reduce.h NVLS_TREE, connect.cc connectNvls): 2
+ * nodes of 4 GPUs with 2 NVLS heads each, local GPUs 1 and 3 (listed
+ * first in each node's block), 2 channels, chunk 100, 1000 bytes. Only the
+ * heads have flows: per channel and node 2 reductions and 2 multicasts,
+ * and per head h one tree edge each way between the h-th heads (1 <-> 5,
+ * 3 <-> 7), each flow 1/2 of a unit of 2 chunks (one per head), the
+ * channel's ceiling split 3 ways (S(1 + 1/2) per head). Channel 0 takes
+ * tree 0, channel 1 tree 1: on channel 0 node 1 sends up (its edge waits for its own
+ * reduction only; node 0's down edge also for that up edge), on channel 1
+ * node 0 does. Each head sends S/2 = 500 bytes
+ * over the network in all (its 1/2 of each 500-byte channel, up on one
+ * channel, down on the other); GPUs 0, 2, 4, 6 nothing. */
+static void test_nvls_heads(void)
+{
+    static int order[] = { 1, 3, 0, 2, 5, 7, 4, 6 };
+    cs_comm_info_t in;
+    memset(&in, 0, sizeof in);
+    in.nranks = 8;
+    in.nnodes = 2;
+    in.ppn = 4;
+    in.nvls_nch = 2;
+    in.ring_order = order;
+    g_assert_cmpint(cs_program_nvls_heads(&in), ==, 2);
+    cs_decision_t d = { .algo = CS_ALGO_NVLS_TREE, .proto = CS_PROTO_SIMPLE, .nchannels = 2, .chunk_bytes = 100 };
+    GError *err = NULL;
+    int orders[16];
+    memcpy(orders, order, sizeof order);
+    memcpy(orders + 8, order, sizeof order);
+    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLREDUCE, &d, 1000, 0, orders, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint((int)p->unit, ==, 200);
+    g_assert_cmpint(p->nflows, ==, 2 * (4 + 4 + 4));
+    double sent[8] = { 0 };
+    for (int c = 0; c < 2; c++) {
+        int red = 0, mc = 0, net = 0;
+        for (int fi = p->flow_off[c]; fi < p->flow_off[c + 1]; fi++) {
+            const cs_prog_flow_t *fl = &p->flows[fi];
+            g_assert_true(fl->src % 2 == 1 && fl->dst % 2 == 1);   /* heads only */
+            g_assert_cmpfloat(fl->share, ==, 0.5);
+            g_assert_cmpfloat(fl->cap_div, ==, 3);
+            if (fl->kind == CS_FLOW_NVLS_REDUCE) {
+                red++;
+                continue;
+            }
+            if (fl->kind == CS_FLOW_NVLS_MCAST) {
+                mc++;
+                continue;
+            }
+            net++;
+            g_assert_cmpint(fl->dst, ==, (fl->src + 4) % 8);       /* the same head of the other node */
+            g_assert_cmpint(fl->net_local, ==, (fl->src % 4) / 2);  /* its head index */
+            sent[fl->src] += fl->share * (double)p->ch_bytes[c];
+            /* the child's up edge waits for its own reduction only, the
+             * root's down edge also for the child's up edge */
+            int child = c == 0 ? 5 : 1;
+            gboolean on_red = FALSE, on_net = FALSE;
+            for (int k = p->dep_off[fi]; k < p->dep_off[fi + 1]; k++) {
+                const cs_prog_flow_t *dp = &p->flows[p->deps[k].flow];
+                on_red |= dp->kind == CS_FLOW_NVLS_REDUCE && dp->src == fl->src && p->deps[k].lag == 0;
+                on_net |= dp->kind == CS_FLOW_P2P && dp->dst == fl->src && p->deps[k].lag == 0;
+            }
+            g_assert_true(on_red);
+            g_assert_true(on_net == !(fl->src == child || fl->src == child + 2));
+        }
+        g_assert_cmpint(red, ==, 4);
+        g_assert_cmpint(mc, ==, 4);
+        g_assert_cmpint(net, ==, 4);
+    }
+    for (int r = 0; r < 8; r++)
+        g_assert_cmpfloat(sent[r], ==, r % 2 == 1 ? 500 : 0);
+}
+
+/* NVLSTree across two GB200 NVL72 racks (72 GPUs, a 400G NIC each): NCCL's
+ * NVLS search gives 32 channels, one per GPU 0-31 and its NIC (search.cc:
+ * at most NCCL_MAX_NVLS_ARITY = 32), so 32 heads per rack. The program the
+ * engines run (cs_flow_prog_orders' heads) has flows on those 64 GPUs only,
+ * each head's tree edges go to the same GPU of the other rack through the
+ * head's own NIC, and each head sends S/32 over the network; the routed
+ * load (cs_fabric_load, what the analytic engine prices) puts the same
+ * bytes on the 64 heads' NIC ports and nothing on the other 80. */
+static void test_nvls_heads_nvl72(void)
+{
+    GError *err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = 2;
+    cs_topo_t *t = cs_preset_build("gb200-nvl72", &o, &err);
+    g_assert_no_error(err);
+    job_fix_t j;
+    fix_init(&j, t, "NVLSTree", "Simple");
+    const cs_comm_info_t *in = cs_comm_info(j.comm);
+    int n = in->nranks, m = in->ppn, H = cs_program_nvls_heads(in);
+    g_assert_cmpint(m, ==, 72);
+    g_assert_cmpint(H, ==, 32);
+    cs_engine_job_t job = { .topo = j.topo, .comm = j.comm, .params = &j.params, .coll = CS_COLL_ALLREDUCE,
+                            .dtype = CS_DTYPE_FLOAT };
+    guint64 S = 1ull << 30;
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(j.comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, S, &d, &err));
+    g_assert_cmpint(d.algo, ==, CS_ALGO_NVLS_TREE);
+    cs_flow_net_t net;
+    g_assert_true(cs_flow_net_init(&net, &job, &err));
+    g_assert_no_error(err);
+    g_autofree int *orders = cs_flow_prog_orders(&net, &d);
+    cs_program_t *p = cs_program_new(in, CS_COLL_ALLREDUCE, &d, S, 0, orders, &err);
+    g_assert_no_error(err);
+    g_autofree double *sent = g_new0(double, n);
+    g_autofree gboolean *has = g_new0(gboolean, n);
+    for (int c = 0; c < p->nch; c++)
+        for (int fi = p->flow_off[c]; fi < p->flow_off[c + 1]; fi++) {
+            const cs_prog_flow_t *fl = &p->flows[fi];
+            has[fl->src] = TRUE;
+            if (fl->kind != CS_FLOW_P2P)
+                continue;
+            g_assert_cmpint(fl->dst, ==, (fl->src + m) % n);
+            sent[fl->src] += fl->share * (double)p->ch_bytes[c];
+        }
+    int heads = 0;
+    for (int r = 0; r < n; r++) {
+        int nic = cs_comm_chan_nic(j.comm, CS_ALGO_NVLS_TREE, r, 0);
+        g_assert_true(has[r] == (nic >= 0));
+        g_assert_true(has[r] == (r % m < H));
+        heads += has[r];
+        if (has[r])
+            g_assert_cmpfloat(fabs(sent[r] - (double)S / H), <, 1.0);
+        else
+            g_assert_cmpfloat(sent[r], ==, 0);
+    }
+    g_assert_cmpint(heads, ==, 2 * H);
+    cs_program_free(p);
+    cs_flow_net_clear(&net);
+
+    g_autoptr(cs_fabric_load_t) fl = cs_fabric_load_new(&job, &err);
+    g_assert_no_error(err);
+    int nl = 0, ports = 0;
+    const cs_fabric_link_load_t *ll = cs_fabric_load_links(fl, &d, &nl);
+    double want = 1.0 / (H * cs_params_get(&j.params, CS_P_EFF_NET));
+    for (int k = 0; k < nl; k++) {
+        const cs_link_t *l = &j.topo->links[ll[k].res];
+        if (j.topo->devs[l->src].kind != CS_DEV_NIC)
+            continue;
+        ports++;
+        g_assert_cmpfloat(fabs(ll[k].load - want), <, 1e-9 * want);
+    }
+    g_assert_cmpint(ports, ==, 2 * H);
+    fix_clear(&j);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -398,5 +550,7 @@ int main(int argc, char **argv)
     g_test_add_func("/program/nvls-tree", test_nvls_tree);
     g_test_add_func("/program/p2p", test_p2p);
     g_test_add_func("/program/p2p-batches", test_p2p_batches);
+    g_test_add_func("/program/nvls-heads", test_nvls_heads);
+    g_test_add_func("/program/nvls-heads-nvl72", test_nvls_heads_nvl72);
     return g_test_run();
 }
