@@ -1,5 +1,8 @@
 /* Fuzz target for the command line as a whole: flags and scenario together,
- * as `collsim run` reads them. The input's first line is split on blanks
+ * as `collsim run` reads them, or `collsim step` when the first line starts
+ * with the word "step" ([workload] keys as flags too; then the workload's
+ * spec, its plan and the analytic engine's step for plans of at most
+ * MAX_OPS ops). The input's first line is split on blanks
  * into flags (at most 24; help options, which print and exit, are left
  * out); the rest is the scenario file, given as the last argument. Then the
  * run path: the parser (cs_run_args_parse), the effective scenario
@@ -13,6 +16,8 @@
 #include "glib-fatal.h"
 #include "cli/cs_predict.h"
 #include "io/cs_run_args.h"
+#include "models/cs_workload.h"
+#include "sim/cs_step.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_FLAGS 24
 #define MAX_NODES 16
 #define MAX_SIZES 8
+#define MAX_OPS 4000
 
 static void check_message(const GError *err)
 {
@@ -87,13 +93,49 @@ static void price(const cs_scenario_t *s)
     cs_result_free(r);
 }
 
-static void run_path(const cs_run_args_t *a)
+/* collsim step's path: the workload's spec and plan on the machine, and
+ * the analytic engine's step for a small plan. */
+static void step(const cs_scenario_t *s)
+{
+    g_autoptr(GError) err = NULL;
+    g_auto(cs_design_t) d;
+    cs_design_init(&d);
+    cs_wl_spec_t spec;
+    if (!cs_design_model(&d, s, &err) || !cs_scenario_workload_spec(s, &spec, &err) ||
+        !cs_design_build(&d, s, &err)) {
+        check_message(err);
+        return;
+    }
+    if (d.topo->nnodes > MAX_NODES)
+        return;
+    const cs_device_t *dev = cs_topo_rank_dev(d.topo, 0);
+    double flops = spec.tflops > 0 ? spec.tflops * 1e12 : 400e12;
+    double mem = dev != NULL && dev->gpu != NULL ? dev->gpu->mem_bw : 1e12;
+    g_autoptr(cs_wl_plan_t) plan = cs_wl_plan_new(&spec, d.topo->ngpus, flops, mem, &err);
+    if (plan == NULL) {
+        check_message(err);
+        return;
+    }
+    if (plan->nops > MAX_OPS)
+        return;
+    cs_step_in_t in = { .plan = plan, .topo = d.topo, .env = s->env, .params = &d.params, .fabric = &s->fabric,
+                        .seed = s->seed };
+    g_autoptr(cs_step_result_t) r = cs_step_run(cs_engine_find("analytic"), &in, &err);
+    if (r == NULL)
+        check_message(err);
+    else if (!(r->step_s >= r->compute_s - 1e-12 && r->exposed_s >= 0))
+        g_error("a step of %g s shorter than its compute %g s", r->step_s, r->compute_s);
+}
+
+static void run_path(const cs_run_args_t *a, gboolean is_step)
 {
     g_autoptr(GError) err = NULL;
     cs_scenario_t s;
     cs_scenario_init(&s);
     if (!cs_run_args_build(a, &s, &err))
         check_message(err);
+    else if (!a->dump && s.topo.nodes <= MAX_NODES && is_step)
+        step(&s);
     else if (!a->dump && s.topo.nodes <= MAX_NODES)
         price(&s);
     cs_scenario_clear(&s);
@@ -111,9 +153,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         g_error("cannot write %s", path);
 
     g_auto(GStrv) tokens = g_strsplit_set(line, " \t\r", -1);
+    gboolean is_step = tokens[0] != NULL && strcmp(tokens[0], "step") == 0;
     GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer) "run");
-    for (int i = 0; tokens[i] != NULL && argv->len <= MAX_FLAGS; i++)
+    g_ptr_array_add(argv, (gpointer)(is_step ? "step" : "run"));
+    for (int i = is_step ? 1 : 0; tokens[i] != NULL && argv->len <= MAX_FLAGS; i++)
         if (tokens[i][0] != '\0' && !is_help(tokens[i]))
             g_ptr_array_add(argv, tokens[i]);
     g_ptr_array_add(argv, (gpointer)path);
@@ -126,10 +169,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cs_engine_set_max_memory(0);   /* --max-memory sets it for the process */
     cs_run_args_t a;
     cs_run_args_init(&a);
-    const cs_run_args_cmd_t cmd = { .command = "run", .parameter = "[SCENARIO]" };
+    const cs_run_args_cmd_t cmd = { .command = is_step ? "step" : "run", .parameter = "[SCENARIO]",
+                                    .workload = is_step };
     g_autoptr(GError) err = NULL;
     if (cs_run_args_parse(&a, &cmd, argc, av, &err))
-        run_path(&a);
+        run_path(&a, is_step);
     else
         check_message(err);
     cs_run_args_clear(&a);
