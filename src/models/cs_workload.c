@@ -60,7 +60,7 @@ void cs_wl_spec_init(cs_wl_spec_t *s)
 
 const char *cs_wl_group_name(cs_wl_group_t g)
 {
-    static const char *names[CS_WL_NGROUPS] = { "TP", "PP", "DP", "EP" };
+    static const char *names[CS_WL_NGROUPS] = { "TP", "PP", "DP", "EP", "EDP" };
     return (unsigned)g < CS_WL_NGROUPS ? names[g] : "?";
 }
 
@@ -83,6 +83,7 @@ int cs_wl_group_count(const cs_wl_plan_t *p, cs_wl_group_t g)
     case CS_WL_GROUP_TP: return p->dp;
     case CS_WL_GROUP_DP: return p->tp;
     case CS_WL_GROUP_EP: return p->tp * p->dp / p->ep;
+    case CS_WL_GROUP_EDP: return p->tp * p->ep;
     case CS_WL_GROUP_PP: return p->tp * p->dp;
     default: return 0;
     }
@@ -94,6 +95,7 @@ int cs_wl_group_size(const cs_wl_plan_t *p, cs_wl_group_t g)
     case CS_WL_GROUP_TP: return p->tp;
     case CS_WL_GROUP_DP: return p->dp;
     case CS_WL_GROUP_EP: return p->ep;
+    case CS_WL_GROUP_EDP: return p->dp / p->ep;
     case CS_WL_GROUP_PP: return 2;
     default: return 0;
     }
@@ -115,6 +117,12 @@ void cs_wl_group_ranks(const cs_wl_plan_t *p, cs_wl_group_t g, int stage, int pe
         int t = i % p->tp, e = i / p->tp;
         for (int k = 0; k < p->ep; k++)
             ranks[k] = wl_rank(p, t, e * p->ep + k, stage);
+        break;
+    }
+    case CS_WL_GROUP_EDP: {    /* instance i = t + tp * j: DP indices j, j + ep, ... (place j in each EP group) */
+        int t = i % p->tp, j = i / p->tp;
+        for (int k = 0; k < p->dp / p->ep; k++)
+            ranks[k] = wl_rank(p, t, j + k * p->ep, stage);
         break;
     }
     case CS_WL_GROUP_PP: {     /* instance i = t + tp * d */
@@ -166,7 +174,8 @@ typedef struct {
     guint64 act_bytes;       /* T x hidden x dtype: TP and PP messages */
     guint64 a2a_bytes;
     GArray **tensors;        /* per stage, wl_tensor_t in forward order */
-    GArray **buckets;        /* per stage, wl_bucket_t in ready order */
+    GArray **buckets;        /* per stage, wl_bucket_t in ready order (with EP: the dense tensors only) */
+    GArray **ebuckets;       /* per stage, the expert tensors' buckets (EP with dp > ep), else empty */
     guint64 **unit_bytes;    /* FSDP: per stage, per unit */
     double *stage_params;    /* elements on one GPU of the stage */
     double *stage_flops;
@@ -174,6 +183,7 @@ typedef struct {
     GPtrArray *notes;
     int *send_fwd, *send_bwd, *fwd_end;   /* [s * M + m] */
     int *last_sync;          /* per stage: its last gradient collective of the step */
+    int *last_esync;         /* per stage: its last expert-gradient all-reduce (EDP) */
 } wl_t;
 
 /* One pass (forward or backward of a micro-batch on a stage): its ops form
@@ -186,7 +196,7 @@ typedef struct {
     int last_compute;
     double seconds;          /* compute time of the pass (pipeline slots) */
     gboolean ddp;            /* the DDP buckets are reduced in this pass */
-    int bucket_next;
+    int bucket_next, ebucket_next;
     int unit;                /* FSDP unit being run (-1: none) */
     int *ag, *unit_compute;  /* FSDP: per unit, all-gather and last compute op of this pass */
 } wl_pass_t;
@@ -276,22 +286,32 @@ static void tp_comm(wl_t *w, wl_pass_t *ps, gboolean rs, const char *what)
     pass_comm(w, ps, CS_WL_GROUP_TP, c, w->act_bytes, g_strdup_printf("%s %s", what, tag));
 }
 
-/* DDP: all-reduces of the buckets whose last gradient is ready once
- * backward has reached key 'kmin'. */
+/* All-reduces on group g of the buckets b[*next ..] whose last gradient
+ * is ready once backward has reached key 'kmin'. */
+static void flush_buckets(wl_t *w, wl_pass_t *ps, int kmin, GArray *b, int *next, cs_wl_group_t g,
+                          const char *what, int *last)
+{
+    for (; *next < (int)b->len; (*next)++) {
+        const wl_bucket_t *k = &g_array_index(b, wl_bucket_t, *next);
+        if (k->key < kmin)
+            break;
+        int dep = ps->chain;
+        *last = comm_op(w, CS_WL_PHASE_SYNC, ps->stage, ps->micro, g, CS_COLL_ALLREDUCE, k->bytes, -1, &dep, 1,
+                        g_strdup_printf("%s %d (%.3g MiB)", what, *next, k->bytes / MIB));
+    }
+}
+
+/* DDP: the buckets ready once backward has reached key 'kmin': the dense
+ * ones on DP, the experts' (their own buffer, as Megatron-LM's DDP keeps
+ * expert_parallel_buffers apart) on the expert-data-parallel group. */
 static void ddp_flush(wl_t *w, wl_pass_t *ps, int kmin)
 {
     if (!ps->ddp)
         return;
-    GArray *b = w->buckets[ps->stage];
-    for (; ps->bucket_next < (int)b->len; ps->bucket_next++) {
-        const wl_bucket_t *k = &g_array_index(b, wl_bucket_t, ps->bucket_next);
-        if (k->key < kmin)
-            break;
-        int dep = ps->chain;
-        w->last_sync[ps->stage] =
-            comm_op(w, CS_WL_PHASE_SYNC, ps->stage, ps->micro, CS_WL_GROUP_DP, CS_COLL_ALLREDUCE, k->bytes, -1,
-                    &dep, 1, g_strdup_printf("bucket %d (%.3g MiB)", ps->bucket_next, k->bytes / MIB));
-    }
+    int s = ps->stage;
+    flush_buckets(w, ps, kmin, w->buckets[s], &ps->bucket_next, CS_WL_GROUP_DP, "bucket", &w->last_sync[s]);
+    flush_buckets(w, ps, kmin, w->ebuckets[s], &ps->ebucket_next, CS_WL_GROUP_EDP, "expert bucket",
+                  &w->last_esync[s]);
 }
 
 /* ---- FSDP --------------------------------------------------------------------- */
@@ -516,8 +536,8 @@ static double emit_backward(wl_t *w, int s, int m)
         double sec = w->mem_bw > 0 ? 28.0 * params / w->mem_bw : 0;
         cs_wl_op_t op = { .kind = CS_WL_COMPUTE, .phase = CS_WL_PHASE_OPTIMIZER, .stage = s, .seconds = sec,
                           .peer_stage = -1 };
-        int deps[2] = { ps.last_compute, w->last_sync[s] };
-        op_push(w, &op, deps, 2, g_strdup("optimizer"));
+        int deps[3] = { ps.last_compute, w->last_sync[s], w->last_esync[s] };
+        op_push(w, &op, deps, 3, g_strdup("optimizer"));
     }
     double sec = ps.seconds;
     pass_clear(&ps);
@@ -728,19 +748,22 @@ static GArray *stage_tensors(const wl_t *w, int s)
     return a;
 }
 
+/* Which tensors a list of buckets holds. */
+typedef enum { WL_PICK_ALL = 0, WL_PICK_DENSE, WL_PICK_EXPERT, WL_PICK_NONE } wl_pick_t;
+
 /* PyTorch's reducer (reducer.cpp compute_bucket_assignment_by_size, run
  * again by rebuild_buckets on the gradient-ready order after the first
  * iteration): each tensor joins the open bucket; a bucket closes once it
  * holds at least the current limit, the first limit 1 MiB, then the cap.
  * A tensor larger than the cap closes the bucket it joins. */
-static GArray *stage_buckets(const wl_t *w, GArray *tensors, gboolean skip_experts)
+static GArray *stage_buckets(const wl_t *w, GArray *tensors, wl_pick_t pick)
 {
     GArray *b = g_array_new(FALSE, FALSE, sizeof(wl_bucket_t));
     double cap = w->spec->bucket_cap_mb * MIB, limit = FIRST_BUCKET_BYTES;
     wl_bucket_t open = { 0 };
-    for (int i = (int)tensors->len - 1; i >= 0; i--) {
+    for (int i = pick == WL_PICK_NONE ? -1 : (int)tensors->len - 1; i >= 0; i--) {
         const wl_tensor_t *t = &g_array_index(tensors, wl_tensor_t, i);
-        if (skip_experts && t->expert)
+        if ((pick == WL_PICK_DENSE && t->expert) || (pick == WL_PICK_EXPERT && !t->expert))
             continue;
         open.bytes += t->elems * w->dsz;
         open.key = t->key;
@@ -967,10 +990,13 @@ static void derive(wl_t *w)
 
 static gboolean build_shapes(wl_t *w, GError **err)
 {
-    /* expert gradients need no DP all-reduce when each EP group spans the DP group */
-    gboolean skip_experts = w->moe_ep && w->dp == w->ep;
+    /* With EP, expert gradients are reduced apart, over the dp / ep ranks
+     * holding the same experts (EDP), and not at all when dp = ep. */
+    wl_pick_t dense = w->moe_ep ? WL_PICK_DENSE : WL_PICK_ALL;
+    wl_pick_t expert = w->moe_ep && w->dp > w->ep ? WL_PICK_EXPERT : WL_PICK_NONE;
     w->tensors = g_new0(GArray *, w->pp);
     w->buckets = g_new0(GArray *, w->pp);
+    w->ebuckets = g_new0(GArray *, w->pp);
     w->unit_bytes = g_new0(guint64 *, w->pp);
     w->stage_params = g_new0(double, w->pp);
     for (int s = 0; s < w->pp; s++) {
@@ -980,7 +1006,8 @@ static gboolean build_shapes(wl_t *w, GError **err)
         guint64 dummy;
         if (!size_arg(w->stage_params[s] * w->dsz, "a stage's parameters x dtype", &dummy, err))
             return FALSE;
-        w->buckets[s] = stage_buckets(w, w->tensors[s], skip_experts);
+        w->buckets[s] = stage_buckets(w, w->tensors[s], dense);
+        w->ebuckets[s] = stage_buckets(w, w->tensors[s], expert);
         w->unit_bytes[s] = stage_units(w, s, w->tensors[s]);
     }
     return TRUE;
@@ -1045,8 +1072,13 @@ static void write_notes(wl_t *w, const cs_wl_spec_t *sp)
         if (sp->shard == CS_WL_SHARD_FULL && w->dp == 1)
             note(w, "FSDP over one DP rank moves nothing: no all-gathers or reduce-scatters.");
         if (w->moe_ep && w->dp > w->ep && sp->shard == CS_WL_SHARD_NONE)
-            note(w, "Expert gradients are all-reduced over the whole DP group with the rest (Megatron reduces them "
-                    "over the %d ranks holding the same experts).", w->dp / w->ep);
+            note(w, "Expert gradients have their own buckets (Megatron-LM's DDP keeps expert parameters in a separate "
+                    "grad buffer), all-reduced on the expert-data-parallel group (EDP: the %d DP ranks holding the "
+                    "same experts, DP indices j, j + ep, ...) on its own NCCL stream; the other buckets on DP.",
+                 w->dp / w->ep);
+        if (w->moe_ep && w->dp == w->ep)
+            note(w, "Expert gradients are not reduced: with ep = dp each expert's parameters live on one DP rank "
+                    "(Megatron-LM's expert-data-parallel group has one rank).");
         if (w->moe_ep)
             note(w, "Tokens are routed evenly over the experts (no load imbalance, no dropped tokens).");
         if (w->pp > 1 && w->m.tied_embeddings && w->m.vocab > 0)
@@ -1084,11 +1116,14 @@ static void wl_clear(wl_t *w)
             g_array_free(w->tensors[s], TRUE);
         if (w->buckets && w->buckets[s])
             g_array_free(w->buckets[s], TRUE);
+        if (w->ebuckets && w->ebuckets[s])
+            g_array_free(w->ebuckets[s], TRUE);
         if (w->unit_bytes)
             g_free(w->unit_bytes[s]);
     }
     g_free(w->tensors);
     g_free(w->buckets);
+    g_free(w->ebuckets);
     g_free(w->unit_bytes);
     g_free(w->stage_params);
     g_free(w->stage_flops);
@@ -1096,6 +1131,7 @@ static void wl_clear(wl_t *w)
     g_free(w->send_bwd);
     g_free(w->fwd_end);
     g_free(w->last_sync);
+    g_free(w->last_esync);
     if (w->ops) {
         guint n = w->ops->len;
         ops_free((cs_wl_op_t *)(void *)g_array_free(w->ops, FALSE), (int)n);
@@ -1130,10 +1166,11 @@ cs_wl_plan_t *cs_wl_plan_new(const cs_wl_spec_t *spec, int world, double gpu_flo
     w.send_bwd = g_new(int, w.pp * w.M);
     w.fwd_end = g_new(int, w.pp * w.M);
     w.last_sync = g_new(int, w.pp);
+    w.last_esync = g_new(int, w.pp);
     for (int i = 0; i < w.pp * w.M; i++)
         w.send_fwd[i] = w.send_bwd[i] = w.fwd_end[i] = -1;
     for (int s = 0; s < w.pp; s++)
-        w.last_sync[s] = -1;
+        w.last_sync[s] = w.last_esync[s] = -1;
     if (sp.mode == CS_WL_INFER)
         emit_decode(&w);
     else

@@ -83,13 +83,18 @@ typedef struct {
 void cs_wl_spec_init(cs_wl_spec_t *s);
 
 typedef enum { CS_WL_COMPUTE = 0, CS_WL_COMM } cs_wl_op_kind_t;
-typedef enum { CS_WL_GROUP_TP = 0, CS_WL_GROUP_PP, CS_WL_GROUP_DP, CS_WL_GROUP_EP, CS_WL_NGROUPS } cs_wl_group_t;
+/* EDP: expert data parallel (Megatron-LM's expert_data_parallel_group),
+ * the DP ranks holding the same experts, over which expert gradients are
+ * reduced. */
+typedef enum {
+    CS_WL_GROUP_TP = 0, CS_WL_GROUP_PP, CS_WL_GROUP_DP, CS_WL_GROUP_EP, CS_WL_GROUP_EDP, CS_WL_NGROUPS
+} cs_wl_group_t;
 typedef enum {
     CS_WL_PHASE_FORWARD = 0, CS_WL_PHASE_BACKWARD, CS_WL_PHASE_SYNC, /* gradients after backward */
     CS_WL_PHASE_OPTIMIZER, CS_WL_PHASE_DECODE, CS_WL_NPHASES
 } cs_wl_phase_t;
 
-const char *cs_wl_group_name(cs_wl_group_t g);   /* "TP", "PP", "DP", "EP" */
+const char *cs_wl_group_name(cs_wl_group_t g);   /* "TP", "PP", "DP", "EP", "EDP" */
 const char *cs_wl_phase_name(cs_wl_phase_t p);   /* "forward", ... */
 
 /* One op of the plan, as every GPU of a stage runs it. Ops are listed in
@@ -135,7 +140,9 @@ void cs_wl_plan_free(cs_wl_plan_t *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_wl_plan_t, cs_wl_plan_free)
 
 /* Groups. Instances of a group kind on one stage: TP: dp (one per DP index);
- * DP: tp; EP: tp * dp / ep; PP (stage s with s + 1): tp * dp pairs. */
+ * DP: tp; EP: tp * dp / ep (DP indices e*ep .. (e+1)*ep - 1); EDP: tp * ep
+ * of dp / ep ranks (DP indices j, j + ep, j + 2 ep, ...: the same place j
+ * in every EP group); PP (stage s with s + 1): tp * dp pairs. */
 int cs_wl_group_count(const cs_wl_plan_t *p, cs_wl_group_t g);
 /* The ranks of instance 'i' of group g on 'stage' (PP: the pair stage,
  * peer), in communicator order; 'ranks' holds cs_wl_group_size entries. */

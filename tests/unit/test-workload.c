@@ -198,6 +198,30 @@ static void test_groups(void)
     g_assert_cmpint(r[0], ==, 5);
     g_assert_cmpint(r[1], ==, 7);
     check_plan(q);
+
+    /* EDP: the same place j in each EP group: tp 2 x ep 2 = 4 instances
+     * i = t + 2 j of dp / ep = 2 ranks, DP indices j and j + 2; i 3 (t 1,
+     * j 1): d 1, 3 = ranks 3, 7; i 2 (t 0, j 1): 2, 6; i 1 (t 1, j 0): 1, 5 */
+    g_assert_cmpstr(cs_wl_group_name(CS_WL_GROUP_EDP), ==, "EDP");
+    g_assert_cmpint(cs_wl_group_count(q, CS_WL_GROUP_EDP), ==, 4);
+    g_assert_cmpint(cs_wl_group_size(q, CS_WL_GROUP_EDP), ==, 2);
+    static const int want_edp[4][2] = { { 0, 4 }, { 1, 5 }, { 2, 6 }, { 3, 7 } };
+    for (int i = 0; i < 4; i++) {
+        cs_wl_group_ranks(q, CS_WL_GROUP_EDP, 0, 0, i, r);
+        g_assert_cmpint(r[0], ==, want_edp[i][0]);
+        g_assert_cmpint(r[1], ==, want_edp[i][1]);
+    }
+    /* tp 1, dp 8, ep 2, two stages (16 GPUs): 2 instances of 4 ranks;
+     * i 1 on stage 1: d 1, 3, 5, 7 = ranks 8 + d */
+    e.tp = 1;
+    e.pp = 2;
+    g_autoptr(cs_wl_plan_t) x = plan_ok(&e, 16);
+    g_assert_cmpint(cs_wl_group_count(x, CS_WL_GROUP_EDP), ==, 2);
+    g_assert_cmpint(cs_wl_group_size(x, CS_WL_GROUP_EDP), ==, 4);
+    cs_wl_group_ranks(x, CS_WL_GROUP_EDP, 1, 1, 1, r);
+    for (int k = 0; k < 4; k++)
+        g_assert_cmpint(r[k], ==, 8 + 1 + 2 * k);
+    check_plan(x);
 }
 
 /* ---- DDP buckets ------------------------------------------------------------ */
@@ -543,10 +567,93 @@ static void test_moe(void)
             bucket_bytes += p->ops[i].size;
     }
     g_assert_cmpuint(bucket_bytes, ==, 2ULL * 1605636096ULL);
+    g_assert_cmpint(count_comm(p, CS_WL_GROUP_EDP, CS_COLL_ALLREDUCE), ==, 0);
     int d = find_op(p, "fwd L5 dispatch", 0, 0, CS_WL_PHASE_FORWARD);
     g_assert_cmpint(d, >=, 0);
     g_assert_cmpstr(p->ops[d + 1].label, ==, "fwd L5 experts");
     g_assert_cmpstr(p->ops[d + 2].label, ==, "fwd L5 combine");
+}
+
+/* Expert gradients on the expert-data-parallel group: 2 layers, hidden
+ * 512, 4 experts of up and down 512 x 1024 (1 MiB each in bf16), ep 2 on
+ * dp 4: each GPU holds 2 experts per layer, reduced over the dp / ep = 2
+ * ranks holding the same ones; the dense tensors on DP. bucket_cap_mb 2.
+ * Dense gradient-ready order per layer: router (512 x 4: 4 KiB), norm2
+ * (1), o, v, k, q (512 each), norm1 (1):
+ *   0: L1 router, norm2, o, v          1029 KiB (>= 1 MiB)   after bwd L1 attn
+ *   1: L1 k, q, norm1, L0 router, norm2, o, v  2054 KiB     after bwd L0 attn
+ *   2: L0 k, q, norm1                  1025 KiB
+ * Expert buffer (Megatron-LM keeps it apart), its own first bucket:
+ *   0: L1 e1 down                      1 MiB                 after bwd L1 experts
+ *   1: L1 e1 up, e0 down               2 MiB
+ *   2: L1 e0 up, L0 e1 down            2 MiB                 after bwd L0 experts
+ *   3: L0 e1 up, e0 down               2 MiB
+ *   4: L0 e0 up                        1 MiB
+ * 8 MiB = 2 layers x 2 experts x 2 MiB. */
+static void test_moe_edp(void)
+{
+    cs_wl_spec_t s;
+    spec_custom(&s, 2, 512, 8, 1024);
+    s.model.experts = 4;
+    s.model.top_k = 2;
+    s.ep = 2;
+    s.bucket_cap_mb = 2;
+    g_autoptr(cs_wl_plan_t) p = plan_ok(&s, 4);
+    check_plan(p);
+    static const guint64 want_dp[] = { 1029 * KIB, 2054 * KIB, 1025 * KIB };
+    static const char *const dep_dp[] = { "bwd L1 attn", "bwd L0 attn", "bwd L0 attn" };
+    static const guint64 want_edp[] = { 1 * MIB_B, 2 * MIB_B, 2 * MIB_B, 2 * MIB_B, 1 * MIB_B };
+    static const char *const dep_edp[] = { "bwd L1 experts", "bwd L1 experts", "bwd L0 experts", "bwd L0 experts",
+                                           "bwd L0 experts" };
+    int ndp = 0, nedp = 0, last_dp = -1, last_edp = -1;
+    for (int i = 0; i < p->nops; i++) {
+        const cs_wl_op_t *o = &p->ops[i];
+        if (o->kind != CS_WL_COMM || o->phase != CS_WL_PHASE_SYNC)
+            continue;
+        g_assert_cmpint(o->coll, ==, CS_COLL_ALLREDUCE);
+        g_assert_cmpint(o->ndeps, ==, 1);
+        if (o->group == CS_WL_GROUP_DP) {
+            g_assert_cmpint(ndp, <, (int)G_N_ELEMENTS(want_dp));
+            g_assert_cmpuint(o->size, ==, want_dp[ndp]);
+            g_assert_cmpstr(p->ops[o->deps[0]].label, ==, dep_dp[ndp]);
+            ndp++;
+            last_dp = i;
+        } else {
+            g_assert_cmpint(o->group, ==, CS_WL_GROUP_EDP);
+            g_assert_cmpint(nedp, <, (int)G_N_ELEMENTS(want_edp));
+            g_assert_cmpuint(o->size, ==, want_edp[nedp]);
+            g_assert_cmpstr(p->ops[o->deps[0]].label, ==, dep_edp[nedp]);
+            nedp++;
+            last_edp = i;
+        }
+    }
+    g_assert_cmpint(ndp, ==, 3);
+    g_assert_cmpint(nedp, ==, 5);
+    g_assert_cmpint(find_op(p, "expert bucket 1 (2 MiB)", 0, 0, CS_WL_PHASE_SYNC), >=, 0);
+    /* the optimizer waits for both streams' last all-reduce */
+    const cs_wl_op_t *opt = &p->ops[p->nops - 1];
+    g_assert_cmpint(opt->phase, ==, CS_WL_PHASE_OPTIMIZER);
+    g_assert_true(has_dep(opt, last_dp));
+    g_assert_true(has_dep(opt, last_edp));
+    gboolean noted = FALSE;
+    for (char **n = p->notes; *n != NULL; n++)
+        noted |= strstr(*n, "expert-data-parallel group (EDP: the 2 DP ranks") != NULL;
+    g_assert_true(noted);
+
+    /* ep = dp = 4: each expert on one DP rank, nothing to reduce on EDP;
+     * ep 1: the experts are dense parameters, all on DP (4108 + 16384 KiB) */
+    s.ep = 4;
+    g_autoptr(cs_wl_plan_t) q = plan_ok(&s, 4);
+    g_assert_cmpint(count_comm(q, CS_WL_GROUP_EDP, CS_COLL_ALLREDUCE), ==, 0);
+    g_assert_cmpint(count_comm(q, CS_WL_GROUP_DP, CS_COLL_ALLREDUCE), ==, 3);
+    s.ep = 1;
+    g_autoptr(cs_wl_plan_t) r = plan_ok(&s, 4);
+    g_assert_cmpint(count_comm(r, CS_WL_GROUP_EDP, CS_COLL_ALLREDUCE), ==, 0);
+    guint64 dp_bytes = 0;
+    for (int i = 0; i < r->nops; i++)
+        if (r->ops[i].kind == CS_WL_COMM && r->ops[i].group == CS_WL_GROUP_DP)
+            dp_bytes += r->ops[i].size;
+    g_assert_cmpuint(dp_bytes, ==, (4108 + 16384) * KIB);
 }
 
 /* ---- inference ------------------------------------------------------------------ */
@@ -699,6 +806,7 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/1f1b", test_1f1b);
     g_test_add_func("/workload/orders", test_orders);
     g_test_add_func("/workload/moe", test_moe);
+    g_test_add_func("/workload/moe-edp", test_moe_edp);
     g_test_add_func("/workload/infer", test_infer);
     g_test_add_func("/workload/errors", test_errors);
     return g_test_run();
