@@ -64,6 +64,13 @@ static gboolean check_keys(const cs_scenario_t *s, const cs_engine_ops_t *ops, G
     return cs_output_check(n, paths, names, err);
 }
 
+/* "given by --tflops" or "given at s.ini:4: tflops". */
+static char *given(const cs_scenario_t *s, const char *key)
+{
+    const char *o = cs_scenario_workload_origin(s, key);
+    return g_str_has_prefix(o, "collsim: ") ? g_strdup_printf("given by %s", o + 9) : g_strdup_printf("given at %s", o);
+}
+
 /* The GPU's sustained FLOP/s: [workload] tflops, or its datasheet peak x
  * efficiency; *src_p says which (g_free it). 0 with no error: the plan
  * uses layer-time. */
@@ -74,7 +81,7 @@ static gboolean gpu_rate(const cs_scenario_t *s, const cs_wl_spec_t *spec, const
     const cs_gpu_model_t *gm = d != NULL ? d->gpu : NULL;
     if (spec->tflops > 0) {
         *flops_p = spec->tflops * 1e12;
-        *src_p = g_strdup_printf("given: %s", cs_scenario_workload_origin(s, "tflops"));
+        *src_p = given(s, "tflops");
         return TRUE;
     }
     const char *dsrc = NULL;
@@ -82,7 +89,8 @@ static gboolean gpu_rate(const cs_scenario_t *s, const cs_wl_spec_t *spec, const
     if (peak <= 0) {
         if (spec->layer_fwd_s > 0) {
             *flops_p = 0;
-            *src_p = g_strdup_printf("forward time per layer given (%s)", cs_scenario_workload_origin(s, "layer-time"));
+            g_autofree char *g = given(s, "layer-time");
+            *src_p = g_strdup_printf("forward time per layer %s", g);
             return TRUE;
         }
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the GPU %s has no known peak FLOP/s; expected [workload] "

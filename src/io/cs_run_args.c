@@ -113,6 +113,13 @@ static gboolean on_max_memory(const char *option_name, const char *value, gpoint
     return TRUE;
 }
 
+/* Keys only a sweep of one collective reads. */
+static gboolean sweep_only(const cs_scenario_key_t *k)
+{
+    return strcmp(k->group, "collective") == 0 || strcmp(k->key, "csv") == 0 ||
+           strcmp(k->key, "extra-columns") == 0 || strcmp(k->key, "link-stats") == 0;
+}
+
 static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
 {
     g_autofree char *title = g_strdup_printf("collsim %s options", cmd->command);
@@ -135,6 +142,8 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
     for (const GOptionEntry *x = cmd->main_extra; x != NULL && x->long_name != NULL; x++)
         g_array_append_val(entries, *x);
     for (const cs_scenario_key_t *k = cs_scenario_keys; k->key != NULL; k++) {
+        if (cmd->workload && sweep_only(k))
+            continue;
         GOptionEntry e = { k->long_flag, k->short_flag,
                            G_OPTION_FLAG_FILENAME | (k->arg == NULL ? G_OPTION_FLAG_OPTIONAL_ARG : 0),
                            G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag, k->doc, k->arg };

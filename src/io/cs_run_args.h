@@ -29,7 +29,9 @@ typedef struct {
     gpointer extra_data;        /* user_data of callbacks among 'extra' */
     gboolean extra_main;        /* 'extra' is the main group (--help); the scenario
                                  * options go to --help-scenario */
-    gboolean workload;          /* the [workload] keys as flags, a group of their own (collsim step) */
+    gboolean workload;          /* the [workload] keys as flags, a group of their own, and none of
+                                 * the sweep's ([collective] keys, csv, extra-columns, link-stats),
+                                 * which a step does not read (collsim step) */
     const GOptionEntry *main_extra; /* options added to the scenario options' group
                                  * (NULL-terminated, or NULL); no callbacks: that
                                  * group's user_data is the parser's */

@@ -74,11 +74,17 @@ void cs_write_step_table(FILE *f, const cs_step_report_t *rep, gboolean ops)
         fprintf(f, "\n# batch: %d sequence%s, %d tokens of context\n", s->batch, s->batch == 1 ? "" : "s",
                 s->context > 0 ? s->context : s->seq_len);
     }
-    if (rep->gpu_flops > 0)
+    if (rep->gpu_flops > 0 && s->layer_fwd_s <= 0)
         fprintf(f, "# compute: %.1f TFLOP/s per GPU (%s); %.4g TFLOP per GPU per %s\n", rep->gpu_flops / 1e12,
                 rep->compute_src, p->flops_per_gpu / 1e12, p->mode == CS_WL_INFER ? "token" : "step");
+    else if (s->layer_fwd_s > 0 && rep->gpu_flops > 0)
+        fprintf(f, "# compute: forward %.4g ms per layer per micro-batch as given, backward twice that; the rest at "
+                   "%.1f TFLOP/s per GPU (%s)\n", s->layer_fwd_s * 1e3, rep->gpu_flops / 1e12, rep->compute_src);
     else
         fprintf(f, "# compute: %s\n", rep->compute_src);
+    for (int g = 0; g < CS_WL_NGROUPS; g++)
+        if (r->transport[g] != NULL)
+            fprintf(f, "# transports, %s: %s\n", cs_wl_group_name((cs_wl_group_t)g), r->transport[g]);
     for (int i = 0; rep->warnings != NULL && rep->warnings[i] != NULL; i++)
         fprintf(f, "# warning: %s\n", rep->warnings[i]);
     for (int i = 0; r->notes != NULL && r->notes[i] != NULL; i++)
@@ -129,6 +135,9 @@ void cs_write_step_table(FILE *f, const cs_step_report_t *rep, gboolean ops)
     if (r->step_s > 0) {
         if (p->mode == CS_WL_INFER)
             fprintf(f, "# %-24s %12.1f tokens/s (%g sequences / token latency)\n", "throughput", p->tokens / r->step_s,
+                    p->tokens);
+        else if (s->layer_fwd_s > 0 || p->flops_per_gpu <= 0)
+            fprintf(f, "# %-24s %12.0f tokens/s (%g tokens per step)\n", "throughput", p->tokens / r->step_s,
                     p->tokens);
         else
             fprintf(f, "# %-24s %12.0f tokens/s (%g tokens per step); %.1f TFLOP/s per GPU achieved\n", "throughput",
@@ -228,6 +237,14 @@ char *cs_write_step_json(const cs_step_report_t *rep)
     if (s->target_token_s > 0) {
         g_string_append(g, ", ");
         cs_write_append_json_num(g, "target_token_s", s->target_token_s);
+    }
+    for (int gi = 0; gi < CS_WL_NGROUPS; gi++) {
+        if (r->transport[gi] == NULL)
+            continue;
+        g_autofree char *k = g_ascii_strdown(cs_wl_group_name((cs_wl_group_t)gi), -1);
+        g_autofree char *kk = g_strdup_printf("transport_%s", k);
+        g_string_append(g, ", ");
+        json_str(g, kk, r->transport[gi]);
     }
     g_string_append(g, "},\n  \"calls\": [");
     for (int i = 0; i < r->ncalls; i++) {

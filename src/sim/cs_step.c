@@ -632,6 +632,11 @@ static void fill_result(build_t *b, cs_step_result_t *r)
         const slot_t *sl = g_ptr_array_index(b->slots, s);
         r->comm_s[sl->g] = MAX(r->comm_s[sl->g], sbusy[s]);
     }
+    for (int s = 0; s < ns; s++) {
+        const slot_t *sl = g_ptr_array_index(b->slots, s);
+        if (sl->comm != NULL && r->transport[sl->g] == NULL)
+            r->transport[sl->g] = cs_comm_transport_summary(sl->comm);
+    }
     r->exposed_s = MAX(0.0, r->step_s - r->free_s);
     r->bubble_s = MAX(0.0, r->free_s - r->compute_s);
 
@@ -749,6 +754,8 @@ void cs_step_result_free(cs_step_result_t *r)
         return;
     g_free(r->ops);
     g_free(r->calls);
+    for (int g = 0; g < CS_WL_NGROUPS; g++)
+        g_free(r->transport[g]);
     g_strfreev(r->notes);
     g_free(r);
 }

@@ -68,6 +68,8 @@ typedef struct {
     double comm_s[CS_WL_NGROUPS];  /* sum of one GPU's calls per group kind (busiest communicator) */
     double exposed_s;            /* step_s - free_s: what communication adds to the step */
     double bubble_s;             /* free_s - compute_s: idle time with free communication (pipeline bubble) */
+    char *transport[CS_WL_NGROUPS]; /* each group kind's first communicator: NCCL's transports
+                                 * (cs_comm_transport_summary), NULL: none of that kind */
     char **notes;                /* NULL-terminated */
 } cs_step_result_t;
 

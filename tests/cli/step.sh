@@ -16,6 +16,7 @@ summary() { sed -n "s/^#  *$1  *\([0-9.]*\) ms.*/\1/p" "$2" | head -1; }
     && ok ddp-runs || bad "ddp: $(cat err.txt)"
 grep -q '^# collsim step: llama3-8b, training, one step (model:analytic)' ddp.txt && ok ddp-header || bad ddp-header
 grep -q '^# parallelism: 16 GPUs = tp 1 x pp 1 x dp 16; DDP, buckets of 25 MiB' ddp.txt && ok ddp-plan || bad ddp-plan
+grep -q '^# transports, DP: .*NET/IB' ddp.txt && ok ddp-transports || bad "transports: $(grep transports ddp.txt)"
 step=$(summary "step time" ddp.txt); comp=$(summary "compute" ddp.txt)
 comm=$(summary "communication" ddp.txt); exp=$(summary "exposed communication" ddp.txt)
 # the step holds its compute and what communication adds; DDP overlaps
@@ -98,7 +99,9 @@ check_one() {   # name expected-line-pattern args...
 }
 check_one tp-does-not-divide '^collsim: --tp: tp = 3' step --topo dgx-h100 --arch llama3-8b --tp 3
 check_one unknown-arch "^collsim: --arch: unknown model 'gpt5'" step --topo dgx-h100 --arch gpt5
-check_one sweep-flag '^collsim: -b: does not apply to collsim step' step --topo dgx-h100 --arch llama3-8b -b 1M
+check_one sweep-flag '^collsim: step: Unknown option -b' step --topo dgx-h100 --arch llama3-8b -b 1M
+printf '[collective]\nminbytes = 1M\n[workload]\narch = llama3-8b\n' >sw.ini
+check_one sweep-key '^sw.ini:2: minbytes: does not apply to collsim step' step --topo dgx-h100 sw.ini
 check_one trace-analytic '^collsim: --trace: the analytic model has no timeline' step --topo dgx-h100 \
     --arch llama3-8b --trace t.json
 printf '[workload]\narch = llama3-8b\n' >w.ini
