@@ -567,10 +567,7 @@ int cs_cmd_run(int argc, char **argv)
         cs_scenario_t s;
         cs_scenario_init(&s);
         status = predict(&a, verbose, &s, &err);
-        if (status == CS_EXIT_INPUT || status == CS_EXIT_RESOURCE || (status == CS_EXIT_FINDINGS && err != NULL))
-            cs_cli_fail(err);   /* 1 with an error: the simulated collective failed (CS_ERROR_SIM_FAILED) */
-        else if (status == CS_EXIT_INTERRUPTED)
-            fprintf(stderr, "collsim: interrupted\n");
+        cs_cli_report(status, err);
         cs_scenario_clear(&s);
     }
     cs_run_args_clear(&a);

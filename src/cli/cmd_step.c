@@ -257,10 +257,7 @@ int cs_cmd_step(int argc, char **argv)
         cs_scenario_t s;
         cs_scenario_init(&s);
         status = step(&a, ops_table, &s, &err);
-        if (status == CS_EXIT_INPUT || status == CS_EXIT_RESOURCE || (status == CS_EXIT_FINDINGS && err != NULL))
-            cs_cli_fail(err);
-        else if (status == CS_EXIT_INTERRUPTED)
-            fprintf(stderr, "collsim: interrupted\n");
+        cs_cli_report(status, err);
         cs_scenario_clear(&s);
     }
     cs_run_args_clear(&a);

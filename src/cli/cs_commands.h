@@ -16,5 +16,9 @@ int cs_cmd_step(int argc, char **argv);      /* cmd_step.c: one step of a parall
 /* Prints err->message (or "collsim: <fallback>") on one line to stderr and
  * returns 2. */
 int cs_cli_fail(GError *err);
+/* How a command that predicts ends: prints err for a failure (exit 2, 3,
+ * or 1 with an error: a simulated collective that fails) or "collsim:
+ * interrupted" (Ctrl-C), and returns 'status'. */
+int cs_cli_report(int status, GError *err);
 
 #endif

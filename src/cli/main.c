@@ -7,6 +7,7 @@
 #include "cli/cs_cmd_doctor.h"
 #include "cli/cs_cmd_real.h"
 #include "cli/cs_cmd_calibrate.h"
+#include "cli/cs_progress.h"
 #include "io/cs_output.h"
 #include "util/cs_error.h"
 
@@ -59,6 +60,15 @@ static gboolean starts_with_location(const char *msg)
  * "run.log: cannot read ..."), so editors and the standard's format find
  * it; every other message starts with "collsim: " (flags: "collsim:
  * --nodes: ...", and messages from the models, e.g. about NCCL settings). */
+int cs_cli_report(int status, GError *err)
+{
+    if (status == CS_EXIT_INPUT || status == CS_EXIT_RESOURCE || (status == CS_EXIT_FINDINGS && err != NULL))
+        cs_cli_fail(err);   /* 1 with an error: the simulated collective failed (CS_ERROR_SIM_FAILED) */
+    else if (status == CS_EXIT_INTERRUPTED)
+        fprintf(stderr, "collsim: interrupted\n");
+    return status;
+}
+
 int cs_cli_fail(GError *err)
 {
     g_autofree char *msg = g_strdup(err != NULL ? err->message : "collsim: failed (no reason given)");

@@ -159,30 +159,15 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
     return g;
 }
 
-/* The [fabric] keys as flags, a group of their own (--help-fabric): they
- * describe --model packet's network and would crowd the main help. */
-static GOptionGroup *fabric_group(cs_run_args_t *a)
+/* A table of keys as flags, a group of its own (--help-NAME): the [fabric]
+ * keys (they describe --model packet's network and would crowd the main
+ * help) and the [workload] keys (collsim step). */
+static GOptionGroup *keys_group(cs_run_args_t *a, const char *name, const char *title, const char *help,
+                                const cs_scenario_key_t *keys)
 {
-    GOptionGroup *g = g_option_group_new("fabric", "Fabric options ([fabric] keys; read by --model packet)",
-                                         "Show the fabric options", a, NULL);
+    GOptionGroup *g = g_option_group_new(name, title, help, a, NULL);
     GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
-    for (const cs_scenario_key_t *k = cs_fabric_keys; k->key != NULL; k++) {
-        GOptionEntry e = { k->long_flag, 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
-                           k->doc, k->arg };
-        g_array_append_val(entries, e);
-    }
-    g_option_group_add_entries(g, (const GOptionEntry *)(void *)entries->data);
-    g_array_free(entries, TRUE);
-    return g;
-}
-
-/* The [workload] keys as flags (collsim step): what one step of a job is. */
-static GOptionGroup *workload_group(cs_run_args_t *a)
-{
-    GOptionGroup *g = g_option_group_new("workload", "Workload options ([workload] keys)",
-                                         "Show the workload options", a, NULL);
-    GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
-    for (const cs_scenario_key_t *k = cs_workload_keys; k->key != NULL; k++) {
+    for (const cs_scenario_key_t *k = keys; k->key != NULL; k++) {
         GOptionEntry e = { k->long_flag, 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
                            k->doc, k->arg };
         g_array_append_val(entries, e);
@@ -212,9 +197,11 @@ gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int a
         g_option_context_add_group(ctx, x);
     }
     g_option_context_add_group(ctx, cs_topo_spec_option_group(&a->topo));
-    g_option_context_add_group(ctx, fabric_group(a));
+    g_option_context_add_group(ctx, keys_group(a, "fabric", "Fabric options ([fabric] keys; read by --model packet)",
+                                               "Show the fabric options", cs_fabric_keys));
     if (cmd->workload)
-        g_option_context_add_group(ctx, workload_group(a));
+        g_option_context_add_group(ctx, keys_group(a, "workload", "Workload options ([workload] keys)",
+                                                   "Show the workload options", cs_workload_keys));
     if (cmd->summary != NULL)
         g_option_context_set_summary(ctx, cmd->summary);
     if (cmd->description != NULL)
