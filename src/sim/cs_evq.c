@@ -7,7 +7,13 @@
  *
  * The pool hands out events from blocks that are never moved, so pointers
  * stay valid; blocks, the heap array and the stream rings grow by
- * doubling, which happens only while a run reaches its high-water mark. */
+ * doubling, which happens only while a run reaches its high-water mark.
+ *
+ * Beside the heap: streams (FIFOs of events in time order) and, where a
+ * queue asks for it, a calendar of the near future (cs_evq_set_calendar;
+ * the libuv timer wheel's and htsim's idea: buckets of a fixed span, each
+ * a short sorted list). A pop takes the least (time, seq) of the heap's
+ * top, the streams' heads and the calendar's first event. */
 #include "config.h"
 
 #include <stddef.h>
@@ -53,7 +59,32 @@ typedef struct {
     gsize head, len, cap;         /* cap: a power of 2 */
 } stream_t;
 
+/* The calendar: bucket b (absolute: time >> shift) is cal[b % nb], a
+ * circular list through cal_next/cal_prev in (time, seq) order, its head
+ * the first. Only buckets cur .. cur + nb - 1 are used, so a bucket holds
+ * one span of time and the buckets from cur's onwards, wrapping, are in
+ * time order. cur is the bucket of the last event popped, and every
+ * event left is at or after it. */
+typedef struct {
+    cs_event_t **head;            /* nb lists */
+    guint64 *bits;                /* buckets in use, nb / 64 words */
+    guint64 summary;              /* words of bits in use */
+    gsize nb, len;                /* nb 0: no calendar */
+    int shift;
+    guint64 cur;
+    cs_event_t *first;            /* its first event; NULL: not known (or empty) */
+} calendar_t;
+
+/* Where an event is: its stream's index, or one of these. */
+#define FROM_NONE (-3)
+#define FROM_CAL (-2)
+#define FROM_HEAP (-1)
+
+#define CAL_NB_MIN 64
+#define CAL_NB_MAX 4096           /* 64 words of bits: one summary word */
+
 struct cs_evq {
+    calendar_t cal;
     stream_t streams[CS_EVQ_STREAMS];
     int nstreams;                 /* streams used so far: 0 .. nstreams - 1 scanned */
     gsize stream_len;             /* live events in all streams */
@@ -63,8 +94,24 @@ struct cs_evq {
     gsize len, cap;
     guint64 next_seq;
     guint64 popped;
+    /* the first event (NULL: none) and where it is, while next_known: a
+     * pop after a peek finds it at once; a push earlier than it replaces
+     * it, removing it or rescheduling forgets it */
+    gboolean next_known;
+    cs_event_t *next;
+    int next_from;
     cs_block_pool_t pool;         /* the events (util/cs_block_pool.h) */
 };
+
+/* ev (time and seq set) was just scheduled 'from': its seq is the
+ * largest, so it comes first only if its time is earlier. */
+static inline void note_push(cs_evq_t *q, cs_event_t *ev, int from)
+{
+    if (q->next_known && (q->next == NULL || ev->time < q->next->time)) {
+        q->next = ev;
+        q->next_from = from;
+    }
+}
 
 cs_evq_t *cs_evq_new(void)
 {
@@ -80,6 +127,8 @@ void cs_evq_free(cs_evq_t *q)
     cs_block_pool_clear(&q->pool);
     for (int i = 0; i < CS_EVQ_STREAMS; i++)
         g_free(q->streams[i].ring);
+    g_free(q->cal.head);
+    g_free(q->cal.bits);
     g_free(q->heap_mem);
     g_free(q);
 }
@@ -209,14 +258,122 @@ static void remove_at(cs_evq_t *q, gsize i)
     fill(q, i, q->heap[n].key, q->heap[n].ev);
 }
 
+/* ---- calendar ------------------------------------------------------- */
+
+void cs_evq_set_calendar(cs_evq_t *q, int shift, gsize nbuckets)
+{
+    g_return_if_fail(cs_evq_len(q) == 0 && q->cal.nb == 0);
+    g_return_if_fail(shift >= 0 && shift <= 40 && nbuckets >= CAL_NB_MIN && nbuckets <= CAL_NB_MAX &&
+                     (nbuckets & (nbuckets - 1)) == 0);
+    calendar_t *c = &q->cal;
+    c->head = g_new0(cs_event_t *, nbuckets);
+    c->bits = g_new0(guint64, nbuckets / 64);
+    c->nb = nbuckets;
+    c->shift = shift;
+}
+
+/* Whether an event at 'time' goes to the calendar, and its bucket. */
+static inline gboolean cal_fits(const calendar_t *c, cs_time_t time, guint64 *b)
+{
+    if (c->nb == 0 || time < 0)
+        return FALSE;
+    *b = (guint64)time >> c->shift;
+    return *b - c->cur < c->nb;       /* cur <= b < cur + nb */
+}
+
+/* Puts ev (time and seq set) in bucket b. Its seq is the largest there
+ * is, so it goes after every event at its time or before: walking back
+ * from the tail, a step per event due later in the same bucket. */
+static inline void cal_insert(calendar_t *c, cs_event_t *ev, guint64 b)
+{
+    gsize i = b & (c->nb - 1);
+    cs_event_t *h = c->head[i];
+    ev->heap_idx = CS_EVQ_IN_CALENDAR;
+    if (c->len++ == 0)
+        c->first = ev;
+    else if (c->first != NULL && ev->time < c->first->time)
+        c->first = ev;
+    if (h == NULL) {
+        ev->cal_next = ev->cal_prev = ev;
+        c->head[i] = ev;
+        c->bits[i >> 6] |= G_GUINT64_CONSTANT(1) << (i & 63);
+        c->summary |= G_GUINT64_CONSTANT(1) << (i >> 6);
+        return;
+    }
+    cs_event_t *p = h->cal_prev;
+    while (p->time > ev->time && p != h)
+        p = p->cal_prev;
+    gboolean new_head = p->time > ev->time;   /* p == h: before it, after the tail */
+    if (new_head)
+        p = h->cal_prev;
+    ev->cal_prev = p;
+    ev->cal_next = p->cal_next;
+    p->cal_next->cal_prev = ev;
+    p->cal_next = ev;
+    if (new_head)
+        c->head[i] = ev;
+}
+
+static inline void cal_unlink(calendar_t *c, cs_event_t *ev)
+{
+    gsize i = ((guint64)ev->time >> c->shift) & (c->nb - 1);
+    if (ev->cal_next == ev) {
+        c->head[i] = NULL;
+        c->bits[i >> 6] &= ~(G_GUINT64_CONSTANT(1) << (i & 63));
+        if (c->bits[i >> 6] == 0)
+            c->summary &= ~(G_GUINT64_CONSTANT(1) << (i >> 6));
+    } else {
+        ev->cal_prev->cal_next = ev->cal_next;
+        ev->cal_next->cal_prev = ev->cal_prev;
+        if (c->head[i] == ev)
+            c->head[i] = ev->cal_next;
+    }
+    ev->cal_next = ev->cal_prev = NULL;
+    ev->heap_idx = -1;
+    if (c->first == ev)
+        c->first = NULL;
+    c->len--;
+}
+
+/* The calendar's first event (NULL: empty): the head of the first bucket
+ * in use from cur's onwards, wrapping. */
+static inline cs_event_t *cal_first(calendar_t *c)
+{
+    if (c->first != NULL || c->len == 0)
+        return c->first;
+    gsize i0 = c->cur & (c->nb - 1), w0 = i0 >> 6;
+    guint64 w = c->bits[w0] & (~G_GUINT64_CONSTANT(0) << (i0 & 63));
+    gsize i;
+    if (w != 0) {
+        i = (w0 << 6) | (gsize)__builtin_ctzll(w);
+    } else {
+        guint64 later = w0 + 1 < 64 ? c->summary & (~G_GUINT64_CONSTANT(0) << (w0 + 1)) : 0;
+        /* none after w0: the first word in use from 0 (w0's bits below
+         * i0 included, the last to come) */
+        gsize wi = (gsize)__builtin_ctzll(later != 0 ? later : c->summary);
+        i = (wi << 6) | (gsize)__builtin_ctzll(c->bits[wi]);
+    }
+    c->first = c->head[i];
+    return c->first;
+}
+
+/* ---- push ------------------------------------------------------------ */
+
 void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
 {
     g_return_if_fail(ev->heap_idx < 0);
-    if (G_UNLIKELY(q->len == q->cap))
-        grow_heap(q);
     ev->time = time;
     ev->seq = q->next_seq++;
+    guint64 b;
+    if (cal_fits(&q->cal, time, &b)) {
+        cal_insert(&q->cal, ev, b);
+        note_push(q, ev, FROM_CAL);
+        return;
+    }
+    if (G_UNLIKELY(q->len == q->cap))
+        grow_heap(q);
     sift_up(q, q->len++, mkkey(time, ev->seq), ev);
+    note_push(q, ev, FROM_HEAP);
 }
 
 static inline gboolean slot_live(const slot_t *s)
@@ -276,27 +433,52 @@ void cs_evq_push_stream(cs_evq_t *q, cs_event_t *ev, cs_time_t time, int stream)
     q->stream_len++;
     if (stream >= q->nstreams)
         q->nstreams = stream + 1;
+    note_push(q, ev, stream);
 }
 
-/* The stream whose head comes first, or -1 when the heap's top comes
- * before every stream's head (or all streams are empty). */
-static int first_stream(const cs_evq_t *q)
+/* The first event of all, NULL when none, and where it is: FROM_HEAP,
+ * FROM_CAL or its stream. */
+static inline cs_event_t *first(cs_evq_t *q, int *from)
 {
-    if (q->stream_len == 0)
-        return -1;
-    int best = -1;
-    hkey_t b = q->len > 0 ? q->heap[0].key : ~(hkey_t)0;
-    for (int i = 0; i < q->nstreams; i++) {
-        const stream_t *st = &q->streams[i];
-        if (st->len == 0)
-            continue;
-        const slot_t *h = &st->ring[st->head];
-        hkey_t k = mkkey(h->time, h->seq);
+    if (q->next_known) {
+        *from = q->next_from;
+        return q->next;
+    }
+    cs_event_t *best = NULL;
+    int where = FROM_NONE;
+    hkey_t b = ~(hkey_t)0;
+    if (q->len > 0) {
+        b = q->heap[0].key;
+        best = q->heap[0].ev;
+        where = FROM_HEAP;
+    }
+    if (q->cal.len > 0) {
+        cs_event_t *c = cal_first(&q->cal);
+        hkey_t k = mkkey(c->time, c->seq);
         if (k < b) {
             b = k;
-            best = i;
+            best = c;
+            where = FROM_CAL;
         }
     }
+    if (q->stream_len > 0) {
+        for (int i = 0; i < q->nstreams; i++) {
+            const stream_t *st = &q->streams[i];
+            if (st->len == 0)
+                continue;
+            const slot_t *h = &st->ring[st->head];
+            hkey_t k = mkkey(h->time, h->seq);
+            if (k < b) {
+                b = k;
+                best = h->ev;
+                where = i;
+            }
+        }
+    }
+    *from = where;
+    q->next_known = TRUE;
+    q->next = best;
+    q->next_from = where;
     return best;
 }
 
@@ -319,8 +501,14 @@ static void cancel_stream(cs_evq_t *q, cs_event_t *ev)
 
 void cs_evq_cancel(cs_evq_t *q, cs_event_t *ev)
 {
+    if (ev->heap_idx >= 0 && q->next == ev)
+        q->next_known = FALSE;
     if (ev->heap_idx == CS_EVQ_IN_STREAM) {
         cancel_stream(q, ev);
+        return;
+    }
+    if (ev->heap_idx == CS_EVQ_IN_CALENDAR) {
+        cal_unlink(&q->cal, ev);
         return;
     }
     if (ev->heap_idx < 0)
@@ -330,11 +518,14 @@ void cs_evq_cancel(cs_evq_t *q, cs_event_t *ev)
     remove_at(q, i);
 }
 
-/* In place: the slot takes its new key and moves up or down from where it
- * is (one sift instead of a removal and a push). */
+/* In the heap, in place: the slot takes its new key and moves up or down
+ * from where it is (one sift instead of a removal and a push). */
 void cs_evq_reschedule(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
 {
     g_return_if_fail(ev->heap_idx != CS_EVQ_IN_STREAM);
+    q->next_known = FALSE;
+    if (ev->heap_idx == CS_EVQ_IN_CALENDAR)
+        cal_unlink(&q->cal, ev);
     if (ev->heap_idx < 0) {
         cs_evq_push(q, ev, time);
         return;
@@ -346,38 +537,42 @@ void cs_evq_reschedule(cs_evq_t *q, cs_event_t *ev, cs_time_t time)
 
 cs_event_t *cs_evq_peek(const cs_evq_t *q)
 {
-    int s = first_stream(q);
-    if (s >= 0)
-        return q->streams[s].ring[q->streams[s].head].ev;
-    return q->len > 0 ? q->heap[0].ev : NULL;
+    int from;
+    /* the calendar remembers its first event: q is never a const object
+     * (cs_evq_new) */
+    return first((cs_evq_t *)q, &from);
 }
 
 cs_event_t *cs_evq_pop(cs_evq_t *q)
 {
-    int s = first_stream(q);
-    if (s >= 0) {
-        stream_t *st = &q->streams[s];
-        cs_event_t *ev = st->ring[st->head].ev;
+    int from;
+    cs_event_t *ev = first(q, &from);
+    q->next_known = FALSE;
+    if (from >= 0) {
+        stream_t *st = &q->streams[from];
         st->head = (st->head + 1) & (st->cap - 1);
         st->len--;
         q->stream_len--;
         ev->heap_idx = -1;
         purge_head(q, st);
-        q->popped++;
-        return ev;
-    }
-    if (q->len == 0)
+    } else if (from == FROM_CAL) {
+        cal_unlink(&q->cal, ev);
+    } else if (from == FROM_HEAP) {
+        ev->heap_idx = -1;
+        drop_top(q);
+    } else {
         return NULL;
-    cs_event_t *ev = q->heap[0].ev;
-    ev->heap_idx = -1;
-    drop_top(q);
+    }
+    /* everything left is at or after ev: the calendar's window moves on */
+    if (q->cal.nb > 0 && ev->time >= 0 && ((guint64)ev->time >> q->cal.shift) > q->cal.cur)
+        q->cal.cur = (guint64)ev->time >> q->cal.shift;
     q->popped++;
     return ev;
 }
 
 gsize cs_evq_len(const cs_evq_t *q)
 {
-    return q->len + q->stream_len;
+    return q->len + q->stream_len + q->cal.len;
 }
 
 guint64 cs_evq_popped(const cs_evq_t *q)

@@ -24,10 +24,15 @@ typedef struct cs_event {
     int kind;                         /* payload, for the engine */
     int a, b;
     gint64 c;
-    struct cs_event *next_free;       /* free-list link (pool) */
+    union {
+        struct cs_event *next_free;   /* free-list link (pool) */
+        struct cs_event *cal_next;    /* its calendar bucket's list, while there */
+    };
+    struct cs_event *cal_prev;
 } cs_event_t;
 
 #define CS_EVQ_IN_STREAM G_MAXINT
+#define CS_EVQ_IN_CALENDAR (G_MAXINT - 1)
 
 typedef struct cs_evq cs_evq_t;
 
@@ -53,6 +58,17 @@ void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time);
  * rescheduled. Streams 0 to CS_EVQ_STREAMS - 1. */
 #define CS_EVQ_STREAMS 16
 void cs_evq_push_stream(cs_evq_t *q, cs_event_t *ev, cs_time_t time, int stream);
+
+/* Calendar (a queue's option, set while it is empty): events due within
+ * nbuckets x 2^shift ps of the last event popped go to a calendar queue
+ * (buckets of 2^shift ps, each a list in (time, sequence) order, and a
+ * bitmap of the buckets in use) instead of the heap: pushing, cancelling
+ * and popping them cost O(1) while buckets hold a few events, which suits
+ * a packet network's near future (serializations, arrivals, pacing).
+ * Later events go to the heap. The order of pops is unchanged: (time,
+ * sequence) across heap, streams and calendar. nbuckets: a power of 2
+ * from 64 to 65536. */
+void cs_evq_set_calendar(cs_evq_t *q, int shift, gsize nbuckets);
 
 /* Moves a scheduled event to a new time. It takes a fresh sequence number:
  * among events at its new time it comes after those already there, as if

@@ -288,6 +288,93 @@ static void test_stream_cancel(void)
     }
 }
 
+/* The calendar (cs_evq_set_calendar) against a heap-only queue taking the
+ * same operations: pushes within its window (many in one bucket, ties
+ * included), beyond it (the heap), before the last pop's bucket (the
+ * heap), on a stream; cancels, reschedules both ways, peeks between, and
+ * the clock jumping past the window when little is left. Every pop must
+ * give the same event at the same time. */
+static void test_calendar(void)
+{
+    enum { LIVE = 2000, STEPS = 2000000, SHIFT = 6, NB = 256 };   /* 64-ps buckets, 16384 ps ahead */
+    g_autoptr(cs_evq_t) qc = cs_evq_new();
+    g_autoptr(cs_evq_t) qh = cs_evq_new();
+    cs_evq_set_calendar(qc, SHIFT, NB);
+    g_autoptr(GRand) rng = g_rand_new_with_seed(5);
+    cs_event_t **ec = g_new0(cs_event_t *, LIVE), **eh = g_new0(cs_event_t *, LIVE);
+    for (int i = 0; i < LIVE; i++) {
+        ec[i] = cs_evq_alloc(qc);
+        eh[i] = cs_evq_alloc(qh);
+        ec[i]->a = eh[i]->a = i;
+    }
+    cs_time_t now = 0, stream_last = 0;
+    guint64 pops = 0, far = 0, past = 0;
+    for (int step = 0; step < STEPS; step++) {
+        int i = g_rand_int_range(rng, 0, LIVE);
+        int op = g_rand_int_range(rng, 0, 8);
+        if (op < 3 && !cs_evq_scheduled(ec[i])) {
+            cs_time_t t;
+            int kind = g_rand_int_range(rng, 0, 10);
+            if (kind < 6)
+                t = now + g_rand_int_range(rng, 0, 8000);          /* the window, several a bucket */
+            else if (kind < 8)
+                t = now + 64 * g_rand_int_range(rng, 0, 4);        /* ties on bucket edges */
+            else if (kind == 8 && step % 16 == 0)
+                t = MAX(0, now - g_rand_int_range(rng, 1, 1000));  /* before the last pop */
+            else
+                t = now + g_rand_int_range(rng, 16000, 200000);    /* beyond it, or nearly */
+            far += t - now >= (NB << SHIFT) - 64;
+            past += t < now;
+            if (kind == 9 && t >= stream_last) {
+                cs_evq_push_stream(qc, ec[i], t, 0);
+                stream_last = t;
+            } else {
+                cs_evq_push(qc, ec[i], t);
+            }
+            cs_evq_push(qh, eh[i], t);
+        } else if (op == 3 && cs_evq_scheduled(ec[i])) {
+            cs_evq_cancel(qc, ec[i]);
+            cs_evq_cancel(qh, eh[i]);
+        } else if (op == 4 && cs_evq_scheduled(ec[i]) && ec[i]->heap_idx != CS_EVQ_IN_STREAM) {
+            cs_time_t t = now + (g_rand_boolean(rng) ? g_rand_int_range(rng, 0, 4000) : g_rand_int_range(rng, 0, 100000));
+            cs_evq_reschedule(qc, ec[i], t);
+            cs_evq_reschedule(qh, eh[i], t);
+        } else if (op == 5 && cs_evq_len(qh) > 0) {
+            /* a peek alone: the queue remembers its first event while
+             * pushes and cancels go on */
+            g_assert_cmpint(cs_evq_peek(qc)->a, ==, cs_evq_peek(qh)->a);
+        } else if (op >= 6 && cs_evq_len(qh) > 0) {
+            g_assert_cmpuint(cs_evq_len(qc), ==, cs_evq_len(qh));
+            cs_event_t *pc = cs_evq_peek(qc), *ph = cs_evq_peek(qh);
+            g_assert_cmpint(pc->a, ==, ph->a);
+            cs_event_t *a = cs_evq_pop(qc), *b = cs_evq_pop(qh);
+            g_assert_true(a == pc && b == ph);
+            if (a->a != b->a || a->time != b->time)
+                g_error("pop %" G_GUINT64_FORMAT ": calendar gave (%" G_GINT64_FORMAT ", %d), the heap (%"
+                        G_GINT64_FORMAT ", %d)", pops, a->time, a->a, b->time, b->a);
+            now = a->time;
+            pops++;
+        }
+    }
+    while (cs_evq_len(qh) > 0) {
+        cs_event_t *a = cs_evq_pop(qc), *b = cs_evq_pop(qh);
+        g_assert_cmpint(a->a, ==, b->a);
+        g_assert_cmpint(a->time, ==, b->time);
+    }
+    g_assert_null(cs_evq_pop(qc));
+    g_test_message("%" G_GUINT64_FORMAT " pops, %" G_GUINT64_FORMAT " pushes past the window, %" G_GUINT64_FORMAT
+                   " before the last pop", pops, far, past);
+    g_assert_cmpuint(pops, >, 500000);
+    g_assert_cmpuint(far, >, 10000);
+    g_assert_cmpuint(past, >, 1000);
+    for (int i = 0; i < LIVE; i++) {
+        cs_evq_release(qc, ec[i]);
+        cs_evq_release(qh, eh[i]);
+    }
+    g_free(ec);
+    g_free(eh);
+}
+
 /* Rescheduling an event that is not scheduled pushes it (the documented
  * "as if cancelled and pushed again"); one that is, moves in place, up or
  * down, and still sorts after the events already at its new time. */
@@ -328,5 +415,6 @@ int main(int argc, char **argv)
     g_test_add_func("/evq/random-1e6", test_random);
     g_test_add_func("/evq/streams", test_streams);
     g_test_add_func("/evq/stream-cancel", test_stream_cancel);
+    g_test_add_func("/evq/calendar", test_calendar);
     return g_test_run();
 }
