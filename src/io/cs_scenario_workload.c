@@ -17,6 +17,7 @@ const cs_scenario_key_t cs_workload_keys[] = {
     { "workload", "arch", 0, "arch", NULL, "NAME", "Model preset (llama3-70b, gpt3-175b, mixtral-8x7b, ...) or custom (give the shape keys)" },
     { "workload", "params", 0, "params", NULL, "N", "Parameters of a model known only by size (DDP), e.g. 1.3e9 or 1.3B" },
     { "workload", "layers", 0, "layers", NULL, "N", "Transformer layers (over the preset's)" },
+    { "workload", "layer-params", 0, "layer-params", NULL, "N,N,...", "Parameters of each layer in forward order, for a model known by its layers (DDP), e.g. 1.7K,37K,2.4M" },
     { "workload", "hidden", 0, "hidden", NULL, "N", "Hidden size d_model (over the preset's)" },
     { "workload", "ffn", 0, "ffn", NULL, "N", "MLP inner size (default: 4 x hidden)" },
     { "workload", "heads", 0, "heads", NULL, "N", "Attention heads" },
@@ -63,14 +64,16 @@ void cs_scenario_workload_free(cs_scenario_workload_t *w)
 {
     if (w == NULL)
         return;
+    g_free((gpointer)w->shape.layer_params);   /* owned here (set_value); the spec borrows it */
     g_free(w->arch);
     g_hash_table_unref(w->text);
     g_hash_table_unref(w->origins);
     g_free(w);
 }
 
-/* "1.3e9", "1.3B", "175B", "7M", "350000000": a count of parameters. */
-static gboolean parse_params(const char *v, double *out_p)
+/* "1.3e9", "1.3B", "175B", "7M", "350000000": a count of parameters from
+ * min to 1e15. */
+static gboolean parse_count_suffix(const char *v, double min, double *out_p)
 {
     g_autofree char *s = g_strstrip(g_strdup(v));
     size_t n = strlen(s);
@@ -81,9 +84,46 @@ static gboolean parse_params(const char *v, double *out_p)
         s[n - 1] = '\0';
     }
     double x;
-    if (!cs_parse_double(s, &x) || !isfinite(x) || x * mult < 1e3 || x * mult > 1e15)
+    if (!cs_parse_double(s, &x) || !isfinite(x) || x * mult < min || x * mult > 1e15)
         return FALSE;
     *out_p = x * mult;
+    return TRUE;
+}
+
+static gboolean parse_params(const char *v, double *out_p)
+{
+    return parse_count_suffix(v, 1e3, out_p);
+}
+
+#define MAX_LAYERS 10000   /* as the layers key */
+
+/* "1.7K, 0, 37K,2.4M": parameters per layer in forward order (a layer
+ * without parameters, a pooling say, counts 0); at least one above 0. */
+static gboolean parse_layer_params(const char *v, double **out_p, int *n_p, GError **err)
+{
+    g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+    int n = (int)g_strv_length(parts);
+    g_autofree double *x = g_new(double, MAX(n, 1));
+    const char *why = NULL;
+    g_autofree char *at = NULL;
+    double sum = 0;
+    if (n > MAX_LAYERS)
+        why = at = g_strdup_printf("%d layers, over %d", n, MAX_LAYERS);
+    for (int i = 0; i < n && why == NULL; i++) {
+        if (!parse_count_suffix(parts[i], 0, &x[i]))
+            why = at = g_strdup_printf("layer %d is '%s'", i, g_strstrip(parts[i]));
+        else
+            sum += x[i];
+    }
+    if (why == NULL && !(sum >= 1))
+        why = "no layer has parameters";
+    if (why != NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a list of parameter counts (%s); expected one count "
+                    "per layer in forward order, 0 to 1e15 each, comma-separated, such as 1.7K,0,37K,2.4M", v, why);
+        return FALSE;
+    }
+    *out_p = g_steal_pointer(&x);
+    *n_p = n;
     return TRUE;
 }
 
@@ -137,7 +177,15 @@ static gboolean set_value(cs_scenario_workload_t *w, const char *key, const char
             return FALSE;
         }
     } else if (strcmp(key, "layers") == 0) {
-        return count(v, 1, 10000, "a number of layers from 1 to 10000", &m->layers, err);
+        return count(v, 1, MAX_LAYERS, "a number of layers from 1 to 10000", &m->layers, err);
+    } else if (strcmp(key, "layer-params") == 0) {
+        double *lp;
+        int n;
+        if (!parse_layer_params(v, &lp, &n, err))
+            return FALSE;
+        g_free((gpointer)m->layer_params);
+        m->layer_params = lp;
+        m->nlayer_params = n;
     } else if (strcmp(key, "hidden") == 0) {
         return count(v, 1, 1 << 20, "a hidden size from 1 to 1048576", &m->hidden, err);
     } else if (strcmp(key, "ffn") == 0) {
@@ -309,6 +357,33 @@ gboolean cs_scenario_workload_spec(const cs_scenario_t *s, cs_wl_spec_t *spec_p,
                                            w->gated >= 0);
     if (reshaped && o->params <= 0)
         m.params = 0;
+    if (o->layer_params != NULL) {
+        /* a model known by its layers: the list gives layers and params */
+        const char *at = cs_scenario_workload_origin(s, "layer-params");
+        int n = o->nlayer_params;
+        double sum = 0;
+        for (int l = 0; l < n; l++)
+            sum += o->layer_params[l];
+        if (preset != NULL || o->hidden > 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: a layer list has no transformer shapes; expected "
+                        "layer-params without %s", at, preset != NULL ? "arch (or arch = custom)" : "hidden");
+            return FALSE;
+        }
+        if (o->layers > 0 && o->layers != n) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: layers = %d but layer-params lists %d layers; expected "
+                        "layers = %d (or no layers key)", cs_scenario_workload_origin(s, "layers"), o->layers, n, n);
+            return FALSE;
+        }
+        if (o->params > 0 && fabs(o->params - sum) > 0.5) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: params = %.0f but layer-params sum to %.0f; expected "
+                        "no params key (or their sum)", cs_scenario_workload_origin(s, "params"), o->params, sum);
+            return FALSE;
+        }
+        m.layers = n;
+        m.params = sum;
+        m.layer_params = o->layer_params;
+        m.nlayer_params = n;
+    }
     if (preset == NULL && m.layers <= 0) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: a custom model needs layers; expected arch = a preset (%s) "
                     "or layers with hidden (or params)", cs_scenario_workload_origin(s, w->arch != NULL ? "arch" : "layers"),

@@ -236,8 +236,10 @@ static double compute_seconds(const wl_t *w, double flops, double layer_share, d
  * backward (of forward FLOPs 'flops'); bytes: memory read (decode). */
 static int pass_compute(wl_t *w, wl_pass_t *ps, char *label, double flops, double mult, double bytes)
 {
+    /* layer-time covers a whole layer: a transformer's splits it by FLOPs,
+     * each layer of a list takes all of it */
     double layer = w->f_attn + w->f_mlp;
-    double share = layer > 0 ? flops / layer : 1;
+    double share = w->m.layer_params != NULL ? 1 : layer > 0 ? flops / layer : 1;
     double sec = compute_seconds(w, flops, share, bytes) * mult;
     cs_wl_op_t op = {
         .kind = CS_WL_COMPUTE, .phase = ps->phase, .stage = ps->stage, .micro = ps->micro,
@@ -405,10 +407,19 @@ static void pass_clear(wl_pass_t *ps)
     g_free(ps->unit_compute);
 }
 
+/* Forward FLOPs of layer l on one GPU when it runs as one op: a layer of
+ * a list, 2 x tokens x its parameters; else the mean layer's. */
+static double layer_flops(const wl_t *w, int l)
+{
+    if (w->m.layer_params != NULL)
+        return 2 * w->T * w->m.layer_params[l];
+    return w->f_attn + w->f_mlp;
+}
+
 static void forward_layer(wl_t *w, wl_pass_t *ps, int l)
 {
     if (!w->split) {
-        pass_compute(w, ps, g_strdup_printf("fwd L%d", l), w->f_attn + w->f_mlp, 1, 0);
+        pass_compute(w, ps, g_strdup_printf("fwd L%d", l), layer_flops(w, l), 1, 0);
         return;
     }
     char *what = g_strdup_printf("fwd L%d attn", l);
@@ -436,7 +447,7 @@ static void forward_layer(wl_t *w, wl_pass_t *ps, int l)
 static void backward_layer(wl_t *w, wl_pass_t *ps, int l)
 {
     if (!w->split) {
-        pass_compute(w, ps, g_strdup_printf("bwd L%d", l), w->f_attn + w->f_mlp, 2, 0);
+        pass_compute(w, ps, g_strdup_printf("bwd L%d", l), layer_flops(w, l), 2, 0);
         ddp_flush(w, ps, 2 * l);
         return;
     }
@@ -695,7 +706,8 @@ static void norm_add(const wl_t *w, GArray *a, int key)
         tensor_add(a, w->m.hidden, key, FALSE);
 }
 
-/* One GPU's tensors of stage s in model.parameters() order: Megatron's
+/* One GPU's tensors of stage s in model.parameters() order. A layer list:
+ * one tensor per layer. A transformer: Megatron's
  * shards (column-parallel q, k, v, MLP up/gate with their biases split,
  * row-parallel o and down with whole biases, vocabulary-parallel embedding
  * and head; norms and the router replicated; K/V heads replicated when
@@ -705,6 +717,13 @@ static GArray *stage_tensors(const wl_t *w, int s)
 {
     GArray *a = g_array_new(FALSE, FALSE, sizeof(wl_tensor_t));
     double tp = w->tp;
+    if (w->m.layer_params != NULL) {
+        /* a layer of a list: one tensor (weight and bias together), ready
+         * when its backward ends */
+        for (int l = s * w->Ls; l < (s + 1) * w->Ls; l++)
+            tensor_add(a, w->m.layer_params[l], 2 * l, FALSE);
+        return a;
+    }
     if (!w->shapes) {
         double per = w->m.params / w->L;
         for (int l = s * w->Ls; l < (s + 1) * w->Ls; l++) {
@@ -865,6 +884,27 @@ static gboolean check_model(wl_t *w, const cs_wl_spec_t *sp, GError **err)
     }
     if (!(m->params >= 0) || !isfinite(m->params))
         return INPUT_ERROR("params = %g; expected a parameter count (>= 0)", m->params);
+    if (m->layer_params != NULL || m->nlayer_params != 0) {
+        if (m->layer_params == NULL || m->nlayer_params != m->layers)
+            return INPUT_ERROR("layer-params lists %d layers but layers = %d; expected one count per layer",
+                               m->layer_params != NULL ? m->nlayer_params : 0, m->layers);
+        if (m->hidden > 0)
+            return INPUT_ERROR("layer-params with hidden = %d; expected a layer list or a transformer's shapes, "
+                               "not both", m->hidden);
+        double sum = 0;
+        for (int l = 0; l < m->nlayer_params; l++) {
+            double x = m->layer_params[l];
+            if (!(x >= 0) || !isfinite(x))
+                return INPUT_ERROR("layer-params: layer %d has %g parameters; expected 0 or more", l, x);
+            sum += x;
+        }
+        if (!(sum >= 1))
+            return INPUT_ERROR("layer-params sum to %g parameters; expected a layer with parameters", sum);
+        if (m->params > 0 && fabs(m->params - sum) > 0.5)
+            return INPUT_ERROR("params = %.0f but layer-params sum to %.0f; expected their sum (or params unset)",
+                               m->params, sum);
+        m->params = sum;
+    }
     w->shapes = m->hidden > 0;
     if (!w->shapes) {
         if (m->params <= 0)
@@ -1026,13 +1066,23 @@ static void write_notes(wl_t *w, const cs_wl_spec_t *sp)
 {
     note(w, "Ranks are laid out as Megatron-LM lays them out: rank = t + tp x (d + dp x s), TP fastest, "
             "then DP, then the pipeline stage.");
-    if (sp->layer_fwd_s > 0)
+    if (sp->layer_fwd_s > 0 && w->m.layer_params != NULL)
+        note(w, "Compute time is the given %g s per layer forward per micro-batch, backward twice that, the same "
+                "for every layer of the list.", sp->layer_fwd_s);
+    else if (sp->layer_fwd_s > 0)
         note(w, "Compute time is the given %g s per layer forward per micro-batch, backward twice that, split "
                 "between attention, MLP and head by their FLOPs.", sp->layer_fwd_s);
     else
         note(w, "Compute time is FLOPs / %.4g TFLOP/s sustained per GPU; norms, activations, softmax and "
                 "the embedding lookup are not counted.", w->gpu_flops / 1e12);
-    if (!w->shapes)
+    if (w->m.layer_params != NULL) {
+        note(w, "The model is a list of %d layers (layer-params): each layer's parameters are one gradient tensor "
+                "(weight and bias together), ready when its backward ends.", w->L);
+        if (sp->layer_fwd_s <= 0)
+            note(w, "FLOPs of a listed layer are 2 x tokens (micro-batch x seq-len) x its parameters forward: right "
+                    "for a fully connected layer; a convolution reuses its weights at every output position and "
+                    "costs more (give layer-time, or count output positions in seq-len).");
+    } else if (!w->shapes)
         note(w, "The model is known by its size only: FLOPs are 2 x tokens x parameters forward (no attention "
                 "term), and each layer's parameters are split as a GPT block's (four matrices of 1/12, two of 4/12).");
     else if (sp->mode == CS_WL_INFER)

@@ -30,6 +30,12 @@ typedef struct {
     gboolean tied_embeddings; /* the LM head reuses the input embedding (GPT-3) */
     int positions;           /* learned position embeddings (GPT-3: 2048); 0: rotary, none */
     gboolean biases;         /* linear biases and LayerNorm with a bias (GPT-3); else RMSNorm, no biases */
+    /* Added for DDP by a layer list ([workload] layer-params): the
+     * parameters of each layer in forward order, nlayer_params = layers
+     * entries, a model without shapes (hidden 0); params is their sum.
+     * Borrowed; NULL: none. */
+    const double *layer_params;
+    int nlayer_params;
 } cs_wl_model_t;
 
 /* Presets: GPT-3 sizes, Llama 2 7B/13B/70B, Llama 3 8B/70B/405B, Mixtral

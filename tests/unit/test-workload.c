@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "io/cs_scenario-int.h"
 #include "models/cs_workload.h"
 #include "util/cs_error.h"
 
@@ -310,6 +311,189 @@ static void test_ddp_buckets(void)
     /* one DP rank: nothing to reduce */
     g_autoptr(cs_wl_plan_t) r = plan_ok(&s, 1);
     g_assert_cmpint(count_comm(r, CS_WL_GROUP_DP, CS_COLL_ALLREDUCE), ==, 0);
+}
+
+/* ---- DDP by a layer list ---------------------------------------------------- */
+
+/* Six layers of 1.5, 1, 0 (a pooling), 0.75, 0.5 and 3 MiB of bf16
+ * parameters, one tensor each, bucket_cap_mb 2, 4 DP ranks. Ready order
+ * L5 .. L0:
+ *   0: L5                   3 MiB     (>= 1 MiB)   after bwd L5
+ *   1: L4, L3, L1           2.25 MiB  (>= 2 MiB)   after bwd L1 (L2 has none)
+ *   2: L0                   1.5 MiB   (the rest)   after bwd L0
+ * 3,538,944 parameters in all. */
+static const double list_params[] = { 786432, 524288, 0, 393216, 262144, 1572864 };
+
+static void spec_list(cs_wl_spec_t *s)
+{
+    cs_wl_spec_init(s);
+    s->model.layers = 6;
+    s->model.layer_params = list_params;
+    s->model.nlayer_params = 6;
+    s->bucket_cap_mb = 2;
+    s->micro_batch = 32;     /* 32 samples of one "token": 32 tokens per micro-batch */
+    s->seq_len = 1;
+}
+
+static void test_layer_list(void)
+{
+    cs_wl_spec_t s;
+    spec_list(&s);
+    g_autoptr(cs_wl_plan_t) p = plan_ok(&s, 4);
+    check_plan(p);
+    static const guint64 want[] = { 3 * MIB_B, 2 * MIB_B + MIB_B / 4, MIB_B + MIB_B / 2 };
+    static const char *const after[] = { "bwd L5", "bwd L1", "bwd L0" };
+    int k = 0;
+    for (int i = 0; i < p->nops; i++) {
+        const cs_wl_op_t *o = &p->ops[i];
+        if (o->kind == CS_WL_COMM) {
+            g_assert_cmpint(o->group, ==, CS_WL_GROUP_DP);
+            g_assert_cmpint(k, <, (int)G_N_ELEMENTS(want));
+            g_assert_cmpuint(o->size, ==, want[k]);
+            g_assert_cmpstr(p->ops[o->deps[0]].label, ==, after[k]);
+            k++;
+        }
+    }
+    g_assert_cmpint(k, ==, 3);
+    /* FLOPs: 2 x 32 tokens x each layer's parameters forward, twice that
+     * backward, at 500 TFLOP/s; the pooling layer costs nothing */
+    int f5 = find_op(p, "fwd L5", 0, 0, CS_WL_PHASE_FORWARD), b5 = find_op(p, "bwd L5", 0, 0, CS_WL_PHASE_BACKWARD);
+    int f2 = find_op(p, "fwd L2", 0, 0, CS_WL_PHASE_FORWARD);
+    g_assert_cmpint(f5, >=, 0);
+    g_assert_cmpint(b5, >=, 0);
+    g_assert_cmpint(f2, >=, 0);
+    g_assert_cmpfloat(p->ops[f5].flops, ==, 2.0 * 32 * 1572864);
+    g_assert_cmpfloat(fabs(p->ops[f5].seconds - 2.0 * 32 * 1572864 / 500e12), <, 1e-18);
+    g_assert_cmpfloat(p->ops[b5].flops, ==, 4.0 * 32 * 1572864);
+    g_assert_cmpfloat(p->ops[f2].seconds, ==, 0);
+    g_assert_cmpfloat(p->flops_per_gpu, ==, 6.0 * 32 * 3538944);
+    /* the optimizer streams 28 bytes per parameter */
+    const cs_wl_op_t *opt = &p->ops[p->nops - 1];
+    g_assert_cmpint(opt->phase, ==, CS_WL_PHASE_OPTIMIZER);
+    g_assert_cmpfloat(fabs(opt->seconds - 28.0 * 3538944 / 3.35e12), <, 1e-15);
+
+    /* layer-time: every layer of the list the same, the pooling too */
+    s.layer_fwd_s = 1e-3;
+    g_autoptr(cs_wl_plan_t) q = plan_ok(&s, 4);
+    g_assert_cmpfloat(q->ops[find_op(q, "fwd L5", 0, 0, CS_WL_PHASE_FORWARD)].seconds, ==, 1e-3);
+    g_assert_cmpfloat(q->ops[find_op(q, "fwd L2", 0, 0, CS_WL_PHASE_FORWARD)].seconds, ==, 1e-3);
+    g_assert_cmpfloat(q->ops[find_op(q, "bwd L0", 0, 0, CS_WL_PHASE_BACKWARD)].seconds, ==, 2e-3);
+
+    /* the model refuses lists that do not fit */
+    static const double zeros[] = { 0, 0 }, neg[] = { 5, -1 };
+    static const struct {
+        const double *lp;
+        int n, layers, hidden;
+        double params;
+        const char *msg;
+    } bad[] = {
+        { list_params, 6, 5, 0, 0, "layer-params lists 6 layers but layers = 5" },
+        { list_params, 6, 6, 512, 0, "layer-params with hidden = 512" },
+        { zeros, 2, 2, 0, 0, "layer-params sum to 0 parameters" },
+        { neg, 2, 2, 0, 0, "layer-params: layer 1 has -1 parameters" },
+        { list_params, 6, 6, 0, 3e6, "params = 3000000 but layer-params sum to 3538944" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        spec_list(&s);
+        s.model.layer_params = bad[i].lp;
+        s.model.nlayer_params = bad[i].n;
+        s.model.layers = bad[i].layers;
+        s.model.hidden = bad[i].hidden;
+        s.model.heads = bad[i].hidden > 0 ? 8 : 0;
+        s.model.params = bad[i].params;
+        GError *err = NULL;
+        g_assert_null(cs_wl_plan_new(&s, 4, 500e12, 3.35e12, &err));
+        g_assert_error(err, CS_ERROR, CS_ERROR_INPUT);
+        if (strstr(err->message, bad[i].msg) == NULL)
+            g_error("case %zu: '%s' lacks '%s'", i, err->message, bad[i].msg);
+        g_error_free(err);
+    }
+}
+
+/* [workload] layer-params: read (suffixes, spaces, zeros), resolved into
+ * layers and params, written back as read; errors name the key's line. */
+static void scenario_error(const char *text, gboolean at_load, const char *message)
+{
+    cs_scenario_t s;
+    cs_scenario_init(&s);
+    GError *err = NULL;
+    gboolean ok = cs_scenario_load_mem(&s, text, strlen(text), "s.ini", &err);
+    if (!at_load) {
+        g_assert_no_error(err);
+        g_assert_true(ok);
+        cs_wl_spec_t spec;
+        ok = cs_scenario_workload_spec(&s, &spec, &err);
+    }
+    g_assert_false(ok);
+    g_assert_error(err, CS_ERROR, CS_ERROR_INPUT);
+    g_assert_cmpstr(err->message, ==, message);
+    g_error_free(err);
+    cs_scenario_clear(&s);
+}
+
+static void test_layer_list_scenario(void)
+{
+    static const char text[] = "[workload]\nlayer-params = 1.5K, 0,37K ,2.4M\nmicro-batch = 32\nseq-len = 1\n";
+    cs_scenario_t s, t;
+    cs_scenario_init(&s);
+    cs_scenario_init(&t);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(cs_scenario_load_mem(&s, text, strlen(text), "s.ini", &err));
+    g_assert_no_error(err);
+    /* a flag replaces the file's value (the old array freed: ASan checks) */
+    g_assert_true(cs_scenario_workload_set(&s, "layer-params", "786432,524288,0,393216,262144,1572864",
+                                           "collsim: --layer-params", &err));
+    g_assert_no_error(err);
+    g_assert_cmpstr(cs_scenario_workload_origin(&s, "layer-params"), ==, "collsim: --layer-params");
+    cs_wl_spec_t spec;
+    g_assert_true(cs_scenario_workload_spec(&s, &spec, &err));
+    g_assert_cmpint(spec.model.layers, ==, 6);
+    g_assert_cmpint(spec.model.nlayer_params, ==, 6);
+    g_assert_cmpfloat(spec.model.params, ==, 3538944);
+    g_assert_cmpfloat(cs_wl_model_params(&spec.model), ==, 3538944);
+    g_assert_cmpint(spec.model.hidden, ==, 0);
+    spec.bucket_cap_mb = 2;
+    g_autoptr(cs_wl_plan_t) p = plan_ok(&spec, 4);
+    g_assert_cmpint(count_comm(p, CS_WL_GROUP_DP, CS_COLL_ALLREDUCE), ==, 3);
+    g_autofree char *ini = cs_scenario_to_ini(&s);
+    g_assert_nonnull(strstr(ini, "\nlayer-params=786432,524288,0,393216,262144,1572864\n"));
+    g_assert_true(cs_scenario_load_mem(&t, ini, strlen(ini), "back.ini", &err));
+    g_assert_no_error(err);
+    g_autofree char *again = cs_scenario_to_ini(&t);
+    g_assert_cmpstr(ini, ==, again);
+    cs_scenario_clear(&s);
+    cs_scenario_clear(&t);
+
+    /* suffixes, spaces around entries */
+    cs_scenario_init(&s);
+    static const char text2[] = "[workload]\nlayer-params = 1.5K, 0,37K ,2.4M\n";
+    g_assert_true(cs_scenario_load_mem(&s, text2, strlen(text2), "s.ini", &err));
+    g_assert_true(cs_scenario_workload_spec(&s, &spec, &err));
+    g_assert_cmpint(spec.model.layers, ==, 4);
+    g_assert_cmpfloat(spec.model.layer_params[0], ==, 1500);
+    g_assert_cmpfloat(spec.model.layer_params[2], ==, 37000);
+    g_assert_cmpfloat(spec.model.params, ==, 1500 + 37000 + 2.4e6);
+    cs_scenario_clear(&s);
+
+#define EXPECTED "expected one count per layer in forward order, 0 to 1e15 each, comma-separated, such as 1.7K,0,37K,2.4M"
+    scenario_error("[workload]\nlayer-params = 1M,x\n", TRUE,
+                   "s.ini:2: layer-params: '1M,x' is not a list of parameter counts (layer 1 is 'x'); " EXPECTED);
+    scenario_error("[workload]\nlayer-params = 1K,,2K\n", TRUE,
+                   "s.ini:2: layer-params: '1K,,2K' is not a list of parameter counts (layer 1 is ''); " EXPECTED);
+    scenario_error("[workload]\nlayer-params = -5\n", TRUE,
+                   "s.ini:2: layer-params: '-5' is not a list of parameter counts (layer 0 is '-5'); " EXPECTED);
+    scenario_error("[workload]\nlayer-params = 0, 0\n", TRUE,
+                   "s.ini:2: layer-params: '0, 0' is not a list of parameter counts (no layer has parameters); " EXPECTED);
+#undef EXPECTED
+    scenario_error("[workload]\nlayer-params = 1K,2K\nlayers = 3\n", FALSE,
+                   "s.ini:3: layers: layers = 3 but layer-params lists 2 layers; expected layers = 2 (or no layers key)");
+    scenario_error("[workload]\narch = llama3-8b\nlayer-params = 1K,2K\n", FALSE,
+                   "s.ini:3: layer-params: a layer list has no transformer shapes; expected layer-params without arch "
+                   "(or arch = custom)");
+    scenario_error("[workload]\nlayer-params = 1K,2K\nhidden = 64\n", FALSE,
+                   "s.ini:2: layer-params: a layer list has no transformer shapes; expected layer-params without hidden");
+    scenario_error("[workload]\nparams = 5K\nlayer-params = 1K,2K\n", FALSE,
+                   "s.ini:2: params: params = 5000 but layer-params sum to 3000; expected no params key (or their sum)");
 }
 
 /* ---- tensor parallelism ----------------------------------------------------- */
@@ -800,6 +984,8 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/gpu-peaks", test_gpu_peaks);
     g_test_add_func("/workload/groups", test_groups);
     g_test_add_func("/workload/ddp-buckets", test_ddp_buckets);
+    g_test_add_func("/workload/layer-list", test_layer_list);
+    g_test_add_func("/workload/layer-list-scenario", test_layer_list_scenario);
     g_test_add_func("/workload/tp", test_tp);
     g_test_add_func("/workload/flops", test_flops);
     g_test_add_func("/workload/fsdp", test_fsdp);
