@@ -329,7 +329,7 @@ static const char *phase_colour(cs_wl_phase_t ph)
 
 static const char *group_colour(cs_wl_group_t g)
 {
-    static const char *const c[CS_WL_NGROUPS] = { "#f28e2b", "#76b7b2", "#e15759", "#edc948" };
+    static const char *const c[CS_WL_NGROUPS] = { "#f28e2b", "#76b7b2", "#e15759", "#edc948", "#ff9da7" };
     return c[g];
 }
 
