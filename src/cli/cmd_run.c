@@ -547,29 +547,6 @@ static const cs_run_args_cmd_t run_cmd = {
 
 int cs_cmd_run(int argc, char **argv)
 {
-    cs_run_args_t a;
-    cs_run_args_init(&a);
     g_set_prgname("collsim run");
-
-    gboolean verbose = FALSE;
-    const GOptionEntry own[] = {
-        { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
-          "Under each row, what pricing it took: CPU and wall time, the model's counters", NULL },
-        { NULL, 0, 0, 0, NULL, NULL, NULL },
-    };
-    cs_run_args_cmd_t cmd = run_cmd;
-    cmd.main_extra = own;
-    g_autoptr(GError) err = NULL;
-    int status;
-    if (!cs_run_args_parse(&a, &cmd, argc, argv, &err)) {
-        status = cs_cli_fail(err);
-    } else {
-        cs_scenario_t s;
-        cs_scenario_init(&s);
-        status = predict(&a, verbose, &s, &err);
-        cs_cli_report(status, err);
-        cs_scenario_clear(&s);
-    }
-    cs_run_args_clear(&a);
-    return status;
+    return cs_cli_scenario_command(&run_cmd, "Under each row, what pricing it took: CPU and wall time, the model's counters", predict, argc, argv);
 }

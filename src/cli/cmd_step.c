@@ -238,28 +238,6 @@ static const cs_run_args_cmd_t step_cmd = {
 
 int cs_cmd_step(int argc, char **argv)
 {
-    cs_run_args_t a;
-    cs_run_args_init(&a);
     g_set_prgname("collsim step");
-    gboolean ops_table = FALSE;
-    const GOptionEntry own[] = {
-        { "verbose", 'v', 0, G_OPTION_ARG_NONE, &ops_table, "Also list every op of the plan with its start and end",
-          NULL },
-        { NULL, 0, 0, 0, NULL, NULL, NULL },
-    };
-    cs_run_args_cmd_t cmd = step_cmd;
-    cmd.main_extra = own;
-    g_autoptr(GError) err = NULL;
-    int status;
-    if (!cs_run_args_parse(&a, &cmd, argc, argv, &err)) {
-        status = cs_cli_fail(err);
-    } else {
-        cs_scenario_t s;
-        cs_scenario_init(&s);
-        status = step(&a, ops_table, &s, &err);
-        cs_cli_report(status, err);
-        cs_scenario_clear(&s);
-    }
-    cs_run_args_clear(&a);
-    return status;
+    return cs_cli_scenario_command(&step_cmd, "Also list every op of the plan with its start and end", step, argc, argv);
 }

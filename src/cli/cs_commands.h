@@ -5,6 +5,7 @@
 #define CS_COMMANDS_H
 
 #include <glib.h>
+#include "io/cs_run_args.h"
 
 int cs_cmd_run(int argc, char **argv);       /* cmd_run.c: predict a scenario */
 int cs_cmd_topo(int argc, char **argv);      /* cmd_topo.c: topo check|show|dot */
@@ -20,5 +21,11 @@ int cs_cli_fail(GError *err);
  * or 1 with an error: a simulated collective that fails) or "collsim:
  * interrupted" (Ctrl-C), and returns 'status'. */
 int cs_cli_report(int status, GError *err);
+/* The body of a command that reads a scenario (run, step): its flags,
+ * then 'body' on a fresh scenario with -v as 'verbose', then the report
+ * (cs_cli_report). g_set_prgname is the caller's. */
+typedef int (*cs_cli_body_t)(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, GError **err);
+int cs_cli_scenario_command(const cs_run_args_cmd_t *cmd, const char *verbose_doc, cs_cli_body_t body, int argc,
+                            char **argv);
 
 #endif

@@ -69,6 +69,33 @@ int cs_cli_report(int status, GError *err)
     return status;
 }
 
+int cs_cli_scenario_command(const cs_run_args_cmd_t *cmd, const char *verbose_doc, cs_cli_body_t body, int argc,
+                            char **argv)
+{
+    cs_run_args_t a;
+    cs_run_args_init(&a);
+    gboolean verbose = FALSE;
+    const GOptionEntry own[] = {
+        { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, verbose_doc, NULL },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    cs_run_args_cmd_t c = *cmd;
+    c.main_extra = own;
+    g_autoptr(GError) err = NULL;
+    int status;
+    if (!cs_run_args_parse(&a, &c, argc, argv, &err)) {
+        status = cs_cli_fail(err);
+    } else {
+        cs_scenario_t s;
+        cs_scenario_init(&s);
+        status = body(&a, verbose, &s, &err);
+        cs_cli_report(status, err);
+        cs_scenario_clear(&s);
+    }
+    cs_run_args_clear(&a);
+    return status;
+}
+
 int cs_cli_fail(GError *err)
 {
     g_autofree char *msg = g_strdup(err != NULL ? err->message : "collsim: failed (no reason given)");
