@@ -62,24 +62,6 @@ static gboolean write_outputs(const cs_scenario_t *s, const char *json, const ch
     return cs_output_write(n, paths, data, NULL, err);
 }
 
-/* --json, --csv, --trace and --svg are written at the end of a run that
- * may take minutes: a path that cannot be written, or one file named for
- * two of them, fails now, before any output. */
-static gboolean check_outputs(const cs_scenario_t *s, GError **err)
-{
-    const char *paths[4], *names[4];
-    int n = 0;
-    if (s->json_out != NULL)
-        names[n] = cs_run_args_origin(s, "output.json", "collsim: --json"), paths[n++] = s->json_out;
-    if (s->csv_out != NULL)
-        names[n] = cs_run_args_origin(s, "output.csv", "collsim: --csv"), paths[n++] = s->csv_out;
-    if (s->trace_out != NULL)
-        names[n] = cs_run_args_origin(s, "output.trace", "collsim: --trace"), paths[n++] = s->trace_out;
-    if (s->svg_out != NULL)
-        names[n] = cs_run_args_origin(s, "output.svg", "collsim: --svg"), paths[n++] = s->svg_out;
-    return cs_output_check(n, paths, names, err);
-}
-
 /* The table is done: stdout must have taken all of it. */
 static int stdout_status(GError **err)
 {
@@ -292,7 +274,7 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
             cs_trace_set_job_name(trace, (int)built, label);
         }
     }
-    if (check_disjoint(s, views, err) && check_outputs(s, err))
+    if (check_disjoint(s, views, err) && cs_run_args_check_outputs(s, err))
         status = run_jobs(s, ops, params, topo, views, tasks, trace, err);
 out_views:
     for (guint i = 0; i < built; i++)
@@ -469,7 +451,7 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
         return 2;
     if (s->jobs->len > 0)
         return predict_jobs(s, d.ops, &d.params, d.topo, err);
-    if (!check_outputs(s, err))
+    if (!cs_run_args_check_outputs(s, err))
         return 2;
 
     const cs_topo_t *topo = d.topo;

@@ -3,6 +3,7 @@
  * of the sources of each value are those `collsim run` always had. */
 #include "config.h"
 #include "io/cs_run_args.h"
+#include "io/cs_output.h"
 #include "io/cs_scenario-int.h"
 #include "util/cs_error.h"
 #include "util/cs_units.h"
@@ -283,6 +284,21 @@ gboolean cs_run_args_build(const cs_run_args_t *a, cs_scenario_t *s, GError **er
     note_topo_flag_origins(s, &flags);
     cs_topo_spec_merge(&s->topo, &flags);
     return TRUE;
+}
+
+gboolean cs_run_args_check_outputs(const cs_scenario_t *s, GError **err)
+{
+    const char *paths[4], *names[4];
+    int n = 0;
+    if (s->json_out != NULL)
+        names[n] = cs_run_args_origin(s, "output.json", "collsim: --json"), paths[n++] = s->json_out;
+    if (s->csv_out != NULL)
+        names[n] = cs_run_args_origin(s, "output.csv", "collsim: --csv"), paths[n++] = s->csv_out;
+    if (s->trace_out != NULL)
+        names[n] = cs_run_args_origin(s, "output.trace", "collsim: --trace"), paths[n++] = s->trace_out;
+    if (s->svg_out != NULL)
+        names[n] = cs_run_args_origin(s, "output.svg", "collsim: --svg"), paths[n++] = s->svg_out;
+    return cs_output_check(n, paths, names, err);
 }
 
 const char *cs_run_args_origin(const cs_scenario_t *s, const char *id, const char *fallback)

@@ -50,6 +50,11 @@ gboolean cs_run_args_build(const cs_run_args_t *a, cs_scenario_t *s, GError **er
  * simulation has, --trace, --link-stats and [job NAME] groups, and --svg
  * (they draw no plot), with one line naming where it was set. */
 gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command, GError **err);
+/* --json, --csv, --trace and --svg are written at the end of a run that
+ * may take minutes: a path that cannot be written, or one file named for
+ * two of them, fails now, before any output (cs_output_check), with where
+ * the path was set. */
+gboolean cs_run_args_check_outputs(const cs_scenario_t *s, GError **err);
 /* Where a scenario value came from ("FILE:LINE: key", "collsim: -b"),
  * or 'fallback'. */
 const char *cs_run_args_origin(const cs_scenario_t *s, const char *id, const char *fallback);
