@@ -586,13 +586,28 @@ static gboolean decide_task(cs_engine_task_t *t, int i, const char *what, cs_dec
     return TRUE;
 }
 
-/* The memory a run of tasks would take, refused past the limit. */
-static gboolean check_jobs_cost(const cs_engine_ops_t *ops, const cs_engine_multi_t *m, GError **err)
+/* What cs_engine_run_jobs and cs_engine_run_graph share: the tasks
+ * copied into 'tasks' (ntasks entries), each communication task's call
+ * decided into decisions[i] (compute tasks' left alone), the memory the
+ * run would take refused past the limit, and the tasks run together.
+ * 'what' names a task in errors. */
+static gboolean run_decided(const cs_engine_ops_t *ops, const cs_engine_multi_t *m, const char *what,
+                            cs_engine_task_t *tasks, cs_decision_t *decisions, double *end_s,
+                            cs_link_stats_t **stats_p, GError **err)
 {
-    if (ops->estimate_jobs == NULL)
-        return TRUE;
-    cs_engine_cost_t cost = { 0, -1 };
-    return ops->estimate_jobs(m, &cost, err) && cs_engine_check_cost(ops, m->topo->nnodes, TRUE, &cost, err);
+    for (int i = 0; i < m->ntasks; i++) {
+        tasks[i] = m->tasks[i];
+        if (tasks[i].busy_s == NULL && !decide_task(&tasks[i], i, what, &decisions[i], err))
+            return FALSE;
+    }
+    cs_engine_multi_t all = *m;
+    all.tasks = tasks;
+    if (ops->estimate_jobs != NULL) {
+        cs_engine_cost_t cost = { 0, -1 };
+        if (!ops->estimate_jobs(&all, &cost, err) || !cs_engine_check_cost(ops, m->topo->nnodes, TRUE, &cost, err))
+            return FALSE;
+    }
+    return ops->run_jobs(&all, end_s, stats_p, err);
 }
 
 gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs_engine_outcome_t *outcomes,
@@ -604,19 +619,15 @@ gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs
                     ops->name);
         return FALSE;
     }
-    g_autofree cs_engine_task_t *tasks = g_memdup2(m->tasks, sizeof(cs_engine_task_t) * MAX(1, m->ntasks));
-    for (int i = 0; i < m->ntasks; i++)
-        if (!decide_task(&tasks[i], i, "job", &outcomes[i].decision, err))
-            return FALSE;
-    cs_engine_multi_t all = *m;
-    all.tasks = tasks;
-    if (!check_jobs_cost(ops, &all, err))
-        return FALSE;
+    g_autofree cs_engine_task_t *tasks = g_new(cs_engine_task_t, MAX(1, m->ntasks));
+    g_autofree cs_decision_t *dec = g_new0(cs_decision_t, MAX(1, m->ntasks));
     g_autofree double *end = g_new0(double, MAX(1, m->ntasks));
-    if (!ops->run_jobs(&all, end, stats_p, err))
+    if (!run_decided(ops, m, "job", tasks, dec, end, stats_p, err))
         return FALSE;
-    for (int i = 0; i < m->ntasks; i++)
+    for (int i = 0; i < m->ntasks; i++) {
+        outcomes[i].decision = dec[i];
         outcomes[i].end_s = end[i];
+    }
     /* each alone, from time 0, without the sink */
     for (int i = 0; i < m->ntasks; i++) {
         cs_engine_multi_t one = *m;
@@ -649,17 +660,10 @@ gboolean cs_engine_run_graph(const cs_engine_ops_t *ops, const cs_engine_multi_t
         return TRUE;   /* nothing to run */
     if (!cs_flow_check_tasks(m->tasks, m->ntasks, err))
         return FALSE;
-    g_autofree cs_engine_task_t *tasks = g_memdup2(m->tasks, sizeof(cs_engine_task_t) * MAX(1, m->ntasks));
-    g_autofree cs_decision_t *dec = g_new0(cs_decision_t, MAX(1, m->ntasks));
-    for (int i = 0; i < m->ntasks; i++)
-        if (tasks[i].busy_s == NULL && !decide_task(&tasks[i], i, "task", &dec[i], err))
-            return FALSE;
-    cs_engine_multi_t all = *m;
-    all.tasks = tasks;
-    if (!check_jobs_cost(ops, &all, err))
-        return FALSE;
-    g_autofree double *end = g_new0(double, MAX(1, m->ntasks));
-    if (!ops->run_jobs(&all, end, NULL, err))
+    g_autofree cs_engine_task_t *tasks = g_new(cs_engine_task_t, m->ntasks);
+    g_autofree cs_decision_t *dec = g_new0(cs_decision_t, m->ntasks);
+    g_autofree double *end = g_new0(double, m->ntasks);
+    if (!run_decided(ops, m, "task", tasks, dec, end, NULL, err))
         return FALSE;
     memcpy(decisions, dec, sizeof(cs_decision_t) * m->ntasks);
     return TRUE;
