@@ -20,12 +20,11 @@
 #include "util/cs_error.h"
 #include "util/cs_units.h"
 
-/* One communicator: instance 'inst' of group kind g on stage lo (PP: the
- * stages lo and hi). */
+/* One communicator: an instance of a group kind on a stage (PP: a pair of
+ * stages). */
 typedef struct {
     cs_wl_group_t g;
-    int lo, hi, inst;
-    int n;
+    int n, nnodes;
     int *ranks;                  /* machine ranks, communicator order */
     cs_topo_t *topo;             /* the machine restricted to them (built on demand) */
     int *rank_map, *link_map;
@@ -43,13 +42,12 @@ typedef struct {
 /* An engine task being built. */
 typedef struct {
     int slot;                    /* communicator, or -1: compute */
-    int cstream;
     cs_coll_t coll;
     guint64 size;
     GArray *busy;                /* compute: double per call */
     GArray *deps;                /* cs_engine_dep_t */
     int iters;
-    double price_s;              /* analytic: one call alone */
+    double price_s;              /* one call alone */
     cs_decision_t decision;
     char *name;
 } btask_t;
@@ -62,17 +60,25 @@ typedef struct {
     double free_end;             /* the schedule with free communication */
 } inst_t;
 
+/* The streams of an op: a group kind's communicators on a stage, or a
+ * stage's compute streams; 'first' + instance is a slot or cstream index,
+ * map[rank] the instance holding that rank (-1: none). */
+typedef struct {
+    int first, n;
+    int *map;
+} streams_t;
+
 typedef struct {
     const cs_step_in_t *in;
     const cs_wl_plan_t *p;
     GPtrArray *slots;            /* slot_t */
-    GHashTable *slot_index;      /* "g:lo:hi:inst" -> index + 1 */
+    streams_t *groups;           /* [g * pp + lo]: the slots of group kind g on stage lo (PP: lo, lo + 1) */
+    streams_t *stages;           /* [stage]: its compute streams */
     GArray *cstreams;            /* cstream_t */
     GArray *tasks;               /* btask_t */
-    GHashTable *task_index;      /* "slot:coll:size" -> index + 1 */
+    GHashTable *task_index;      /* per op: "c:stage" or "s:first slot:coll:size" -> first task + 1 */
     int *op_off;                 /* op i's instances: insts[op_off[i] .. op_off[i + 1]) */
     GArray *insts;               /* inst_t */
-    GHashTable *rank_maps;       /* "kind:g:lo:hi" -> int[world]: rank -> stream, -1 */
     int *dep_off;                /* instance k waits for insts dep_list[dep_off[k] .. dep_off[k + 1]) */
     GArray *dep_list;            /* int */
 } build_t;
@@ -92,8 +98,12 @@ static void build_clear(build_t *b)
 {
     if (b->slots != NULL)
         g_ptr_array_unref(b->slots);
-    if (b->slot_index != NULL)
-        g_hash_table_unref(b->slot_index);
+    for (int i = 0; b->groups != NULL && i < CS_WL_NGROUPS * b->p->pp; i++)
+        g_free(b->groups[i].map);
+    g_free(b->groups);
+    for (int i = 0; b->stages != NULL && i < b->p->pp; i++)
+        g_free(b->stages[i].map);
+    g_free(b->stages);
     for (guint i = 0; b->cstreams != NULL && i < b->cstreams->len; i++)
         g_free(g_array_index(b->cstreams, cstream_t, i).ranks);
     if (b->cstreams != NULL)
@@ -112,8 +122,6 @@ static void build_clear(build_t *b)
     g_free(b->op_off);
     if (b->insts != NULL)
         g_array_free(b->insts, TRUE);
-    if (b->rank_maps != NULL)
-        g_hash_table_unref(b->rank_maps);
     g_free(b->dep_off);
     if (b->dep_list != NULL)
         g_array_free(b->dep_list, TRUE);
@@ -140,161 +148,119 @@ static char *ranks_text(const int *r, int n)
 
 /* ---- streams: communicators and compute ------------------------------------ */
 
-/* The stages a comm op's communicator spans: its stage, and for PP the pair. */
-static void op_stages(const cs_wl_op_t *op, int *lo, int *hi)
-{
-    *lo = *hi = op->stage;
-    if (op->group == CS_WL_GROUP_PP) {
-        *lo = MIN(op->stage, op->peer_stage);
-        *hi = MAX(op->stage, op->peer_stage);
-    }
-}
-
-static int slot_get(build_t *b, cs_wl_group_t g, int lo, int hi, int inst)
-{
-    g_autofree char *key = g_strdup_printf("%d:%d:%d:%d", (int)g, lo, hi, inst);
-    gpointer v = g_hash_table_lookup(b->slot_index, key);
-    if (v != NULL)
-        return GPOINTER_TO_INT(v) - 1;
-    slot_t *s = g_new0(slot_t, 1);
-    s->g = g;
-    s->lo = lo;
-    s->hi = hi;
-    s->inst = inst;
-    s->n = g == CS_WL_GROUP_PP ? 2 : cs_wl_group_size(b->p, g);
-    s->ranks = g_new(int, s->n);
-    cs_wl_group_ranks(b->p, g, lo, hi, inst, s->ranks);
-    s->last = -1;
-    g_ptr_array_add(b->slots, s);
-    g_hash_table_insert(b->slot_index, g_steal_pointer(&key), GINT_TO_POINTER(b->slots->len));
-    return (int)b->slots->len - 1;
-}
-
-/* Compute streams: one per TP group when TP splits a stage's GPUs into
- * groups that advance on their own, else one per stage. */
-static gboolean compute_per_tp(const cs_wl_plan_t *p)
-{
-    return p->tp > 1;
-}
-
-static int cstream_count(const cs_wl_plan_t *p)
-{
-    return compute_per_tp(p) ? cs_wl_group_count(p, CS_WL_GROUP_TP) : 1;
-}
-
-static void cstreams_build(build_t *b)
-{
-    const cs_wl_plan_t *p = b->p;
-    int tpn = cs_wl_group_count(p, CS_WL_GROUP_TP), tps = cs_wl_group_size(p, CS_WL_GROUP_TP);
-    for (int s = 0; s < p->pp; s++) {
-        if (compute_per_tp(p)) {
-            for (int i = 0; i < tpn; i++) {
-                cstream_t c = { .stage = s, .n = tps, .ranks = g_new(int, tps), .last = -1 };
-                cs_wl_group_ranks(p, CS_WL_GROUP_TP, s, s, i, c.ranks);
-                g_array_append_val(b->cstreams, c);
-            }
-        } else {
-            cstream_t c = { .stage = s, .n = tpn * tps, .ranks = g_new(int, tpn * tps), .last = -1 };
-            for (int i = 0; i < tpn; i++)
-                cs_wl_group_ranks(p, CS_WL_GROUP_TP, s, s, i, c.ranks + i * tps);
-            g_array_append_val(b->cstreams, c);
-        }
-    }
-}
-
-/* The streams (slot or cstream indices) an op runs on, in instance order. */
-static int op_streams(build_t *b, const cs_wl_op_t *op, int *out)
+static const int *stream_ranks(const build_t *b, const cs_wl_op_t *op, int stream, int *n_p)
 {
     if (op->kind == CS_WL_COMPUTE) {
-        int n = cstream_count(b->p);
-        for (int i = 0; i < n; i++)
-            out[i] = op->stage * n + i;
-        return n;
-    }
-    int lo, hi;
-    op_stages(op, &lo, &hi);
-    int n = cs_wl_group_count(b->p, op->group);
-    for (int i = 0; i < n; i++)
-        out[i] = slot_get(b, op->group, lo, hi, i);
-    return n;
-}
-
-/* rank -> instance of op 'op' whose stream holds that rank (-1: none),
- * shared by every op on the same streams. */
-static const int *op_rank_map(build_t *b, int op)
-{
-    const cs_wl_op_t *o = &b->p->ops[op];
-    int lo, hi;
-    op_stages(o, &lo, &hi);
-    g_autofree char *key = o->kind == CS_WL_COMPUTE ? g_strdup_printf("c:%d", o->stage)
-                                                    : g_strdup_printf("g:%d:%d:%d", (int)o->group, lo, hi);
-    int *m = g_hash_table_lookup(b->rank_maps, key);
-    if (m != NULL)
-        return m;
-    m = g_new(int, b->p->world);
-    for (int r = 0; r < b->p->world; r++)
-        m[r] = -1;
-    int first = b->op_off[op], n = b->op_off[op + 1] - first;
-    for (int k = 0; k < n; k++) {
-        const inst_t *in = &g_array_index(b->insts, inst_t, first + k);
-        int cnt;
-        const int *ranks;
-        if (o->kind == CS_WL_COMPUTE) {
-            const cstream_t *c = &g_array_index(b->cstreams, cstream_t, in->stream);
-            ranks = c->ranks, cnt = c->n;
-        } else {
-            const slot_t *s = g_ptr_array_index(b->slots, in->stream);
-            ranks = s->ranks, cnt = s->n;
-        }
-        for (int j = 0; j < cnt; j++)
-            m[ranks[j]] = k;
-    }
-    g_hash_table_insert(b->rank_maps, g_steal_pointer(&key), m);
-    return m;
-}
-
-static const int *inst_ranks(build_t *b, const cs_wl_op_t *o, const inst_t *in, int *n_p)
-{
-    if (o->kind == CS_WL_COMPUTE) {
-        const cstream_t *c = &g_array_index(b->cstreams, cstream_t, in->stream);
+        const cstream_t *c = &g_array_index(b->cstreams, cstream_t, stream);
         *n_p = c->n;
         return c->ranks;
     }
-    const slot_t *s = g_ptr_array_index(b->slots, in->stream);
+    const slot_t *s = g_ptr_array_index(b->slots, stream);
     *n_p = s->n;
     return s->ranks;
 }
 
+static int *streams_map(const build_t *b, const cs_wl_op_t *op, int first, int n)
+{
+    int *m = g_new(int, b->p->world);
+    for (int r = 0; r < b->p->world; r++)
+        m[r] = -1;
+    for (int k = 0; k < n; k++) {
+        int cnt;
+        const int *ranks = stream_ranks(b, op, first + k, &cnt);
+        for (int j = 0; j < cnt; j++)
+            m[ranks[j]] = k;
+    }
+    return m;
+}
+
+/* Compute streams: one per TP group when TP splits a stage's GPUs into
+ * groups that advance on their own (tp > 1), else one per stage. */
+static void cstreams_build(build_t *b)
+{
+    const cs_wl_plan_t *p = b->p;
+    int tpn = cs_wl_group_count(p, CS_WL_GROUP_TP), tps = cs_wl_group_size(p, CS_WL_GROUP_TP);
+    int per_stage = p->tp > 1 ? tpn : 1, width = p->tp > 1 ? tps : tpn * tps;
+    const cs_wl_op_t compute = { .kind = CS_WL_COMPUTE };
+    for (int s = 0; s < p->pp; s++) {
+        b->stages[s].first = (int)b->cstreams->len;
+        b->stages[s].n = per_stage;
+        for (int i = 0; i < per_stage; i++) {
+            cstream_t c = { .stage = s, .n = width, .ranks = g_new(int, width), .last = -1 };
+            for (int j = 0; j < width / tps; j++)
+                cs_wl_group_ranks(p, CS_WL_GROUP_TP, s, s, i + j, c.ranks + j * tps);
+            g_array_append_val(b->cstreams, c);
+        }
+        b->stages[s].map = streams_map(b, &compute, b->stages[s].first, per_stage);
+    }
+}
+
+/* The streams an op runs on (its instances, in order); an op's group kind
+ * and stages get their communicators the first time. */
+static const streams_t *op_streams(build_t *b, const cs_wl_op_t *op)
+{
+    if (op->kind == CS_WL_COMPUTE)
+        return &b->stages[op->stage];
+    int lo = op->group == CS_WL_GROUP_PP ? MIN(op->stage, op->peer_stage) : op->stage;
+    int hi = op->group == CS_WL_GROUP_PP ? lo + 1 : lo;
+    streams_t *st = &b->groups[op->group * b->p->pp + lo];
+    if (st->map != NULL)
+        return st;
+    st->first = (int)b->slots->len;
+    st->n = cs_wl_group_count(b->p, op->group);
+    const cs_topo_t *topo = b->in->topo;
+    g_autofree int *seen = g_new0(int, MAX(1, topo->nnodes));
+    for (int i = 0; i < st->n; i++) {
+        slot_t *s = g_new0(slot_t, 1);
+        s->g = op->group;
+        s->n = cs_wl_group_size(b->p, op->group);
+        s->ranks = g_new(int, s->n);
+        cs_wl_group_ranks(b->p, op->group, lo, hi, i, s->ranks);
+        for (int j = 0; j < s->n; j++) {
+            int node = cs_topo_rank_dev(topo, s->ranks[j])->node;
+            s->nnodes += seen[node] != i + 1;
+            seen[node] = i + 1;
+        }
+        s->last = -1;
+        g_ptr_array_add(b->slots, s);
+    }
+    st->map = streams_map(b, op, st->first, st->n);
+    return st;
+}
+
 /* ---- tasks ----------------------------------------------------------------------- */
 
-static int task_get(build_t *b, const cs_wl_op_t *op, int stream)
+/* The first of an op's tasks, one per stream: a stream's calls of one
+ * collective and size are one task, compute one task per stream. */
+static int op_tasks(build_t *b, const cs_wl_op_t *op, const streams_t *st)
 {
     g_autofree char *key = op->kind == CS_WL_COMPUTE
-        ? g_strdup_printf("c:%d", stream)
-        : g_strdup_printf("s:%d:%d:%" G_GUINT64_FORMAT, stream, (int)op->coll, op->size);
+        ? g_strdup_printf("c:%d", op->stage)
+        : g_strdup_printf("s:%d:%d:%" G_GUINT64_FORMAT, st->first, (int)op->coll, op->size);
     gpointer v = g_hash_table_lookup(b->task_index, key);
     if (v != NULL)
         return GPOINTER_TO_INT(v) - 1;
-    btask_t t = { .slot = -1, .cstream = -1, .deps = g_array_new(FALSE, FALSE, sizeof(cs_engine_dep_t)) };
-    if (op->kind == CS_WL_COMPUTE) {
-        const cstream_t *c = &g_array_index(b->cstreams, cstream_t, stream);
-        t.cstream = stream;
-        t.busy = g_array_new(FALSE, FALSE, sizeof(double));
-        g_autofree char *rt = ranks_text(c->ranks, c->n);
-        t.name = b->p->pp > 1 ? g_strdup_printf("compute, stage %d (%s)", c->stage, rt)
-                              : g_strdup_printf("compute (%s)", rt);
-    } else {
-        const slot_t *s = g_ptr_array_index(b->slots, stream);
-        t.slot = stream;
-        t.coll = op->coll;
-        t.size = op->size;
-        g_autofree char *sz = cs_format_size(op->size);
-        g_autofree char *rt = ranks_text(s->ranks, s->n);
-        t.name = g_strdup_printf("%s %s %s (%s)", cs_wl_group_name(s->g), cs_coll_name(op->coll), sz, rt);
+    int first = (int)b->tasks->len;
+    g_autofree char *sz = op->kind == CS_WL_COMM ? cs_format_size(op->size) : NULL;
+    for (int k = 0; k < st->n; k++) {
+        int n;
+        const int *ranks = stream_ranks(b, op, st->first + k, &n);
+        g_autofree char *rt = ranks_text(ranks, n);
+        btask_t t = { .slot = -1, .deps = g_array_new(FALSE, FALSE, sizeof(cs_engine_dep_t)) };
+        if (op->kind == CS_WL_COMPUTE) {
+            t.busy = g_array_new(FALSE, FALSE, sizeof(double));
+            t.name = b->p->pp > 1 ? g_strdup_printf("compute, stage %d (%s)", op->stage, rt)
+                                  : g_strdup_printf("compute (%s)", rt);
+        } else {
+            t.slot = st->first + k;
+            t.coll = op->coll;
+            t.size = op->size;
+            t.name = g_strdup_printf("%s %s %s (%s)", cs_wl_group_name(op->group), cs_coll_name(op->coll), sz, rt);
+        }
+        g_array_append_val(b->tasks, t);
     }
-    g_array_append_val(b->tasks, t);
-    g_hash_table_insert(b->task_index, g_steal_pointer(&key), GINT_TO_POINTER(b->tasks->len));
-    return (int)b->tasks->len - 1;
+    g_hash_table_insert(b->task_index, g_steal_pointer(&key), GINT_TO_POINTER(first + 1));
+    return first;
 }
 
 static void add_dep(build_t *b, const inst_t *me, const inst_t *on)
@@ -315,7 +281,7 @@ static gboolean build_tasks(build_t *b, GError **err)
 {
     const cs_wl_plan_t *p = b->p;
     b->op_off = g_new0(int, p->nops + 1);
-    g_autofree int *streams = g_new(int, MAX(1, p->world));
+    g_autofree const streams_t **op_st = g_new(const streams_t *, MAX(1, p->nops));
     for (int i = 0; i < p->nops; i++) {
         const cs_wl_op_t *op = &p->ops[i];
         b->op_off[i] = (int)b->insts->len;
@@ -324,9 +290,10 @@ static gboolean build_tasks(build_t *b, GError **err)
                         op->peer_stage, op->stage);
             return FALSE;
         }
-        int n = op_streams(b, op, streams);
-        for (int k = 0; k < n; k++) {
-            inst_t in = { .stream = streams[k], .task = task_get(b, op, streams[k]) };
+        const streams_t *st = op_st[i] = op_streams(b, op);
+        int first = op_tasks(b, op, st);
+        for (int k = 0; k < st->n; k++) {
+            inst_t in = { .stream = st->first + k, .task = first + k };
             btask_t *t = &g_array_index(b->tasks, btask_t, in.task);
             in.iter = t->iters++;
             if (t->busy != NULL)
@@ -346,7 +313,7 @@ static gboolean build_tasks(build_t *b, GError **err)
             inst_t *me = &g_array_index(b->insts, inst_t, k);
             b->dep_off[k] = (int)b->dep_list->len;
             int nr;
-            const int *ranks = inst_ranks(b, op, me, &nr);
+            const int *ranks = stream_ranks(b, op, me->stream, &nr);
             for (int d = 0; d < op->ndeps; d++) {
                 int dep = op->deps[d];
                 if (dep < 0 || dep >= i) {
@@ -354,7 +321,7 @@ static gboolean build_tasks(build_t *b, GError **err)
                                 i, dep);
                     return FALSE;
                 }
-                const int *m = op_rank_map(b, dep);
+                const int *m = op_st[dep]->map;
                 stamp++;
                 for (int j = 0; j < nr; j++) {
                     int di = m[ranks[j]];
@@ -422,8 +389,10 @@ static gboolean task_decide(build_t *b, btask_t *t, cs_engine_call_t *call_p, GE
     c.count = cs_coll_count(t->coll, t->size, b->p->dtype, info->nranks);
     c.nccl_bytes = cs_coll_nccl_bytes(t->coll, c.count, b->p->dtype, info->nranks);
     if (c.nccl_bytes == 0) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "workload: %s is too small for %d ranks; expected at least one "
-                    "element per rank", t->name, info->nranks);
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "the workload's %s %s of %" G_GUINT64_FORMAT " B on %d ranks "
+                    "leaves each rank under nccl-tests' 16 bytes; expected larger shapes (hidden, seq-len, "
+                    "micro-batch) or a smaller %s group", cs_wl_group_name(s->g), cs_coll_name(t->coll), t->size,
+                    info->nranks, cs_wl_group_name(s->g));
         return FALSE;
     }
     if (!cs_comm_decide(s->comm, t->coll, b->p->dtype, c.nccl_bytes, &t->decision, err))
@@ -462,9 +431,17 @@ static gboolean price_one(const cs_engine_ops_t *ops, build_t *b, const slot_t *
     return ok;
 }
 
-/* The analytic path prices one call per group kind, collective, size and
+/* Every call alone, priced once per group kind, collective, size and
  * communicator shape (ranks, nodes): the instances of a group kind sit on
- * identical hardware in the presets and builders. */
+ * identical hardware in the presets and builders. The first call of each
+ * shape builds its communicator and takes NCCL's decision; the others share
+ * them. The analytic path schedules with these prices; the together path
+ * shows them as 'alone'. */
+typedef struct {
+    double price_s;
+    cs_decision_t decision;
+} priced_t;
+
 static gboolean price_alone(const cs_engine_ops_t *ops, build_t *b, GError **err)
 {
     g_autoptr(GHashTable) cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -473,23 +450,24 @@ static gboolean price_alone(const cs_engine_ops_t *ops, build_t *b, GError **err
         if (t->slot < 0)
             continue;
         slot_t *s = g_ptr_array_index(b->slots, t->slot);
+        g_autofree char *key = g_strdup_printf("%d:%d:%" G_GUINT64_FORMAT ":%d:%d", (int)s->g, (int)t->coll, t->size,
+                                               s->n, s->nnodes);
+        const priced_t *hit = g_hash_table_lookup(cache, key);
+        if (hit != NULL) {
+            t->price_s = hit->price_s;
+            t->decision = hit->decision;
+            continue;
+        }
         cs_engine_call_t call;
         if (!task_decide(b, t, &call, err))
             return FALSE;
-        const cs_comm_info_t *info = cs_comm_info(s->comm);
-        g_autofree char *key = g_strdup_printf("%d:%d:%" G_GUINT64_FORMAT ":%d:%d", (int)s->g, (int)t->coll, t->size,
-                                               info->nranks, info->nnodes);
-        double *hit = g_hash_table_lookup(cache, key);
-        if (hit != NULL) {
-            t->price_s = *hit;
-            continue;
-        }
         cs_engine_job_t job = slot_job(b, s, t->coll);
         double tm[2] = { 0, 0 };
         if (!price_one(ops, b, s, &job, &call, tm, err))
             return FALSE;
         t->price_s = tm[0];
-        g_hash_table_insert(cache, g_steal_pointer(&key), g_memdup2(&tm[0], sizeof(double)));
+        priced_t v = { .price_s = tm[0], .decision = t->decision };
+        g_hash_table_insert(cache, g_steal_pointer(&key), g_memdup2(&v, sizeof v));
     }
     return TRUE;
 }
@@ -602,9 +580,6 @@ static void fill_result(build_t *b, cs_step_result_t *r)
         if (o->instances == 0)
             o->start_s = 0;
         o->mean_s = o->instances > 0 ? sum / o->instances : 0;
-        o->task = o->instances > 0 ? g_array_index(b->insts, inst_t, b->op_off[i]).task : -1;
-        if (o->task >= 0)
-            o->decision = g_array_index(b->tasks, btask_t, o->task).decision;
     }
     /* busy time per stream: compute per phase, communication per group */
     int ns = (int)b->slots->len, nc = (int)b->cstreams->len;
@@ -656,7 +631,7 @@ static void fill_result(build_t *b, cs_step_result_t *r)
                 break;
         }
         if (j == calls->len) {
-            const btask_t *t = &g_array_index(b->tasks, btask_t, r->ops[i].task);
+            const btask_t *t = &g_array_index(b->tasks, btask_t, g_array_index(b->insts, inst_t, b->op_off[i]).task);
             const slot_t *s = g_ptr_array_index(b->slots, t->slot);
             cs_step_call_t c = { .group = op->group, .coll = op->coll, .size = op->size, .group_size = s->n,
                                  .decision = t->decision, .alone_s = t->price_s };
@@ -700,12 +675,12 @@ cs_step_result_t *cs_step_run(const cs_engine_ops_t *ops, const cs_step_in_t *in
     }
     build_t b = { .in = in, .p = p };
     b.slots = g_ptr_array_new_with_free_func(slot_free);
-    b.slot_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    b.groups = g_new0(streams_t, (gsize)CS_WL_NGROUPS * p->pp);
+    b.stages = g_new0(streams_t, p->pp);
     b.cstreams = g_array_new(FALSE, FALSE, sizeof(cstream_t));
     b.tasks = g_array_new(FALSE, TRUE, sizeof(btask_t));
     b.task_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     b.insts = g_array_new(FALSE, TRUE, sizeof(inst_t));
-    b.rank_maps = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     b.dep_list = g_array_new(FALSE, FALSE, sizeof(int));
     cs_step_result_t *r = NULL;
     cstreams_build(&b);
@@ -739,8 +714,7 @@ cs_step_result_t *cs_step_run(const cs_engine_ops_t *ops, const cs_step_in_t *in
             "the %s engine priced each call alone, once per group kind, collective, size and communicator shape; "
             "calls that overlap in time do not slow each other (--model flow or packet runs them together)",
             ops->name));
-    g_ptr_array_add(notes, g_strdup("one process per GPU (as torchrun launches them); NCCL kernels and compute "
-                                    "share a GPU without slowing each other (SM contention is not modelled)"));
+    g_ptr_array_add(notes, g_strdup("one process per GPU (as torchrun launches them)"));
     g_ptr_array_add(notes, NULL);
     r->notes = (char **)g_ptr_array_free(notes, FALSE);
 out_build:

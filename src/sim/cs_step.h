@@ -23,7 +23,7 @@ typedef struct {
     const cs_params_t *params;
     const cs_fabric_cfg_t *fabric;
     guint64 seed;
-    gboolean exact;
+    gboolean exact;              /* the engines' exact mode (cs_engine_job_t.exact) */
     cs_sim_sink_t *sink;         /* engines with a timeline: every task's calls; or NULL */
     /* --trace: names each task's track (task index, its name), or NULL */
     void (*name_task)(void *data, int task, const char *name);
@@ -35,8 +35,6 @@ typedef struct {
     double start_s, end_s;       /* first instance's start, last one's end */
     double mean_s;               /* the length of one instance's call, mean over instances */
     int instances;
-    int task;                    /* the task of its first instance */
-    cs_decision_t decision;      /* comm: NCCL's choice for the call (algo, proto, channels) */
 } cs_step_op_t;
 
 /* One kind of call in the step: a collective of one size on one group kind. */
