@@ -423,9 +423,12 @@ void cs_evq_push_stream(cs_evq_t *q, cs_event_t *ev, cs_time_t time, int stream)
 {
     g_return_if_fail(ev->heap_idx < 0 && stream >= 0 && stream < CS_EVQ_STREAMS);
     stream_t *st = &q->streams[stream];
+    if (G_UNLIKELY(st->len > 0 && st->ring[(st->head + st->len - 1) & (st->cap - 1)].time > time)) {
+        cs_evq_push(q, ev, time);   /* out of the stream's order: the heap keeps it in (time, seq) order */
+        return;
+    }
     if (G_UNLIKELY(st->len == st->cap))
         stream_make_room(q, st);
-    g_return_if_fail(st->len == 0 || st->ring[(st->head + st->len - 1) & (st->cap - 1)].time <= time);
     ev->time = time;
     ev->seq = q->next_seq++;
     ev->heap_idx = CS_EVQ_IN_STREAM;

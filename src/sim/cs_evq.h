@@ -20,7 +20,7 @@ typedef gint64 cs_time_t;             /* picoseconds */
 typedef struct cs_event {
     cs_time_t time;
     guint64 seq;                      /* scheduling order, breaks ties */
-    int heap_idx;                     /* position in the heap; CS_EVQ_IN_STREAM; -1 = not scheduled */
+    int heap_idx;                     /* position in the heap; CS_EVQ_IN_STREAM, CS_EVQ_IN_CALENDAR; -1 = not scheduled */
     int kind;                         /* payload, for the engine */
     int a, b;
     gint64 c;
@@ -50,7 +50,9 @@ void cs_evq_push(cs_evq_t *q, cs_event_t *ev, cs_time_t time);
 /* Streams: events pushed to one stream come with nondecreasing times (for
  * instance "now + a fixed delay": an arrival over a link of a given
  * latency, a timer armed for a fixed timeout). They skip the heap (a FIFO
- * each) and come out in the same (time, sequence) order as heap events.
+ * each) and come out in the same (time, sequence) order as heap events;
+ * one earlier than its stream's last goes to the heap instead (callers
+ * need not track the stream's last time).
  * A stream event can be cancelled (cs_evq_cancel, O(1) but for a search of
  * the streams' heads): its slot stays behind, dead, until it reaches its
  * stream's head or the ring compacts when full, so a stream's memory

@@ -133,7 +133,6 @@ struct cs_pkt_net {
     /* QPs' retransmission timers: one event stream per timeout value
      * (cs_pkt_qp.c rto_push), the value of each stream used so far */
     cs_time_t rto_timeout[CS_EVQ_STREAMS];
-    cs_time_t rto_last[CS_EVQ_STREAMS];   /* the latest deadline pushed to each */
     int rto_streams;
     guint64 seed;                     /* RED draws */
     /* stuck detection (cs_pkt_stuck.c) */

@@ -58,18 +58,15 @@ static int rto_stream_for(cs_pkt_net_t *net, cs_time_t timeout)
     return net->rto_streams++;
 }
 
-/* Schedules the QP's timer at 'at' (now + its timeout): on its stream,
- * or on the heap if a caller's clock ran behind the stream's last
- * deadline (a stream takes its times in order). */
+/* Schedules the QP's timer at 'at' (now + its timeout) on its stream
+ * (which sends it to the heap if a caller's clock ran behind the
+ * stream's last deadline), or on the heap. */
 static void rto_push(cs_pkt_net_t *net, flow_t *f, cs_time_t at)
 {
-    int s = f->rto_stream;
-    if (s >= 0 && at >= net->rto_last[s]) {
-        net->rto_last[s] = at;
-        cs_evq_push_stream(net->evq, f->rto_ev, at, s);
-    } else {
+    if (f->rto_stream >= 0)
+        cs_evq_push_stream(net->evq, f->rto_ev, at, f->rto_stream);
+    else
         cs_evq_push(net->evq, f->rto_ev, at);
-    }
 }
 
 static int add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_qp_cfg_t *cfg, gboolean write)

@@ -405,6 +405,41 @@ static void test_reschedule_in_place(void)
     g_assert_null(cs_evq_pop(q));
 }
 
+/* An event pushed to a stream earlier than the stream's last goes to the
+ * heap and still comes out in (time, sequence) order: stream 0 gets 30,
+ * 10 (behind 30: the heap), 30 (not behind: the stream) and 5 (the heap,
+ * then cancelled); the heap also has 20. Pops: 10, 20, then the 30s in
+ * push order. */
+static void test_stream_out_of_order(void)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    static const cs_time_t times[] = { 30, 10, 30, 20, 5 };
+    static const int stream[] = { 0, 0, 0, -1, 0 };
+    cs_event_t *ev[5];
+    for (int i = 0; i < 5; i++) {
+        ev[i] = cs_evq_alloc(q);
+        ev[i]->a = i;
+        if (stream[i] >= 0)
+            cs_evq_push_stream(q, ev[i], times[i], stream[i]);
+        else
+            cs_evq_push(q, ev[i], times[i]);
+    }
+    g_assert_cmpint(ev[1]->heap_idx, !=, CS_EVQ_IN_STREAM);
+    g_assert_cmpint(ev[2]->heap_idx, ==, CS_EVQ_IN_STREAM);
+    cs_evq_cancel(q, ev[4]);   /* 5, out of order too: in the heap, cancelled there */
+    g_assert_false(cs_evq_scheduled(ev[4]));
+    g_assert_cmpuint(cs_evq_len(q), ==, 4);
+    static const int want[] = { 1, 3, 0, 2 };
+    for (int k = 0; k < 4; k++) {
+        cs_event_t *e = cs_evq_pop(q);
+        g_assert_nonnull(e);
+        g_assert_cmpint(e->a, ==, want[k]);
+    }
+    g_assert_null(cs_evq_pop(q));
+    for (int i = 0; i < 5; i++)
+        cs_evq_release(q, ev[i]);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -415,6 +450,7 @@ int main(int argc, char **argv)
     g_test_add_func("/evq/random-1e6", test_random);
     g_test_add_func("/evq/streams", test_streams);
     g_test_add_func("/evq/stream-cancel", test_stream_cancel);
+    g_test_add_func("/evq/stream-out-of-order", test_stream_out_of_order);
     g_test_add_func("/evq/calendar", test_calendar);
     return g_test_run();
 }
