@@ -325,6 +325,16 @@ const char *cs_scenario_workload_origin(const cs_scenario_t *s, const char *key)
     return o != NULL ? o : key;
 }
 
+/* Where the first of two keys that were set came from: a check between
+ * two shapes, one of which may be the preset's, names the one the user
+ * gave. */
+static const char *either_origin(const cs_scenario_t *s, const char *k1, const char *k2)
+{
+    return g_hash_table_contains(s->workload->origins, k1) || !g_hash_table_contains(s->workload->origins, k2)
+               ? cs_scenario_workload_origin(s, k1)
+               : cs_scenario_workload_origin(s, k2);
+}
+
 gboolean cs_scenario_workload_spec(const cs_scenario_t *s, cs_wl_spec_t *spec_p, GError **err)
 {
     const cs_scenario_workload_t *w = s->workload;
@@ -402,17 +412,17 @@ gboolean cs_scenario_workload_spec(const cs_scenario_t *s, cs_wl_spec_t *spec_p,
     }
     if (m.top_k > 0 && m.experts > 0 && m.top_k > m.experts) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: top-k = %d is more than the %d experts; expected 1 to %d",
-                    cs_scenario_workload_origin(s, "top-k"), m.top_k, m.experts, m.experts);
+                    either_origin(s, "top-k", "experts"), m.top_k, m.experts, m.experts);
         return FALSE;
     }
     if (m.hidden > 0 && m.heads > 0 && m.hidden % m.heads != 0) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: hidden = %d is not a multiple of heads = %d; expected "
-                    "hidden = heads x head size", cs_scenario_workload_origin(s, "hidden"), m.hidden, m.heads);
+                    "hidden = heads x head size", either_origin(s, "hidden", "heads"), m.hidden, m.heads);
         return FALSE;
     }
     if (m.kv_heads > 0 && m.heads > 0 && m.heads % m.kv_heads != 0) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: heads = %d is not a multiple of kv-heads = %d; expected a "
-                    "divisor of heads", cs_scenario_workload_origin(s, "kv-heads"), m.heads, m.kv_heads);
+                    "divisor of heads", either_origin(s, "kv-heads", "heads"), m.heads, m.kv_heads);
         return FALSE;
     }
     spec.model = m;

@@ -944,7 +944,7 @@ static gboolean check_model(wl_t *w, const cs_wl_spec_t *sp, GError **err)
         return INPUT_ERROR("top-k = %d with experts = %d; expected 1 to %d experts per token", m->top_k, m->experts,
                            m->experts);
     if (w->ep > 1 && m->experts == 0)
-        return INPUT_ERROR("ep = %d needs a mixture-of-experts model; experts = 0", w->ep);
+        return INPUT_ERROR("ep = %d needs a mixture-of-experts model (experts = 0); expected ep = 1 or experts", w->ep);
     if (m->experts > 0 && m->experts % w->ep != 0)
         return INPUT_ERROR("ep = %d does not divide experts = %d; expected a divisor of %d", w->ep, m->experts,
                            m->experts);

@@ -109,6 +109,18 @@ check_one run-refuses-workload '^w.ini:2: arch: \[workload\] describes a step' r
 printf '[topology]\npreset = dgx-h100\n[workload]\narch = custom\nlayers = 2\nhidden = 64\nheads = 4\ntp = 16\n' >c.ini
 check_one key-origin '^c.ini:8: tp: ' step c.ini
 check_one no-workload '^collsim: step: no \[workload\]' step --topo dgx-h100
+# a check against a preset's shape names the key the user set
+check_one preset-shape '^collsim: --heads: hidden = 4096 is not a multiple of heads = 12' step --topo dgx-h100 \
+    --arch llama3-8b --heads 12
+printf '[workload]\narch = llama3-8b\nlayers = 6\n' >l.ini
+check_one plan-key-origin '^collsim: --pp: pp = 4 does not divide layers = 6' step --topo dgx-h100 l.ini --pp 4
+check_one layer-list-arch '^collsim: --layer-params: a layer list has no transformer shapes' step \
+    --topo dgx-h100 --arch llama3-8b --layer-params 1M,2M
+check_one ep-dense '^collsim: --ep: ep = 2 needs a mixture-of-experts model' step --topo dgx-h100 --arch llama3-8b --ep 2
+check_one infer-dp '^collsim: --mode: mode = infer decodes on one model replica' step --topo dgx-h100 \
+    --arch llama3-8b --mode infer
+check_one too-small '^collsim: the workload.s TP reducescatter of 32 B on 8 ranks' step --topo dgx-h100 --hidden 16 \
+    --heads 8 --layers 2 --vocab 8 --tp 8 --seq-len 1 --sequence-parallel on
 "$COLLSIM" step --topo dgx-h100 --arch llama3-8b --json j.json --svg /nonexistent/dir/s.svg >o.txt 2>e.txt
 [ $? -ne 0 ] && [ ! -e j.json ] && ok nothing-half-written || bad "half-written: $(cat e.txt)"
 exit $fail
