@@ -2210,7 +2210,9 @@ static void put_spans(const cs_flow_t *f, const cs_engine_task_t *tasks)
 {
     for (int j = 0; j < f->njobs; j++) {
         const fjob_t *J = &f->jobs[j];
-        for (int k = 0; k < 2 * J->iters && tasks[j].span_s != NULL; k++)
+        if (tasks[j].span_s == NULL)
+            continue;
+        for (int k = 0; k < 2 * J->iters; k++)
             tasks[j].span_s[k] = (double)f->span[2 * J->node0 + k] / CS_PS_PER_S;
     }
 }
@@ -2322,10 +2324,10 @@ static gboolean check_task(const cs_engine_task_t *t, int i, GError **err)
         return FALSE;
     }
     for (int k = 0; k < t->iters; k++) {
-        if ((t->busy_s != NULL && !time_ok(t->busy_s[k])) || (t->ready_s != NULL && !time_ok(t->ready_s[k]))) {
+        gboolean busy_bad = t->busy_s != NULL && !time_ok(t->busy_s[k]);
+        if (busy_bad || (t->ready_s != NULL && !time_ok(t->ready_s[k]))) {
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "task %d call %d: its %s time is %g s; expected a finite "
-                        "time >= 0", i, k, t->busy_s != NULL && !time_ok(t->busy_s[k]) ? "busy" : "ready",
-                        t->busy_s != NULL && !time_ok(t->busy_s[k]) ? t->busy_s[k] : t->ready_s[k]);
+                        "time >= 0", i, k, busy_bad ? "busy" : "ready", busy_bad ? t->busy_s[k] : t->ready_s[k]);
             return FALSE;
         }
     }

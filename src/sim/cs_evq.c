@@ -328,8 +328,7 @@ static inline void cal_unlink(calendar_t *c, cs_event_t *ev)
         if (c->head[i] == ev)
             c->head[i] = ev->cal_next;
     }
-    ev->cal_next = ev->cal_prev = NULL;
-    ev->heap_idx = -1;
+    ev->heap_idx = -1;                /* cal_next/cal_prev are stale: set again on insert */
     if (c->first == ev)
         c->first = NULL;
     c->len--;

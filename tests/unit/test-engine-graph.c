@@ -339,17 +339,23 @@ static void test_bad_dep(void)
             g_assert_nonnull(strstr(err->message, "does not exist"));
             g_clear_error(&err);
         }
-    /* busy times and a communicator; neither; a busy time that is NaN */
+    /* busy times and a communicator; neither; a busy time that is NaN; a
+     * ready time below 0 */
     cs_engine_task_t both = comm_task(j.topo, j.comm, &j.params, 1 << 20, 1, s1);
     both.busy_s = busy;
     cs_engine_task_t neither = compute_task(j.topo, &j.params, NULL, 1, s1);
-    double nan_busy = NAN;
+    double nan_busy = NAN, early = -1;
     cs_engine_task_t nan = compute_task(j.topo, &j.params, &nan_busy, 1, s1);
-    cs_engine_task_t *odd[] = { &both, &neither, &nan };
+    cs_engine_task_t before0 = comm_task(j.topo, j.comm, &j.params, 1 << 20, 1, s1);
+    before0.ready_s = &early;
+    cs_engine_task_t *odd[] = { &both, &neither, &nan, &before0 };
+    const char *said[] = { "task 0 has both;", "task 0 has neither;", "task 0 call 0: its busy time is nan s;",
+                           "task 0 call 0: its ready time is -1 s;" };
     for (guint k = 0; k < G_N_ELEMENTS(odd); k++) {
         GError *err = NULL;
         g_assert_false(run("flow", j.topo, &j.params, NULL, odd[k], 1, &err));
         g_assert_error(err, CS_ERROR, CS_ERROR_INPUT);
+        g_assert_nonnull(strstr(err->message, said[k]));
         g_clear_error(&err);
     }
     cs_engine_task_t ok = comm_task(j.topo, j.comm, &j.params, 1 << 20, 1, s1);
