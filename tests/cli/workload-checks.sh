@@ -123,12 +123,15 @@ grep -q '^# transports: SHM intra, NET/Socket inter (1 of 3 interfaces: eno1, 1 
 grep -q 'data on priority 0 (NCCL_IB_TC 5: DSCP 1, priority 0 by the DSCP map, lossy' "$L/r-tc5-small.txt" \
     && grep -q 'drops 0,' "$L/r-tc5-small.txt" && ok "lab12: TC 5 lossy but no drop on two servers" || bad "lab12: tc5 small"
 t5=$(bus r-tc5-spine.txt 67108864); t106=$(bus r-tc106-spine.txt 67108864); tm=$(bus r-tc5-mapped.txt 67108864)
-within "$t5" 0 1 && within "$t106" 150 400 && [ "$tm" = "$t106" ] && ! grep -q 'drops 0,' "$L/r-tc5-spine.txt" \
-    && ok "lab12: spine: TC 5 $t5 GB/s with drops, TC 106 $t106, TC 5 mapped to priority 3 $tm" \
+# the page's numbers within 2% (221.5 GB/s; 30413 drops, 1375 timeouts)
+d5=$(sed -n 's/.*drops \([0-9]*\),.*/\1/p' "$L/r-tc5-spine.txt" | head -1)
+within "$t5" 0 1 && within "$t106" 217 226 && [ "$tm" = "$t106" ] && within "$d5" 29800 31000 \
+    && ok "lab12: spine: TC 5 $t5 GB/s with $d5 drops, TC 106 $t106, TC 5 mapped to priority 3 $tm" \
     || bad "lab12: spine TC 5 $t5, 106 $t106, mapped $tm"
 s0=$(summary 'step time' "$L/r-ddp-sockets.txt"); sr=$(summary 'step time' "$L/r-ddp-roce.txt")
 si=$(summary 'step time' "$L/r-ddp-ib.txt")
-within "$s0" 2000 2600 && within "$sr" 50 70 && [ "$sr" = "$si" ] \
+# the page's numbers within 2%
+within "$s0" 2261 2353 && within "$sr" 57.7 60.1 && [ "$sr" = "$si" ] \
     && ok "lab12: DDP step sockets $s0 ms, RoCE $sr, IB $si (the page: 2307.1, 58.9, 58.9)" \
     || bad "lab12: DDP sockets $s0 RoCE $sr IB $si"
 grep -q 'NCCL INFO Channel 00/04 :  0  1  2  3  7  6  5  4  8  9 10 11 15 14 13 12' "$L/r-graph.txt" \
