@@ -580,7 +580,7 @@ static gboolean graph_env(char **envs, cs_nccl_env_t *env, int *rc_p)
 
 static int topo_graph(int argc, char **argv)
 {
-    int rc = 0, rank = -1;
+    int rc = 0, rank = G_MININT;   /* G_MININT: not given (every rank) */
     char *output = NULL, *dump = NULL;
     char **envs = NULL;
     GOptionEntry entries[] = {
@@ -613,7 +613,8 @@ static int topo_graph(int argc, char **argv)
     cs_topo_spec_clear(&spec);
     if (t == NULL)
         return rc;
-    if (rank < -1 || rank >= t->ngpus)
+    gboolean all = rank == G_MININT;
+    if (!all && (rank < 0 || rank >= t->ngpus))
         return usage_error("graph: --rank %d: the topology has ranks 0 to %d; expected one of them", rank,
                            t->ngpus - 1);
     g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
@@ -632,10 +633,10 @@ static int topo_graph(int argc, char **argv)
     g_autoptr(GString) o = g_string_new(NULL);
     g_string_append_printf(o, "# collsim topo graph: %s: NCCL's graph search and channels as collsim reproduces "
                            "them (NCCL v2.28.9 rules), not a log from NCCL\n", t->source ? t->source : "?");
-    g_autofree char *info = cs_graph_log_info(comm, rank);
+    g_autofree char *info = cs_graph_log_info(comm, all ? -1 : rank);
     g_string_append(o, info);
     trim_lines(o);
-    g_autofree char *xml = dump_path != NULL ? cs_graph_log_dump_xml(comm, MAX(rank, 0)) : NULL;
+    g_autofree char *xml = dump_path != NULL ? cs_graph_log_dump_xml(comm, all ? 0 : rank) : NULL;
     /* the files all or none, then standard output */
     const char *data[2] = { o->str, xml };
     if (nfiles > first && !cs_output_write(nfiles - first, paths + first, data + first, NULL, &err))

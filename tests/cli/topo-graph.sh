@@ -129,6 +129,10 @@ for args in "dgx1-v100 --rank 8" "dgx1-v100 --env FOO" "dgx1-v100 --bogus" "no-s
         bad "bad input '$args': exit $st, $(wc -l <"$tmp/err") lines on stderr"; cat "$tmp/err"
     fi
 done
+# -1 is no rank (it used to mean every rank, silently)
+"$COLLSIM" topo graph dgx1-v100 --rank -1 >/dev/null 2>"$tmp/neg"
+[ $? -eq 2 ] && [ "$(wc -l <"$tmp/neg")" -eq 1 ] && grep -q -- '--rank -1: the topology has ranks 0 to 7' "$tmp/neg" \
+    && ok "--rank -1 refused" || bad "--rank -1: $(cat "$tmp/neg")"
 echo keep >"$tmp/kept"
 "$COLLSIM" topo graph dgx1-v100 --rank 9 -o "$tmp/kept" 2>/dev/null
 [ "$(cat "$tmp/kept")" = keep ] && ok "a refused run leaves -o FILE as it was" || bad "-o FILE clobbered"
