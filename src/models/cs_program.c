@@ -213,12 +213,12 @@ static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const i
  * reads slice h reduced by the NVSwitch (multimem.ld_reduce over every
  * GPU's scattered copy), across nodes runs it through its own tree
  * between the h-th heads of the nodes over its NIC (connect.cc
- * connectNvls: treeUp/treeDown from the nodes' heads[h]), and multicasts the result to its node's GPUs. The other GPUs
- * only scatter their data and gather the results: no flow of their own,
- * and their NVLink ports carry less than a head's. The channel's ceiling
- * covers all a head moves: S(1+1/H) through NVLink per direction (H heads).
- * The heads of node v: the first H ranks of v's block of 'order' (NULL:
- * its first H ranks).
+ * connectNvls: treeUp/treeDown from the nodes' heads[h]), and multicasts
+ * the result to its node's GPUs. The other GPUs only scatter their data
+ * and gather the results: no flow of their own, and their NVLink ports
+ * carry less than a head's. The channel's ceiling
+ * covers all a head moves: S(1+1/H) through NVLink per direction (H heads,
+ * head h of node v rank hr[v * H + h]: nvls_head_ranks).
  *
  * Slots (transport/nvls.cc: two buffers per head and channel, each of
  * NCCL_STEPS slots with its own credits; device/all_reduce.h NVLS_TREE
@@ -231,11 +231,10 @@ static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const i
  * arrived). The network edges have their own slots (the receiver's
  * consumption, as every flow). Reduction and multicast are not coupled:
  * a unit's round trip through the node tree is not a credit cycle. */
-static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, const int *order, int tree, int credit)
+static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, const int *hr, int tree, int credit)
 {
-    int nn = info->nnodes, m = info->ppn, H = cs_program_nvls_heads(info);
+    int nn = info->nnodes, H = cs_program_nvls_heads(info);
     double share = 1.0 / H, cap_div = H + 1;
-    g_autofree int *hr = g_new(int, (gsize)nn * H);       /* head h of node v: rank hr[v * H + h] */
     g_autofree int *red = g_new(int, (gsize)nn * H);
     g_autofree int *mc = g_new(int, (gsize)nn * H);
     g_autofree int *passed = g_new(int, (gsize)nn * H);   /* the flow that passes red[k] on */
@@ -243,12 +242,6 @@ static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, const i
     g_autofree int *local_in = g_new(int, nn);
     g_autofree int *up = g_new(int, nn);
     g_autofree int *down_in = g_new(int, nn);
-    /* ranks are node-major (rank = node x ppn + local): find each node's block */
-    for (int k = 0; k < nn; k++) {
-        int v = order != NULL ? order[k * m] / m : k;
-        for (int h = 0; h < H; h++)
-            hr[v * H + h] = order != NULL ? order[k * m + h] : v * m + h;
-    }
     for (int k = 0; k < nn * H; k++)
         red[k] = add_flow(b, CS_FLOW_NVLS_REDUCE, hr[k], hr[k], -1, 0, share, cap_div);
     for (int h = 0; h < H; h++) {
@@ -277,6 +270,22 @@ static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, const i
 
 static gboolean flows_finish(cs_program_t *p, builder_t *bp);
 
+/* NVLS heads (cs_program_nvls_heads per node), the same on every channel:
+ * head h of node v is rank hr[v * H + h], the first H ranks of v's block
+ * of channel 0's order (NULL: v's first H ranks). */
+static int *nvls_head_ranks(const cs_comm_info_t *info, const int *order)
+{
+    int nn = info->nnodes, m = info->ppn, H = cs_program_nvls_heads(info);
+    int *hr = g_new(int, (gsize)nn * H);
+    /* ranks are node-major (rank = node x ppn + local): find each node's block */
+    for (int k = 0; k < nn; k++) {
+        int v = order != NULL ? order[k * m] / m : k;
+        for (int h = 0; h < H; h++)
+            hr[v * H + h] = order != NULL ? order[k * m + h] : v * m + h;
+    }
+    return hr;
+}
+
 static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const int *orders, GError **err)
 {
     int n = info->nranks;
@@ -286,6 +295,7 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
         return FALSE;
     }
     builder_t b = { g_array_new(FALSE, FALSE, sizeof(cs_prog_flow_t)), g_array_new(FALSE, FALSE, sizeof(int)) };
+    g_autofree int *heads = p->nvls ? nvls_head_ranks(info, orders) : NULL;
     p->flow_off = g_new(int, p->nch + 1);
     for (int c = 0; c < p->nch; c++) {
         p->flow_off[c] = (int)b.flows->len;
@@ -298,8 +308,7 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
          * way (+3.2% with c % 2 against its 3%). */
         int tree = cs_program_tree_of(p->nch, c);
         if (p->nvls) {
-            /* the heads are the same on every channel (channel 0's order) */
-            build_nvls_channel(&b, info, orders, tree, p->credit);
+            build_nvls_channel(&b, info, heads, tree, p->credit);
         } else {
             build_tree_channel(&b, info, chan_ring(info, orders, c), tree);
         }
