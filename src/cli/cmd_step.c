@@ -53,15 +53,7 @@ static gboolean check_keys(const cs_scenario_t *s, const cs_engine_ops_t *ops, G
                     "flow or packet", cs_run_args_origin(s, "output.trace", "collsim: --trace"), ops->name);
         return FALSE;
     }
-    const char *paths[3], *names[3];
-    int n = 0;
-    if (s->json_out != NULL)
-        names[n] = cs_run_args_origin(s, "output.json", "collsim: --json"), paths[n++] = s->json_out;
-    if (s->svg_out != NULL)
-        names[n] = cs_run_args_origin(s, "output.svg", "collsim: --svg"), paths[n++] = s->svg_out;
-    if (s->trace_out != NULL)
-        names[n] = cs_run_args_origin(s, "output.trace", "collsim: --trace"), paths[n++] = s->trace_out;
-    return cs_output_check(n, paths, names, err);
+    return cs_run_args_check_outputs(s, err);
 }
 
 /* "given by --tflops" or "given at s.ini:4: tflops". */

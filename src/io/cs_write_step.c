@@ -134,8 +134,8 @@ void cs_write_step_table(FILE *f, const cs_step_report_t *rep, gboolean ops)
         fprintf(f, "#   %-22s %12.3f ms  (idle with free communication)\n", "pipeline bubble", r->bubble_s * 1e3);
     if (r->step_s > 0) {
         if (p->mode == CS_WL_INFER)
-            fprintf(f, "# %-24s %12.1f tokens/s (%g sequences / token latency)\n", "throughput", p->tokens / r->step_s,
-                    p->tokens);
+            fprintf(f, "# %-24s %12.1f tokens/s (%g sequence%s / token latency)\n", "throughput",
+                    p->tokens / r->step_s, p->tokens, p->tokens == 1 ? "" : "s");
         else if (s->layer_fwd_s > 0 || p->flops_per_gpu <= 0)
             fprintf(f, "# %-24s %12.0f tokens/s (%g tokens per step)\n", "throughput", p->tokens / r->step_s,
                     p->tokens);
