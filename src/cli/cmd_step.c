@@ -96,6 +96,13 @@ static gboolean gpu_rate(const cs_scenario_t *s, const cs_wl_spec_t *spec, const
                              g_hash_table_contains(s->workload->text, "efficiency")
                                  ? cs_scenario_workload_origin(s, "efficiency")
                                  : "assumed; [workload] efficiency or tflops sets it");
+    if (spec->dtype == CS_DTYPE_FLOAT) {
+        /* precision sets the bytes each call moves; the rate stays this one */
+        char *more = g_strconcat(*src_p, "; precision fp32 sets the bytes moved, compute stays at this 16-bit rate "
+                                 "(FP32/TF32 rates not modelled)", NULL);
+        g_free(*src_p);
+        *src_p = more;
+    }
     return TRUE;
 }
 
@@ -163,6 +170,12 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
     char *fw = cs_engine_fabric_warning(d.ops, &s->fabric);
     if (fw != NULL)
         g_ptr_array_add(warnings, fw);
+    int gpn = cs_topo_node_gpus(topo, 0);
+    if (plan->tp > gpn)
+        g_ptr_array_add(warnings, g_strdup_printf("%s: tp = %d is more than a node's %d GPUs: each TP group spans "
+                                                  "%d nodes and its all-reduces cross the network",
+                                                  cs_scenario_workload_origin(s, "tp"), plan->tp, gpn,
+                                                  (plan->tp + gpn - 1) / gpn));
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
     g_ptr_array_add(warnings, NULL);

@@ -335,6 +335,46 @@ static const char *either_origin(const cs_scenario_t *s, const char *k1, const c
                : cs_scenario_workload_origin(s, k2);
 }
 
+/* A key set that nothing would read (the plan ignores it for this mode,
+ * model or data parallelism): refused with its origin and why. */
+static gboolean unused_key(const cs_scenario_t *s, const char *key, const char *why, GError **err)
+{
+    if (!g_hash_table_contains(s->workload->text, key))
+        return TRUE;
+    g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s; expected it unset", cs_scenario_workload_origin(s, key), why);
+    return FALSE;
+}
+
+static gboolean check_unused(const cs_scenario_t *s, const cs_wl_spec_t *spec, const cs_wl_model_t *m, GError **err)
+{
+    static const char *const train_only[] = { "micro-batch", "micro-batches", "data-parallel", "bucket-cap-mb",
+                                              "fsdp-units", "prefetch", "pp-schedule", NULL };
+    static const char *const infer_only[] = { "batch", "context", "target-token", NULL };
+    gboolean infer = spec->mode == CS_WL_INFER;
+    for (int i = 0; infer && train_only[i] != NULL; i++)
+        if (!unused_key(s, train_only[i], "a training key, and mode = infer decodes one token", err))
+            return FALSE;
+    for (int i = 0; !infer && infer_only[i] != NULL; i++)
+        if (!unused_key(s, infer_only[i], "an inference key, and mode = train runs a training step", err))
+            return FALSE;
+    if (m->hidden > 0 && m->layer_params == NULL &&
+        !unused_key(s, "params", "the model's shapes give its parameters (params is for a model known only by "
+                    "its size: layers without hidden)", err))
+        return FALSE;
+    if (m->experts == 0 && !unused_key(s, "top-k", "a dense model (experts = 0) routes no token", err))
+        return FALSE;
+    if (spec->tflops > 0 && !unused_key(s, "efficiency", "tflops gives the sustained rate already", err))
+        return FALSE;
+    if (spec->shard == CS_WL_SHARD_NONE &&
+        (!unused_key(s, "fsdp-units", "DDP has no FSDP units (data-parallel = fsdp does)", err) ||
+         !unused_key(s, "prefetch", "DDP prefetches nothing (data-parallel = fsdp does)", err)))
+        return FALSE;
+    if (spec->shard == CS_WL_SHARD_FULL &&
+        !unused_key(s, "bucket-cap-mb", "FSDP reduce-scatters per unit, in no DDP bucket", err))
+        return FALSE;
+    return spec->pp > 1 || unused_key(s, "pp-schedule", "one pipeline stage (pp = 1) has no schedule", err);
+}
+
 gboolean cs_scenario_workload_spec(const cs_scenario_t *s, cs_wl_spec_t *spec_p, GError **err)
 {
     const cs_scenario_workload_t *w = s->workload;
@@ -425,6 +465,8 @@ gboolean cs_scenario_workload_spec(const cs_scenario_t *s, cs_wl_spec_t *spec_p,
                     "divisor of heads", either_origin(s, "kv-heads", "heads"), m.heads, m.kv_heads);
         return FALSE;
     }
+    if (!check_unused(s, &spec, &m, err))
+        return FALSE;
     spec.model = m;
     *spec_p = spec;
     return TRUE;

@@ -136,6 +136,9 @@ void cs_write_step_table(FILE *f, const cs_step_report_t *rep, gboolean ops)
         if (p->mode == CS_WL_INFER)
             fprintf(f, "# %-24s %12.1f tokens/s (%g sequence%s / token latency)\n", "throughput",
                     p->tokens / r->step_s, p->tokens, p->tokens == 1 ? "" : "s");
+        else if (s->model.hidden <= 0)   /* a model by its size or layers: no tokens, samples */
+            fprintf(f, "# %-24s %12.0f samples/s (%g samples per step: micro-batch x micro-batches x dp)\n",
+                    "throughput", p->tokens / s->seq_len / r->step_s, p->tokens / s->seq_len);
         else if (s->layer_fwd_s > 0 || p->flops_per_gpu <= 0)
             fprintf(f, "# %-24s %12.0f tokens/s (%g tokens per step)\n", "throughput", p->tokens / r->step_s,
                     p->tokens);

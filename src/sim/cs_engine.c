@@ -303,7 +303,7 @@ gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, gboolean j
      * nodes; the analytic engine's memory follows the nodes alone */
     const char *instead = strcmp(ops->name, "analytic") == 0 ? "fewer nodes"
                         : strcmp(ops->name, "flow") != 0 ? "--model flow, NCCL_ALGO=Ring, or fewer nodes"
-                        : jobs ? "NCCL_ALGO=Ring, fewer nodes, or each job alone with --model analytic"
+                        : jobs ? "NCCL_ALGO=Ring, fewer nodes, or --model analytic (each job or call priced alone)"
                                : "--model analytic, NCCL_ALGO=Ring, or fewer nodes";
     g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: --model %s on %d node%s needs about %s%s (limit %s, %s); use %s",
                 ops->name, nnodes, nnodes == 1 ? "" : "s", need, time != NULL ? time : "", have, what, instead);

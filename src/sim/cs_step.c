@@ -688,15 +688,14 @@ cs_step_result_t *cs_step_run(const cs_engine_ops_t *ops, const cs_step_in_t *in
         goto out_build;
     gboolean together = ops->run_jobs != NULL;
     /* every call alone: the schedule of the analytic path; the together
-     * path's table compares with it */
+     * path's table compares with it, after the run together (which is
+     * refused first when it would not fit in memory) */
+    if (together && !run_together(ops, &b, err))
+        goto out_build;
     if (!price_alone(ops, &b, err))
         goto out_build;
-    if (together) {
-        if (!run_together(ops, &b, err))
-            goto out_build;
-    } else {
+    if (!together)
         schedule(&b, FALSE);
-    }
     schedule(&b, TRUE);
     r = g_new0(cs_step_result_t, 1);
     r->engine = ops->name;

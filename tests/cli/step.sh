@@ -9,7 +9,7 @@
 : "${COLLSIM:?}" "${top_srcdir:?}"
 cd "$tmp" || exit 1
 
-# field N (1-based, after the name) of a summary line "# NAME  VALUE ms"
+# summary NAME FILE: the value of the summary line "# NAME  VALUE ms"
 summary() { sed -n "s/^#  *$1  *\([0-9.]*\) ms.*/\1/p" "$2" | head -1; }
 
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --json ddp.json >ddp.txt 2>err.txt \
@@ -84,9 +84,9 @@ grep -q '^  PP    sendrecv' pp.txt && grep -q 'priced each call alone' pp.txt &&
 # --dump writes [workload] back; the dumped scenario gives the same table
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --tp 2 --dump >d.ini 2>/dev/null
 grep -q '^\[workload\]' d.ini && grep -q '^arch=llama3-8b' d.ini && grep -q '^tp=2' d.ini && ok dump || bad dump
-"$COLLSIM" step d.ini >d1.txt 2>/dev/null
-"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --tp 2 >d2.txt 2>/dev/null
-cmp -s d1.txt d2.txt && ok dump-round-trip || bad dump-round-trip
+"$COLLSIM" step d.ini >d1.txt 2>/dev/null && "$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --tp 2 \
+    >d2.txt 2>/dev/null && grep -q '^# step time' d1.txt && cmp -s d1.txt d2.txt && ok dump-round-trip \
+    || bad dump-round-trip
 
 # bad input: one line, exit 2, no file written
 check_one() {   # name expected-line-pattern args...
@@ -121,6 +121,33 @@ check_one infer-dp '^collsim: --mode: mode = infer decodes on one model replica'
     --arch llama3-8b --mode infer
 check_one too-small '^collsim: the workload.s TP reducescatter of 32 B on 8 ranks' step --topo dgx-h100 --hidden 16 \
     --heads 8 --layers 2 --vocab 8 --tp 8 --seq-len 1 --sequence-parallel on
+# an unwritable --svg fails before anything is written, and an existing
+# --json stays as it was
+echo keep >j.json
 "$COLLSIM" step --topo dgx-h100 --arch llama3-8b --json j.json --svg /nonexistent/dir/s.svg >o.txt 2>e.txt
-[ $? -ne 0 ] && [ ! -e j.json ] && ok nothing-half-written || bad "half-written: $(cat e.txt)"
+st=$?
+[ $st -eq 2 ] && [ "$(wc -l <e.txt)" -eq 1 ] && [ "$(cat j.json)" = keep ] && [ ! -s o.txt ] \
+    && ok nothing-half-written || bad "half-written: status $st: $(cat e.txt)"
+# keys nothing would read are refused, not ignored
+check_one params-with-shapes '^collsim: --params: the model.s shapes give its parameters' step --topo dgx-h100 \
+    --arch llama3-8b --params 1B
+check_one top-k-dense '^collsim: --top-k: a dense model' step --topo dgx-h100 --arch llama3-8b --top-k 2
+check_one batch-in-training '^collsim: --batch: an inference key' step --topo dgx-h100 --arch llama3-8b --batch 8
+check_one units-with-ddp '^collsim: --fsdp-units: DDP has no FSDP units' step --topo dgx-h100 --arch llama3-8b \
+    --fsdp-units 4
+check_one efficiency-with-tflops '^collsim: --efficiency: tflops gives' step --topo dgx-h100 --arch llama3-8b \
+    --tflops 400 --efficiency 0.4
+# a run that would not fit is refused before it runs, at once (exit 3)
+"$COLLSIM" step --topo dgx-h100 --nodes 1024 --arch llama3-8b --model flow --max-memory 1G >o.txt 2>e.txt
+st=$?
+[ $st -eq 3 ] && [ "$(wc -l <e.txt)" -eq 1 ] && grep -q '^collsim: --model flow on 1024 nodes needs about' e.txt \
+    && ok memory-refused || bad "memory: status $st: $(cat e.txt)"
+# a TP group wider than a node is said so
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --layers 2 --tp 16 >o.txt 2>e.txt
+grep -q '^collsim: warning: collsim: --tp: tp = 16 is more than a node.s 8 GPUs' e.txt && ok tp-spans-nodes \
+    || bad "tp across nodes: $(cat e.txt)"
+# a model known by its layers has samples, not tokens
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --layer-params 9.4K,37K,2.4M --micro-batch 32 --seq-len 1 \
+    --layer-time 0.2ms >o.txt 2>e.txt && grep -q '^# throughput .* samples/s (512 samples per step' o.txt \
+    && ok samples || bad "samples: $(grep throughput o.txt) $(cat e.txt)"
 exit $fail
