@@ -266,23 +266,12 @@ gboolean cs_run_args_build(const cs_run_args_t *a, cs_scenario_t *s, GError **er
         g_autofree char *name = g_strndup(kv, eq - kv);
         cs_nccl_env_set(s->env, name, eq + 1, "--env");
     }
-    /* nccl-tests runs threads x GPUs-per-thread ranks per process (-t, -g):
-     * the -t flag, as in an nccl-tests command line, multiplies -g into the
-     * GPUs of a node, which one process drives unless --procs-per-node
-     * says otherwise (cs_run_args_apply_layout). Folded into a copy of the
-     * flags (strings shared, merge copies them): 'a' stays as parsed, so
-     * compare and sweep build from it per design. */
-    cs_topo_spec_t flags = a->topo;
-    int threads = 1;
-    for (guint i = 0; i < a->flags->len; i++) {
-        const flag_value_t *f = g_ptr_array_index(a->flags, i);
-        if (strcmp(f->key->key, "nthreads") == 0)
-            threads = s->nthreads;
-    }
-    if (threads > 1)
-        flags.gpus = threads * (a->topo.gpus > 0 ? a->topo.gpus : 1);
-    note_topo_flag_origins(s, &flags);
-    cs_topo_spec_merge(&s->topo, &flags);
+    /* -t is [collective] nthreads, flag or key alike: threads per process,
+     * each driving GPUs per node / (processes x threads) GPUs; the GPUs of
+     * a node stay the topology's (or -g's), so -t never changes what is
+     * simulated, only how it is launched (cs_run_args_layout). */
+    note_topo_flag_origins(s, &a->topo);
+    cs_topo_spec_merge(&s->topo, &a->topo);
     return TRUE;
 }
 

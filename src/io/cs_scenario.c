@@ -36,7 +36,7 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { "collective", "agg-iters", 'm', "agg-iters", "agg_iters", "N", "Operations aggregated per iteration, as nccl-tests -m (default: 1)" },
     /* the process layout (cs_scenario_job.c) */
     { "collective", "procs-per-node", 0, "procs-per-node", NULL, "N", "Processes per node, as mpirun -N; 1 = nccl-tests' one process driving every GPU of a node with -g (default: one process per GPU)" },
-    { "collective", "nthreads", 't', "nthreads", NULL, "N", "Threads per process, as nccl-tests -t; the flag multiplies -g into the GPUs per node and means one process per node (default: 1)" },
+    { "collective", "nthreads", 't', "nthreads", NULL, "N", "Threads per process, as nccl-tests -t: each drives GPUs per node / (processes x threads); without procs-per-node, one process per node (default: 1)" },
     /* not nccl-tests's -J: its JSON has another layout */
     { "output", "json", 0, "json", NULL, "FILE", "Also write every row as JSON to FILE" },
     { "output", "csv", 0, "csv", NULL, "FILE", "Also write every row as CSV to FILE" },

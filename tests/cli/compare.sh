@@ -121,8 +121,8 @@ check trace "collsim: --trace: compare runs several designs; expected collsim ru
 "$COLLSIM" compare --topo dgx-h100 --dump --design 'h:NCCL_IB_HCA=mlx5_0,mlx5_1,NCCL_ALGO=Ring' --design r:NCCL_ALGO=Ring \
     >d.txt 2>d.err && grep -qx 'NCCL_IB_HCA=mlx5_0,mlx5_1' d.txt && ok comma-value || bad "comma-value ($(cat d.err))"
 
-# -t folds into the GPUs of every design alike (building a design leaves the flags as parsed)
-"$COLLSIM" compare --topo dgx-h100 -g 1 -t 2 -b 1M -e 1M --design a:NCCL_ALGO=Ring --design b:NCCL_ALGO=Ring \
+# -t applies to every design alike (building a design leaves the flags as parsed)
+"$COLLSIM" compare --topo dgx-h100 -g 2 -t 2 -b 1M -e 1M --design a:NCCL_ALGO=Ring --design b:NCCL_ALGO=Ring \
     --design c:NCCL_ALGO=Ring >t2.txt 2>t2.err
 [ "$(grep -c '^# design [abc]: .*: 2 ranks on 1 node' t2.txt)" -eq 3 ] && ok threads-every-design \
     || bad "threads-every-design ($(grep '^# design' t2.txt; cat t2.err))"

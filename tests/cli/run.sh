@@ -30,8 +30,16 @@ grep -q '^# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warm
 grep -q '^# nccl-tests command: mpirun -np 8 -N 8 all_reduce_perf -b 8 -e 128M -f 2 -g 1$' a.txt && ok nccl-tests-command || bad nccl-tests-command
 "$COLLSIM" run --topo dgx-h100 -b 8 -e 8 --procs-per-node 1 >a1.txt &&
     grep -q '^# nccl-tests command: all_reduce_perf -b 8 -e 8 -i 1M -g 8$' a1.txt && ok nccl-tests-command-g8 || bad nccl-tests-command-g8
-"$COLLSIM" run --topo dgx-h100 -b 8 -e 8 -t 2 -g 4 >a2.txt &&
+# -t is threads per process, flag and key alike: the node's GPUs stay 8 (issue 12)
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 8 -t 2 >a2.txt && [ "$(grep -c '^#  Rank ' a2.txt)" -eq 8 ] &&
     grep -q '^# nccl-tests command: all_reduce_perf -b 8 -e 8 -i 1M -g 4 -t 2$' a2.txt && ok nccl-tests-command-t2 || bad nccl-tests-command-t2
+printf '[topology]\npreset = dgx-h100\n[collective]\nnthreads = 2\nminbytes = 8\nmaxbytes = 8\n' >t2.ini
+"$COLLSIM" run t2.ini >a3.txt && grep -q '^# nccl-tests command: all_reduce_perf -b 8 -e 8 -i 1M -g 4 -t 2$' a3.txt &&
+    grep -v '^# scenario' a2.txt >a2.body && grep -v '^# scenario' a3.txt >a3.body && cmp -s a2.body a3.body &&
+    ok threads-flag-is-key || bad threads-flag-is-key
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 8 -t 3 >a4.txt 2>a4.err; [ $? -eq 2 ] && grep -q 'nthreads\|-t' a4.err && ok threads-not-dividing || bad "threads-not-dividing ($(cat a4.err))"
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 8 --procs-per-node 2 -t 2 >a5.txt &&
+    grep -q 'mpirun -np 2 -N 2 all_reduce_perf -b 8 -e 8 -i 1M -g 2 -t 2$' a5.txt && ok procs-and-threads || bad procs-and-threads
 grep -q '^# transports: P2P/NVL' a.txt && ok transports || bad transports
 [ "$(rows a.txt)" -eq 25 ] && ok row-count || bad row-count
 grep -q '^# Out of bounds values : N/A$' a.txt && ok oob || bad oob
@@ -86,8 +94,8 @@ cmp -s a.txt b.txt && ok deterministic || bad deterministic
 
 "$COLLSIM" run --topo dgx-h100 -g 4 -b 1M -e 1M >g4.txt && [ "$(grep -c '^#  Rank ' g4.txt)" -eq 4 ] &&
     grep -q 'nGpus 1 ' g4.txt && grep -q 'mpirun -np 4 -N 4 all_reduce_perf .*-g 1' g4.txt && ok gpus-4 || bad gpus-4
-"$COLLSIM" run --topo dgx-h100 -t 2 -g 2 -b 1M -e 1M >t.txt && [ "$(grep -c '^#  Rank ' t.txt)" -eq 4 ] \
-    && ok threads-times-gpus || bad threads-times-gpus
+"$COLLSIM" run --topo dgx-h100 -t 2 -g 2 -b 1M -e 1M >t.txt && [ "$(grep -c '^#  Rank ' t.txt)" -eq 2 ] \
+    && ok threads-keep-gpus || bad threads-keep-gpus
 "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1M -e 1M >n2.txt && [ "$(grep -c '^#  Rank ' n2.txt)" -eq 16 ] &&
     grep -q '^# nThread 1 nGpus 1 ' n2.txt &&
     grep -q '^#  Rank 15 Group  0 Pid      - on      node1 device  7 \[----:--:--\] ' n2.txt &&

@@ -85,8 +85,8 @@ check bad-point "collsim: --oversubscription: 4 does not apply: the fat-tree of 
 [ $? -eq 2 ] && [ "$(cat x.err)" = "collsim: --output: cannot tell the format of 'x.txt'; expected a .csv or .json name, or --format" ] \
     && [ ! -e x.txt ] && ok unknown-extension || bad "unknown-extension ($(cat x.err))"
 
-# -t folds into the GPUs of every point alike: 2 ranks a node, on 1, 2 and 4 nodes
-"$COLLSIM" sweep --topo dgx-h100 -g 1 -t 2 -b 1M -e 1M --grid nodes=1,2,4 -j 1 --output t2.csv >/dev/null 2>t2.err
+# -t applies to every point alike: 2 ranks a node (one process, 2 threads), on 1, 2 and 4 nodes
+"$COLLSIM" sweep --topo dgx-h100 -g 2 -t 2 -b 1M -e 1M --grid nodes=1,2,4 -j 1 --output t2.csv >/dev/null 2>t2.err
 [ "$(awk -F, 'NR > 1 { printf "%s:%s ", $2, $5 }' t2.csv 2>/dev/null)" = "1:2 2:4 4:8 " ] && ok threads-every-point \
     || bad "threads-every-point ($(cat t2.err t2.csv))"
 
