@@ -122,7 +122,14 @@ static gboolean job_view_build(const cs_scenario_t *s, const cs_scenario_job_t *
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: [job %s]: %s", sj->origin, sj->name, e->message);
         return FALSE;
     }
-    v->comm = cs_comm_new(v->topo, s->env, &e);
+    g_autoptr(cs_nccl_env_t) env = cs_scenario_job_env(s, sj);
+    if (sj->env != NULL) {
+        cs_nccl_settings_t settings;
+        if (!cs_nccl_env_settings(env, &settings, err))
+            return FALSE;   /* a bad value: its message names its file:line */
+        cs_nccl_settings_clear(&settings);
+    }
+    v->comm = cs_comm_new(v->topo, env, &e);
     if (v->comm == NULL || !cs_run_args_apply_layout(s, v->comm, &e)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: [job %s]: %s", sj->origin, sj->name, e->message);
         return FALSE;
@@ -273,6 +280,12 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
             g_autofree char *label = g_strdup_printf("job %s (%d ranks)", sj->name, views[built].topo->ngpus);
             cs_trace_set_job_name(trace, (int)built, label);
         }
+    }
+    for (guint i = 0; i < n; i++) {
+        const cs_scenario_job_t *sj = g_ptr_array_index(s->jobs, i);
+        g_autoptr(GPtrArray) warnings = sj->env != NULL ? cs_nccl_env_warnings(sj->env) : NULL;
+        for (guint k = 0; warnings != NULL && k < warnings->len; k++)
+            fprintf(stderr, "collsim: warning: [job %s]: %s\n", sj->name, (const char *)g_ptr_array_index(warnings, k));
     }
     if (check_disjoint(s, views, err) && cs_run_args_check_outputs(s, err))
         status = run_jobs(s, ops, params, topo, views, tasks, trace, err);

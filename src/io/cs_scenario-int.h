@@ -65,8 +65,10 @@ gboolean cs_scenario_job_name_ok(const char *name);
 /* The job named NAME, created (at the end, with 'origin') if absent. */
 cs_scenario_job_t *cs_scenario_job_get(cs_scenario_t *s, const char *name, const char *origin);
 void cs_scenario_job_free(gpointer j);
-/* Parses one job key (errors "what; expected", no prefix). */
-gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *value, GError **err);
+/* Parses one job key (errors "what; expected", no prefix); an NCCL_* key
+ * is the job's own variable, 'origin' ("FILE:LINE") its place. */
+gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *value, const char *origin,
+                             GError **err);
 /* Writes the jobs back as [job NAME] groups. */
 void cs_scenario_jobs_to_kf(const cs_scenario_t *s, GKeyFile *kf);
 /* The process layout's [collective] keys (cs_scenario_job.c):

@@ -306,7 +306,7 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
 {
     const char *job = cs_scenario_job_group_name(group);
     if (job != NULL) {
-        if (!cs_scenario_job_set(cs_scenario_job_get(s, job, origin), key, value, err))
+        if (!cs_scenario_job_set(cs_scenario_job_get(s, job, origin), key, value, origin, err))
             return FALSE;
     } else if (strcmp(group, "nccl") == 0) {
         if (!cs_scenario_is_nccl_name(key)) {
@@ -576,7 +576,9 @@ static gboolean scan_ini(const char *buf, gsize len, const char *name, GPtrArray
             cs_set_error_at(err, name, lineno, "key '%s' comes before any group; expected a [group] line first", q);
             return FALSE;
         }
-        if (strcmp(group, "nccl") == 0) {
+        if (cs_scenario_job_group_name(group) != NULL && cs_scenario_is_nccl_name(key)) {
+            /* a job's own NCCL variable */
+        } else if (strcmp(group, "nccl") == 0) {
             if (!cs_scenario_is_nccl_name(key)) {
                 g_autofree char *q = quote_line(key);
                 cs_set_error_at(err, name, lineno, "'%s' is not an NCCL_* variable; expected NCCL_NAME = value in [nccl]", q);
@@ -668,7 +670,7 @@ static gboolean load_mem(cs_scenario_t *s, const char *buf, gsize len, const cha
             return FALSE;
         }
         g_strstrip(value);
-        g_autofree char *origin = strcmp(e->group, "nccl") == 0
+        g_autofree char *origin = strcmp(e->group, "nccl") == 0 || cs_scenario_is_nccl_name(e->key)
                                       ? g_strdup_printf("%s:%d", name, e->line)
                                       : g_strdup_printf("%s:%d: %s", name, e->line, e->key);
         if (!cs_scenario_set(s, e->group, e->key, value, origin, base_dir, &verr)) {

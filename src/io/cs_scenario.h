@@ -52,8 +52,11 @@ typedef struct {
     guint64 size;          /* 0 = unset (an error) */
     double start_s;
     int iters;             /* calls back to back (default 1) */
+    cs_nccl_env_t *env;    /* the job's own NCCL_* keys (NULL: none); over the
+                            * run's (cs_scenario_job_env) */
     char *origin;          /* "FILE:LINE" of the [job NAME] line */
 } cs_scenario_job_t;
+
 
 /* [workload] as read (collsim step): the keys given, resolved into a
  * cs_wl_spec_t by cs_scenario_workload_spec. */
@@ -107,6 +110,10 @@ void cs_scenario_clear(cs_scenario_t *s);
 gboolean cs_scenario_load(cs_scenario_t *s, const char *path, GError **err);
 /* An NCCL variable's name as [nccl] takes it: NCCL_ then letters, digits, '_'. */
 gboolean cs_scenario_is_nccl_name(const char *k);
+/* The NCCL variables job 'j' runs with: the run's (scenario [nccl], the
+ * environment, --env) with the job's own NCCL_* keys over them, as a job
+ * launched with its own environment sees them. A new environment. */
+cs_nccl_env_t *cs_scenario_job_env(const cs_scenario_t *s, const cs_scenario_job_t *j);
 /* Checks the whole scenario for consistency (sizes, topology source). */
 gboolean cs_scenario_validate(const cs_scenario_t *s, GError **err);
 /* The list of sizes swept, as nccl-tests does it. */

@@ -23,6 +23,7 @@ const cs_scenario_key_t cs_scenario_job_keys[] = {
     { "job", "size", 0, NULL, NULL, "SIZE", "Size of each call, as nccl-tests's size column (required)" },
     { "job", "start", 0, NULL, NULL, "TIME", "When its first call is launched: 0, 250us, 1.5ms (default: 0)" },
     { "job", "iters", 0, NULL, NULL, "N", "Calls back to back (default: 1)" },
+    /* (any NCCL_* name is a key too: the job's own variable) */
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -49,6 +50,8 @@ void cs_scenario_job_free(gpointer p)
     g_free(j->name);
     g_free(j->nodes);
     g_free(j->gpus);
+    if (j->env != NULL)
+        cs_nccl_env_free(j->env);
     g_free(j->origin);
     g_free(j);
 }
@@ -111,9 +114,15 @@ gboolean cs_scenario_index_list(const char *v, int n, const char *what, gboolean
     return TRUE;
 }
 
-gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *v, GError **err)
+gboolean cs_scenario_job_set(cs_scenario_job_t *j, const char *key, const char *v, const char *origin, GError **err)
 {
-    if (strcmp(key, "nodes") == 0 || strcmp(key, "gpus") == 0) {
+    if (cs_scenario_is_nccl_name(key)) {
+        /* a job launched with its own environment (mpirun -x per job):
+         * NCCL_IB_SL to put it on another virtual lane, NCCL_ALGO, ... */
+        if (j->env == NULL)
+            j->env = cs_nccl_env_new();
+        cs_nccl_env_set(j->env, key, v, origin);
+    } else if (strcmp(key, "nodes") == 0 || strcmp(key, "gpus") == 0) {
         gboolean nodes = key[0] == 'n';
         if (!cs_scenario_index_list(v, G_MAXINT, nodes ? "node" : "GPU", NULL, err))
             return FALSE;
@@ -177,7 +186,28 @@ void cs_scenario_jobs_to_kf(const cs_scenario_t *s, GKeyFile *kf)
                                           "ns", NULL);
         g_key_file_set_string(kf, g, "start", st);
         g_key_file_set_integer(kf, g, "iters", j->iters);
+        g_autoptr(GPtrArray) names = j->env != NULL ? cs_nccl_env_names(j->env) : NULL;
+        for (guint k = 0; names != NULL && k < names->len; k++) {
+            const char *n = g_ptr_array_index(names, k);
+            g_key_file_set_string(kf, g, n, cs_nccl_env_get(j->env, n));
+        }
     }
+}
+
+cs_nccl_env_t *cs_scenario_job_env(const cs_scenario_t *s, const cs_scenario_job_t *j)
+{
+    cs_nccl_env_t *e = cs_nccl_env_new();
+    const cs_nccl_env_t *layers[2] = { s->env, j->env };
+    for (int l = 0; l < 2; l++) {
+        if (layers[l] == NULL)
+            continue;
+        g_autoptr(GPtrArray) names = cs_nccl_env_names(layers[l]);
+        for (guint k = 0; k < names->len; k++) {
+            const char *n = g_ptr_array_index(names, k);
+            cs_nccl_env_set(e, n, cs_nccl_env_get(layers[l], n), cs_nccl_env_origin(layers[l], n));
+        }
+    }
+    return e;
 }
 
 /* ---- the process layout ---------------------------------------------------- */

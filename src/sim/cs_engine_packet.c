@@ -1363,6 +1363,33 @@ static int first_comm_task(const cs_engine_multi_t *m)
     return -1;
 }
 
+/* Jobs with their own NCCL variables ([job] NCCL_IB_SL = 1, ...) may ask
+ * for another lane or routing than the first job's: the network runs every
+ * QP on the first job's, so such a run is refused rather than run on the
+ * wrong lane. */
+static gboolean check_one_lane(const cs_engine_multi_t *m, int j0, const pk_fabric_t *fab, GError **err)
+{
+    for (int j = j0 + 1; j < m->ntasks; j++) {
+        const cs_engine_job_t *job = &m->tasks[j].job;
+        if (job->comm == NULL)
+            continue;
+        pk_fabric_t other;
+        if (!fabric_setup(&other, job->fabric, cs_comm_settings(job->comm), fab->ib, err))
+            return FALSE;
+        gboolean same = other.prio == fab->prio && other.ar == fab->ar;
+        if (!same)
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: jobs %d and %d ask for different %s (%s; "
+                        "%s%s): every job runs on the first job's; expected the same NCCL_IB_SL, NCCL_IB_TC and "
+                        "NCCL_IB_ADAPTIVE_ROUTING in every [job]", j0 + 1, j + 1,
+                        fab->ib ? "virtual lanes or adaptive routing" : "priorities", fab->prio_why, other.prio_why,
+                        other.ar != fab->ar ? "; adaptive routing differs" : "");
+        fabric_clear(&other);
+        if (!same)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 /* Several jobs on one network: the flow engine's part, the network once,
  * each job's QPs and hops (compute tasks have none). */
 static gboolean pk_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *cost_p, GError **err)
@@ -1373,6 +1400,10 @@ static gboolean pk_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *c
     pk_fabric_t fab;
     if (!pk_check(m->topo, &m->tasks[j0].job, &fab, err))
         return FALSE;
+    if (!check_one_lane(m, j0, &fab, err)) {
+        fabric_clear(&fab);
+        return FALSE;
+    }
     pk_t probe = { .topo = m->topo, .fab = fab };
     cs_engine_cost_t c;
     gboolean ok = cs_engine_flow.estimate_jobs(m, &c, err);
@@ -1418,6 +1449,10 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
     pk_fabric_t fab;
     if (!pk_check(m->topo, &m->tasks[j0].job, &fab, err))
         return FALSE;
+    if (!check_one_lane(m, j0, &fab, err)) {
+        fabric_clear(&fab);
+        return FALSE;
+    }
     pk_t *pk = pk_new(m->topo, cs_flow_new_shared(m->topo, m->params), m->tasks[j0].job.seed, &fab, m->sink);
     pool_guard_set(pk);
     gboolean ok = build_net(pk, err);

@@ -79,4 +79,38 @@ grep -q '^# Link statistics (model:flow, allreduce 16 MiB' sweep.txt && ok sweep
 grep -v '^#' sweep.txt >s1; grep -v '^#' plain.txt >s2
 cmp -s s1 s2 && ok trace-same-times || bad trace-same-times
 
+# a job's own NCCL variables: over the run's, for that job only
+cat >own.ini <<'INI'
+[scenario]
+model = flow
+[topology]
+preset = dgx-h100
+nodes = 2
+[nccl]
+NCCL_ALGO = Ring
+[job a]
+gpus = 0-3
+size = 64M
+[job b]
+gpus = 4-7
+size = 64M
+NCCL_ALGO = Tree
+NCCL_NOT_A_THING = 1
+INI
+"$COLLSIM" run own.ini >own.txt 2>own.err
+awk '/^  a / { a = $8 } /^  b / { b = $8 } END { exit !(a == "Ring" && b == "Tree") }' own.txt \
+    && ok job-own-nccl || bad "job-own-nccl: $(cat own.err) $(grep '^  ' own.txt)"
+grep -q '^collsim: warning: \[job b\]: NCCL_NOT_A_THING (own.ini:15): ' own.err && ok job-own-warning \
+    || bad "job-own-warning: $(cat own.err)"
+"$COLLSIM" run own.ini --dump >own.dump && grep -qx 'NCCL_ALGO=Tree' own.dump && "$COLLSIM" run own.dump --dump >own.dump2 \
+    && cmp -s own.dump own.dump2 && ok job-own-dump || bad job-own-dump
+sed 's/NCCL_ALGO = Tree/NCCL_ALGO = Bogus/' own.ini >own-bad.ini
+"$COLLSIM" run own-bad.ini >/dev/null 2>own-bad.err
+[ $? -eq 2 ] && [ "$(wc -l <own-bad.err)" -eq 1 ] && grep -q '^own-bad.ini:14: NCCL_ALGO=Bogus: ' own-bad.err && ok job-own-bad-value \
+    || bad "job-own-bad-value: $(cat own-bad.err)"
+# the packet engine runs one lane: another SL in one job is refused, not ignored
+sed 's/model = flow/model = packet/; s/NCCL_ALGO = Tree/NCCL_IB_SL = 1/; s/64M/1M/' own.ini >own-sl.ini
+"$COLLSIM" run own-sl.ini >/dev/null 2>own-sl.err
+[ $? -eq 2 ] && grep -q 'NCCL_IB_SL 1: VL 1' own-sl.err && ok job-own-sl-refused || bad "job-own-sl-refused: $(cat own-sl.err)"
+
 exit $fail
