@@ -615,8 +615,7 @@ static int topo_graph(int argc, char **argv)
         return rc;
     gboolean all = rank == G_MININT;
     if (!all && (rank < 0 || rank >= t->ngpus))
-        return usage_error("graph: --rank %d: the topology has ranks 0 to %d; expected one of them", rank,
-                           t->ngpus - 1);
+        return usage_error("--rank: %d is not a rank of the topology; expected 0 to %d", rank, t->ngpus - 1);
     g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
     if (!graph_env(env_args, env, &rc))
         return rc;
@@ -630,6 +629,9 @@ static int topo_graph(int argc, char **argv)
     g_autoptr(cs_comm_t) comm = cs_comm_new(t, env, &err);
     if (comm == NULL)
         return fail(err);
+    g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(env);
+    for (guint i = 0; i < warnings->len; i++)
+        fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
     g_autoptr(GString) o = g_string_new(NULL);
     g_string_append_printf(o, "# collsim topo graph: %s: NCCL's graph search and channels as collsim reproduces "
                            "them (NCCL v2.28.9 rules), not a log from NCCL\n", t->source ? t->source : "?");

@@ -725,7 +725,7 @@ static int validate(validate_args_t *a, GError **err)
         if (m->nranks != topo->ngpus || (m->nnodes > 0 && m->nnodes != topo->nnodes)) {
             char nodes[32] = "";
             if (m->nnodes > 0)
-                g_snprintf(nodes, sizeof nodes, " on %d nodes", m->nnodes);
+                g_snprintf(nodes, sizeof nodes, " on %d node%s", m->nnodes, m->nnodes == 1 ? "" : "s");
             cs_set_error_at(err, a->log, c->line,
                             "table %d was measured over %d ranks%s but the topology has %d GPUs on %d "
                             "node%s; expected topology flags that match the run (--nodes, --gpus)",

@@ -299,6 +299,11 @@ gboolean cs_output_check(int n, const char *const *paths, const char *const *nam
         g_set_error(err, CS_ERROR, CS_ERROR_IO, "collsim: %d output files; expected at most %d", n, MAX_OUTPUTS);
         return FALSE;
     }
+    for (int i = 0; i < n; i++)
+        if (paths[i][0] == '\0') {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: an empty file name; expected a path to write", names[i]);
+            return FALSE;
+        }
     out_target_t t[MAX_OUTPUTS];
     memset(t, 0, sizeof t);
     gboolean ok = resolve_all(n, paths, names, t, CS_ERROR_IO, err);

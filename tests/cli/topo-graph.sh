@@ -131,8 +131,11 @@ for args in "dgx1-v100 --rank 8" "dgx1-v100 --env FOO" "dgx1-v100 --bogus" "no-s
 done
 # -1 is no rank (it used to mean every rank, silently)
 "$COLLSIM" topo graph dgx1-v100 --rank -1 >/dev/null 2>"$tmp/neg"
-[ $? -eq 2 ] && [ "$(wc -l <"$tmp/neg")" -eq 1 ] && grep -q -- '--rank -1: the topology has ranks 0 to 7' "$tmp/neg" \
+[ $? -eq 2 ] && [ "$(wc -l <"$tmp/neg")" -eq 1 ] && grep -qx -- 'collsim: topo: --rank: -1 is not a rank of the topology; expected 0 to 7' "$tmp/neg" \
     && ok "--rank -1 refused" || bad "--rank -1: $(cat "$tmp/neg")"
+# a variable NCCL does not read is a warning, as with run
+"$COLLSIM" topo graph dgx1-v100 --env NCCL_BOGUS=1 >/dev/null 2>"$tmp/bogus"
+grep -q '^collsim: warning: NCCL_BOGUS (--env): ' "$tmp/bogus" && ok "unknown variable warned" || bad "unknown variable: $(cat "$tmp/bogus")"
 echo keep >"$tmp/kept"
 "$COLLSIM" topo graph dgx1-v100 --rank 9 -o "$tmp/kept" 2>/dev/null
 [ "$(cat "$tmp/kept")" = keep ] && ok "a refused run leaves -o FILE as it was" || bad "-o FILE clobbered"

@@ -146,4 +146,9 @@ printf '[topology]\npreset = dgx-a100\n[collective]\nminbytes = 1M\nmaxbytes = 6
     [ "$(xstr r.svg "//$T[@class='title']")" = "allreduce: my cluster" ] &&
     xstr r.svg "//$T[@class='subtitle']" | grep -q '^modelled topology: DGX H100' &&
     ok run-one-scenario || bad "run-one-scenario ($(cat r.err))"
+# an empty file name is one line naming the flag
+"$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 --svg "" >/dev/null 2>empty.err
+[ $? -eq 2 ] && [ "$(cat empty.err)" = "collsim: --svg: an empty file name; expected a path to write" ] && ok empty-name \
+    || bad "empty-name: $(cat empty.err)"
+
 exit $fail
