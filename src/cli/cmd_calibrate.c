@@ -281,11 +281,30 @@ static gboolean parse_args(global_t *gl, group_t *defaults, GArray *groups, int 
 
 /* ---- loading the inputs ------------------------------------------------------- */
 
+/* The process layout a measured table ran with, as validate takes it:
+ * 'procs'/'threads' when given (> 0), else the log's own "nThread T nGpus
+ * G" line when T x G > 1 divides the node's GPUs (one process drives T x G
+ * GPUs), else one process per GPU. */
+static gboolean set_layout(cs_comm_t *comm, const cs_topo_t *topo, const cs_result_t *m, int procs, int threads,
+                           GError **err)
+{
+    int th = m->proc_threads, g = m->proc_gpus, gpn = topo->ngpus / MAX(1, topo->nnodes);
+    if (procs == 0 && threads == 0 && th > 0 && g > 0 && th * g > 1 && gpn % (th * g) == 0) {
+        procs = gpn / (th * g);
+        threads = th;
+    }
+    if (procs == 0 && threads > 1)
+        procs = 1;   /* threads without processes: one process, as run takes -t */
+    return cs_comm_set_layout(comm, procs, MAX(1, threads), err);
+}
+
 /* Reads one result file (collsim JSON, or an nccl-tests log with one or
- * more tables) measured on the hardware 'spec' + 'env', and adds its
- * tables to the set. */
+ * more tables) measured on the hardware 'spec' + 'env' with the process
+ * layout 'procs' x 'threads' (0: set_layout's rule), and adds its tables
+ * to the set. */
 static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo_spec_t *spec,
-                            const cs_nccl_env_t *env, int table, const char *op, const char *how, GError **err)
+                            const cs_nccl_env_t *env, int procs, int threads, int table, const char *op,
+                            const char *how, GError **err)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
@@ -353,6 +372,12 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
             goto out;
         }
         cs_comm_t *comm = cs_comm_new(topo, env, err);
+        g_autoptr(GError) le = NULL;
+        if (comm != NULL && !set_layout(comm, topo, m, procs, threads, &le)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", label, le->message);
+            cs_comm_free(comm);
+            comm = NULL;
+        }
         if (comm == NULL) {
             cs_result_free(m);
             cs_topo_free(topo);
@@ -392,7 +417,7 @@ static gboolean add_group(cs_calib_set_t *set, const group_t *defaults, const gr
                     "PRESET|FILE or --scenario FILE after it", g->path);
         goto out;
     }
-    ok = add_results(set, g->path, &s.topo, s.env, g->table, g->op != NULL ? g->op : defaults->op,
+    ok = add_results(set, g->path, &s.topo, s.env, s.procs_per_node, s.nthreads, g->table, g->op != NULL ? g->op : defaults->op,
                      g->how->len ? g->how->str : "defaults", err);
 out:
     cs_scenario_clear(&s);
@@ -442,7 +467,8 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
     g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
     static const char *const known[] = { "file", "table", "config", "topo", "nodes", "gpus", "gpu", "sockets",
                                          "p2p", "nic", "nics-per-node", "fabric", "oversubscription",
-                                         "nvlink-bridge", "env", "exclude", "skip", "note", NULL };
+                                         "nvlink-bridge", "env", "procs-per-node", "nthreads", "exclude", "skip",
+                                         "note", NULL };
     static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "p2p", "nodes", "nic", "nics-per-node",
                                              "fabric", "oversubscription", "nvlink-bridge", NULL };
     for (int gi = 0; groups[gi] != NULL; gi++) {
@@ -452,8 +478,8 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
             if (!g_strv_contains(known, keys[k])) {
                 cs_set_error_at(err, path, manifest_line(text, grp, keys[k]),
                                 "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, p2p, nic, "
-                                "nics-per-node, fabric, oversubscription, nvlink-bridge, env, exclude, skip, "
-                                "config or note", keys[k]);
+                                "nics-per-node, fabric, oversubscription, nvlink-bridge, env, procs-per-node, "
+                                "nthreads, exclude, skip, config or note", keys[k]);
                 return FALSE;
             }
         if (g_key_file_has_key(kf, grp, "skip", NULL) || g_key_file_has_key(kf, grp, "exclude", NULL)) {
@@ -496,6 +522,21 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
             }
             table = (int)tn;
         }
+        int layout[2] = { 0, 0 };   /* procs-per-node, nthreads: 0 = set_layout's rule */
+        static const char *const layout_keys[2] = { "procs-per-node", "nthreads" };
+        for (int k = 0; ok && k < 2; k++) {
+            g_autofree char *v = g_key_file_get_string(kf, grp, layout_keys[k], NULL);
+            gint64 n;
+            if (v == NULL)
+                continue;
+            if (!cs_parse_int(g_strstrip(v), 1, 1024, &n)) {
+                bad_key = layout_keys[k];
+                ok = FALSE;
+                g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a count; expected a whole number from 1 to 1024",
+                            v);
+            }
+            layout[k] = (int)n;
+        }
         g_autofree char *envs = g_key_file_get_string(kf, grp, "env", NULL);
         if (ok && envs != NULL) {
             g_auto(GStrv) kv = g_strsplit_set(envs, " \t", -1);
@@ -520,7 +561,7 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
             return FALSE;
         }
         g_autofree char *how = g_strdup_printf("manifest group [%s]", grp);
-        ok = add_results(set, fpath, &spec, env, table, NULL, how, err);
+        ok = add_results(set, fpath, &spec, env, layout[0], layout[1], table, NULL, how, err);
         cs_topo_spec_clear(&spec);
         if (!ok)
             return FALSE;

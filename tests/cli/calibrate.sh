@@ -51,6 +51,23 @@ grep -q '^# inputs (1):' "$tmp/man-fit.ini" || fail "manifest: inputs"
 grep -q '^# manifest \[old\] not used: skipped there' "$tmp/man-fit.ini" || fail "manifest: skip not noted"
 grep -q '^# manifest \[gone\] not used: nosuch.txt is absent' "$tmp/man-fit.ini" || fail "manifest: absent not noted"
 
+# the process layout: a run of one process driving 8 GPUs ("nThread 1 nGpus
+# 8") agrees with the model when calibrate takes the layout from the log's
+# line, as validate does; a manifest that says 8 processes makes the fit move
+# (issue 12: calibrate --manifest passes the layout)
+"$COLLSIM" run --topo dgx-a100 -b 8 -e 1G -f 2 --procs-per-node 1 > "$tmp/data/g8.txt" || fail "run --procs-per-node 1"
+printf '[g8]\nfile = g8.txt\ntopo = dgx-a100\n' > "$tmp/g8-log.ini"
+printf '[g8]\nfile = g8.txt\ntopo = dgx-a100\nprocs-per-node = 8\n' > "$tmp/g8-man.ini"
+"$COLLSIM" calibrate --manifest "$tmp/g8-log.ini" --data "$tmp/data" -o "$tmp/g8-log-fit.ini" > /dev/null &&
+    [ -z "$(sed -n '/^\[params\]/,$p' "$tmp/g8-log-fit.ini" | grep -v '^\[params\]' | grep -v '^#' | grep -v '^$')" ] ||
+    fail "layout from the log: $(cat "$tmp/g8-log-fit.ini")"
+"$COLLSIM" calibrate --manifest "$tmp/g8-man.ini" --data "$tmp/data" -o "$tmp/g8-man-fit.ini" > /dev/null &&
+    grep -q '^lat\.launch = ' "$tmp/g8-man-fit.ini" || fail "layout from the manifest: $(cat "$tmp/g8-man-fit.ini")"
+printf '[g8]\nfile = g8.txt\ntopo = dgx-a100\nnthreads = x\n' > "$tmp/g8-bad.ini"
+"$COLLSIM" calibrate --manifest "$tmp/g8-bad.ini" --data "$tmp/data" -o "$tmp/g8-bad-fit.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ "$(cat "$tmp/err")" = "$tmp/g8-bad.ini:4: nthreads: 'x' is not a count; expected a whole number from 1 to 1024" ] ||
+    fail "bad nthreads: $(cat "$tmp/err")"
+
 # ---- an underperforming run: three times slower than the model ----
 # (issue #9) the fit explains it with eff.net near 0.32; the report and the
 # file flag it as outside its physical range, and every report says its
