@@ -154,6 +154,7 @@ void cs_p2p_plan_free(cs_p2p_plan_t *p)
     g_free(p->rounds);
     g_free(p->ch_parts);
     g_free(p->ch_batches);
+    g_free(p->ch_passes);
     g_free(p);
 }
 
@@ -170,6 +171,7 @@ cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint
     cs_p2p_op(info, (gint64)bytes_per_peer, TRUE, &p->op_net);
     p->ch_parts = g_new0(int, nch);
     p->ch_batches = g_new0(int, nch);
+    p->ch_passes = g_new0(int, nch);
     g_autofree int *s = g_new(int, MAX(1, n));
     g_autofree int *r = g_new(int, MAX(1, n));
     schedule(info, 0, s, r);
@@ -193,9 +195,17 @@ cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint
             continue;
         p->rounds[p->nops++] = k;
         int parts = p->op.nch;
+        /* device/sendrecv.h: a work's warps copy its send into the peer's
+         * buffer and its receive out of its own (two passes over the
+         * part's bytes, on every rank); a send to the rank itself is one
+         * reduceCopy from the send to the receive buffer (isCopy). A
+         * SendRecv round may hold only the send or only the receive. */
+        int passes = k == 0 ? 1
+                   : coll == CS_COLL_ALLTOALL ? 2 : (s[k] == 1 % n) + (r[k] == n - 1);
         for (int part = 0; part < parts; part++) {
             int c = cs_p2p_channel(info, k, part);
             p->ch_parts[c]++;
+            p->ch_passes[c] += passes;
             if (cur_group[c] != k / CS_P2P_PER_BATCH || cur_n[c] == CS_P2P_PER_BATCH) {
                 p->ch_batches[c]++;
                 cur_group[c] = k / CS_P2P_PER_BATCH;
@@ -207,6 +217,7 @@ cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint
     for (int c = 0; c < nch; c++) {
         p->max_parts = MAX(p->max_parts, p->ch_parts[c]);
         p->max_batches = MAX(p->max_batches, p->ch_batches[c]);
+        p->max_passes = MAX(p->max_passes, p->ch_passes[c]);
     }
     return p;
 }

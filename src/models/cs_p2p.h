@@ -50,7 +50,10 @@ typedef struct {
     cs_p2p_op_t op_net;      /* ... for peers on another node */
     int *ch_parts;           /* p2p_nch: parts a rank puts on each channel */
     int *ch_batches;         /* p2p_nch: batches each channel runs */
-    int max_parts, max_batches;
+    int *ch_passes;          /* p2p_nch: copies of a part its CTA makes:
+                              * a peer's part twice (sent and received),
+                              * a self part once (one copy) */
+    int max_parts, max_batches, max_passes;
 } cs_p2p_plan_t;
 
 cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint64 bytes_per_peer);

@@ -246,15 +246,21 @@
     CS_PARAM(CH_LL128_SM100, "chan.ll128.sm100", 73.4, "GB/s",                \
              "payload one channel moves with LL128, Blackwell")               \
     /* NCCL's perChMaxTreeBws for one node (tuning.cc: 26.5, 24, 38.7, 70)    \
-     * as one CTA's copy throughput; no file contradicts them (the fit        \
-     * leaves them unchanged). */                                             \
+     * as one CTA's copy throughput, except sm100: a CTA's copy is bound by   \
+     * the bytes its threads keep in flight over the memory latency, and     \
+     * Blackwell keeps Hopper's (NCCL_MAX_NTHREADS 640, SIMPLE 512, and       \
+     * ncclCollUnroll 8 x 16 B per thread on sm80-sm100, device.h), so sm100  \
+     * takes sm90's 38.7. The b200x8-nvswitch-1node-* sendrecv runs agree     \
+     * (20-22 GB/s per channel's send half at 4, 8 and 16 channels, g2-g8,    \
+     * as H100's 20.4 in h100x8-nvswitch-1node-srun-*); 70 predicted them     \
+     * 30-45% fast. No collective configuration is bound by it. */          \
     CS_PARAM(CH_SIMPLE_SM70, "chan.simple.sm70", 26.5, "GB/s",                \
              "payload one channel moves with Simple, Volta/Turing")           \
     CS_PARAM(CH_SIMPLE_SM80, "chan.simple.sm80", 24.0, "GB/s",                \
              "payload one channel moves with Simple, Ampere/Ada")             \
     CS_PARAM(CH_SIMPLE_SM90, "chan.simple.sm90", 38.7, "GB/s",                \
              "payload one channel moves with Simple, Hopper")                 \
-    CS_PARAM(CH_SIMPLE_SM100, "chan.simple.sm100", 70.0, "GB/s",              \
+    CS_PARAM(CH_SIMPLE_SM100, "chan.simple.sm100", 38.7, "GB/s",              \
              "payload one channel moves with Simple, Blackwell")              \
     /* ---- pipelines ---------------------------------------------------- */ \
     /* Copy-in, multimem.ld_reduce + multimem.st, copy-out warps (NCCL        \

@@ -465,7 +465,11 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                 int rs = boff[(gsize)peer * nch + c] + brecv;
                 gboolean psa, pra;
                 p2p_active(p->coll, n, peer, send + (gsize)peer * n, recv + (gsize)peer * n, kr, &psa, &pra);
-                double div = MAX((double)g_array_index(works, int, ss) * (sa + ra),
+                /* device/sendrecv.h: a send to the rank itself is one
+                 * copy by all of its work's warps (isCopy), not a send
+                 * and a receive on half of them each */
+                double div = peer == r ? (double)g_array_index(works, int, ss)
+                           : MAX((double)g_array_index(works, int, ss) * (sa + ra),
                                  (double)g_array_index(works, int, rs) * (psa + pra));
                 gboolean net = blocks ? r / m != peer / m : info->nnodes > 1;
                 int fi = add_flow(&b, CS_FLOW_P2P, r, peer, CS_PROG_NET_P2P, 2, 1.0, div);

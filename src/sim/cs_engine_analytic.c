@@ -893,9 +893,10 @@ static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t 
     /* a channel's warps are split between its sends and its receives
      * (device/sendrecv.h: separate warp groups for runSend and runRecv),
      * and each side copies every byte once (into the peer's buffer, out
-     * of its own): the CTA moves each part twice */
+     * of its own): the CTA moves a peer's part twice, and the rank's own
+     * part (AlltoAll's round 0) once, a copy between its buffers */
     double part = B / MAX(1, plan->op.nch);
-    limit(c, CS_LIMIT_SM, 2.0 * plan->max_parts * part / c->S / (c->b_sm / c->nch));
+    limit(c, CS_LIMIT_SM, plan->max_passes * part / c->S / (c->b_sm / c->nch));
     limit(c, CS_LIMIT_MEM, 2.0 * (a2a ? n : 1) * B / c->S / hw->mem_bw);
     cs_param_id_t hid = hw->p2p_xport == CS_XPORT_P2P_NVL ? CS_P_LAT_HOP_NVLINK
                       : hw->p2p_xport == CS_XPORT_P2P_PCI ? CS_P_LAT_HOP_PCIE : CS_P_LAT_HOP_SHM;

@@ -180,6 +180,68 @@ static void test_analytic_channels(void)
     g_assert_cmpfloat(z, >, (1u << 29) / 50e9 * 1e6);
 }
 
+/* SendRecv between two B200s (dgx-b200, first 2 GPUs): p2pnChannels 32,
+ * 2 x 18 NVLink5 channels per peer (pow2Up and capped: 32), halved to 16
+ * for 2 ranks; 128 MiB and 256 MiB both run on 16 channels (parts of 8
+ * and 16 MiB, at most 32 x 512 KiB), one batch each, so their difference
+ * is the CTA term alone: each channel sends and receives one more 8 MiB
+ * part, twice over its CTA at chan.simple.sm100 = 38.7 GB/s:
+ * 2 x 8 MiB / 38.7 GB/s = 433.5 us. (With NCCL's tree tuning figure of
+ * 70 GB/s it was 239.7 us. nccl-tests measures 794 - 222 = 572 us
+ * between 64 and 256 MiB on 16 channels, 12 MiB more per part: 381 us
+ * per 8 MiB, b200x8-nvswitch-1node-g2-g4-g8-sweep at -g 2.) */
+static void test_analytic_b200_channel(void)
+{
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.gpus = 2;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-b200", &o, &err);
+    g_assert_no_error(err);
+    g_autoptr(cs_comm_t) c = comm(t);
+    const cs_comm_info_t *in = cs_comm_info(c);
+    g_assert_cmpint(in->p2p_nch, ==, 32);
+    cs_p2p_op_t op;
+    cs_p2p_op(in, 128 << 20, FALSE, &op);
+    g_assert_cmpint(op.nch, ==, 16);
+    cs_p2p_op(in, 256 << 20, FALSE, &op);
+    g_assert_cmpint(op.nch, ==, 16);
+    double a = price(t, c, CS_COLL_SENDRECV, 128u << 20), b = price(t, c, CS_COLL_SENDRECV, 256u << 20);
+    g_assert_cmpfloat_with_epsilon(b - a, 2.0 * (8 << 20) / 38.7e9 * 1e6, 1e-6 * b);
+}
+
+/* AlltoAll between two B200s: 4 and 16 GiB send 2 and 8 GiB per peer,
+ * 32 parts each (16 channels doubled while a part exceeds 16 MiB), so
+ * every channel holds round 0's part (the rank's own: one copy,
+ * sendrecv.h isCopy) and round 1's (sent and received: two passes):
+ * 3 passes. The CTA term binds (NVLink: 8 GiB at ~700 GB/s is 12 ms), so
+ * the difference of the two is 3 x (256 - 64) MiB / 38.7 GB/s = 15.607
+ * ms (4 passes, counting the copy as a send and a receive: 20.809 ms;
+ * nccl-tests measures 14.887 ms, b200x8-nvswitch-1node-g2-g4-g8-sweep at
+ * -g 2, and 9.77 ms in place, where NCCL skips the copy). */
+static void test_analytic_self_copy(void)
+{
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.gpus = 2;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-b200", &o, &err);
+    g_assert_no_error(err);
+    g_autoptr(cs_comm_t) c = comm(t);
+    const cs_comm_info_t *in = cs_comm_info(c);
+    g_autoptr(cs_p2p_plan_t) plan = cs_p2p_plan_new(in, CS_COLL_ALLTOALL, G_GUINT64_CONSTANT(2) << 30);
+    g_assert_cmpint(plan->op.nch, ==, 32);
+    for (int ch = 0; ch < in->p2p_nch; ch++) {
+        g_assert_cmpint(plan->ch_parts[ch], ==, 2);
+        g_assert_cmpint(plan->ch_passes[ch], ==, 3);
+    }
+    g_autoptr(cs_p2p_plan_t) sr = cs_p2p_plan_new(in, CS_COLL_SENDRECV, G_GUINT64_CONSTANT(2) << 30);
+    g_assert_cmpint(sr->max_passes, ==, 2);
+    double a = price(t, c, CS_COLL_ALLTOALL, G_GUINT64_CONSTANT(4) << 30);
+    double b = price(t, c, CS_COLL_ALLTOALL, G_GUINT64_CONSTANT(16) << 30);
+    g_assert_cmpfloat_with_epsilon(b - a, 3.0 * (192 << 20) / 38.7e9 * 1e6, 1e-6 * b);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -187,5 +249,7 @@ int main(int argc, char **argv)
     g_test_add_func("/p2p/setup-one-node", test_setup_one_node);
     g_test_add_func("/p2p/setup-two-nodes", test_setup_two_nodes);
     g_test_add_func("/p2p/analytic-channels", test_analytic_channels);
+    g_test_add_func("/p2p/analytic-b200-channel", test_analytic_b200_channel);
+    g_test_add_func("/p2p/analytic-self-copy", test_analytic_self_copy);
     return g_test_run();
 }
