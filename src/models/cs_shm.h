@@ -20,6 +20,7 @@
 #include "models/cs_params.h"
 #include "models/cs_coll.h"
 #include "models/cs_nccl_env.h"
+#include "models/cs_decide.h"
 
 /* How NCCL runs one SHM connection for one protocol. */
 typedef struct {
@@ -66,5 +67,13 @@ double cs_shm_host_mem_bw(const cs_topo_t *t, int cpu_dev, const cs_params_t *p)
  * side the proxy copies (it polls the step's flag, then submits the
  * copy). */
 double cs_shm_step_lat_us(const cs_params_t *p, const cs_shm_mode_t *m);
+
+/* A run note on node 0's SHM pairs, or NULL when no pair uses SHM: how
+ * many, how many cross a socket link, why NCCL chose SHM where the cause
+ * is a rule of its own (AMD: no P2P across SYS beyond two GPUs), and,
+ * when one process drives several GPUs, where its buffers go (its
+ * threads' CPU affinity decides: a process bound to one core or NUMA node
+ * puts them all there). g_free it. */
+char *cs_shm_note(const cs_comm_t *comm);
 
 #endif
