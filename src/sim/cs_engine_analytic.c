@@ -1147,7 +1147,7 @@ static gboolean analytic_estimate(void *state, const cs_engine_job_t *job, const
     (void)err;
     const analytic_state_t *s = state;
     const cs_comm_info_t *info = cs_comm_info(job->comm);
-    double nres = s->topo->nlinks + 3.0 * info->nranks;   /* as cs_flow_net counts them */
+    double nres = s->topo->nlinks + 3.0 * info->nranks + s->topo->ndevs;   /* as cs_flow_net counts them */
     cost_p->bytes = 64.0 * nres + 64.0 * info->nranks * MAX(1, call->decision->nchannels);
     cost_p->seconds = -1;
     return TRUE;
