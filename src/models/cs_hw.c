@@ -318,30 +318,38 @@ double cs_pcie_bw(int gen, int width)
  * table 2-1), which NCCL maps to BDW/SKL/SRP/ERP (topo.cc, ncclTopoAddCpu). */
 static const cs_cpu_part_t cpu_parts[] = {
     /* ARK E5-2698 v4: 2 QPI links at 9.6 GT/s (DGX-1 user guide: 2x E5-2698 v4). */
-    { "bdw", "Intel Xeon E5-2698 v4 (Broadwell)", CS_CPU_INTEL, 6, 0x4F, 2 * 9.6e9 * 2 },
+    { "bdw", "Intel Xeon E5-2698 v4 (Broadwell)", CS_CPU_INTEL, 6, 0x4F, 2 * 9.6e9 * 2,
+      /* ARK: 4 channels DDR4-2400, 76.8 GB/s */ 76.8e9 },
     /* ARK Xeon Gold 6148: 3 UPI links at 10.4 GT/s. */
-    { "skl", "Intel Xeon Scalable (Skylake-SP)", CS_CPU_INTEL, 6, 0x55, 3 * 10.4e9 * 2 },
+    { "skl", "Intel Xeon Scalable (Skylake-SP)", CS_CPU_INTEL, 6, 0x55, 3 * 10.4e9 * 2,
+      /* ARK Gold 6148: 6 channels DDR4-2666 x 8 bytes */ 6 * 2666e6 * 8 },
     /* ARK Xeon Platinum 8380: 3 UPI links at 11.2 GT/s. */
-    { "icx", "Intel Xeon Scalable (Ice Lake-SP)", CS_CPU_INTEL, 6, 0x6A, 3 * 11.2e9 * 2 },
+    { "icx", "Intel Xeon Scalable (Ice Lake-SP)", CS_CPU_INTEL, 6, 0x6A, 3 * 11.2e9 * 2,
+      /* ARK 8380: 8 channels DDR4-3200 x 8 bytes */ 8 * 3200e6 * 8 },
     /* ARK Xeon Platinum 8480+ (8480C is its DGX variant): 4 UPI at 16 GT/s. */
-    { "spr", "Intel Xeon Platinum 8480C (Sapphire Rapids)", CS_CPU_INTEL, 6, 0x8F, 4 * 16e9 * 2 },
+    { "spr", "Intel Xeon Platinum 8480C (Sapphire Rapids)", CS_CPU_INTEL, 6, 0x8F, 4 * 16e9 * 2,
+      /* ARK 8480+: 8 channels DDR5-4800 x 8 bytes */ 8 * 4800e6 * 8 },
     /* ARK Xeon Platinum 8570: 4 UPI at 20 GT/s (DGX B200 user guide). */
-    { "emr", "Intel Xeon Platinum 8570 (Emerald Rapids)", CS_CPU_INTEL, 6, 0xCF, 4 * 20e9 * 2 },
+    { "emr", "Intel Xeon Platinum 8570 (Emerald Rapids)", CS_CPU_INTEL, 6, 0xCF, 4 * 20e9 * 2,
+      /* ARK 8570: 8 channels DDR5-5600 x 8 bytes */ 8 * 5600e6 * 8 },
     /* AMD EPYC 7002 (Rome) architecture brief: up to 4 x16 xGMI links
      * between sockets at up to 18 GT/s; we take 16 GT/s x 16 lanes / 8 =
      * 32 GB/s per link per direction (DGX A100 user guide: 2x EPYC 7742). */
-    { "rome", "AMD EPYC 7742 (Rome)", CS_CPU_AMD, 23, 0x31, 4 * 16e9 * 16 / 8 },
+    { "rome", "AMD EPYC 7742 (Rome)", CS_CPU_AMD, 23, 0x31, 4 * 16e9 * 16 / 8,
+      /* AMD EPYC 7742 product page: 8 channels DDR4-3200, 204.8 GB/s */ 204.8e9 },
     /* NVIDIA Grace (Arm Neoverse V2). NCCL gives Arm CPUs no CPUID
      * family/model (topo.cc: arch ARM). Grace CPU Superchip datasheet: two
      * Grace dies joined by NVLink-C2C at 900 GB/s bidirectional = 450 GB/s
      * per direction; used for the two Graces of a GB200/GB300 compute tray,
      * which one OS sees as NUMA nodes 0 and 1 (the OCI GB300 guide lists
      * its NICs on both). */
-    { "grace", "NVIDIA Grace (Neoverse V2)", CS_CPU_ARM, 0, 0, 450e9 },
+    { "grace", "NVIDIA Grace (Neoverse V2)", CS_CPU_ARM, 0, 0, 450e9,
+      /* Grace CPU datasheet: LPDDR5X up to 500 GB/s per Grace */ 500e9 },
     /* NVIDIA GB10 (DGX Spark): 20 Arm cores (10 Cortex-X925 + 10
      * Cortex-A725) on one die with the GPU; one socket, so no inter-socket
      * figure applies (sys_bw is never used). */
-    { "gb10-cpu", "NVIDIA GB10 Arm CPU (Cortex-X925/A725)", CS_CPU_ARM, 0, 0, 0 },
+    { "gb10-cpu", "NVIDIA GB10 Arm CPU (Cortex-X925/A725)", CS_CPU_ARM, 0, 0, 0,
+      /* DGX Spark specifications: 273 GB/s LPDDR5x, shared with the GPU */ 273e9 },
 };
 
 const cs_cpu_part_t *cs_cpu_part_find(const char *key)

@@ -36,6 +36,7 @@ typedef struct {
     cs_cpu_vendor_t vendor;
     int familyid, modelid;   /* x86 CPUID family/model, as NCCL's XML carries */
     double sys_bw;           /* socket-to-socket bytes/s per direction */
+    double mem_bw;           /* DRAM peak of one socket, bytes/s (SHM buffers: cs_shm.h) */
 } cs_cpu_part_t;
 
 /* By key ("bdw", "skl", "icx", "spr", "emr", "rome", "grace", "gb10-cpu"); NULL if unknown. */

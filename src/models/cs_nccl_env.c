@@ -800,6 +800,9 @@ gboolean cs_nccl_env_settings(const cs_nccl_env_t *e, cs_nccl_settings_t *s_p, G
     if (s.p2p_disable)
         s.p2p_level = CS_PATH_LOC;
     GET_INT("NCCL_SHM_DISABLE", 0, 1, 0, s.shm_disable);
+    GET_INT("NCCL_SHM_USE_CUDA_MEMCPY", 0, 1, 0, s.shm_use_cuda_memcpy);
+    GET_INT("NCCL_SHM_MEMCPY_MODE", 1, 3, 1, s.shm_memcpy_mode);
+    GET_INT("NCCL_SHM_LOCALITY", 1, 2, 2, s.shm_locality);
     GET_INT("NCCL_NVB_DISABLE", 0, 1, 0, s.nvb_disable);
     GET_INT("NCCL_PXN_DISABLE", 0, 1, 0, s.pxn_disable);
     GET_INT("NCCL_NET_DISABLE_INTRA", 0, 1, 0, s.net_disable_intra);

@@ -92,6 +92,10 @@ typedef struct {
     long nvls_chunksize;                /* NCCL_NVLS_CHUNKSIZE: 131072 */
     int net_disable_intra;              /* NCCL_NET_DISABLE_INTRA: 0 */
     long thread_thresholds[2][CS_PROTO_COUNT]; /* NCCL_THREAD_THRESHOLDS for Tree, Ring; -2 = default */
+    /* Added by the SHM model (cs_shm.h): transport/shm.cc NCCL_SHM_USE_CUDA_MEMCPY
+     * 0, NCCL_SHM_MEMCPY_MODE 1 (1 sender side, 2 receiver side, 3 both),
+     * NCCL_SHM_LOCALITY 2 (1 buffer at the sender, 2 at the receiver) */
+    int shm_use_cuda_memcpy, shm_memcpy_mode, shm_locality;
 } cs_nccl_settings_t;
 
 gboolean cs_nccl_env_settings(const cs_nccl_env_t *e, cs_nccl_settings_t *s_p, GError **err);

@@ -186,6 +186,24 @@
      * memory, the receiver only reads it). */                                \
     CS_PARAM(EFF_SHM_ONEWAY, "eff.shm.oneway", 0.95, "fraction",              \
              "as eff.shm when the sending GPU receives nothing and the receiving GPU sends nothing") \
+    /* With NCCL_SHM_USE_CUDA_MEMCPY=1 the proxy's cudaMemcpyAsync (a copy    \
+     * engine) does a side of the SHM step (transport/shm.cc). bandwidthTest  \
+     * in the header of rtx2080tix2-pcie-noP2P-shm-* gives a copy engine      \
+     * 12.2 (H2D) and 13.2 GB/s (D2H) of Gen3 x16's 15.75: 0.77-0.84, at or   \
+     * above eff.pcie (0.745), and the engines of the two directions are      \
+     * separate, so no two-way penalty: 1.0 x eff.pcie. No run in the data    \
+     * uses the copy. */                                                      \
+    CS_PARAM(EFF_SHM_CE, "eff.shm.ce", 1.0, "fraction",                       \
+             "as eff.shm for a side of an SHM step the proxy copies with cudaMemcpy (NCCL_SHM_USE_CUDA_MEMCPY=1)") \
+    /* STREAM (McCalpin) on server CPUs commonly reaches 70-80% of the DRAM   \
+     * channels' peak; not fitted. */                                         \
+    CS_PARAM(EFF_HOST_MEM, "eff.host.mem", 0.75, "fraction",                  \
+             "fraction of a CPU socket's DRAM peak that SHM buffers (written by one GPU, read by another) can use") \
+    /* The proxy polls the step's flag, then submits cudaMemcpyAsync (CUDA's  \
+     * own launch overhead is a few us). Estimate, not fitted: no run in the  \
+     * data uses NCCL_SHM_USE_CUDA_MEMCPY. */                                 \
+    CS_PARAM(LAT_SHM_CE, "lat.shm.ce", 4.0, "us",                             \
+             "extra cost of one SHM step for each side the proxy copies with cudaMemcpy") \
     /* Without GPUDirect the GPU's SMs store into and load from pinned host   \
      * memory over PCIe (loads are latency-bound). Fitted to                  \
      * rtx2080ti-16nodes1gpu-ib100g-* (ring) (no GDR on GeForce: about 5      \

@@ -15,6 +15,7 @@
 #endif
 
 #include "sim/cs_engine.h"
+#include "models/cs_shm.h"
 #include "sim/cs_engine_analytic-int.h"
 #include "sim/cs_engine_flow-int.h"
 #include "sim/cs_engine_packet-int.h"
@@ -399,6 +400,9 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     g_autofree char *xsum = cs_comm_transport_summary(job->comm);
     if (xsum != NULL)
         cs_result_add_note(sw->r, "transports: %s", xsum);
+    g_autofree char *shm = cs_shm_note(job->comm);
+    if (shm != NULL)
+        cs_result_add_note(sw->r, "%s", shm);
     add_param_note(sw->r, job->params);
     sw->xname = call_transport(info, sw->xport, sizeof sw->xport);
 

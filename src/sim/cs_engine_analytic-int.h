@@ -7,6 +7,7 @@
 
 #include "sim/cs_engine.h"
 #include "sim/cs_fabric_load.h"
+#include "models/cs_shm.h"
 
 /* The engine's ops table, registered in cs_engine.c. */
 extern const cs_engine_ops_t cs_engine_analytic;
@@ -52,6 +53,8 @@ typedef struct {
     cs_transport_t p2p_xport; /* costliest intra-node peer transport */
     double p2p_nic_bw;        /* a GPU's network rate for its peers on other nodes; 0 = none */
     const cs_comm_info_t *p2p_info; /* the communicator's p2p setup (borrowed) */
+
+    cs_shm_mode_t shm_mode;   /* SHM edges' copy for Simple (cs_shm.h); zeroed: direct */
 } cs_analytic_hw_t;
 
 /* Derives the summary. 'comm' may be NULL (tests): per-pair transports then

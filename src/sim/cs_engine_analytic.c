@@ -18,6 +18,7 @@
 #include "models/cs_program.h"
 #include "models/cs_p2p.h"
 #include "models/cs_paths.h"
+#include "models/cs_shm.h"
 #include "util/cs_error.h"
 
 #define US 1e-6     /* parameter files hold microseconds */
@@ -131,6 +132,11 @@ typedef struct {
     int nlinks;
     int links[2 * CS_PATH_MAX_HOPS];
     double lat;
+    /* SHM (cs_shm.h): how NCCL copies (zeroed: direct, buffer at the
+     * receiver), the first 'shm_nup' links lead to the buffer's socket
+     * 'shm_mem' (-1: none) */
+    cs_shm_mode_t shm;
+    int shm_nup, shm_mem;
 } ring_edge_t;
 
 static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean nvb_disable,
@@ -140,20 +146,21 @@ static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean n
     e->nlinks = 0;
     e->lat = 0;
     e->switched = FALSE;
+    e->shm_mem = -1;
     if (e->xport == CS_XPORT_SHM) {
-        /* Through the host: GPU a up to its CPU socket, then down to b. */
-        int cpu = cs_topo_node_cpu_of(t, da);
-        cs_path_t up, down;
-        if (cpu < 0 || !cs_path_intra(t, da, cpu, nvb_disable, &up) ||
-            !cs_path_intra(t, cpu, db, nvb_disable, &down)) {
+        /* Through the host: GPU a up to the socket holding the buffer,
+         * then down to b (cs_shm.h). */
+        cs_shm_route_t r;
+        if (!cs_shm_route(t, da, db, e->shm.locality, nvb_disable, &r)) {
             g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY,
                         "%s -> %s: no path through host memory for SHM", t->devs[da].name, t->devs[db].name);
             return FALSE;
         }
-        memcpy(e->links, up.links, sizeof(int) * up.nhops);
-        memcpy(e->links + up.nhops, down.links, sizeof(int) * down.nhops);
-        e->nlinks = up.nhops + down.nhops;
-        e->lat = up.lat + down.lat;
+        memcpy(e->links, r.links, sizeof(int) * (r.nup + r.ndown));
+        e->nlinks = r.nup + r.ndown;
+        e->shm_nup = r.nup;
+        e->shm_mem = r.mem_cpu;
+        e->lat = r.lat;
         return TRUE;
     }
     if (t->devs[da].node != t->devs[db].node) {
@@ -183,21 +190,28 @@ static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean n
 
 /* Rate of the slowest of 'nedges' edges that all carry the same traffic:
  * every directed link on an edge's path carries one unit per edge crossing
- * it, and the busiest link decides each edge's share. An SHM edge runs at
- * eff.shm when its GPUs also move data the other way (a ring), else at
- * eff.shm.oneway. Also returns the slowest edge's topology latency. */
+ * it, and the busiest link decides each edge's share. An SHM edge's links
+ * run at each side's copy efficiency (cs_shm_side_eff: the sender's on the
+ * way up to the buffer, the receiver's on the way down; two-way when that
+ * GPU also moves data the other way), and the socket holding its buffer
+ * writes and reads every byte, shared by the SHM edges whose buffers it
+ * holds (cs_shm_host_mem_bw). Also returns the slowest edge's topology
+ * latency. */
 static double edges_bw(const cs_topo_t *t, const cs_params_t *p, const ring_edge_t *edges, int nedges,
                        int nranks, double port_share, double *lat_p)
 {
     g_autofree double *load = g_new0(double, MAX(1, t->nlinks));
     g_autofree double *port_out = g_new0(double, nranks);
     g_autofree double *port_in = g_new0(double, nranks);
+    g_autofree double *mem_load = g_new0(double, MAX(1, t->ndevs));
     for (int k = 0; k < nedges; k++) {
         const ring_edge_t *e = &edges[k];
         port_out[e->a] += 1;
         port_in[e->b] += 1;
         for (int h = 0; h < e->nlinks; h++)
             load[e->links[h]] += 1;
+        if (e->xport == CS_XPORT_SHM && e->shm_mem >= 0)
+            mem_load[e->shm_mem] += CS_SHM_MEM_TOUCHES;
     }
     double bw = INFINITY, lat = 0;
     for (int k = 0; k < nedges; k++) {
@@ -210,12 +224,14 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, const ring_edge
         }
         for (int h = 0; h < e->nlinks; h++) {
             const cs_link_t *l = &t->links[e->links[h]];
-            ebw = MIN(ebw, l->bw * link_eff(p, l->kind) / load[e->links[h]]);
+            double r = l->bw * link_eff(p, l->kind) / load[e->links[h]];
+            if (e->xport == CS_XPORT_SHM)
+                r *= h < e->shm_nup ? cs_shm_side_eff(p, e->shm.ce_send, port_in[e->a] > 0)
+                                    : cs_shm_side_eff(p, e->shm.ce_recv, port_out[e->b] > 0);
+            ebw = MIN(ebw, r);
         }
-        if (e->xport == CS_XPORT_SHM) {
-            gboolean oneway = port_in[e->a] == 0 && port_out[e->b] == 0;
-            ebw *= par(p, oneway ? CS_P_EFF_SHM_ONEWAY : CS_P_EFF_SHM);
-        }
+        if (e->xport == CS_XPORT_SHM && e->shm_mem >= 0)
+            ebw = MIN(ebw, cs_shm_host_mem_bw(t, e->shm_mem, p) / mem_load[e->shm_mem]);
         bw = MIN(bw, ebw);
         lat = MAX(lat, e->lat);
     }
@@ -273,6 +289,10 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
             e->a = a;
             e->b = b;
             e->xport = x;
+            if (comm != NULL)   /* bandwidth: the Simple protocol's copy */
+                cs_shm_mode(cs_comm_settings(comm), CS_PROTO_SIMPLE, &e->shm);
+            if (x == CS_XPORT_SHM)
+                hw->shm_mode = e->shm;
             if (!edge_path(t, cache, nvb_disable, e, err))
                 return FALSE;
             if (k_max_xport(e->xport) > k_max_xport(hw->intra_xport) || nedges == 0)
@@ -586,6 +606,12 @@ static double intra_hop(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_pro
                      : hw->intra_xport == CS_XPORT_SHM ? CS_P_LAT_HOP_SHM
                      : hw->intra_xport == CS_XPORT_NET_SOCKET ? CS_P_LAT_HOP_SOCKET : CS_P_LAT_HOP_NET;
     double h = hw->intra_lat + par(p, id) * US;
+    if (hw->intra_xport == CS_XPORT_SHM) {
+        cs_shm_mode_t m = hw->shm_mode;   /* the proxy's copy is Simple's only */
+        if (pr != CS_PROTO_SIMPLE)
+            m.ce_send = m.ce_recv = FALSE;
+        h = hw->intra_lat + cs_shm_step_lat_us(p, &m) * US;
+    }
     if (pr == CS_PROTO_SIMPLE && hw->intra_xport == CS_XPORT_P2P_NVL)
         h += par(p, CS_P_LAT_SYNC_SIMPLE_NVLINK) * US;
     return h;
@@ -1122,7 +1148,7 @@ static gboolean analytic_estimate(void *state, const cs_engine_job_t *job, const
     (void)err;
     const analytic_state_t *s = state;
     const cs_comm_info_t *info = cs_comm_info(job->comm);
-    double nres = s->topo->nlinks + 3.0 * info->nranks;   /* as cs_flow_net counts them */
+    double nres = s->topo->nlinks + 3.0 * info->nranks + s->topo->ndevs;   /* as cs_flow_net counts them */
     cost_p->bytes = 64.0 * nres + 64.0 * info->nranks * MAX(1, call->decision->nchannels);
     cost_p->seconds = -1;
     return TRUE;

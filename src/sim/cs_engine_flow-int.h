@@ -28,7 +28,9 @@ typedef struct {
 
 /* ---- the network as the simulating engines see it (cs_flow_net.c) ----
  * Resources: the topology's directed links (index = link), then per GPU
- * rank r: its NVLink out-port (nlinks + 3r), in-port (+1) and memory (+2).
+ * rank r: its NVLink out-port (nlinks + 3r), in-port (+1) and memory (+2),
+ * then per device d the host memory of a CPU socket (nlinks + 3 ngpus + d;
+ * cs_shm.h; unlimited for other devices).
  * A ring edge is the list of resources one slice crosses, each with its
  * coefficient (resource bytes per payload byte: 1 / (link efficiency x
  * protocol wire efficiency)), and the latency paid after the data is sent.

@@ -1166,6 +1166,15 @@ static int map_res(const cs_flow_t *f, const fjob_t *J, int r)
     if (r < nl)
         return J->link_map != NULL ? J->link_map[r] : r;
     int k = r - nl, rank = k / 3;
+    if (rank >= J->net->topo->ngpus) {
+        /* a CPU's host memory (cs_flow_net.c): the machine's device at the
+         * far end of one of the job's links from it */
+        const cs_topo_t *jt = J->net->topo;
+        int d = k - 3 * jt->ngpus, dev = d;
+        if (J->link_map != NULL && jt->adj_off[d] < jt->adj_off[d + 1])
+            dev = f->topo->links[J->link_map[jt->adj[jt->adj_off[d]]]].src;
+        return f->topo->nlinks + 3 * f->topo->ngpus + dev;
+    }
     return f->topo->nlinks + 3 * (J->rank_map != NULL ? J->rank_map[rank] : rank) + k % 3;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/cs_engine_flow-int.h"
+#include "models/cs_shm.h"
 #include "models/cs_program.h"
 #include "util/cs_error.h"
 
@@ -70,7 +71,7 @@ static double gpu_nvlink_bw(const cs_topo_t *t, int dev, int dir)
 
 double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p)
 {
-    int nres = t->nlinks + 3 * t->ngpus;
+    int nres = t->nlinks + 3 * t->ngpus + t->ndevs;
     double *cap = g_new0(double, MAX(1, nres));
     for (int l = 0; l < t->nlinks; l++)
         cap[l] = t->links[l].bw;
@@ -80,6 +81,13 @@ double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p
         cap[t->nlinks + 3 * r + 1] = gpu_nvlink_bw(t, d, 1);
         const cs_gpu_model_t *g = t->devs[d].gpu;
         cap[t->nlinks + 3 * r + 2] = (g != NULL && g->mem_bw > 0 ? g->mem_bw : 1e12) * cs_params_get(par, CS_P_EFF_MEM);
+    }
+    /* host memory of each CPU socket for SHM buffers (cs_shm.h); other
+     * devices, and CPUs the catalogue does not know, do not limit (a
+     * finite stand-in: the solver compares remaining capacities) */
+    for (int d = 0; d < t->ndevs; d++) {
+        double m = cs_shm_host_mem_bw(t, d, par);
+        cap[t->nlinks + 3 * t->ngpus + d] = isfinite(m) ? m : 1e18;
     }
     *nres_p = nres;
     return cap;
@@ -93,6 +101,8 @@ char *cs_flow_res_name(const cs_topo_t *t, int res)
                                cs_link_kind_name(l->kind));
     }
     static const char *const what[3] = { "NVLink out", "NVLink in", "memory" };
+    if (res >= t->nlinks + 3 * t->ngpus)
+        return g_strdup_printf("%s host memory", t->devs[res - t->nlinks - 3 * t->ngpus].name);
     int k = res - t->nlinks;
     return g_strdup_printf("%s %s", cs_topo_rank_dev(t, k / 3)->name, what[k % 3]);
 }
@@ -246,6 +256,27 @@ static int chan_nic(const cs_flow_net_t *f, cs_algo_t algo, int r, int ch, int *
     return dev >= 0 ? k : -1;
 }
 
+/* Whether the GPUs of an SHM edge a -> b also move data the other way:
+ * every rank of a ring, a tree or a point-to-point pattern sends and
+ * receives; a chain (Broadcast, Reduce on Ring: the ring without the edge
+ * into the root) has a first GPU that only sends and a last that only
+ * receives. */
+static void shm_twoway(const cs_flow_net_t *f, cs_algo_t algo, int ch, int a, int b, gboolean *send2, gboolean *recv2)
+{
+    *send2 = *recv2 = TRUE;
+    if (algo != CS_ALGO_RING || (f->coll != CS_COLL_BROADCAST && f->coll != CS_COLL_REDUCE))
+        return;
+    int n = f->info->nranks;
+    g_autofree int *order = g_new(int, MAX(1, n));
+    cs_comm_chan_order(f->comm, CS_ALGO_RING, ch, order);
+    int last = -1;
+    for (int i = 0; i < n; i++)
+        if (order[(i + 1) % n] == f->root)
+            last = order[i];
+    *send2 = a != f->root;
+    *recv2 = b != last;
+}
+
 /* The edge a -> b; across nodes through NIC ka of a's node and kb of b's
  * (local indices), the fabric's route picked by 'hash'. */
 static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint32 hash, int a, int b, cs_proto_t pr,
@@ -332,17 +363,27 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         if (pr == CS_PROTO_SIMPLE)
             e->lat += par(f, CS_P_LAT_NET_SIMPLE) * US;
     } else if (lc.transport == CS_XPORT_SHM) {
-        int cpu = cs_topo_node_cpu_of(t, da);
-        cs_path_t up, down;
-        gboolean nvb = cs_comm_settings(f->comm)->nvb_disable > 0;
-        if (cpu < 0 || !cs_path_intra(t, da, cpu, nvb, &up) || !cs_path_intra(t, cpu, db, nvb, &down)) {
+        /* cs_shm.h: up to the socket holding the buffer at the sender's
+         * copy efficiency, down at the receiver's, and that socket's
+         * memory writes and reads each byte */
+        cs_shm_mode_t m;
+        cs_shm_route_t r;
+        cs_shm_mode(cs_comm_settings(f->comm), pr, &m);
+        if (!cs_shm_route(t, da, db, m.locality, cs_comm_settings(f->comm)->nvb_disable > 0, &r)) {
             g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no path through host memory for SHM",
                         t->devs[da].name, t->devs[db].name);
             return FALSE;
         }
-        double x = par(f, CS_P_EFF_SHM);
-        ok = add_path(f, e, &up, FALSE, FALSE, FALSE, x) && add_path(f, e, &down, FALSE, FALSE, FALSE, x);
-        e->lat += par(f, CS_P_LAT_HOP_SHM) * US;
+        gboolean send2, recv2;
+        shm_twoway(f, algo, ch, a, b, &send2, &recv2);
+        cs_path_t up = { .nhops = r.nup }, down = { .nhops = r.ndown };
+        memcpy(up.links, r.links, sizeof(int) * r.nup);
+        memcpy(down.links, r.links + r.nup, sizeof(int) * r.ndown);
+        ok = add_path(f, e, &up, FALSE, FALSE, FALSE, cs_shm_side_eff(f->par, m.ce_send, send2)) &&
+             add_path(f, e, &down, FALSE, FALSE, FALSE, cs_shm_side_eff(f->par, m.ce_recv, recv2));
+        if (ok && e->n < CS_FLOW_HMAX - 1)
+            e->h[e->n++] = (cs_flow_hop_t){ t->nlinks + 3 * t->ngpus + r.mem_cpu, CS_SHM_MEM_TOUCHES };
+        e->lat += cs_shm_step_lat_us(f->par, &m) * US;
     } else {
         cs_path_t direct;
         const cs_path_t *p = NULL;

@@ -1,0 +1,71 @@
+#!/bin/sh
+# The SHM transport (cs_shm.h, docs/model-analytic.md "SHM"): the
+# host-memory limit of 4 DGX H100 GPUs with P2P off, the proxy's copy with
+# NCCL_SHM_USE_CUDA_MEMCPY, the run note (socket crossing, NCCL's AMD
+# P2P rule, one process's buffer placement), a refused NCCL_SHM_LOCALITY,
+# and the flow engine agreeing with the analytic one on an SHM ring.
+. "${top_srcdir:?}/tests/cli/lib.sh"
+cd "$tmp" || exit 1
+
+busbw() { awk '!/^#/ && $1 == 1073741824 {print $8}' "$1"; }
+near() { awk -v x="$1" -v want="$2" -v tol="$3" 'BEGIN { exit !(x > 0 && x >= want - tol && x <= want + tol) }'; }
+
+# DGX H100, GPUs 0-3 (socket 0) with P2P off: each of the 4 ring edges
+# writes and reads socket 0's memory once per byte: 8 x DDR5-4800 x 8 B =
+# 307.2 GB/s x eff.host.mem 0.75 / (4 edges x 2) = 28.8 GB/s busbw.
+"$COLLSIM" run --topo dgx-h100 --gpus 4 --procs-per-node 1 --env NCCL_P2P_DISABLE=1 --env NCCL_NVLS_ENABLE=0 \
+    -b 1G -e 1G >h100.txt 2>h100.err || bad "h100 ($(cat h100.err))"
+b=$(busbw h100.txt)
+near "$b" 28.8 0.05 && ok "host-memory-limit ($b GB/s)" || bad "host-memory-limit ($b GB/s, expected 28.8)"
+grep -q ' SHM$' h100.txt && ok shm-transport || bad shm-transport
+# ... and a calibration with eff.host.mem 1.0 lifts it to the links' limit
+# (63 GB/s x eff.pcie x eff.shm = 30.5)
+printf '[params]\neff.host.mem = 1.0\n' >cal.ini
+"$COLLSIM" run --topo dgx-h100 --gpus 4 --procs-per-node 1 --env NCCL_P2P_DISABLE=1 --env NCCL_NVLS_ENABLE=0 \
+    --calibration cal.ini -b 1G -e 1G >h100c.txt 2>h100c.err || bad "calibrated ($(cat h100c.err))"
+b2=$(busbw h100c.txt)
+awk -v a="$b" -v c="$b2" 'BEGIN { exit !(c > a * 1.01) }' && ok "eff.host.mem ($b2 GB/s)" || bad "eff.host.mem ($b2 vs $b)"
+
+# Broadcast of 2 RTX 2080 Ti: one-way sides at eff.shm.oneway 0.95; with
+# the proxy's copy on both sides (MEMCPY_MODE=3) at eff.shm.ce 1.0: the
+# busbw rises by 1/0.95.
+"$COLLSIM" run --topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --op broadcast -b 1G -e 1G >sm.txt 2>/dev/null
+"$COLLSIM" run --topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --op broadcast -b 1G -e 1G \
+    --env NCCL_SHM_USE_CUDA_MEMCPY=1 --env NCCL_SHM_MEMCPY_MODE=3 >ce.txt 2>/dev/null
+awk -v s="$(busbw sm.txt)" -v c="$(busbw ce.txt)" 'BEGIN { r = c / s; exit !(s > 0 && r > 1.04 && r < 1.07) }' \
+    && ok "cuda-memcpy ($(busbw sm.txt) -> $(busbw ce.txt))" || bad "cuda-memcpy ($(busbw sm.txt) -> $(busbw ce.txt))"
+grep -q 'NCCL_SHM_USE_CUDA_MEMCPY=1: the proxy.s cudaMemcpy does both sides' ce.txt && ok ce-note || bad ce-note
+# the mode alone changes nothing
+"$COLLSIM" run --topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --op broadcast -b 1G -e 1G \
+    --env NCCL_SHM_MEMCPY_MODE=3 >mode.txt 2>/dev/null
+[ "$(busbw mode.txt)" = "$(busbw sm.txt)" ] && ok mode-alone || bad "mode-alone ($(busbw mode.txt))"
+
+# Notes: a pair across sockets, one process driving both GPUs
+"$COLLSIM" run --topo pcie --gpu rtx4090 --gpus 2 --sockets 2 --p2p off --procs-per-node 1 -b 1M -e 1M >x.txt 2>/dev/null
+grep -q '# SHM: 1 GPU pair of node 0 moves data through host memory' x.txt && grep -q '1 cross a socket link' x.txt \
+    && grep -q 'one process drives several GPUs' x.txt && ok note-cross || bad note-cross
+# one process per GPU: no placement caveat
+"$COLLSIM" run --topo pcie --gpu rtx4090 --gpus 2 --sockets 2 --p2p off -b 1M -e 1M >y.txt 2>/dev/null
+grep -q '# SHM:' y.txt && ! grep -q 'one process drives' y.txt && ok note-procs || bad note-procs
+# AMD host, 8 GPUs: SYS pairs are SHM by NCCL's rule, and the note names the fix
+"$COLLSIM" run --topo "$top_srcdir/topologies/pcie-2socket.xml" -b 1M -e 1M >amd.txt 2>/dev/null
+grep -q 'NCCL_P2P_LEVEL=SYS lets them use P2P' amd.txt && ok note-amd || bad note-amd
+"$COLLSIM" run --topo "$top_srcdir/topologies/pcie-2socket.xml" --env NCCL_P2P_LEVEL=SYS -b 1M -e 1M >amd2.txt 2>/dev/null
+! grep -q 'NCCL_P2P_LEVEL=SYS lets' amd2.txt && ok note-amd-set || bad note-amd-set
+# NVLink machine: no SHM note
+"$COLLSIM" run --topo dgx-h100 -b 1M -e 1M >nv.txt 2>/dev/null
+! grep -q '# SHM:' nv.txt && ok no-note || bad no-note
+
+# NCCL_SHM_LOCALITY other than 1 or 2: one line, exit 2
+"$COLLSIM" run --topo pcie --gpu rtx2080ti --gpus 2 --p2p off --env NCCL_SHM_LOCALITY=3 -b 1M -e 1M >bad.txt 2>bad.err
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <bad.err)" -eq 1 ] && grep -q 'NCCL_SHM_LOCALITY=3' bad.err && [ ! -s bad.txt ] \
+    && ok bad-locality || bad "bad-locality (rc $rc: $(cat bad.err))"
+
+# flow agrees with analytic on a 2-GPU SHM all-reduce at 1 GiB (within 5%)
+if "$COLLSIM" run --topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --model flow -b 1G -e 1G >f.txt 2>/dev/null; then
+    "$COLLSIM" run --topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off -b 1G -e 1G >a.txt 2>/dev/null
+    awk -v a="$(busbw a.txt)" -v f="$(busbw f.txt)" 'BEGIN { r = f / a; exit !(a > 0 && r > 0.95 && r < 1.05) }' \
+        && ok "flow-agrees ($(busbw f.txt) vs $(busbw a.txt))" || bad "flow-agrees ($(busbw f.txt) vs $(busbw a.txt))"
+fi
+exit $fail
