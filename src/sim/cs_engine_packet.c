@@ -45,6 +45,8 @@ typedef struct {
     gboolean split;              /* NCCL_IB_SPLIT_DATA_ON_QPS */
     int timeout_exp, retry_cnt;  /* NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT */
     gboolean ar;                 /* InfiniBand adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default) */
+    gboolean ibcc;               /* InfiniBand congestion control (ibcc = on) */
+    cs_pkt_ibcc_cfg_t ic;
     guint32 ack_interval;
     double wire_ratio;           /* wire bytes per payload byte of full packets */
 } pk_fabric_t;
@@ -171,6 +173,45 @@ static const int roce_only_keys[] = {
     CS_FK_NIC_RX_BUFFER,        /* on IB a NIC's receive buffer is its credits */
 };
 
+/* InfiniBand CC: the engine's defaults (cs_pkt_ibcc_cfg_default, the
+ * published table), then what the section sets. */
+static void fabric_ibcc(pk_fabric_t *fab)
+{
+    const cs_fabric_cfg_t *c = &fab->cfg;
+    cs_pkt_ibcc_cfg_t *ic = &fab->ic;
+    cs_pkt_ibcc_cfg_default(ic);
+    if (c->ibcc_ncct > 0) {
+        ic->ncct = c->ibcc_ncct;
+        for (guint32 i = 0; i < c->ibcc_ncct; i++)
+            ic->cct[i] = (cs_pkt_ibcc_cct_entry_t){ .shift = (guint8)(c->ibcc_cct[i] >> 14),
+                                                    .mult = (guint16)(c->ibcc_cct[i] & 0x3fff) };
+        ic->ccti_limit = c->ibcc_ncct - 1;
+    }
+    if (c->ibcc_threshold >= 0)
+        ic->threshold = c->ibcc_threshold;
+    if (c->ibcc_marking_rate >= 0)
+        ic->marking_rate = (guint32)c->ibcc_marking_rate;
+    if (c->ibcc_packet_size >= 0)
+        ic->packet_size = (guint32)c->ibcc_packet_size;
+    if (c->ibcc_victim >= 0)
+        ic->victim_mask = c->ibcc_victim;
+    if (c->ibcc_ccti_increase >= 0)
+        ic->ccti_increase = (guint32)c->ibcc_ccti_increase;
+    if (c->ibcc_ccti_limit >= 0)
+        ic->ccti_limit = (guint32)c->ibcc_ccti_limit;
+    if (c->ibcc_ccti_min >= 0)
+        ic->ccti_min = (guint32)c->ibcc_ccti_min;
+    if (c->ibcc_ccti_timer_s > 0)
+        ic->ccti_timer = MAX(1, (cs_time_t)llround(c->ibcc_ccti_timer_s * CS_PS_PER_S));
+}
+
+/* [fabric] keys of InfiniBand's congestion control: a RoCE fabric has
+ * none of it (DCQCN is its congestion control). */
+static const int ib_only_keys[] = {
+    CS_FK_IBCC, CS_FK_IBCC_THRESHOLD, CS_FK_IBCC_MARKING_RATE, CS_FK_IBCC_PACKET_SIZE, CS_FK_IBCC_VICTIM,
+    CS_FK_IBCC_CCTI_INCREASE, CS_FK_IBCC_CCTI_TIMER, CS_FK_IBCC_CCTI_LIMIT, CS_FK_IBCC_CCTI_MIN, CS_FK_IBCC_CCT,
+};
+
 static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const cs_nccl_settings_t *s,
                              gboolean ib, GError **err)
 {
@@ -188,8 +229,8 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
             if (c->set >> k & 1) {
                 g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is InfiniBand (credits per virtual "
                             "lane): it has no PFC, ECN, DCQCN, Ethernet switch buffer or NIC receive buffer apart "
-                            "from its credits; expected only mtu, cable-length, nic-rx-rate, stall-*, recovery "
-                            "and ack-every on InfiniBand",
+                            "from its credits; expected only mtu, cable-length, nic-rx-rate, stall-*, recovery, "
+                            "ack-every and ibcc-* on InfiniBand",
                             c->origin[k]);
                 return FALSE;
             }
@@ -202,7 +243,19 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
                                         : "NCCL_IB_SL unset: SL", sl, fab->prio);
         fab->cnp_prio = -1;
         fab->ar = s->ib_adaptive_routing != 0;   /* -2 (unset): on, NCCL's default on IB */
+        fab->ibcc = c->ibcc;
+        fabric_ibcc(fab);
+        g_assert(cs_pkt_ibcc_cfg_valid(&fab->ic));   /* the section's check bounds every value */
     } else {
+        for (guint i = 0; i < G_N_ELEMENTS(ib_only_keys); i++) {
+            int k = ib_only_keys[i];
+            if (c->set >> k & 1) {
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is RoCE: InfiniBand congestion control "
+                            "(FECN/BECN) does not run on it; expected dcqcn = connectx or paper for RoCE's "
+                            "congestion control", c->origin[k]);
+                return FALSE;
+            }
+        }
         fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
         fab->cnp_prio = cs_fabric_cnp_prio(c);
         if (fab->cnp_prio == fab->prio) {
@@ -344,6 +397,8 @@ static gboolean build_net(pk_t *pk, GError **err)
         cs_pkt_credit_cfg_t cc = { .refresh_ps = 0, .buffer_s = IB_BUFFER_S,
                                    .frame = pk->fab.mtu + CS_PKT_IB_OVERHEAD + CS_PKT_RETH };
         g_assert(cs_pkt_net_set_credit(pk->net, &cc) == 0);
+        if (pk->fab.ibcc)
+            g_assert(cs_pkt_net_set_ibcc(pk->net, &pk->fab.ic) == 0);
     }
     pk->node_of_dev = g_new(int, MAX(1, t->ndevs));
     pk->port_of_link = g_new(int, MAX(1, t->nlinks));
@@ -1224,9 +1279,28 @@ static char **ib_notes(const pk_t *pk)
                                         "per-message choice is not modelled)"
                                       : "packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING=0): each QP "
                                         "keeps its ECMP route"));
-    g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): congestion control "
-                                "(FECN/BECN, off by default in OpenSM as here), VL arbitration tables, SHARP; "
-                                "inside a node the flow engine's fair sharing"));
+    if (f->ibcc) {
+        const cs_pkt_ibcc_cfg_t *ic = &f->ic;
+        const cs_pkt_ibcc_cct_entry_t *top = &ic->cct[ic->ccti_limit];
+        g_autofree char *mark_rate = ic->marking_rate == 0 ? g_strdup("every data packet marked")
+            : g_strdup_printf("%u packet%s left unmarked between marks", ic->marking_rate,
+                              ic->marking_rate == 1 ? "" : "s");
+        g_ptr_array_add(n, g_strdup_printf(
+            "packet engine: InfiniBand congestion control (IBA annex A10; docs/model-packet.md): switch ports mark "
+            "FECN on a VL whose queue passes %d/16 of its input buffer (threshold %d), %s, %s; receivers return BECN on the ACK or a CNP; each QP's CCTI +%u per BECN up to %u, "
+            "-1 every %.4g us down to %u; after each packet a delay of CCT[CCTI] (%s table, %u entries; at the "
+            "limit %u/2^%u packet times: %.3g%% of the line) - the table's unit and the threshold's depth are "
+            "assumptions",
+            16 - ic->threshold, ic->threshold, mark_rate,
+            ic->victim_mask ? "victim ports too" : "roots only (no victim mask)", ic->ccti_increase, ic->ccti_limit,
+            (double)ic->ccti_timer / 1e6, ic->ccti_min, c->ibcc_ncct > 0 ? "the section's" : "the published OFA",
+            ic->ncct, top->mult, top->shift, 100.0 / (1.0 + (double)top->mult / (1u << top->shift))));
+    } else {
+        g_ptr_array_add(n, g_strdup("packet engine: no congestion control (InfiniBand CC off, as OpenSM ships it; "
+                                    "ibcc = on turns it on)"));
+    }
+    g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): VL arbitration tables, "
+                                "SHARP; inside a node the flow engine's fair sharing"));
     g_ptr_array_add(n, NULL);
     return (char **)g_ptr_array_free(n, FALSE);
 }

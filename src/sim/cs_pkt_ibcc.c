@@ -30,8 +30,13 @@ void cs_pkt_ibcc_cfg_default(cs_pkt_ibcc_cfg_t *cfg)
      * example ([IBM] examples/evaluation_fattree128/fat-tree-ibcc.ini:
      * CCT_Timer 10us, markrate 3 = one mark in 3 packets, CCT_Limit 127
      * in gen.cc) */
-    cfg->threshold = 15;        /* the sweep's most aggressive */
-    cfg->marking_rate = 2;      /* one in three eligible packets, as the OMNeT++ example */
+    cfg->threshold = 15;        /* the sweep's most aggressive: above 1/16 of a buffer */
+    /* every eligible packet: the sweep's lowest rate. One in three (the
+     * OMNeT++ example's) gives each of 8 QPs behind an EDR root at MTU
+     * 4096 (3 packets/us) 0.125 BECN/us against the timer's 0.098
+     * decrements/us: CCTI barely climbs, and lab 13's congestion tree is
+     * the same as without CC (docs/labs/lab13-ib-congestion-tree.md) */
+    cfg->marking_rate = 0;
     cfg->packet_size = 0;       /* every data packet is eligible (ACKs and CNPs never are) */
     cfg->victim_mask = FALSE;   /* OpenSM's default mask: no port marks as a victim */
     cfg->ccti_timer = 10 * CS_PKT_IBCC_TIMER_UNIT_PS;   /* OMNeT++ example's 10 us, in 1.024-us units */
