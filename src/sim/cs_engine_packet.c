@@ -692,8 +692,11 @@ static void sample_setup(pk_t *pk)
         int i = pk->nsampled++;
         const char *a = t->devs[t->links[l].src].name, *b = t->devs[t->links[l].dst].name;
         pk->sample_port[i] = pk->port_of_link[l];
-        pk->queue_name[i] = g_strdup_printf("queue %s -> %s prio %d", a, b, pk->fab.prio);
-        pk->pause_name[i] = g_strdup_printf("paused %s -> %s prio %d", a, b, pk->fab.prio);
+        /* InfiniBand: VLs, and a sender waits for credits instead of a pause */
+        const char *lane = pk->fab.ib ? "VL" : "prio";
+        pk->queue_name[i] = g_strdup_printf("queue %s -> %s %s %d", a, b, lane, pk->fab.prio);
+        pk->pause_name[i] = g_strdup_printf("%s %s -> %s %s %d", pk->fab.ib ? "credit-starved" : "paused", a, b,
+                                            lane, pk->fab.prio);
     }
     pk->last_queue = g_new0(double, MAX(1, pk->nsampled));
     pk->last_pause = g_new0(double, MAX(1, pk->nsampled));
@@ -733,13 +736,14 @@ static void sample(pk_t *pk, cs_time_t now)
             s->gauge(s, pk->queue_name[i], "bytes", ts, q);
             pk->last_queue[i] = q;
         }
-        double p = cs_pkt_pfc_paused(cs_pkt_net_pfc(pk->net, port), pk->fab.prio, now) ? 1 : 0;
+        double p = (pk->fab.ib ? cs_pkt_net_credit_starving(pk->net, port, pk->fab.prio)
+                               : cs_pkt_pfc_paused(cs_pkt_net_pfc(pk->net, port), pk->fab.prio, now)) ? 1 : 0;
         if (p != pk->last_pause[i]) {
-            s->gauge(s, pk->pause_name[i], "paused", ts, p);
+            s->gauge(s, pk->pause_name[i], pk->fab.ib ? "starved" : "paused", ts, p);
             pk->last_pause[i] = p;
         }
     }
-    if (!pk->fab.dcqcn)
+    if (!pk->fab.dcqcn && !pk->fab.ibcc)
         return;
     if (pk->rate_name == NULL) {   /* the QPs exist once the flow engine made its lanes */
         const cs_topo_t *t = pk->topo;
@@ -748,12 +752,20 @@ static void sample(pk_t *pk, cs_time_t now)
         for (guint q = 0; q < pk->qps->len; q++) {
             const pk_qp_t *qp = qp_of(pk, (int)q);
             const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, qp->lane);
-            pk->rate_name[q] = g_strdup_printf("DCQCN rate %s -> %s ch %d QP %d", t->devs[L->src_nic].name,
-                                               t->devs[L->dst_nic].name, L->ch, qp->index);
+            pk->rate_name[q] = g_strdup_printf("%s %s -> %s ch %d QP %d", pk->fab.ibcc ? "CCTI" : "DCQCN rate",
+                                               t->devs[L->src_nic].name, t->devs[L->dst_nic].name, L->ch, qp->index);
             pk->last_rate[q] = -1;
         }
     }
-    for (guint q = 0; q < pk->qps->len; q++) {
+    for (guint q = 0; pk->fab.ibcc && q < pk->qps->len; q++) {
+        cs_pkt_qp_ibcc_t qi;          /* IB CC: each QP's index, when it moves */
+        cs_pkt_net_qp_ibcc(pk->net, (int)q, &qi);
+        if ((double)qi.ccti != pk->last_rate[q]) {
+            s->gauge(s, pk->rate_name[q], "index", ts, qi.ccti);
+            pk->last_rate[q] = qi.ccti;
+        }
+    }
+    for (guint q = 0; pk->fab.dcqcn && q < pk->qps->len; q++) {
         const cs_pkt_dcqcn_rp_t *rp = cs_pkt_net_flow_rp(pk->net, (int)q);
         if (rp == NULL)
             continue;
@@ -1083,7 +1095,26 @@ static cs_net_counters_t *count_events(pk_t *pk)
     cs_net_counters_t *c = g_new0(cs_net_counters_t, 1);
     const cs_topo_t *t = pk->topo;
     c->credit = pk->fab.ib;
+    c->ibcc = pk->fab.ibcc;
     c->packet_events = pk->pkt_events;
+    /* IB CC: each QP's BECNs and CCTI on its NIC's link and VL */
+    guint nlinks = 0;
+    for (int l = 0; l < t->nlinks; l++)
+        nlinks = MAX(nlinks, (guint)(pk->port_of_link[l] + 1));
+    g_autofree guint64 *becns = g_new0(guint64, MAX(1u, nlinks));
+    g_autofree guint32 *cmax = g_new0(guint32, MAX(1u, nlinks)), *nqp = g_new0(guint32, MAX(1u, nlinks));
+    g_autofree double *csum = g_new0(double, MAX(1u, nlinks));
+    for (guint q = 0; c->ibcc && q < pk->qps->len; q++) {
+        cs_pkt_qp_ibcc_t qi;
+        cs_pkt_net_qp_ibcc(pk->net, (int)q, &qi);
+        int port = cs_pkt_net_qp_port(pk->net, (int)q);
+        becns[port] += qi.becns_received;
+        cmax[port] = MAX(cmax[port], qi.ccti_max);
+        csum[port] += qi.ccti_avg;
+        nqp[port]++;
+        c->becns += qi.becns_received;
+        c->ccti_max = MAX(c->ccti_max, qi.ccti_max);
+    }
     for (guint q = 0; q < pk->qps->len; q++) {
         c->drops += cs_pkt_net_flow_dropped(pk->net, (int)q);
         c->retransmitted += cs_pkt_net_qp_retransmitted(pk->net, (int)q);
@@ -1113,6 +1144,11 @@ static cs_net_counters_t *count_events(pk_t *pk)
                 .fc_sent = cs_pkt_net_credit_fc_sent(pk->net, port, p),
                 .starved_us = (double)cs_pkt_net_credit_starved_ps(pk->net, port, p) / 1e6,
             };
+            if (p == pk->fab.prio && nqp[port] > 0) {   /* the QPs send on the data's VL */
+                pc.becns = becns[port];
+                pc.ccti_max = cmax[port];
+                pc.ccti_avg = csum[port] / nqp[port];
+            }
             c->pause_frames += pc.pause_sent;
             c->paused_us += pc.paused_us;
             c->ecn_marks += pc.ecn_marks;
@@ -1204,14 +1240,18 @@ static char *pk_counters(void *state)
     if (c == NULL)
         return NULL;
     double ev = (double)(pk->events + pk->pkt_events);
-    if (c->credit)
+    if (c->credit) {
+        g_autofree char *cc = c->ibcc ? g_strdup_printf(", FECN marks %" G_GUINT64_FORMAT ", BECNs %" G_GUINT64_FORMAT
+                                                        ", highest CCTI %u", c->ecn_marks, c->becns, c->ccti_max)
+                                      : g_strdup("");
         return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                                ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                                G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT ", flow-control packets %"
                                G_GUINT64_FORMAT " (senders credit-starved %.1f us in all), packets sent another way "
-                               "by adaptive routing %" G_GUINT64_FORMAT,
+                               "by adaptive routing %" G_GUINT64_FORMAT "%s",
                                pk->pkt_events, pk->events, ev / MAX(pk->cpu, 1e-9), pk->cpu, c->drops,
-                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us, c->ar_moves);
+                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us, c->ar_moves, cc);
+    }
     return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                            ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                            G_GUINT64_FORMAT ", NAKs %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT

@@ -190,6 +190,8 @@ typedef struct {
     double ccti_avg;
 } cs_pkt_qp_ibcc_t;
 void cs_pkt_net_qp_ibcc(cs_pkt_net_t *net, int qp, cs_pkt_qp_ibcc_t *out);
+/* The port a QP's packets leave its host by (its route's first). */
+int cs_pkt_net_qp_port(const cs_pkt_net_t *net, int qp);
 /* Whether the link's VL head waits for credits now (FALSE off IB). */
 gboolean cs_pkt_net_credit_starving(const cs_pkt_net_t *net, int link, int vl);
 

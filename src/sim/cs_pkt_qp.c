@@ -752,6 +752,12 @@ void cs_pkt_net_qp_ibcc(cs_pkt_net_t *net, int qp, cs_pkt_qp_ibcc_t *out)
     out->becns_sent = f->becns_sent;
 }
 
+int cs_pkt_net_qp_port(const cs_pkt_net_t *net, int qp)
+{
+    g_return_val_if_fail(qp >= 0 && (guint)qp < net->flows->len, -1);
+    return flow_of(net, qp)->route->port[0];
+}
+
 const cs_pkt_dcqcn_rp_t *cs_pkt_net_flow_rp(const cs_pkt_net_t *net, int flow)
 {
     const flow_t *f = flow_of(net, flow);
