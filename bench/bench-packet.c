@@ -15,7 +15,9 @@
  *     and ECN;
  *   - 16:1 and 64:1 at 400G on InfiniBand (issue #14 item 9): RC QPs
  *     with ACKs, credits per VL (10000 per input port, the engine's
- *     default at 400G), flow-control packets.
+ *     default at 400G), flow-control packets; and the 16:1 again with
+ *     IB congestion control on at the engine's defaults (FECN at the
+ *     switch, BECN on the ACKs, paced senders).
  * engine: a 64-GPU all-reduce of 1 GiB (8 x dgx-h100, 8 x roce-400g per
  *   node, the preset's rail fabric; NCCL's own choice of algorithm)
  *   through the library as `collsim run --model packet` prices it (the
@@ -74,7 +76,7 @@
 
 /* ---- incasts on the packet network ------------------------------------ */
 
-typedef enum { IC_FLOWS, IC_ECN, IC_QPS, IC_DCQCN, IC_IB_QPS } ic_kind_t;
+typedef enum { IC_FLOWS, IC_ECN, IC_QPS, IC_DCQCN, IC_IB_QPS, IC_IB_CC } ic_kind_t;
 
 typedef struct {
     const char *name;
@@ -100,7 +102,7 @@ static void incast_run(const ic_cfg_t *ic, guint64 per_sender, gboolean sample, 
 {
     memset(o, 0, sizeof *o);
     g_autoptr(cs_pkt_net_t) net = cs_pkt_net_new();
-    gboolean ib = ic->kind == IC_IB_QPS;
+    gboolean ib = ic->kind == IC_IB_QPS || ic->kind == IC_IB_CC;
     if (ib) {
         /* InfiniBand: credits per VL, 640 KB per input port (the engine's
          * default at 400G), instead of a shared buffer and PFC */
@@ -108,6 +110,12 @@ static void incast_run(const ic_cfg_t *ic, guint64 per_sender, gboolean sample, 
         for (int v = 0; v < CS_PKT_PRIOS; v++)
             cc.blocks[v] = 10000;
         cs_pkt_net_set_credit(net, &cc);
+        if (ic->kind == IC_IB_CC) {
+            /* IB congestion control at the engine's defaults (ibcc = on) */
+            cs_pkt_ibcc_cfg_t icc;
+            cs_pkt_ibcc_cfg_default(&icc);
+            cs_pkt_net_set_ibcc(net, &icc);
+        }
     }
     int *host = g_new(int, ic->n), *up = g_new(int, ic->n);
     for (int i = 0; i < ic->n; i++)
@@ -185,6 +193,7 @@ static void bench_incast(double gib)
         { "16:1 100G DCQCN(CX)", IC_DCQCN, 16, 100 * GBPS },
         { "16:1 400G IB QPs credits", IC_IB_QPS, 16, 400 * GBPS },
         { "64:1 400G IB QPs credits", IC_IB_QPS, 64, 400 * GBPS },
+        { "16:1 400G IB credits+CC", IC_IB_CC, 16, 400 * GBPS },
     };
     guint64 total = (guint64)(gib * (double)GIB);
     printf("# incast: packet events per CPU second on one core, %.2f GiB into the receiver "

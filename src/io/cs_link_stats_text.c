@@ -86,13 +86,17 @@ static int port_cmp(const void *a, const void *b)
 
 void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what, int max)
 {
+    g_autofree char *cc = c->ibcc ? g_strdup_printf(", IB congestion control: %" G_GUINT64_FORMAT " FECN marks, %"
+                                                    G_GUINT64_FORMAT " BECNs, highest CCTI %u", c->ecn_marks,
+                                                    c->becns, c->ccti_max)
+                                  : g_strdup("");
     if (c->credit)
         fprintf(f, "#\n# Network counters (model:packet, InfiniBand)%s%s: %" G_GUINT64_FORMAT " flow-control "
                    "packets, senders credit-starved %.1f us in all, %" G_GUINT64_FORMAT " packets sent another way by "
                    "adaptive routing, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT " retransmitted, %"
-                   G_GUINT64_FORMAT " NAKs, %" G_GUINT64_FORMAT " timeouts\n",
+                   G_GUINT64_FORMAT " NAKs, %" G_GUINT64_FORMAT " timeouts%s\n",
                 what != NULL ? ", " : "", what != NULL ? what : "", c->fc_packets, c->starved_us, c->ar_moves,
-                c->drops, c->retransmitted, c->naks, c->timeouts);
+                c->drops, c->retransmitted, c->naks, c->timeouts, cc);
     else
         fprintf(f, "#\n# Network counters (model:packet)%s%s: %" G_GUINT64_FORMAT " pause frames, links paused %.1f us "
                    "in all, %" G_GUINT64_FORMAT " ECN marks, %" G_GUINT64_FORMAT " CNPs, %" G_GUINT64_FORMAT
@@ -104,7 +108,10 @@ void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what
         order[i] = &c->ports[i];
     qsort(order, (size_t)c->nports, sizeof *order, port_cmp);
     int n = max < 0 ? c->nports : MIN(max, c->nports);
-    if (c->credit)
+    if (c->ibcc)
+        fprintf(f, "#    VL     packets     FCs starved(us)   queue max   queue avg    FECN   BECNs CCTI avg  max  "
+                   "link\n");
+    else if (c->credit)
         fprintf(f, "#    VL     packets     FCs starved(us)   queue max   queue avg  link\n");
     else
         fprintf(f, "#  prio     packets  pauses  paused(us)  ECN marks   drops   queue max   queue avg  link\n");
@@ -113,7 +120,11 @@ void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what
         char qmax[32], qavg[32];
         cs_format_bytes_human(p->queue_max_bytes, qmax, sizeof qmax);
         cs_format_bytes_human(p->queue_avg_bytes, qavg, sizeof qavg);
-        if (c->credit)
+        if (c->ibcc)
+            fprintf(f, "#  %4d %11" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %11.1f %11s %11s %7" G_GUINT64_FORMAT
+                       " %7" G_GUINT64_FORMAT " %8.1f %4u  %s\n", p->prio, p->tx_pkts, p->fc_sent, p->starved_us, qmax,
+                    qavg, p->ecn_marks, p->becns, p->ccti_avg, p->ccti_max, p->link);
+        else if (c->credit)
             fprintf(f, "#  %4d %11" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %11.1f %11s %11s  %s\n", p->prio,
                     p->tx_pkts, p->fc_sent, p->starved_us, qmax, qavg, p->link);
         else

@@ -49,6 +49,16 @@ const cs_scenario_key_t cs_fabric_keys[] = {
     { "fabric", "stall-for", 0, "stall-for", NULL, "TIME", "How long it stays stopped (default: for ever)" },
     { "fabric", "recovery", 0, "recovery", NULL, "go-back-n|selective-repeat", "Loss recovery of the QPs (default: go-back-n)" },
     { "fabric", "ack-every", 0, "ack-every", NULL, "N", "The receiver ACKs every N packets and each message's last (default: 1)" },
+    { "fabric", "ibcc", 0, "ibcc", NULL, "on|off", "InfiniBand congestion control (IBA annex A10: FECN, BECN, CCTI) (default: off, as OpenSM)" },
+    { "fabric", "ibcc-threshold", 0, "ibcc-threshold", NULL, "0-15", "IB CC: switch ports mark FECN above (16 - T)/16 of a VL's input buffer; 0 never (default: 15)" },
+    { "fabric", "ibcc-marking-rate", 0, "ibcc-marking-rate", NULL, "N", "IB CC: eligible packets left unmarked between two FECN marks (default: 0, every one)" },
+    { "fabric", "ibcc-packet-size", 0, "ibcc-packet-size", NULL, "CREDITS", "IB CC: packets smaller than this many 64-B credits are never marked (default: 0)" },
+    { "fabric", "ibcc-victim-mask", 0, "ibcc-victim-mask", NULL, "on|off", "IB CC: ports congested for lack of credits (victims) mark too (default: off)" },
+    { "fabric", "ibcc-ccti-increase", 0, "ibcc-ccti-increase", NULL, "N", "IB CC: CCTI added per BECN (default: 1)" },
+    { "fabric", "ibcc-ccti-timer", 0, "ibcc-ccti-timer", NULL, "N|TIME", "IB CC: CCTI drops by 1 every N x 1.024 us, or every TIME (default: 10, 10.24 us)" },
+    { "fabric", "ibcc-ccti-limit", 0, "ibcc-ccti-limit", NULL, "N", "IB CC: the highest CCTI, below the table's entries (default: the table's last)" },
+    { "fabric", "ibcc-ccti-min", 0, "ibcc-ccti-min", NULL, "N", "IB CC: the lowest CCTI (default: 0)" },
+    { "fabric", "ibcc-cct", 0, "ibcc-cct", NULL, "ofa|S:M,...", "IB CC: congestion control table, OpenSM's shift:multiplier list, or ofa, the published 128-entry table (default: ofa)" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -147,6 +157,37 @@ static gboolean parse_fraction(const char *v, gboolean zero_ok, gboolean one_ok,
     if (!cs_parse_double(v, &f) || !isfinite(f) || f < 0 || (f == 0 && !zero_ok) || f > 1 || (f == 1 && !one_ok))
         return FALSE;
     *f_p = f;
+    return TRUE;
+}
+
+/* "ofa" (the published table: ncct 0) or OpenSM's cc_cct format,
+ * shift:multiplier entries separated by commas, at most 128; shift 0-3,
+ * multiplier 0-16383 (the CCT entry's 2 and 14 bits, ib_types.h). */
+static gboolean parse_cct(const char *v, cs_fabric_cfg_t *c, GError **err)
+{
+    if (g_ascii_strcasecmp(v, "ofa") == 0) {
+        c->ibcc_ncct = 0;
+        return TRUE;
+    }
+    g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+    guint16 t[128];
+    guint32 n = 0;
+    for (int i = 0; parts[i] != NULL; i++) {
+        char *e = g_strstrip(parts[i]);
+        char *colon = strchr(e, ':');
+        gint64 sh, mu;
+        if (n == 128)
+            return bad(err, "the table has more than 128 entries; expected at most 128 (OpenSM's)");
+        if (colon == NULL)
+            return bad(err, "'%s' is not a SHIFT:MULTIPLIER entry; expected ofa or entries such as 0:0,0:1,0:2", e);
+        *colon = '\0';
+        if (!cs_parse_int_base(g_strstrip(e), 0, 0, 3, &sh) || !cs_parse_int_base(g_strstrip(colon + 1), 0, 0, 16383, &mu))
+            return bad(err, "'%s:%s' is not a SHIFT:MULTIPLIER entry; expected a shift 0 to 3 and a multiplier 0 "
+                       "to 16383", e, colon + 1);
+        t[n++] = (guint16)(sh << 14 | mu);
+    }
+    memcpy(c->ibcc_cct, t, sizeof t[0] * n);
+    c->ibcc_ncct = n;
     return TRUE;
 }
 
@@ -339,6 +380,49 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
             return bad(err, "'%s' is not a packet count; expected a whole number from 1 to 65536", v);
         c->ack_every = (guint32)n;
         return TRUE;
+    case CS_FK_IBCC:
+        if (!cs_scenario_parse_bool(v, &c->ibcc))
+            return bad(err, "'%s' is not on or off; expected on or off (true, false, yes, no, 1, 0)", v);
+        return TRUE;
+    case CS_FK_IBCC_THRESHOLD:
+        if (!cs_parse_int_base(v, 0, 0, 15, &n))
+            return bad(err, "'%s' is not a congestion threshold; expected 0 to 15 (0x0 to 0xf)", v);
+        c->ibcc_threshold = (int)n;
+        return TRUE;
+    case CS_FK_IBCC_VICTIM:
+        if (!cs_scenario_parse_bool(v, &on))
+            return bad(err, "'%s' is not on or off; expected on or off (true, false, yes, no, 1, 0)", v);
+        c->ibcc_victim = on;
+        return TRUE;
+    case CS_FK_IBCC_MARKING_RATE:
+    case CS_FK_IBCC_PACKET_SIZE:
+    case CS_FK_IBCC_CCTI_INCREASE:
+    case CS_FK_IBCC_CCTI_LIMIT:
+    case CS_FK_IBCC_CCTI_MIN: {
+        /* the fields' widths in the MADs (ib_types.h): Marking_Rate 16
+         * bits, Packet_Size 8, CCTI_Increase 8, CCTI_Limit and CCTI_Min
+         * up to OpenSM's 128-entry table */
+        gint64 max = k == CS_FK_IBCC_MARKING_RATE ? 65535 : k == CS_FK_IBCC_PACKET_SIZE || k == CS_FK_IBCC_CCTI_INCREASE
+                   ? 255 : 127;
+        if (!cs_parse_int_base(v, 0, 0, max, &n))
+            return bad(err, "'%s' is not a count; expected a whole number from 0 to %" G_GINT64_FORMAT, v, max);
+        *(k == CS_FK_IBCC_MARKING_RATE ? &c->ibcc_marking_rate : k == CS_FK_IBCC_PACKET_SIZE ? &c->ibcc_packet_size
+          : k == CS_FK_IBCC_CCTI_INCREASE ? &c->ibcc_ccti_increase : k == CS_FK_IBCC_CCTI_LIMIT ? &c->ibcc_ccti_limit
+          : &c->ibcc_ccti_min) = n;
+        return TRUE;
+    }
+    case CS_FK_IBCC_CCTI_TIMER:
+        /* a bare number counts OpenSM's units of 1.024 us (16 bits) */
+        if (cs_parse_int(v, 1, 65535, &n))
+            c->ibcc_ccti_timer_s = (double)n * 1.024e-6;
+        else if (!parse_seconds(v, 10, &x) || x < 1e-9)
+            return bad(err, "'%s' is not a CCTI timer; expected a count of 1.024 us from 1 to 65535, or a time "
+                       "such as 10us", v);
+        else
+            c->ibcc_ccti_timer_s = x;
+        return TRUE;
+    case CS_FK_IBCC_CCT:
+        return parse_cct(v, c, err);
     case CS_FK_COUNT:
         break;
     }
@@ -393,6 +477,17 @@ gboolean cs_scenario_fabric_check(const cs_fabric_cfg_t *cfg, GError **err)
                 return bad(err, "%s: switches trust the VLAN priority (trust = pcp), not the DSCP; expected "
                            "trust = dscp with it", cfg->origin[dscp_keys[i]]);
     }
+    for (int k = CS_FK_IBCC_THRESHOLD; k <= CS_FK_IBCC_CCT; k++)
+        if ((cfg->set >> k & 1) && !cfg->ibcc)
+            return bad(err, "%s: InfiniBand congestion control is off; expected ibcc = on with it", cfg->origin[k]);
+    guint32 entries = cfg->ibcc_ncct > 0 ? cfg->ibcc_ncct : 128;
+    if (cfg->ibcc_ccti_limit >= (gint64)entries)
+        return bad(err, "%s: ibcc-ccti-limit %s is past the table's last entry %u; expected at most %u",
+                   cfg->origin[CS_FK_IBCC_CCTI_LIMIT], cfg->text[CS_FK_IBCC_CCTI_LIMIT], entries - 1, entries - 1);
+    gint64 limit = cfg->ibcc_ccti_limit >= 0 ? cfg->ibcc_ccti_limit : (gint64)entries - 1;
+    if (cfg->ibcc_ccti_min > limit)
+        return bad(err, "%s: ibcc-ccti-min %s is above the highest CCTI %" G_GINT64_FORMAT "; expected at most that",
+                   cfg->origin[CS_FK_IBCC_CCTI_MIN], cfg->text[CS_FK_IBCC_CCTI_MIN], limit);
     if ((cfg->set >> CS_FK_WATCHDOG_RESTORE & 1) && cfg->watchdog_s <= 0)
         return bad(err, "%s: the PFC watchdog is off; expected pfc-watchdog = TIME with it",
                    cfg->origin[CS_FK_WATCHDOG_RESTORE]);

@@ -124,6 +124,14 @@ void cs_write_json_network(GString *g, const cs_net_counters_t *c)
     cs_write_append_json_num(g, "credit_starved_us", c->starved_us);
     g_string_append(g, ", ");
     json_u64(g, "ar_moves", c->ar_moves);
+    if (c->ibcc) {                    /* InfiniBand congestion control: ecn_marks are its FECN marks */
+        g_string_append(g, ", ");
+        json_u64(g, "fecn_marks", c->ecn_marks);
+        g_string_append(g, ", ");
+        json_u64(g, "becns", c->becns);
+        g_string_append(g, ", ");
+        json_u64(g, "ccti_max", c->ccti_max);
+    }
     g_string_append(g, ", \"ports\": [");
     for (int i = 0; i < c->nports; i++) {
         const cs_net_port_counters_t *p = &c->ports[i];
@@ -149,6 +157,16 @@ void cs_write_json_network(GString *g, const cs_net_counters_t *c)
         json_u64(g, "fc_sent", p->fc_sent);
         g_string_append(g, ", ");
         cs_write_append_json_num(g, "credit_starved_us", p->starved_us);
+        if (c->ibcc) {
+            g_string_append(g, ", ");
+            json_u64(g, "fecn_marks", p->ecn_marks);
+            g_string_append(g, ", ");
+            json_u64(g, "becns", p->becns);
+            g_string_append(g, ", ");
+            json_u64(g, "ccti_max", p->ccti_max);
+            g_string_append(g, ", ");
+            cs_write_append_json_num(g, "ccti_avg", p->ccti_avg);
+        }
         g_string_append_c(g, '}');
     }
     g_string_append(g, "], \"buffers\": [");

@@ -75,6 +75,13 @@ void cs_fabric_cfg_init(cs_fabric_cfg_t *cfg)
     cfg->stall_for_s = -1;
     cfg->recovery = CS_FABRIC_GO_BACK_N;
     cfg->ack_every = 1;
+    /* IB CC off, as OpenSM ships it (congestion_control FALSE, every
+     * value 0: linux-rdma/opensm osm_subnet.c) */
+    cfg->ibcc = FALSE;
+    cfg->ibcc_threshold = cfg->ibcc_victim = -1;
+    cfg->ibcc_marking_rate = cfg->ibcc_packet_size = -1;
+    cfg->ibcc_ccti_increase = cfg->ibcc_ccti_limit = cfg->ibcc_ccti_min = -1;
+    cfg->ibcc_ccti_timer_s = -1;
 }
 
 void cs_fabric_cfg_clear(cs_fabric_cfg_t *cfg)

@@ -52,6 +52,8 @@ typedef enum {
     CS_FK_WATCHDOG, CS_FK_WATCHDOG_RESTORE,
     CS_FK_NIC_RX_RATE, CS_FK_NIC_RX_BUFFER, CS_FK_STALL_NIC, CS_FK_STALL_AT, CS_FK_STALL_FOR,
     CS_FK_RECOVERY, CS_FK_ACK_EVERY,
+    CS_FK_IBCC, CS_FK_IBCC_THRESHOLD, CS_FK_IBCC_MARKING_RATE, CS_FK_IBCC_PACKET_SIZE, CS_FK_IBCC_VICTIM,
+    CS_FK_IBCC_CCTI_INCREASE, CS_FK_IBCC_CCTI_TIMER, CS_FK_IBCC_CCTI_LIMIT, CS_FK_IBCC_CCTI_MIN, CS_FK_IBCC_CCT,
     CS_FK_COUNT
 } cs_fabric_key_t;
 
@@ -85,6 +87,16 @@ typedef struct {
     double stall_at_s, stall_for_s;   /* stall_for < 0: for ever */
     cs_fabric_recovery_t recovery;
     guint32 ack_every;           /* an ACK every n packets (and each message's last) */
+    /* InfiniBand congestion control (IBA annex A10, sim/cs_pkt_ibcc.h);
+     * off by default as in OpenSM. Each value < 0: the engine's default */
+    gboolean ibcc;
+    int ibcc_threshold;          /* 0-15 */
+    gint64 ibcc_marking_rate, ibcc_packet_size;
+    int ibcc_victim;             /* 0/1 */
+    gint64 ibcc_ccti_increase, ibcc_ccti_limit, ibcc_ccti_min;
+    double ibcc_ccti_timer_s;
+    guint32 ibcc_ncct;           /* entries of ibcc_cct; 0: the published table (ofa) */
+    guint16 ibcc_cct[128];       /* CCT_Shift << 14 | CCT_Multiplier, OpenSM's shift:multiplier */
     guint64 set;                 /* bit k: key k was given */
     char *origin[CS_FK_COUNT];   /* where each given key came from ("s.ini:12: pfc") */
     char *text[CS_FK_COUNT];     /* each given key's value as written (to write it back) */

@@ -43,6 +43,12 @@ typedef struct {
     /* InfiniBand (credits; the pause and ECN fields stay 0) */
     guint64 fc_sent;       /* flow-control packets its receiver sent back for this VL */
     double starved_us;     /* time its sender held a packet its credits did not cover */
+    /* InfiniBand congestion control (its FECN marks are ecn_marks); on a
+     * NIC's link, its QPs on this VL: BECNs they received, their CCTI's
+     * highest and time-average over the call (the mean of the QPs') */
+    guint64 becns;
+    guint32 ccti_max;
+    double ccti_avg;
 } cs_net_port_counters_t;
 
 typedef struct {
@@ -57,6 +63,9 @@ typedef struct {
     guint64 fc_packets;    /* InfiniBand: flow-control packets, all links */
     guint64 ar_moves;      /* InfiniBand: data packets adaptive routing sent another way at a switch */
     double starved_us;     /* ... credit-starved time, summed over links and VLs */
+    gboolean ibcc;         /* InfiniBand congestion control ran: ecn_marks are FECN marks */
+    guint64 becns;         /* ... BECNs the senders received */
+    guint32 ccti_max;      /* ... the highest CCTI of any QP */
     int nports;
     cs_net_port_counters_t *ports;   /* the (link, priority) pairs that carried packets, by link then priority */
     int nbuffers;

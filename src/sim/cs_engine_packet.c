@@ -45,6 +45,8 @@ typedef struct {
     gboolean split;              /* NCCL_IB_SPLIT_DATA_ON_QPS */
     int timeout_exp, retry_cnt;  /* NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT */
     gboolean ar;                 /* InfiniBand adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default) */
+    gboolean ibcc;               /* InfiniBand congestion control (ibcc = on) */
+    cs_pkt_ibcc_cfg_t ic;
     guint32 ack_interval;
     double wire_ratio;           /* wire bytes per payload byte of full packets */
 } pk_fabric_t;
@@ -171,6 +173,45 @@ static const int roce_only_keys[] = {
     CS_FK_NIC_RX_BUFFER,        /* on IB a NIC's receive buffer is its credits */
 };
 
+/* InfiniBand CC: the engine's defaults (cs_pkt_ibcc_cfg_default, the
+ * published table), then what the section sets. */
+static void fabric_ibcc(pk_fabric_t *fab)
+{
+    const cs_fabric_cfg_t *c = &fab->cfg;
+    cs_pkt_ibcc_cfg_t *ic = &fab->ic;
+    cs_pkt_ibcc_cfg_default(ic);
+    if (c->ibcc_ncct > 0) {
+        ic->ncct = c->ibcc_ncct;
+        for (guint32 i = 0; i < c->ibcc_ncct; i++)
+            ic->cct[i] = (cs_pkt_ibcc_cct_entry_t){ .shift = (guint8)(c->ibcc_cct[i] >> 14),
+                                                    .mult = (guint16)(c->ibcc_cct[i] & 0x3fff) };
+        ic->ccti_limit = c->ibcc_ncct - 1;
+    }
+    if (c->ibcc_threshold >= 0)
+        ic->threshold = c->ibcc_threshold;
+    if (c->ibcc_marking_rate >= 0)
+        ic->marking_rate = (guint32)c->ibcc_marking_rate;
+    if (c->ibcc_packet_size >= 0)
+        ic->packet_size = (guint32)c->ibcc_packet_size;
+    if (c->ibcc_victim >= 0)
+        ic->victim_mask = c->ibcc_victim;
+    if (c->ibcc_ccti_increase >= 0)
+        ic->ccti_increase = (guint32)c->ibcc_ccti_increase;
+    if (c->ibcc_ccti_limit >= 0)
+        ic->ccti_limit = (guint32)c->ibcc_ccti_limit;
+    if (c->ibcc_ccti_min >= 0)
+        ic->ccti_min = (guint32)c->ibcc_ccti_min;
+    if (c->ibcc_ccti_timer_s > 0)
+        ic->ccti_timer = MAX(1, (cs_time_t)llround(c->ibcc_ccti_timer_s * CS_PS_PER_S));
+}
+
+/* [fabric] keys of InfiniBand's congestion control: a RoCE fabric has
+ * none of it (DCQCN is its congestion control). */
+static const int ib_only_keys[] = {
+    CS_FK_IBCC, CS_FK_IBCC_THRESHOLD, CS_FK_IBCC_MARKING_RATE, CS_FK_IBCC_PACKET_SIZE, CS_FK_IBCC_VICTIM,
+    CS_FK_IBCC_CCTI_INCREASE, CS_FK_IBCC_CCTI_TIMER, CS_FK_IBCC_CCTI_LIMIT, CS_FK_IBCC_CCTI_MIN, CS_FK_IBCC_CCT,
+};
+
 static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const cs_nccl_settings_t *s,
                              gboolean ib, GError **err)
 {
@@ -188,8 +229,8 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
             if (c->set >> k & 1) {
                 g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is InfiniBand (credits per virtual "
                             "lane): it has no PFC, ECN, DCQCN, Ethernet switch buffer or NIC receive buffer apart "
-                            "from its credits; expected only mtu, cable-length, nic-rx-rate, stall-*, recovery "
-                            "and ack-every on InfiniBand",
+                            "from its credits; expected only mtu, cable-length, nic-rx-rate, stall-*, recovery, "
+                            "ack-every and ibcc-* on InfiniBand",
                             c->origin[k]);
                 return FALSE;
             }
@@ -202,7 +243,19 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
                                         : "NCCL_IB_SL unset: SL", sl, fab->prio);
         fab->cnp_prio = -1;
         fab->ar = s->ib_adaptive_routing != 0;   /* -2 (unset): on, NCCL's default on IB */
+        fab->ibcc = c->ibcc;
+        fabric_ibcc(fab);
+        g_assert(cs_pkt_ibcc_cfg_valid(&fab->ic));   /* the section's check bounds every value */
     } else {
+        for (guint i = 0; i < G_N_ELEMENTS(ib_only_keys); i++) {
+            int k = ib_only_keys[i];
+            if (c->set >> k & 1) {
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is RoCE: InfiniBand congestion control "
+                            "(FECN/BECN) does not run on it; expected dcqcn = connectx or paper for RoCE's "
+                            "congestion control", c->origin[k]);
+                return FALSE;
+            }
+        }
         fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
         fab->cnp_prio = cs_fabric_cnp_prio(c);
         if (fab->cnp_prio == fab->prio) {
@@ -344,6 +397,8 @@ static gboolean build_net(pk_t *pk, GError **err)
         cs_pkt_credit_cfg_t cc = { .refresh_ps = 0, .buffer_s = IB_BUFFER_S,
                                    .frame = pk->fab.mtu + CS_PKT_IB_OVERHEAD + CS_PKT_RETH };
         g_assert(cs_pkt_net_set_credit(pk->net, &cc) == 0);
+        if (pk->fab.ibcc)
+            g_assert(cs_pkt_net_set_ibcc(pk->net, &pk->fab.ic) == 0);
     }
     pk->node_of_dev = g_new(int, MAX(1, t->ndevs));
     pk->port_of_link = g_new(int, MAX(1, t->nlinks));
@@ -637,8 +692,11 @@ static void sample_setup(pk_t *pk)
         int i = pk->nsampled++;
         const char *a = t->devs[t->links[l].src].name, *b = t->devs[t->links[l].dst].name;
         pk->sample_port[i] = pk->port_of_link[l];
-        pk->queue_name[i] = g_strdup_printf("queue %s -> %s prio %d", a, b, pk->fab.prio);
-        pk->pause_name[i] = g_strdup_printf("paused %s -> %s prio %d", a, b, pk->fab.prio);
+        /* InfiniBand: VLs, and a sender waits for credits instead of a pause */
+        const char *lane = pk->fab.ib ? "VL" : "prio";
+        pk->queue_name[i] = g_strdup_printf("queue %s -> %s %s %d", a, b, lane, pk->fab.prio);
+        pk->pause_name[i] = g_strdup_printf("%s %s -> %s %s %d", pk->fab.ib ? "credit-starved" : "paused", a, b,
+                                            lane, pk->fab.prio);
     }
     pk->last_queue = g_new0(double, MAX(1, pk->nsampled));
     pk->last_pause = g_new0(double, MAX(1, pk->nsampled));
@@ -678,13 +736,14 @@ static void sample(pk_t *pk, cs_time_t now)
             s->gauge(s, pk->queue_name[i], "bytes", ts, q);
             pk->last_queue[i] = q;
         }
-        double p = cs_pkt_pfc_paused(cs_pkt_net_pfc(pk->net, port), pk->fab.prio, now) ? 1 : 0;
+        double p = (pk->fab.ib ? cs_pkt_net_credit_starving(pk->net, port, pk->fab.prio)
+                               : cs_pkt_pfc_paused(cs_pkt_net_pfc(pk->net, port), pk->fab.prio, now)) ? 1 : 0;
         if (p != pk->last_pause[i]) {
-            s->gauge(s, pk->pause_name[i], "paused", ts, p);
+            s->gauge(s, pk->pause_name[i], pk->fab.ib ? "starved" : "paused", ts, p);
             pk->last_pause[i] = p;
         }
     }
-    if (!pk->fab.dcqcn)
+    if (!pk->fab.dcqcn && !pk->fab.ibcc)
         return;
     if (pk->rate_name == NULL) {   /* the QPs exist once the flow engine made its lanes */
         const cs_topo_t *t = pk->topo;
@@ -693,12 +752,20 @@ static void sample(pk_t *pk, cs_time_t now)
         for (guint q = 0; q < pk->qps->len; q++) {
             const pk_qp_t *qp = qp_of(pk, (int)q);
             const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, qp->lane);
-            pk->rate_name[q] = g_strdup_printf("DCQCN rate %s -> %s ch %d QP %d", t->devs[L->src_nic].name,
-                                               t->devs[L->dst_nic].name, L->ch, qp->index);
+            pk->rate_name[q] = g_strdup_printf("%s %s -> %s ch %d QP %d", pk->fab.ibcc ? "CCTI" : "DCQCN rate",
+                                               t->devs[L->src_nic].name, t->devs[L->dst_nic].name, L->ch, qp->index);
             pk->last_rate[q] = -1;
         }
     }
-    for (guint q = 0; q < pk->qps->len; q++) {
+    for (guint q = 0; pk->fab.ibcc && q < pk->qps->len; q++) {
+        cs_pkt_qp_ibcc_t qi;          /* IB CC: each QP's index, when it moves */
+        cs_pkt_net_qp_ibcc(pk->net, (int)q, &qi);
+        if ((double)qi.ccti != pk->last_rate[q]) {
+            s->gauge(s, pk->rate_name[q], "index", ts, qi.ccti);
+            pk->last_rate[q] = qi.ccti;
+        }
+    }
+    for (guint q = 0; pk->fab.dcqcn && q < pk->qps->len; q++) {
         const cs_pkt_dcqcn_rp_t *rp = cs_pkt_net_flow_rp(pk->net, (int)q);
         if (rp == NULL)
             continue;
@@ -1028,7 +1095,26 @@ static cs_net_counters_t *count_events(pk_t *pk)
     cs_net_counters_t *c = g_new0(cs_net_counters_t, 1);
     const cs_topo_t *t = pk->topo;
     c->credit = pk->fab.ib;
+    c->ibcc = pk->fab.ibcc;
     c->packet_events = pk->pkt_events;
+    /* IB CC: each QP's BECNs and CCTI on its NIC's link and VL */
+    guint nlinks = 0;
+    for (int l = 0; l < t->nlinks; l++)
+        nlinks = MAX(nlinks, (guint)(pk->port_of_link[l] + 1));
+    g_autofree guint64 *becns = g_new0(guint64, MAX(1u, nlinks));
+    g_autofree guint32 *cmax = g_new0(guint32, MAX(1u, nlinks)), *nqp = g_new0(guint32, MAX(1u, nlinks));
+    g_autofree double *csum = g_new0(double, MAX(1u, nlinks));
+    for (guint q = 0; c->ibcc && q < pk->qps->len; q++) {
+        cs_pkt_qp_ibcc_t qi;
+        cs_pkt_net_qp_ibcc(pk->net, (int)q, &qi);
+        int port = cs_pkt_net_qp_port(pk->net, (int)q);
+        becns[port] += qi.becns_received;
+        cmax[port] = MAX(cmax[port], qi.ccti_max);
+        csum[port] += qi.ccti_avg;
+        nqp[port]++;
+        c->becns += qi.becns_received;
+        c->ccti_max = MAX(c->ccti_max, qi.ccti_max);
+    }
     for (guint q = 0; q < pk->qps->len; q++) {
         c->drops += cs_pkt_net_flow_dropped(pk->net, (int)q);
         c->retransmitted += cs_pkt_net_qp_retransmitted(pk->net, (int)q);
@@ -1058,6 +1144,11 @@ static cs_net_counters_t *count_events(pk_t *pk)
                 .fc_sent = cs_pkt_net_credit_fc_sent(pk->net, port, p),
                 .starved_us = (double)cs_pkt_net_credit_starved_ps(pk->net, port, p) / 1e6,
             };
+            if (p == pk->fab.prio && nqp[port] > 0) {   /* the QPs send on the data's VL */
+                pc.becns = becns[port];
+                pc.ccti_max = cmax[port];
+                pc.ccti_avg = csum[port] / nqp[port];
+            }
             c->pause_frames += pc.pause_sent;
             c->paused_us += pc.paused_us;
             c->ecn_marks += pc.ecn_marks;
@@ -1149,14 +1240,18 @@ static char *pk_counters(void *state)
     if (c == NULL)
         return NULL;
     double ev = (double)(pk->events + pk->pkt_events);
-    if (c->credit)
+    if (c->credit) {
+        g_autofree char *cc = c->ibcc ? g_strdup_printf(", FECN marks %" G_GUINT64_FORMAT ", BECNs %" G_GUINT64_FORMAT
+                                                        ", highest CCTI %u", c->ecn_marks, c->becns, c->ccti_max)
+                                      : g_strdup("");
         return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                                ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                                G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT ", flow-control packets %"
                                G_GUINT64_FORMAT " (senders credit-starved %.1f us in all), packets sent another way "
-                               "by adaptive routing %" G_GUINT64_FORMAT,
+                               "by adaptive routing %" G_GUINT64_FORMAT "%s",
                                pk->pkt_events, pk->events, ev / MAX(pk->cpu, 1e-9), pk->cpu, c->drops,
-                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us, c->ar_moves);
+                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us, c->ar_moves, cc);
+    }
     return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                            ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                            G_GUINT64_FORMAT ", NAKs %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT
@@ -1224,9 +1319,28 @@ static char **ib_notes(const pk_t *pk)
                                         "per-message choice is not modelled)"
                                       : "packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING=0): each QP "
                                         "keeps its ECMP route"));
-    g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): congestion control "
-                                "(FECN/BECN, off by default in OpenSM as here), VL arbitration tables, SHARP; "
-                                "inside a node the flow engine's fair sharing"));
+    if (f->ibcc) {
+        const cs_pkt_ibcc_cfg_t *ic = &f->ic;
+        const cs_pkt_ibcc_cct_entry_t *top = &ic->cct[ic->ccti_limit];
+        g_autofree char *mark_rate = ic->marking_rate == 0 ? g_strdup("every data packet marked")
+            : g_strdup_printf("%u packet%s left unmarked between marks", ic->marking_rate,
+                              ic->marking_rate == 1 ? "" : "s");
+        g_ptr_array_add(n, g_strdup_printf(
+            "packet engine: InfiniBand congestion control (IBA annex A10; docs/model-packet.md): switch ports mark "
+            "FECN on a VL whose queue passes %d/16 of its input buffer (threshold %d), %s, %s; receivers return BECN on the ACK or a CNP; each QP's CCTI +%u per BECN up to %u, "
+            "-1 every %.4g us down to %u; after each packet a delay of CCT[CCTI] (%s table, %u entries; at the "
+            "limit %u/2^%u packet times: %.3g%% of the line) - the table's unit and the threshold's depth are "
+            "assumptions",
+            16 - ic->threshold, ic->threshold, mark_rate,
+            ic->victim_mask ? "victim ports too" : "roots only (no victim mask)", ic->ccti_increase, ic->ccti_limit,
+            (double)ic->ccti_timer / 1e6, ic->ccti_min, c->ibcc_ncct > 0 ? "the section's" : "the published OFA",
+            ic->ncct, top->mult, top->shift, 100.0 / (1.0 + (double)top->mult / (1u << top->shift))));
+    } else {
+        g_ptr_array_add(n, g_strdup("packet engine: no congestion control (InfiniBand CC off, as OpenSM ships it; "
+                                    "ibcc = on turns it on)"));
+    }
+    g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): VL arbitration tables, "
+                                "SHARP; inside a node the flow engine's fair sharing"));
     g_ptr_array_add(n, NULL);
     return (char **)g_ptr_array_free(n, FALSE);
 }

@@ -22,13 +22,14 @@
 /* Packet flags. */
 enum {
     CS_PKT_F_ECT   = 1 << 0,          /* ECN-capable transport (ECT(0) in the ToS byte) */
-    CS_PKT_F_CE    = 1 << 1,          /* congestion experienced: marked by a switch */
+    CS_PKT_F_CE    = 1 << 1,          /* congestion experienced: marked by a switch (InfiniBand: FECN) */
     CS_PKT_F_ACK   = 1 << 2,          /* an ACK (carries an AETH) */
     CS_PKT_F_CNP   = 1 << 3,          /* a congestion notification packet */
     CS_PKT_F_PAUSE = 1 << 4,          /* a PFC pause frame (link-local, no route) */
     CS_PKT_F_FIRST = 1 << 5,          /* first packet of a WRITE (carries a RETH) */
     CS_PKT_F_LAST  = 1 << 6,          /* last packet of its message */
     CS_PKT_F_NAK   = 1 << 7,          /* with ACK: a NAK (PSN sequence error), psn = the one expected */
+    CS_PKT_F_BECN  = 1 << 8,          /* InfiniBand: BECN, on an ACK or a CNP (cs_pkt_ibcc.h) */
 };
 
 /* An immutable route: the egress ports a packet crosses, in order (the
@@ -51,7 +52,7 @@ typedef struct cs_pkt {
     guint32 wire;                     /* bytes on the wire, framing included */
     guint16 hop;                      /* index in route->port of the next egress port */
     guint8 prio;                      /* 0-7 */
-    guint8 flags;                     /* CS_PKT_F_* */
+    guint16 flags;                    /* CS_PKT_F_* */
 } cs_pkt_t;
 
 /* The egress port this packet leaves by next, or -1 when it has arrived. */

@@ -19,6 +19,7 @@ struct cs_pkt_credit {
     guint64 limit[CS_PKT_PRIOS];      /* FCCL last heard */
     cs_time_t starve_from[CS_PKT_PRIOS];   /* -1: not starved */
     cs_time_t starved[CS_PKT_PRIOS];
+    gboolean waited[CS_PKT_PRIOS];    /* the VL waited for credits since its last packet started */
     guint64 fc_sent[CS_PKT_PRIOS];
 };
 
@@ -61,7 +62,11 @@ void cs_pkt_credit_sent(cs_pkt_credit_t *c, int vl, guint32 wire)
 {
     g_return_if_fail(cs_pkt_credit_may_send(c, vl, wire));
     c->fctbs[vl] += cs_pkt_credit_blocks(wire);
+    c->waited[vl] = FALSE;
 }
+
+gboolean cs_pkt_credit_waited(const cs_pkt_credit_t *c, int vl) { return c->waited[vl]; }
+gboolean cs_pkt_credit_starving(const cs_pkt_credit_t *c, int vl) { return c->starve_from[vl] >= 0; }
 
 static void starve_end(cs_pkt_credit_t *c, int vl, cs_time_t now)
 {
@@ -84,6 +89,7 @@ void cs_pkt_credit_starve(cs_pkt_credit_t *c, int vl, cs_time_t now)
 {
     if (c->starve_from[vl] < 0)
         c->starve_from[vl] = now;
+    c->waited[vl] = TRUE;
 }
 
 static void refresh_arm(cs_pkt_credit_t *c, cs_time_t now)

@@ -68,6 +68,12 @@ void cs_pkt_credit_free(cs_pkt_credit_t *c);
 /* Sending end. */
 gboolean cs_pkt_credit_may_send(const cs_pkt_credit_t *c, int vl, guint32 wire);
 void cs_pkt_credit_sent(cs_pkt_credit_t *c, int vl, guint32 wire);
+/* Whether the VL's head waited for credits since the VL's last packet
+ * started (read before cs_pkt_credit_sent, which clears it): IB CC's
+ * victim test (cs_pkt_ibcc.h). */
+gboolean cs_pkt_credit_waited(const cs_pkt_credit_t *c, int vl);
+/* Whether the VL's head waits for credits now. */
+gboolean cs_pkt_credit_starving(const cs_pkt_credit_t *c, int vl);
 /* A flow-control packet arrived at the sender: TRUE when it raised the
  * limit (the caller kicks the port). */
 gboolean cs_pkt_credit_receive(cs_pkt_credit_t *c, int vl, guint64 fccl, cs_time_t now);

@@ -51,7 +51,8 @@ typedef struct {
     gboolean ecn;                     /* marks at egress (its switch's setting) */
     cs_pkt_ecn_cfg_t ecn_cfg;
     cs_pkt_rng_t rng;                 /* RED draws, seeded from the run's seed and the link id */
-    guint64 marks[CS_PKT_PRIOS];
+    guint64 marks[CS_PKT_PRIOS];      /* ECN marks (RoCE) or FECN marks (InfiniBand CC) */
+    cs_pkt_ibcc_mark_t fecn[CS_PKT_PRIOS];   /* InfiniBand CC's marker per VL (switch egress) */
     guint64 drops[CS_PKT_PRIOS];      /* arrived over this link, no room at its far end */
     guint64 wd_drops[CS_PKT_PRIOS];   /* dropped from or for its stormed queue */
     cs_time_t last_tx;                /* a packet last started on it (-1: never) */
@@ -113,6 +114,13 @@ typedef struct {
     cs_time_t timer_due;
     cs_time_t last_cnp;               /* notification point: last CNP sent, -1: none */
     guint64 cnps_sent, cnps_received;
+    /* InfiniBand CC (cs_pkt_ibcc.h): the source HCA's index; the
+     * receiver owes a BECN for a FECN-marked packet (on its ACK, else a
+     * CNP) */
+    const cs_pkt_ibcc_cfg_t *ibcc;    /* NULL: off */
+    cs_pkt_ibcc_ca_t ca;
+    gboolean becn_due;
+    guint64 becns_sent;
     cs_event_t *pace_ev, *timer_ev, *rto_ev;   /* a = flow id; timer_ev only with DCQCN */
 } flow_t;
 
@@ -125,6 +133,7 @@ struct cs_pkt_net {
     cs_pkt_pfc_cfg_t pfc_cfg;
     gboolean credit;                  /* InfiniBand: credits instead of PFC (cs_pkt_net_set_credit) */
     cs_pkt_credit_cfg_t credit_cfg;
+    cs_pkt_ibcc_cfg_t *ibcc;          /* InfiniBand CC (cs_pkt_net_set_ibcc); NULL: off */
     cs_pkt_net_observer_fn observer;
     void *observer_ctx;
     cs_pkt_qp_hooks_t qp_hooks;

@@ -66,6 +66,7 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
             cs_evq_release(net->evq, ev);
         }
     }
+    g_free(net->ibcc);
     g_array_free(net->flows, TRUE);
     g_array_free(net->links, TRUE);
     g_array_free(net->nodes, TRUE);
@@ -228,6 +229,15 @@ int cs_pkt_net_set_credit(cs_pkt_net_t *net, const cs_pkt_credit_cfg_t *cfg)
 
 gboolean cs_pkt_net_credit(const cs_pkt_net_t *net) { return net->credit; }
 
+int cs_pkt_net_set_ibcc(cs_pkt_net_t *net, const cs_pkt_ibcc_cfg_t *cfg)
+{
+    g_return_val_if_fail(cfg != NULL, -1);
+    if (!net->credit || net->flows->len > 0 || net->ibcc != NULL || !cs_pkt_ibcc_cfg_valid(cfg))
+        return -1;
+    net->ibcc = g_memdup2(cfg, sizeof *cfg);
+    return 0;
+}
+
 /* A flow-control packet for VL 'vl' of 'link' on the link the other way,
  * ahead of data, exempt from credits (a pause-flagged control frame: the
  * net is either PFC or credits). It carries the link in 'flow' and the
@@ -350,6 +360,22 @@ void cs_pkt_net_set_observer(cs_pkt_net_t *net, cs_pkt_net_observer_fn fn, void 
     net->observer_ctx = ctx;
 }
 
+/* InfiniBand CC at a switch egress: FECN on a data packet leaving a VL
+ * whose queue (the packet included) is above the threshold, the
+ * threshold a share of one input buffer of the VL at the link's far end
+ * (cs_pkt_ibcc.h); a VL that waited for credits is a victim. */
+static void ibcc_mark(cs_pkt_net_t *net, link_t *l, const cs_pkt_port_t *port, cs_pkt_t *pkt)
+{
+    int vl = pkt->prio;
+    guint64 buffer = (guint64)cs_pkt_credit_buffer(l->cred, vl) * CS_PKT_CREDIT_BLOCK;
+    guint64 q = cs_pkt_port_queue_bytes(port, vl) + pkt->wire;
+    if (cs_pkt_ibcc_mark(net->ibcc, &l->fecn[vl], q, cs_pkt_ibcc_threshold_bytes(net->ibcc->threshold, buffer),
+                         pkt->wire, cs_pkt_credit_waited(l->cred, vl))) {
+        pkt->flags |= CS_PKT_F_CE;
+        l->marks[vl]++;
+    }
+}
+
 static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now)
 {
     cs_pkt_net_t *net = ctx;
@@ -357,6 +383,8 @@ static void net_dequeued(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_
     link_t *self = link_of(net, cs_pkt_port_id(port));
     self->last_tx = now;
     if (self->cred != NULL) {
+        if (net->ibcc != NULL && pkt->hop > 0 && !(pkt->flags & (CS_PKT_F_ACK | CS_PKT_F_CNP)))
+            ibcc_mark(net, self, port, pkt);  /* before sent(): it reads whether the VL waited */
         cs_pkt_credit_sent(self->cred, pkt->prio, pkt->wire);
         if (pkt->hop > 0)             /* it leaves the switch: its input buffer frees */
             net_credit_release(net, link_of(net, pkt->route->port[pkt->hop - 1]), pkt, now);
@@ -555,6 +583,12 @@ guint64 cs_pkt_net_credit_fc_sent(const cs_pkt_net_t *net, int link, int vl)
 {
     const cs_pkt_credit_t *c = cred_of(net, link, vl);
     return c != NULL ? cs_pkt_credit_fc_sent(c, vl) : 0;
+}
+
+gboolean cs_pkt_net_credit_starving(const cs_pkt_net_t *net, int link, int vl)
+{
+    const cs_pkt_credit_t *c = cred_of(net, link, vl);
+    return c != NULL && cs_pkt_credit_starving(c, vl);
 }
 
 cs_time_t cs_pkt_net_credit_starved_ps(const cs_pkt_net_t *net, int link, int vl)

@@ -55,6 +55,7 @@
 #include "sim/cs_pkt_mmu.h"
 #include "sim/cs_pkt_pfc.h"
 #include "sim/cs_pkt_credit.h"
+#include "sim/cs_pkt_ibcc.h"
 #include "sim/cs_pkt_port.h"
 
 #define CS_PKT_NET_WINDOW 2
@@ -174,6 +175,26 @@ guint64 cs_pkt_net_credit_fc_sent(const cs_pkt_net_t *net, int link, int vl);
 cs_time_t cs_pkt_net_credit_starved_ps(const cs_pkt_net_t *net, int link, int vl);
 guint32 cs_pkt_net_credit_used(const cs_pkt_net_t *net, int link, int vl);
 
+/* InfiniBand congestion control (cs_pkt_ibcc.h) on a credit net: every
+ * switch egress marks FECN by 'cfg' (the threshold against the link's
+ * far-end buffer per VL), receivers return BECNs, and every QP added
+ * afterwards is paced by its CCTI's inter-packet delay. Before any QP is
+ * added. Returns 0, or -1 (not a credit net, QPs exist, invalid cfg). */
+int cs_pkt_net_set_ibcc(cs_pkt_net_t *net, const cs_pkt_ibcc_cfg_t *cfg);
+/* Per QP: BECNs its sender received and its receiver sent, its CCTI now,
+ * the highest it reached and its time-average over [0, now]; zeros
+ * without IB CC. */
+typedef struct {
+    guint64 becns_received, becns_sent;
+    guint32 ccti, ccti_max;
+    double ccti_avg;
+} cs_pkt_qp_ibcc_t;
+void cs_pkt_net_qp_ibcc(cs_pkt_net_t *net, int qp, cs_pkt_qp_ibcc_t *out);
+/* The port a QP's packets leave its host by (its route's first). */
+int cs_pkt_net_qp_port(const cs_pkt_net_t *net, int qp);
+/* Whether the link's VL head waits for credits now (FALSE off IB). */
+gboolean cs_pkt_net_credit_starving(const cs_pkt_net_t *net, int link, int vl);
+
 /* The run's seed: RED draws (each link's generator from it and the link
  * id). Default 0. */
 void cs_pkt_net_set_seed(cs_pkt_net_t *net, guint64 seed);
@@ -229,7 +250,7 @@ typedef struct {
     guint64 drops_buffer;             /* arrived over it and found no room (switch or NIC buffer) */
     guint64 drops_watchdog;           /* dropped by its stormed queue */
     guint64 watchdog_trips;
-    guint64 ecn_marks;
+    guint64 ecn_marks;                /* InfiniBand CC: FECN marks */
     guint64 queue_max;                /* its egress queue, wire bytes */
     double queue_avg;                 /* ... averaged over time from 0 to now */
 } cs_pkt_link_stats_t;

@@ -83,8 +83,12 @@ static int add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_
         .done = -1,
         .last_cnp = -1,
         .timer_due = -1,
+        .ibcc = net->ibcc,
     };
-    if (cfg->ack_interval > 0 && (f.back = route_back(net, f.route)) == NULL) {
+    if (f.ibcc != NULL)
+        cs_pkt_ibcc_ca_init(&f.ca, f.ibcc);
+    /* ACKs and IB CC's BECNs go back along the reverse route */
+    if ((cfg->ack_interval > 0 || f.ibcc != NULL) && (f.back = route_back(net, f.route)) == NULL) {
         cs_pkt_route_free(f.route);
         g_return_val_if_reached(-1);   /* no way back for ACKs */
     }
@@ -279,7 +283,7 @@ static void resend_clear(flow_t *f, guint64 from, guint64 to)
 
 static gboolean flow_paced(const flow_t *f)
 {
-    return f->dcqcn != NULL || f->cap_bps > 0;
+    return f->dcqcn != NULL || f->cap_bps > 0 || f->ibcc != NULL;
 }
 
 /* The rate the QP is paced at: the lower of DCQCN's RC (while limited)
@@ -394,6 +398,12 @@ void net_qp_sent(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t now)
         }
         if (f->cap_bps > 0)
             gap = MAX(gap, (cs_time_t)((double)pkt->wire * 8e12 / f->cap_bps));
+        if (f->ibcc != NULL) {
+            /* IB CC: the packet's time on the NIC's link and CCT[CCTI]'s delay after it */
+            double line = (double)cs_pkt_port_cfg(link_of(net, f->route->port[0])->port)->rate_bps;
+            cs_time_t pkt_ps = (cs_time_t)((double)pkt->wire * 8e12 / line);
+            gap = MAX(gap, pkt_ps + cs_pkt_ibcc_ca_delay(&f->ca, f->ibcc, pkt_ps, now));
+        }
         f->next_send = now + gap;
     }
     if ((guint64)pkt->psn >= f->hw) {
@@ -540,7 +550,7 @@ static void send_back(cs_pkt_net_t *net, flow_t *f, guint32 flow, guint32 flags,
     p->psn = psn;
     p->wire = extra + cs_pkt_frame_overhead(&f->cfg.frame, CS_PKT_HDR_MIDDLE);
     p->prio = (guint8)prio;
-    p->flags = (guint8)flags;
+    p->flags = (guint16)flags;
     p->payload = count;               /* a selective NAK's gap length */
     cs_pkt_port_enqueue(link_of(net, f->back->port[0])->port, p, now);
 }
@@ -574,8 +584,26 @@ static void rp_receive(cs_pkt_net_t *net, int id, cs_time_t now)
 /* An ACK or NAK for 'psn' (the next PSN the receiver expects). */
 static void send_ack(cs_pkt_net_t *net, flow_t *f, guint32 flow, gboolean nak, cs_time_t now)
 {
-    send_back(net, f, flow, CS_PKT_F_ACK | (nak ? CS_PKT_F_NAK : 0), (guint32)f->expect,
+    guint32 becn = 0;
+    if (f->becn_due) {                /* IB CC: the BECN rides on this ACK */
+        f->becn_due = FALSE;
+        f->becns_sent++;
+        becn = CS_PKT_F_BECN;
+    }
+    send_back(net, f, flow, CS_PKT_F_ACK | (nak ? CS_PKT_F_NAK : 0) | becn, (guint32)f->expect,
               CS_PKT_AETH, f->cfg.prio, 0, now);
+}
+
+/* IB CC: the destination owes a BECN for a FECN-marked packet that no
+ * ACK carried (none was due for it): a CNP with BECN at once, IB framing
+ * and no payload, on the data's VL (cs_pkt_ibcc.h). */
+static void ibcc_becn_out(cs_pkt_net_t *net, flow_t *f, guint32 flow, cs_time_t now)
+{
+    if (!f->becn_due)
+        return;
+    f->becn_due = FALSE;
+    f->becns_sent++;
+    send_back(net, f, flow, CS_PKT_F_CNP | CS_PKT_F_BECN, 0, 0, f->cfg.prio, 0, now);
 }
 
 /* Selective repeat: a packet past a gap is kept; the first beyond
@@ -658,13 +686,25 @@ static gboolean receive(cs_pkt_net_t *net, int node, const cs_pkt_t *pkt, cs_tim
 
 void net_sink(cs_pkt_net_t *net, int node, cs_pkt_t *pkt, cs_time_t now)
 {
+    if (pkt->flags & CS_PKT_F_BECN) {  /* IB CC: the source HCA raises its index */
+        flow_t *f = flow_at(net, (int)pkt->flow);
+        cs_pkt_ibcc_ca_becn(&f->ca, f->ibcc, now);
+    }
     if (pkt->flags & CS_PKT_F_CNP) {
-        rp_receive(net, (int)pkt->flow, now);
+        if (!(pkt->flags & CS_PKT_F_BECN))
+            rp_receive(net, (int)pkt->flow, now);
     } else if (pkt->flags & CS_PKT_F_ACK) {
         flow_ack(net, (int)pkt->flow, pkt, now);
     } else {
+        flow_t *f = flow_at(net, (int)pkt->flow);
+        if (f->ibcc != NULL && (pkt->flags & CS_PKT_F_CE))
+            f->becn_due = TRUE;
         np_receive(net, pkt, now);
-        if (receive(net, node, pkt, now) && net->observer != NULL)
+        gboolean ok = receive(net, node, pkt, now);
+        f = flow_at(net, (int)pkt->flow);
+        if (f->ibcc != NULL)
+            ibcc_becn_out(net, f, pkt->flow, now);
+        if (ok && net->observer != NULL)
             net->observer(net->observer_ctx, pkt, now);
     }
     cs_pkt_release(net->pool, pkt);
@@ -697,6 +737,26 @@ cs_time_t cs_pkt_net_qp_fail_at(const cs_pkt_net_t *net, int qp)
 
 guint64 cs_pkt_net_flow_cnps_sent(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->cnps_sent; }
 guint64 cs_pkt_net_flow_cnps_received(const cs_pkt_net_t *net, int flow) { return flow_of(net, flow)->cnps_received; }
+
+void cs_pkt_net_qp_ibcc(cs_pkt_net_t *net, int qp, cs_pkt_qp_ibcc_t *out)
+{
+    g_return_if_fail(qp >= 0 && (guint)qp < net->flows->len);
+    flow_t *f = flow_at(net, qp);
+    *out = (cs_pkt_qp_ibcc_t){ 0 };
+    if (f->ibcc == NULL)
+        return;
+    out->ccti_avg = cs_pkt_ibcc_ca_avg(&f->ca, f->ibcc, net->now);
+    out->ccti = f->ca.ccti;
+    out->ccti_max = f->ca.ccti_max;
+    out->becns_received = f->ca.becns;
+    out->becns_sent = f->becns_sent;
+}
+
+int cs_pkt_net_qp_port(const cs_pkt_net_t *net, int qp)
+{
+    g_return_val_if_fail(qp >= 0 && (guint)qp < net->flows->len, -1);
+    return flow_of(net, qp)->route->port[0];
+}
 
 const cs_pkt_dcqcn_rp_t *cs_pkt_net_flow_rp(const cs_pkt_net_t *net, int flow)
 {

@@ -20,8 +20,10 @@ T="--topo dgx-h100 --nic ib-ndr --fabric fat-tree"
 agree_with_flow 2 4
 grep -q '^# packet engine: InfiniBand, MTU 4096, data on VL 0 (NCCL_IB_SL unset' packet-Ring.txt && ok ib-note \
     || bad ib-note
-grep -q '^# packet engine: not modelled on InfiniBand yet (issue #14): congestion control' packet-Ring.txt \
+grep -q '^# packet engine: not modelled on InfiniBand yet (issue #14): VL arbitration' packet-Ring.txt \
     && ok ib-not-modelled-note || bad ib-not-modelled-note
+grep -q '^# packet engine: no congestion control (InfiniBand CC off, as OpenSM ships it' packet-Ring.txt \
+    && ok ib-cc-off-note || bad ib-cc-off-note
 
 # same inputs, same bytes
 # shellcheck disable=SC2086
