@@ -47,6 +47,8 @@ typedef struct {
     int collnet_heads;
     int collnet_chain_nics;
     double collnet_nvl_bw;    /* a GPU's NVLink port rate each way (slowest GPU) x eff.nvlink; 0 = none */
+    double collnet_chain_nvl; /* CollNetChain: the busiest GPU's NVLink sends per byte of S, its
+                               * chain positions over the channels (2 in the middle, 1 at an end) */
 
     int tree_degsum;          /* max over nodes of its degree in tree 0 + tree 1 */
     int tree_depth;           /* hops from a tree's root to its deepest leaf */

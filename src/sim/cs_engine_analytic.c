@@ -489,6 +489,19 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
                     seen |= G_GUINT64_CONSTANT(1) << k;
             }
         h.collnet_chain_nics = __builtin_popcountll(seen);
+        /* each channel's chain on node 0 (its head last): a GPU in the
+         * middle sends up and down, the ends one way */
+        int m = h.ppn, nch = MAX(1, info->comm_nch);
+        g_autofree int *order = g_new(int, info->nranks);
+        g_autofree double *load = g_new0(double, MAX(1, m));
+        for (int ch = 0; ch < nch; ch++) {
+            cs_comm_chan_order(comm, CS_ALGO_COLLNET_CHAIN, ch, order);
+            for (int i = 0; i < m; i++)
+                if (order[i] >= 0 && order[i] < m)
+                    load[order[i]] += (m > 1 && i > 0 && i < m - 1 ? 2.0 : m > 1 ? 1.0 : 0.0) / nch;
+        }
+        for (int i = 0; i < m; i++)
+            h.collnet_chain_nvl = MAX(h.collnet_chain_nvl, load[i]);
     }
 
     cs_analytic_dtree_shape(h.mnnvl ? 1 : h.nnodes, &h.tree_degsum, &h.tree_depth);
@@ -871,7 +884,9 @@ static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
  * leaves them over NVLink.
  *  - CollNetChain: per channel a chain through the node's GPUs to the
  *    channel's head, reduce up and broadcast down at once on split
- *    threads (as Tree): a GPU sends up to 2 S over NVLink, its CTA moves
+ *    threads (as Tree): a GPU in the middle of a chain sends its channel's
+ *    data up and down over NVLink, at an end one way (the channels' chains
+ *    differ: the busiest GPU's average, collnet_chain_nvl), its CTA moves
  *    2 S; the channels spread over the chain's NICs.
  *  - CollNetDirect: every GPU scatters slice h to head h and gathers the
  *    result from it; a head sends (H - 1 + ppn - 1) / H of S over NVLink
@@ -889,7 +904,7 @@ static double t_collnet(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_alg
     if (chain) {
         int per_nic = (c->nch + H - 1) / H;
         nic_share = (double)per_nic / c->nch;
-        nvl = MIN(m - 1, 2);
+        nvl = hw->collnet_chain_nvl > 0 ? hw->collnet_chain_nvl : MIN(m - 1, 2);
         sm = 2;
         mem = m > 1 ? 7 : 3;
         intra_hops = 2.0 * (m - 1);
