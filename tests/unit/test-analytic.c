@@ -571,6 +571,7 @@ static void test_collnet(void)
     g_autoptr(cs_link_stats_t) st = cs_engine_analytic.link_stats(state);
     g_autofree char *why = cs_analytic_bottleneck(state);
     cs_engine_analytic.close(state);
+    g_test_message("%s", why);
     g_assert_nonnull(strstr(why, "intra-node"));
     /* NVLink: 18 x 25 GB/s x eff.nvlink for 1.75 S; the latency is under
      * 1% of 8 GiB's time */
