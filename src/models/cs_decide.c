@@ -242,6 +242,8 @@ static void shape_free(gpointer p)
     cs_graph_clear(&sh->ring);
     cs_graph_clear(&sh->tree);
     cs_graph_clear(&sh->nvls);
+    cs_graph_clear(&sh->cn_chain);
+    cs_graph_clear(&sh->cn_direct);
     cs_sys_free(sh->sys);
     g_free(sh->pairs);
     g_free(sh);
@@ -261,6 +263,16 @@ static void shape_search(cs_comm_t *c, cs_shape_t *sh)
     cs_graph_compute(sh->sys, &sh->ring);
     cs_graph_init(&sh->tree, 1, CS_PATTERN_BALANCED_TREE, sh->ring.nch, sh->ring.nch, G);
     cs_graph_compute(sh->sys, &sh->tree);
+    /* init.cc: the CollNet chain (id 2, pattern TREE, the ring's
+     * channels) and direct (id 4) graphs, searched only where CollNet is
+     * on (the plugin loaded), only over NICs with CollNet support */
+    cs_graph_init(&sh->cn_chain, 2, CS_PATTERN_TREE, sh->ring.nch, sh->ring.nch, G);
+    cs_graph_init(&sh->cn_direct, 4, CS_PATTERN_COLLNET_DIRECT, 1, CS_MAXCHANNELS, G);
+    sh->cn_chain.collnet = sh->cn_direct.collnet = TRUE;
+    if (c->collnet_plugin && sh->sys->inter) {
+        cs_graph_compute(sh->sys, &sh->cn_chain);
+        cs_graph_compute(sh->sys, &sh->cn_direct);
+    }
     cs_graph_init(&sh->nvls, 3, CS_PATTERN_NVLS, 1, CS_MAXCHANNELS, G);
     if (nvls_possible(c, sh->sys))
         cs_graph_compute(sh->sys, &sh->nvls);
@@ -279,8 +291,12 @@ static const cs_graph_t *algo_graph(const cs_shape_t *sh, int a)
     case CS_ALGO_NVLS:
     case CS_ALGO_NVLS_TREE:
         return &sh->nvls;
+    case CS_ALGO_COLLNET_CHAIN:
+        return &sh->cn_chain;
+    case CS_ALGO_COLLNET_DIRECT:
+        return &sh->cn_direct;
     default:
-        return NULL;        /* CollNet graphs are not searched (collnet off) */
+        return NULL;
     }
 }
 
@@ -319,7 +335,7 @@ static void agree_graphs(cs_comm_t *c)
 /* connect.cc ncclTopoPostset: the channel count the kernels get. */
 static int postset_channels(const cs_comm_t *c)
 {
-    int nch = MIN(CS_MAXCHANNELS, c->nch * 2);
+    int nch = cs_collnet_postset(c, MIN(CS_MAXCHANNELS, c->nch * 2));
     if (c->info.cc >= 90 && c->nnodes > 1 && c->graph_bw_intra[CS_ALGO_RING] > 45.0 && nch < 16)
         nch *= 2;
     nch = MIN(MIN(c->s.max_nchannels, nch), c->s.max_ctas);
@@ -433,6 +449,24 @@ static gboolean build_nodes(cs_comm_t *c, GError **err)
             }
         }
     }
+    /* coll_net.h collNetSupport: decided before the searches (init.cc) */
+    cs_collnet_plugin(c, hosts_with_gpus > 1);
+    for (guint i = 0; i < hosts->len && c->collnet_plugin; i++) {
+        const host_shape_t *hs = g_ptr_array_index(hosts, i);
+        if (hs->net.kind != CS_NET_IB) {
+            c->collnet_plugin = FALSE;
+            break;
+        }
+        for (int n = 0; n < hs->net.n; n++)
+            if (hs->net.devs[n].dev < 0 || t->devs[hs->net.devs[n].dev].nic_kind != CS_NIC_IB) {
+                c->collnet_plugin = FALSE;
+                break;
+            }
+    }
+    if (c->s.collnet_enable && hosts_with_gpus > 1 && !c->collnet_plugin && c->collnet_note == NULL)
+        c->collnet_note = g_strdup("NCCL_COLLNET_ENABLE=1: CollNet (SHARP) stays off: in-network reduction needs "
+                                   "InfiniBand (Quantum switches and the SHARP plugin), and the network NCCL "
+                                   "uses here is RoCE or sockets");
     /* systems and searches per (host shape, domain) */
     for (guint i = 0; i < hosts->len; i++) {
         host_shape_t *hs = g_ptr_array_index(hosts, i);
@@ -548,8 +582,12 @@ void cs_comm_chan_order(const cs_comm_t *c, cs_algo_t algo, int ch, int *order)
     int k = 0;
     for (int n = 0; n < c->nnodes; n++) {
         const cs_shape_t *sh = node_shape(c, n);
-        const cs_graph_t *g = algo == CS_ALGO_TREE ? &sh->tree : &sh->ring;
         int G = sh->sys->ngpus;
+        if (cs_collnet_chan_order(c, n, algo, ch, order + k)) {
+            k += G;
+            continue;
+        }
+        const cs_graph_t *g = algo == CS_ALGO_TREE ? &sh->tree : &sh->ring;
         /* init.cc: the ring and tree graphs keep the communicator's
          * channel count; connect.cc ncclTopoPostset copies channel c to
          * c + nChannels */
@@ -618,7 +656,8 @@ static void fill_info(cs_comm_t *c)
     in->type_inter = c->graph_type_inter[CS_ALGO_RING];
     in->nvls_supported = c->nvls_support;
     in->nvls_tree_supported = c->nvls_support && c->nnodes > 1;
-    in->collnet_supported = FALSE;
+    in->collnet_supported = c->collnet;
+    in->collnet_heads = c->collnet ? c->collnet_direct_heads : 0;
     in->comm_nch = postset_channels(c);
     fill_ring_order(c);
 
@@ -859,6 +898,11 @@ cs_comm_t *cs_comm_new(const cs_topo_t *t, const cs_nccl_env_t *env, GError **er
         if (!nvls_possible(c, node_shape(c, n)->sys))
             c->nvls_support = FALSE;
     c->nvls_heads = c->graph_nch[CS_ALGO_NVLS];
+    /* CollNet after AllGather3 (init.cc) and before the postset */
+    if (!cs_collnet_setup(c, e, err)) {
+        cs_comm_free(c);
+        return NULL;
+    }
     fill_info(c);
     if (c->nvls_support) {
         int hosts = 0;
@@ -869,6 +913,7 @@ cs_comm_t *cs_comm_new(const cs_topo_t *t, const cs_nccl_env_t *env, GError **er
             ch = c->s.nvls_nchannels;
         c->nvls_channels = MAX(c->s.min_ctas, MIN(c->s.max_ctas, ch));
     }
+
     /* tuning.cc ncclPatEnable: one GPU per node, host-memory network */
     if (c->info.cc < 60)
         c->pat_support = FALSE;
@@ -903,6 +948,7 @@ void cs_comm_free(cs_comm_t *c)
     g_free(c->algo_origin);
     g_free(c->proto_env);
     g_free(c->proto_origin);
+    g_free(c->collnet_note);
     cs_nccl_settings_clear(&c->s);
     g_free(c);
 }
@@ -967,6 +1013,8 @@ int cs_comm_chan_nic(const cs_comm_t *c, cs_algo_t algo, int rank, int ch)
         net = cs_sys_local_net(sys, local, ch);
     } else if (g == NULL || g->nch < 1 || g->intra == NULL || sys->nnets < 1) {
         return -1;
+    } else if (algo == CS_ALGO_COLLNET_DIRECT || algo == CS_ALGO_COLLNET_CHAIN) {
+        net = cs_collnet_chan_net(c, algo, rank, ch);
     } else if (algo == CS_ALGO_NVLS || algo == CS_ALGO_NVLS_TREE) {
         /* search.cc getNvlsNetDev: the NICs of the NVLS channels whose
          * first GPU is this rank, the ch-th of them */

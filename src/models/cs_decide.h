@@ -59,6 +59,8 @@ typedef struct {
     double bw_intra, bw_inter;       /* GB/s per channel, NCCL's units */
     gboolean nvls_supported, nvls_tree_supported, collnet_supported;
 
+    int collnet_heads;               /* CollNet on: GPUs per node that meet the SHARP network in
+                                      * CollNetDirect (connect.cc connectCollNet nHeads), else 0 */
     int comm_nch;                    /* after postset doubling and MIN/MAX_NCHANNELS */
     int *ring_order;                 /* nranks entries: channel 0 ring, rank at each position */
 
@@ -145,6 +147,11 @@ void cs_comm_chan_order(const cs_comm_t *c, cs_algo_t algo, int ch, int *order);
  * heading none. CS_ALGO_P2P: the rank's own NIC for p2p channel 'ch'
  * (topo.cc ncclTopoGetLocalNet). */
 int cs_comm_chan_nic(const cs_comm_t *c, cs_algo_t algo, int rank, int ch);
+
+/* CollNet (SHARP): what the run assumed, or why NCCL_COLLNET_ENABLE=1
+ * left it off, as one line for the output's notes; NULL when
+ * NCCL_COLLNET_ENABLE is not set (cs_decide_collnet.c). */
+const char *cs_comm_collnet_note(const cs_comm_t *c);
 
 /* A short human summary ("P2P/NVL intra, NET/IB GDR inter (8 NICs)"). */
 char *cs_comm_transport_summary(const cs_comm_t *c);

@@ -975,6 +975,41 @@ static void try_nvls(search_t *se, int head)
         follow(se, K_NVS, 0, K_GPU, d0, d0 == head ? -2 : -1);
 }
 
+/* search.cc ncclTopoSearchTryCollnetDirect: the head g reaches every
+ * GPU and every GPU reaches it, each path taking 1/(G-1) of bwIntra;
+ * then the channel lists the other GPUs in index order after the head. */
+static void try_collnet_direct(search_t *se, int head)
+{
+    int G = se->sys->ngpus;
+    double mul = 1.0 / (G - 1);
+    int fwd = 0, bwd = 0;
+    gboolean ok = TRUE;
+    for (; fwd < G; fwd++)
+        if (!follow(se, K_GPU, head, K_GPU, fwd, mul)) {
+            ok = FALSE;
+            break;
+        }
+    if (ok) {
+        for (; bwd < G; bwd++)
+            if (!follow(se, K_GPU, bwd, K_GPU, head, mul)) {
+                ok = FALSE;
+                break;
+            }
+        if (ok) {
+            cs_graph_t *tmp = se->tmp;
+            int step = 1;
+            for (int i = 0; i < G; i++)
+                if (i != head)
+                    tmp->intra[tmp->nch * G + step++] = i;
+            rec_gpu(se, -1, G, -1, -1, FORCED_NONE);
+        }
+        while (bwd-- > 0)
+            follow(se, K_GPU, bwd, K_GPU, head, -mul);
+    }
+    while (fwd-- > 0)
+        follow(se, K_GPU, head, K_GPU, fwd, -mul);
+}
+
 /* Scratch lists per recursion depth (channel x step), two kinds: next
  * GPUs and NICs. Allocated once per depth and search. */
 static int *depth_buf(search_t *se, int depth, int kind)
@@ -1038,6 +1073,8 @@ static void rec_gpu(search_t *se, int g, int step, int back_net, int back_first,
         }
     } else if (tmp->pattern == CS_PATTERN_NVLS) {
         try_nvls(se, g);
+    } else if (tmp->pattern == CS_PATTERN_COLLNET_DIRECT) {
+        try_collnet_direct(se, g);
     } else if (step < G - 1) {
         int *next = depth_buf(se, tmp->nch * G + step, 0);
         int count;
@@ -1073,8 +1110,10 @@ static void rec_net(search_t *se, int back_net, int back_first)
     int *nets = depth_buf(se, tmp->nch * G + G, 1);
     int nn = select_nets(sys, tmp->type_inter, -1, nets);
     gboolean found = FALSE;
+    /* NVLS and CollNet Direct only look for NIC:GPU pairs, the heads */
+    gboolean heads = tmp->pattern == CS_PATTERN_NVLS || tmp->pattern == CS_PATTERN_COLLNET_DIRECT;
     for (int i = 0; i < nn; i++) {
-        if (tmp->pattern == CS_PATTERN_NVLS && found)
+        if (heads && found)
             break;
         int n = nets[(tmp->nch + i) % nn];
         if (sys->net_bw[n] < bw)
@@ -1085,7 +1124,7 @@ static void rec_net(search_t *se, int back_net, int back_first)
         tmp->inter[tmp->nch * 2] = n;
         tmp->lat_inter = 0;   /* net latency property: 0 for IB and Socket */
         sys->net_bw[n] -= bw;
-        if (tmp->pattern == CS_PATTERN_NVLS) {
+        if (heads) {
             if (tmp->nch < nn) {
                 int gpu = sys->net_local_gpu[n];
                 if (gpu != -1) {
@@ -1232,6 +1271,8 @@ void cs_graph_compute(cs_sys_t *sys, cs_graph_t *graph)
         return;
     if (graph->pattern == CS_PATTERN_NVLS)
         graph->max_ch = MIN(CS_NVLS_MAX_ARITY, G);
+    if (graph->pattern == CS_PATTERN_COLLNET_DIRECT)
+        graph->max_ch = MIN(CS_MAX_DIRECT_ARITY + 1, G);
     if (G == 1 && graph->pattern != CS_PATTERN_RING)
         graph->pattern = CS_PATTERN_TREE;
     if (!sys->inter && graph->pattern == CS_PATTERN_NVLS)
@@ -1364,8 +1405,9 @@ void cs_graph_compute(cs_sys_t *sys, cs_graph_t *graph)
     g_free(se.scores);
     g_free(se.cap);
 
-    if (graph->nch == 0 && graph->pattern != CS_PATTERN_NVLS) {
-        /* search.cc: no path found, fall back to the simple order */
+    if (graph->nch == 0 && !graph->collnet && graph->pattern != CS_PATTERN_NVLS) {
+        /* search.cc: no path found, fall back to the simple order (not
+         * for CollNet graphs: init.cc then turns CollNet off) */
         for (int i = 0; i < G; i++)
             graph->intra[i] = i;
         graph->inter[0] = graph->inter[1] = 0;

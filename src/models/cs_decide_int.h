@@ -18,8 +18,11 @@ enum {
     CS_PATTERN_SPLIT_TREE = 2,
     CS_PATTERN_TREE = 3,
     CS_PATTERN_RING = 4,
-    CS_PATTERN_NVLS = 5
+    CS_PATTERN_NVLS = 5,
+    CS_PATTERN_COLLNET_DIRECT = 6
 };
+
+#define CS_MAX_DIRECT_ARITY 7      /* device.h NCCL_MAX_DIRECT_ARITY */
 
 /* Network flavour NCCL ends up with (plugin/net.cc: IB first, then Socket). */
 typedef enum { CS_NET_NONE = 0, CS_NET_IB, CS_NET_SOCKET } cs_net_kind_t;
@@ -94,8 +97,9 @@ typedef struct {
 } cs_sys_t;
 
 typedef struct {
-    int id;                   /* 0 ring, 1 tree, 3 nvls (init.cc) */
+    int id;                   /* 0 ring, 1 tree, 2 collnet chain, 3 nvls, 4 collnet direct (init.cc) */
     int pattern;
+    gboolean collnet;         /* graph.h collNet: only NICs with CollNet support (search.cc) */
     int nch, min_ch, max_ch;
     double bw_intra, bw_inter, lat_inter;
     int type_intra, type_inter;
@@ -151,6 +155,7 @@ typedef struct {
 typedef struct {
     cs_sys_t *sys;
     cs_graph_t ring, tree, nvls;
+    cs_graph_t cn_chain, cn_direct;   /* CollNet graphs (init.cc), searched only with CollNet on */
     cs_netsel_t net;          /* borrowed from the host shape */
     cs_link_choice_t *pairs;  /* [a*G+b] intra-node choices */
 } cs_shape_t;
@@ -185,10 +190,45 @@ struct cs_comm {
     int local_ranks;          /* ranks of node 0 (enqueue.cc comm->localRanks) */
     int max_local_ranks;
     gboolean pat_support;
+    /* CollNet (SHARP; cs_decide_collnet.c): config.collnetEnable after
+     * init.cc's checks, the heads (coll_net.cc ncclCollNetSetup), chain
+     * support, the plugin's reduce support, and why it is off */
+    gboolean collnet;
+    gboolean collnet_plugin;  /* coll_net.h collNetSupport: the SHARP plugin (assumed on InfiniBand) */
+    int collnet_heads_num;    /* comm->collNetHeadsNum */
+    int collnet_direct_heads; /* channels[0].collnetDirect.nHeads: the direct graph's heads */
+    gboolean collnet_chain_support;
+    char *collnet_note;       /* one line for the output's notes, or NULL */
     cs_tune_t tune;
 };
 
 /* cs_decide_tune.c */
 void cs_comm_tune(cs_comm_t *c);
+
+/* cs_decide_collnet.c */
+/* Before the searches: whether NCCL would load a CollNet plugin here
+ * (NCCL_COLLNET_ENABLE=1, several nodes, every host's NICs InfiniBand:
+ * the SHARP plugin and Quantum switches assumed), with the note saying so
+ * or why not. */
+void cs_collnet_plugin(cs_comm_t *c, gboolean multi_host);
+/* After AllGather3 (agree_graphs) and NVLS: init.cc's checks (chain
+ * graph found, NCCL_COLLNET_NODE_THRESHOLD), the heads and chain support
+ * (coll_net.cc ncclCollNetSetup). Errors: NCCL_COLLNET_NODE_THRESHOLD
+ * that is not an integer. */
+gboolean cs_collnet_setup(cs_comm_t *c, const cs_nccl_env_t *e, GError **err);
+/* coll_net.cc collNetSupportMatrix with the SHARP plugin: (sum, dtype). */
+gboolean cs_collnet_type_ok(cs_dtype_t t);
+/* connect.cc ncclTopoPostset's CollNet channels: nch after doubling ->
+ * nch + nch/2 where the chain graph's bwIntra > bwInter and nodes hold
+ * several ranks. */
+int cs_collnet_postset(const cs_comm_t *c, int nch);
+/* cs_comm_chan_order for node n's block of CollNetChain (the chain, its
+ * head last) and CollNetDirect (the heads first in head order, then the
+ * other GPUs in local order); FALSE for other algorithms or without
+ * CollNet. */
+gboolean cs_collnet_chan_order(const cs_comm_t *c, int n, cs_algo_t algo, int ch, int *order);
+/* The network device index (into the node's cs_sys_t nets) 'rank' meets
+ * the SHARP network through on channel ch, -1 if it heads none. */
+int cs_collnet_chan_net(const cs_comm_t *c, cs_algo_t algo, int rank, int ch);
 
 #endif

@@ -80,6 +80,19 @@ static int cc_index(int cc)
     return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
 }
 
+/* tuning.cc: CollNet algorithms disabled (collnetEnable 0, CollNetChain
+ * without collNetChainSupport, CollNetDirect without an NVSwitch). */
+static gboolean collnet_off(const cs_comm_t *c, int a)
+{
+    if (a != CS_ALGO_COLLNET_DIRECT && a != CS_ALGO_COLLNET_CHAIN)
+        return FALSE;
+    if (!c->collnet)
+        return TRUE;
+    if (a == CS_ALGO_COLLNET_CHAIN && !c->collnet_chain_support)
+        return TRUE;
+    return a == CS_ALGO_COLLNET_DIRECT && !c->info.nvswitch;
+}
+
 void cs_comm_tune(cs_comm_t *c)
 {
     cs_tune_t *tu = &c->tune;
@@ -200,10 +213,23 @@ void cs_comm_tune(cs_comm_t *c)
                     bus *= .85f;
                 if (a == CS_ALGO_PAT)
                     bus *= .75f;
-                if (collnet)
-                    bus = 0;   /* CollNet (SHARP) is not modelled: collnet stays off */
+                /* CollNet: Simple only; CollNetDirect's GPU/NIC ratio (every
+                 * GPU needs a local NIC for full speed) and Hopper's .85 */
+                if (collnet && p != CS_PROTO_SIMPLE)
+                    bus = 0;
+                if (a == CS_ALGO_COLLNET_DIRECT && p == CS_PROTO_SIMPLE) {
+                    if (coll == CS_COLL_ALLGATHER || coll == CS_COLL_REDUCESCATTER) {
+                        bus = ppn * MIN(bw_intra, bw_inter * 0.9f);
+                    } else {
+                        float factor = (float)(ppn / (1.0 * gnch));
+                        factor -= (factor - 1) / 2;
+                        bus /= factor;
+                        if (cc_min >= 90)
+                            bus *= .85f;
+                    }
+                }
                 /* NVLS/CollNetDirect AllGather/ReduceScatter across nodes need
-                 * CollNet's iallgather/ireducescatter */
+                 * CollNet's iallgather/ireducescatter: not modelled, off */
                 if ((a == CS_ALGO_NVLS || a == CS_ALGO_COLLNET_DIRECT) && p == CS_PROTO_SIMPLE &&
                     (coll == CS_COLL_ALLGATHER || coll == CS_COLL_REDUCESCATTER) && nnodes > 1)
                     bus = 0;
@@ -270,7 +296,7 @@ void cs_comm_tune(cs_comm_t *c)
             for (int p = 0; p < CS_PROTO_COUNT; p++)
                 any |= tu->bw[coll][a][p] > 0;
             tu->avail[coll][a] = any && !(nnodes == 1 && a == CS_ALGO_NVLS_TREE) &&
-                                 !(a == CS_ALGO_NVLS && nnodes > 1);
+                                 !(a == CS_ALGO_NVLS && nnodes > 1) && !collnet_off(c, a);
         }
 
     /* Enables (tuning.cc): NCCL_ALGO / NCCL_PROTO from the settings, then
@@ -281,7 +307,11 @@ void cs_comm_tune(cs_comm_t *c)
             gboolean algo_on = s->algo_enabled[coll][a] != 0;
             if (nnodes == 1 && a == CS_ALGO_NVLS_TREE)
                 algo_on = FALSE;
-            if (a == CS_ALGO_COLLNET_DIRECT || a == CS_ALGO_COLLNET_CHAIN || (a == CS_ALGO_NVLS && nnodes > 1))
+            /* CollNet off (and NVLS across nodes, which needs it); on:
+             * CollNetChain needs collNetChainSupport, CollNetDirect an
+             * NVSwitch. NVLS across nodes with SHARP is not modelled:
+             * left out even with CollNet on (the note says so). */
+            if (collnet_off(c, a) || (a == CS_ALGO_NVLS && nnodes > 1))
                 algo_on = FALSE;
             for (int p = 0; p < CS_PROTO_COUNT; p++) {
                 int pe = s->proto_enabled[coll][p];
@@ -359,7 +389,28 @@ static guint64 chunk_size(const cs_comm_t *c, cs_coll_t coll, int a, int p, int 
     if (p == CS_PROTO_LL128)
         chunk = chunk / 16 * 15;
     guint64 heads = (guint64)MAX(c->nvls_heads, 1);
-    if (a == CS_ALGO_NVLS) {
+    if (a == CS_ALGO_COLLNET_DIRECT) {
+        /* depth 2 where a rank has heads above or peers below
+         * (connect.cc connectCollNet), the direct graph's heads */
+        guint64 dh = (guint64)MAX(1, c->collnet_direct_heads);
+        guint64 depth = c->info.ppn > 1 || dh > 1 ? 2 : 1;
+        while (nbytes / ((guint64)nc * dh * chunk) < depth * 64 && chunk > 131072)
+            chunk /= 2;
+        while (nbytes / ((guint64)nc * dh * chunk) < depth * 8 && chunk > 65536)
+            chunk /= 2;
+        while (nbytes / ((guint64)nc * dh * chunk) < depth * 8 && chunk > 32768)
+            chunk /= 2;
+    } else if (a == CS_ALGO_COLLNET_CHAIN) {
+        /* at most 256 KiB; depth = ranks per node (connect.cc) */
+        guint64 depth = (guint64)MAX(1, c->info.nranks / c->nnodes);
+        chunk = MIN((guint64)256 * 1024, tu->buff_size[CS_PROTO_SIMPLE] / NCCL_STEPS);
+        while (nbytes / ((guint64)nc * chunk) < depth * 64 && chunk > 131072)
+            chunk /= 2;
+        while (nbytes / ((guint64)nc * chunk) < depth * 8 && chunk > 65536)
+            chunk /= 2;
+        while (nbytes / ((guint64)nc * chunk) < depth && chunk > 32768)
+            chunk /= 2;
+    } else if (a == CS_ALGO_NVLS) {
         guint64 max_chunk = (guint64)c->s.nvls_chunksize;
         if (c->nnodes > 1 && tu->bw[CS_COLL_ALLREDUCE][CS_ALGO_NVLS][CS_PROTO_SIMPLE] < 150)
             max_chunk = 32768;
@@ -445,8 +496,14 @@ gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, gu
     } else {
         gboolean nvls_ok = c->nvls_support && (nvls_type_ok(dtype) || coll == CS_COLL_ALLGATHER);
         for (int a = 0; a < CS_ALGO_COUNT; a++) {
-            if (a == CS_ALGO_COLLNET_DIRECT || a == CS_ALGO_COLLNET_CHAIN)
-                continue;   /* collNetSupport = 0 */
+            /* enqueue.cc ncclGetCollNetSupport (the plugin's reduce
+             * support for reductions) and updateCollCostTable: CollNet
+             * only up to NCCL_MAX_DIRECT_ARITY + 1 local ranks */
+            if ((a == CS_ALGO_COLLNET_DIRECT || a == CS_ALGO_COLLNET_CHAIN) &&
+                (!c->collnet || c->max_local_ranks > CS_MAX_DIRECT_ARITY + 1 ||
+                 ((coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCE || coll == CS_COLL_REDUCESCATTER) &&
+                  !cs_collnet_type_ok(dtype))))
+                continue;
             if ((a == CS_ALGO_NVLS || a == CS_ALGO_NVLS_TREE) &&
                 (!nvls_ok || (coll != CS_COLL_ALLREDUCE && c->local_ranks > CS_NVLS_MAX_ARITY)))
                 continue;
@@ -499,7 +556,21 @@ gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, gu
     int nc = c->info.comm_nch;
     int nt = c->tune.max_threads[algo][proto];
     guint64 thr = (guint64)c->tune.thread_threshold[algo][proto];
-    if (algo == CS_ALGO_NVLS || algo == CS_ALGO_NVLS_TREE) {
+    if (algo == CS_ALGO_COLLNET_DIRECT) {
+        /* CollNet channel tuning: thresholds scaled by the heads, halved
+         * as the count crosses 1.5 x each power of two from 16 down */
+        guint64 heads = (guint64)MAX(1, c->collnet_direct_heads);
+        int nc_switch = 16;
+        gboolean more = TRUE;
+        while (nc_switch >= 1 && more) {
+            while ((more = nbytes < (guint64)nc * nt * heads * thr) && nc > nc_switch) {
+                if (nc == nc_switch + nc_switch / 2)
+                    thr /= 2;
+                nc--;
+            }
+            nc_switch /= 2;
+        }
+    } else if (algo == CS_ALGO_NVLS || algo == CS_ALGO_NVLS_TREE) {
         nc = c->nnodes > 1 && algo == CS_ALGO_NVLS ? MIN(c->nvls_channels, c->info.comm_nch)
                                                    : c->nvls_channels;
     } else {
@@ -509,6 +580,8 @@ gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, gu
             else
                 break;
         }
+    }
+    if (algo != CS_ALGO_NVLS && algo != CS_ALGO_NVLS_TREE && algo != CS_ALGO_COLLNET_DIRECT) {
         while (nbytes < (guint64)nc * nt * thr) {
             if (nt % 128 == 0)
                 nt /= 2;

@@ -37,7 +37,8 @@ typedef struct {
     const cs_comm_t *c;
     int nranks, nnodes;
     int nch;            /* channels searched and agreed (comm->nChannels before postset) */
-    int m;              /* after doubling and NCCL_MAX_NCHANNELS / MAX_CTAS */
+    int n2;             /* after doubling (before CollNet's extra channels) */
+    int m;              /* after doubling, CollNet and NCCL_MAX_NCHANNELS / MAX_CTAS */
     int final;          /* after NCCL_MIN_NCHANNELS / MIN_CTAS */
     int *prev, *next;   /* [gc * nranks + r], graph channel gc < nch */
     tree_t *tree;       /* [(which * nch + gc) * nranks + r], which = dtree 0 or 1 */
@@ -119,7 +120,9 @@ static void chans_build(const cs_comm_t *c, chans_t *k)
     /* connect.cc ncclTopoPostset: double, the sm90 multi-node doubling,
      * then NCCL_MAX_NCHANNELS / MAX_CTAS cut and MIN_NCHANNELS / MIN_CTAS
      * copies (copyChannels copies channel i - start). */
-    int n1 = MIN(CS_MAXCHANNELS, k->nch * 2);
+    k->n2 = MIN(CS_MAXCHANNELS, k->nch * 2);
+    /* CollNet: copyChannels(n2, n2 + n2/2) copies channel i - n2 */
+    int n1 = cs_collnet_postset(c, k->n2);
     if (c->info.cc >= 90 && c->nnodes > 1 && c->graph_bw_intra[CS_ALGO_RING] > 45.0 && n1 < 16)
         n1 *= 2;
     k->m = MAX(1, MIN(MIN(c->s.max_nchannels, n1), c->s.max_ctas));
@@ -200,6 +203,8 @@ static void chans_clear(chans_t *k)
 static void chans_map(const chans_t *k, int ch, int *gc, int *which)
 {
     int j = ch % k->m;
+    if (j >= k->n2)
+        j -= k->n2;
     *gc = j % k->nch;
     *which = (j % (2 * k->nch)) >= k->nch;
 }
@@ -281,6 +286,82 @@ static void dump_line(GString *o, const char *pfx, const char *prefix, const int
     g_string_free(l, TRUE);
 }
 
+/* connect.cc connectCollNet ("CollNetDirect channel ..." per channel)
+ * and coll_net.cc ncclCollNetChainBufferSetup ("Connected Collnet
+ * Chains", at most 1023 characters), for a rank of a communicator with
+ * CollNet on. */
+static void print_collnet(GString *o, const char *pfx, const cs_comm_t *c, const chans_t *k, int r)
+{
+    int n = c->rank_node[r], R = k->nranks;
+    const cs_shape_t *sh = shape_of(c, n);
+    int G = sh->sys->ngpus;
+    const int *ranks = c->nodes[n].ranks;
+    int local_ranks = c->nodes[n].ngpus, me = c->rank_local[r];
+    if (c->collnet_direct_heads > 0) {
+        const cs_graph_t *g = &sh->cn_direct;
+        int heads[CS_MAXCHANNELS], nh = 0, my = -1;
+        for (int ch = 0; ch < g->nch; ch++) {
+            int h = g->intra[ch * G], x;
+            for (x = 0; x < nh && heads[x] != h; x++)
+                ;
+            if (x == nh)
+                heads[nh++] = h;
+        }
+        for (int h = 0; h < nh; h++)
+            if (heads[h] == me)
+                my = h;
+        for (int ch = 0; ch < k->final; ch++) {
+            GString *l = g_string_new(NULL);
+            g_string_append_printf(l, "CollNetDirect channel %d rank %d ", ch, r);
+            int ndown = 0, nup = 0;
+            if (my >= 0) {
+                g_string_append(l, "down ");
+                const int *intra = g->intra + my * G;
+                for (int i = 0; i < local_ranks && i < G; i++) {
+                    if (intra[i] == me)
+                        continue;
+                    g_string_append_printf(l, " %d ", ranks[intra[i]]);
+                    ndown++;
+                }
+                g_string_append_printf(l, "nDown %d ", ndown);
+            }
+            g_string_append(l, "up ");
+            for (int h = 0; h < nh; h++)
+                if (heads[h] != me) {
+                    g_string_append_printf(l, " %d ", ranks[heads[h]]);
+                    nup++;
+                }
+            g_string_append(l, "heads ");
+            for (int h1 = 0; h1 < nh; h1++)
+                g_string_append_printf(l, " %d ", ranks[heads[((my < 0 ? 0 : my) + h1) % nh]]);
+            g_string_append_printf(l, "nUp %d nHeads %d headRank %d out %d shift %d", nup, nh, my,
+                                   my >= 0 ? R : -1, nh > 0 ? (r % local_ranks) % nh : 0);
+            g_string_append_printf(o, "%s%s\n", pfx, l->str);
+            g_string_free(l, TRUE);
+        }
+    }
+    if (c->collnet_chain_support) {
+        /* connect.cc ncclTopoPreset: up = intra[i-1] (the head's: nRanks),
+         * down = intra[i+1] */
+        const cs_graph_t *g = &sh->cn_chain;
+        GString *line = g_string_new(NULL);
+        for (int ch = 0; ch < k->final && g->nch > 0; ch++) {
+            int gc, w;
+            chans_map(k, ch, &gc, &w);
+            const int *intra = g->intra + (gc % g->nch) * G;
+            int i;
+            for (i = 0; i < G && intra[i] != me; i++)
+                ;
+            int up = i == 0 ? R : ranks[intra[i - 1]], down = i == G - 1 ? -1 : ranks[intra[i + 1]];
+            g_string_append_printf(line, " [%d] %d->%d->%d", ch, down, r, up);
+        }
+        if (line->len > 1023)
+            g_string_truncate(line, 1023);
+        g_string_append_printf(o, "%sConnected Collnet Chains %s\n", pfx, line->str);
+        g_string_free(line, TRUE);
+    }
+}
+
 static void print_rank(GString *o, const cs_comm_t *c, const chans_t *k, int r)
 {
     const cs_topo_t *t = c->t;
@@ -291,6 +372,12 @@ static void print_rank(GString *o, const cs_comm_t *c, const chans_t *k, int r)
 
     print_graph(o, pfx, c, n, &sh->ring);
     print_graph(o, pfx, c, n, &sh->tree);
+    /* init.cc: the CollNet chain, then direct graph, searched where the
+     * plugin is loaded (cs_decide_collnet.c) */
+    if (c->collnet_plugin && sh->sys->inter) {
+        print_graph(o, pfx, c, n, &sh->cn_chain);
+        print_graph(o, pfx, c, n, &sh->cn_direct);
+    }
     if (nvls_searched(c, sh->sys))
         print_graph(o, pfx, c, n, &sh->nvls);
 
@@ -344,6 +431,8 @@ static void print_rank(GString *o, const cs_comm_t *c, const chans_t *k, int r)
         g_string_truncate(trees, 1022);
     g_string_append_printf(o, "%sTrees%s\n", pfx, trees->str);
     g_string_free(trees, TRUE);
+    if (c->collnet)
+        print_collnet(o, pfx, c, k, r);
 }
 
 char *cs_graph_log_info(const cs_comm_t *c, int rank)
@@ -423,12 +512,13 @@ char *cs_graph_log_dump_xml(const cs_comm_t *c, int rank)
     const cs_shape_t *sh = shape_of(c, n);
     GString *o = g_string_new("<graphs version=\"1\">\n");
     /* init.cc: ring, tree, CollNet Direct (id 4, pattern 6), CollNet
-     * Chain (id 2, pattern TREE): collsim searches no CollNet graph, NCCL
-     * neither unless CollNet is enabled; NVLS */
+     * Chain (id 2, pattern TREE), searched only where CollNet is on (the
+     * plugin loaded: cs_decide_collnet.c); NVLS */
+    gboolean cn = c->collnet_plugin && sh->sys->inter;
     dump_graph(o, c, n, &sh->ring, 0, sh->ring.pattern);
     dump_graph(o, c, n, &sh->tree, 1, sh->tree.pattern);
-    dump_graph(o, c, n, NULL, 4, 6);
-    dump_graph(o, c, n, NULL, 2, CS_PATTERN_TREE);
+    dump_graph(o, c, n, cn ? &sh->cn_direct : NULL, 4, CS_PATTERN_COLLNET_DIRECT);
+    dump_graph(o, c, n, cn ? &sh->cn_chain : NULL, 2, CS_PATTERN_TREE);
     dump_graph(o, c, n, nvls_searched(c, sh->sys) ? &sh->nvls : NULL, 3, CS_PATTERN_NVLS);
     g_string_append(o, "</graphs>\n");
     return g_string_free(o, FALSE);

@@ -125,6 +125,15 @@
      * forced) and h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-*. */         \
     CS_PARAM(LAT_NVLS, "lat.nvls", 2.2, "us",                                 \
              "one NVLS reduce-and-multicast round through the NVSwitch")      \
+    /* NCCL's own latency of the network round of a CollNet call (proxy,     \
+     * SHARP plugin, the switches' aggregation): tuning.cc                    \
+     * ncclTunerConstantsDefaults hwLatencies[NET][CollNetDirect/Chain]       \
+     * [Simple] = 31 / 30 us. The wire and switch hops of the SHARP tree     \
+     * come on top from the topology (docs/model-analytic.md). */             \
+    CS_PARAM(LAT_COLLNET_DIRECT, "lat.collnet.direct", 31.0, "us",            \
+             "one CollNetDirect network round through the SHARP plugin and switches, beyond the wires") \
+    CS_PARAM(LAT_COLLNET_CHAIN, "lat.collnet.chain", 30.0, "us",              \
+             "one CollNetChain network round through the SHARP plugin and switches, beyond the wires") \
     /* ---- link and transport efficiencies ------------------------------ */ \
     /* Large-message single-node rings: a100x8-2nodes-roce-16x100g-oci-*      \
      * (RUN 3) 232 GB/s over 12 x 25 GB/s NVLink3 (0.77);                     \

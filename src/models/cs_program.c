@@ -270,6 +270,97 @@ static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, const i
 
 static gboolean flows_finish(cs_program_t *p, builder_t *bp);
 
+/* Node v's block of a channel's order (ranks node-major: the block whose
+ * first rank is on node v). */
+static const int *node_block(const int *ring, int nn, int m, int v)
+{
+    for (int k = 0; k < nn; k++)
+        if (ring[k * m] / m == v)
+            return &ring[k * m];
+    return &ring[v * m];
+}
+
+/* CollNetChain all-reduce, one channel (device/all_reduce.h
+ * RunWorkColl<COLLNET_CHAIN>): per node the channel's chain, its head
+ * last (collnetChain.up = intra[i-1], the head's up is the network);
+ * reduce up the chain (recvReduceSend), the head sends its node's sum
+ * into SHARP, the root reduces every node's, the result comes back to
+ * each head and goes down the chain (recvCopySend). Reduce and broadcast
+ * run on split threads (nthreadsSplit): each flow half the channel's
+ * ceiling. Memory: as Tree's chain; the head's send reduces (3), the
+ * NIC's write of the result 1. */
+static void build_collnet_chain_channel(builder_t *b, const cs_comm_info_t *info, const int *ring)
+{
+    int nn = info->nnodes, m = info->ppn, algo = CS_ALGO_COLLNET_CHAIN;
+    const int *blk0 = node_block(ring, nn, m, 0);
+    int root = add_flow(b, CS_FLOW_COLLNET_ROOT, blk0[m - 1], blk0[m - 1], algo, 0, 1.0, 2);
+    g_autofree int *down = g_new(int, nn);
+    for (int v = 0; v < nn; v++) {
+        const int *blk = node_block(ring, nn, m, v);
+        int prev = -1;
+        for (int i = 0; i + 1 < m; i++) {
+            int fl = add_flow(b, CS_FLOW_P2P, blk[i], blk[i + 1], -1, i == 0 ? 2 : 3, 1.0, 2);
+            add_dep(b, fl, prev, 0);
+            prev = fl;
+        }
+        int up = add_flow(b, CS_FLOW_COLLNET_UP, blk[m - 1], blk[m - 1], algo, m > 1 ? 3 : 2, 1.0, 2);
+        add_dep(b, up, prev, 0);
+        add_dep(b, root, up, 0);
+        down[v] = add_flow(b, CS_FLOW_COLLNET_DOWN, blk[m - 1], blk[m - 1], algo, 1, 1.0, 2);
+        add_dep(b, down[v], root, 0);
+        prev = down[v];
+        for (int i = m - 1; i > 0; i--) {
+            int fl = add_flow(b, CS_FLOW_P2P, blk[i], blk[i - 1], -1, 3, 1.0, 2);
+            add_dep(b, fl, prev, 0);
+            prev = fl;
+        }
+    }
+}
+
+/* CollNetDirect all-reduce, one channel (device/all_reduce.h
+ * RunWorkColl<COLLNET_DIRECT>): a loop covers H chunks, one per head
+ * (loopSize = nChannels x nHeads x chunk); every GPU scatters chunk h to
+ * head h (its own stays), head h reduces its node's chunks h and sends
+ * the sum into SHARP group h (the h-th heads of every node: coll_net.cc
+ * one CollNet communicator per head), the root reduces, the result comes
+ * back to each head h, which copies it to every other GPU of its node
+ * (recvCopySend to all its down peers; they gather). Head h of node v is
+ * hr[v * H + h]. A GPU's flows share its channel's ceiling: a head sends
+ * H - 1 scatters, its reduction and m - 1 copies, another GPU H
+ * scatters. Memory: a scatter or copy 2 passes, the head's reduction of m
+ * inputs m + 1, the NIC's write of the result 1. */
+static void build_collnet_direct_channel(builder_t *b, const cs_comm_info_t *info, const int *ring, int H)
+{
+    int nn = info->nnodes, m = info->ppn, algo = CS_ALGO_COLLNET_DIRECT;
+    double share = 1.0 / H, cap_head = H + m - 1, cap_other = H;
+    const int *blk0 = node_block(ring, nn, m, 0);
+    g_autofree int *root = g_new(int, H);
+    for (int h = 0; h < H; h++)
+        root[h] = add_flow(b, CS_FLOW_COLLNET_ROOT, blk0[h], blk0[h], algo, 0, share, 1);
+    for (int v = 0; v < nn; v++) {
+        const int *blk = node_block(ring, nn, m, v);
+        for (int h = 0; h < H; h++) {
+            int head = blk[h];
+            int up = add_flow(b, CS_FLOW_COLLNET_UP, head, head, algo, m + 1, share, cap_head);
+            for (int i = 0; i < m; i++) {
+                if (i == h)
+                    continue;
+                int sc = add_flow(b, CS_FLOW_P2P, blk[i], head, -1, 2, share, i < H ? cap_head : cap_other);
+                add_dep(b, up, sc, 0);
+            }
+            add_dep(b, root[h], up, 0);
+            int dn = add_flow(b, CS_FLOW_COLLNET_DOWN, head, head, algo, 1, share, cap_head);
+            add_dep(b, dn, root[h], 0);
+            for (int i = 0; i < m; i++) {
+                if (i == h)
+                    continue;
+                int cp = add_flow(b, CS_FLOW_P2P, head, blk[i], -1, 2, share, cap_head);
+                add_dep(b, cp, dn, 0);
+            }
+        }
+    }
+}
+
 /* NVLS heads (cs_program_nvls_heads per node), the same on every channel:
  * head h of node v is rank hr[v * H + h], the first H ranks of v's block
  * of channel 0's order (NULL: v's first H ranks). */
@@ -307,7 +398,12 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
          * lab 7's DCQCN check (tests/cli/labs.sh) sits at its bound either
          * way (+3.2% with c % 2 against its 3%). */
         int tree = cs_program_tree_of(p->nch, c);
-        if (p->nvls) {
+        if (p->collnet) {
+            if (p->algo == CS_ALGO_COLLNET_CHAIN)
+                build_collnet_chain_channel(&b, info, chan_ring(info, orders, c));
+            else
+                build_collnet_direct_channel(&b, info, chan_ring(info, orders, c), MAX(1, info->collnet_heads));
+        } else if (p->nvls) {
             build_nvls_channel(&b, info, heads, tree, p->credit);
         } else {
             build_tree_channel(&b, info, chan_ring(info, orders, c), tree);
@@ -596,13 +692,16 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
     }
     gboolean chain = coll == CS_COLL_BROADCAST || coll == CS_COLL_REDUCE;
     gboolean ring_shape = d->algo == CS_ALGO_RING || (d->algo == CS_ALGO_TREE && coll != CS_COLL_ALLREDUCE);
+    gboolean collnet = d->algo == CS_ALGO_COLLNET_DIRECT || d->algo == CS_ALGO_COLLNET_CHAIN;
     gboolean dataflow = coll == CS_COLL_ALLREDUCE &&
                         (d->algo == CS_ALGO_TREE || (d->algo == CS_ALGO_NVLS && info->nnodes == 1) ||
-                         (d->algo == CS_ALGO_NVLS_TREE && info->nnodes > 1));
+                         (d->algo == CS_ALGO_NVLS_TREE && info->nnodes > 1) ||
+                         (collnet && info->nnodes > 1 &&
+                          (d->algo == CS_ALGO_COLLNET_CHAIN || info->collnet_heads > 0)));
     if (!ring_shape && !dataflow) {
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                    "%s %s has no rank program (rings, chains, Tree/NVLS/NVLSTree all-reduce are modelled); "
-                    "use --model analytic or restrict NCCL_ALGO",
+                    "%s %s has no rank program (rings, chains, Tree/NVLS/NVLSTree/CollNet all-reduce are "
+                    "modelled); use --model analytic or restrict NCCL_ALGO",
                     cs_algo_name(d->algo), cs_coll_name(coll));
         return NULL;
     }
@@ -639,9 +738,12 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
         p->reduces = TRUE;
         p->slices = 1;
         p->credit = CS_NCCL_STEPS;
-        p->nvls = d->algo != CS_ALGO_TREE;
+        p->collnet = collnet;
+        p->nvls = d->algo != CS_ALGO_TREE && !collnet;
         p->chunk = d->chunk_bytes > 0 ? d->chunk_bytes : MAX(1, nbytes / p->nch);
-        p->unit = p->chunk * (p->nvls ? (guint64)cs_program_nvls_heads(info) : 1);
+        /* CollNetDirect, as NVLS: a step moves a chunk per head */
+        p->unit = p->chunk * (p->nvls ? (guint64)cs_program_nvls_heads(info)
+                              : d->algo == CS_ALGO_COLLNET_DIRECT ? (guint64)MAX(1, info->collnet_heads) : 1);
         p->steps = 1;
         if (!dataflow_new(p, info, orders, err)) {
             cs_program_free(p);

@@ -51,6 +51,7 @@ typedef struct {
     guint64 unit;            /* bytes of the channel's data one unit covers */
     gboolean nvls;           /* flows through the NVSwitch (NVLS, NVLSTree) */
     gboolean p2p;            /* SendRecv/AlltoAll: every flow its own bytes and unit */
+    gboolean collnet;        /* CollNetDirect/CollNetChain all-reduce (SHARP) */
 } cs_program_t;
 
 /* Dataflow programs: per channel, a set of flows. A flow is one directed
@@ -85,6 +86,16 @@ typedef enum {
     CS_FLOW_P2P = 0,         /* rank src -> rank dst over their edge */
     CS_FLOW_NVLS_REDUCE,     /* src's slice, reduced by the NVSwitch (multimem.ld_reduce), back to src */
     CS_FLOW_NVLS_MCAST,      /* src's reduced slice multicast to its node's GPUs (multimem.st) */
+    /* CollNet (SHARP): head src's slice from its GPU through its NIC up
+     * the switches' aggregation tree; the reduction at the tree's root
+     * (no resource of its own: the switches reduce at line rate); the
+     * result from the root back down to head src. net_local holds the
+     * algorithm (CS_ALGO_COLLNET_DIRECT / _CHAIN), whose NIC the head
+     * uses (cs_comm_chan_nic). Links the tree shares carry a slice once
+     * each way (cs_flow_build_flow_edge: fractional coefficients). */
+    CS_FLOW_COLLNET_UP,
+    CS_FLOW_COLLNET_ROOT,
+    CS_FLOW_COLLNET_DOWN,
 } cs_prog_flow_kind_t;
 
 typedef struct cs_prog_flow {
@@ -123,8 +134,16 @@ typedef struct {
  * node's first GPUs), as cs_flow_prog_orders lists them.
  * SendRecv and AlltoAll (algo P2P) are dataflow programs over the
  * communicator's p2p channels (nch = info->p2p_nch; 'orders' unused).
- * Errors: CollNet, PAT, NVLS other than AllReduce, NVLS across nodes
- * (needs SHARP). */
+ * CollNetDirect and CollNetChain AllReduce across nodes are dataflow
+ * programs (device/all_reduce.h runCollNet*): Chain per channel the
+ * channel's chain up to its head (cs_comm_chan_order: the head last), the
+ * head's slice into SHARP and back, and down the chain; Direct per
+ * channel and head h (info->collnet_heads per node, the first of each
+ * node's block: cs_comm_chan_order) every other GPU's scatter of slice h
+ * to head h, the head's reduction into SHARP, the result back and its
+ * copy to every other GPU.
+ * Errors: CollNet on one node or other than AllReduce, PAT, NVLS other
+ * than AllReduce, NVLS across nodes (needs SHARP). */
 cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const cs_decision_t *d,
                              guint64 nbytes, int root, const int *orders, GError **err);
 void cs_program_free(cs_program_t *p);

@@ -404,6 +404,8 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     if (shm != NULL)
         cs_result_add_note(sw->r, "%s", shm);
     add_param_note(sw->r, job->params);
+    if (cs_comm_collnet_note(job->comm) != NULL)
+        cs_result_add_note(sw->r, "collnet: %s", cs_comm_collnet_note(job->comm));
     sw->xname = call_transport(info, sw->xport, sizeof sw->xport);
 
     for (int i = 0; i < sw->nsizes; i++) {

@@ -43,6 +43,14 @@ typedef struct {
     double nvls_nic_share;    /* NVLSTree: the busiest head NIC's part of its node's network bytes */
     double mem_bw;            /* slowest GPU memory x eff.mem */
 
+    /* CollNet (SHARP): CollNetDirect's heads per node; the NICs node 0's
+     * CollNetChain channels meet SHARP through (distinct) */
+    int collnet_heads;
+    int collnet_chain_nics;
+    double collnet_nvl_bw;    /* a GPU's NVLink port rate each way (slowest GPU) x eff.nvlink; 0 = none */
+    double collnet_chain_nvl; /* CollNetChain: the busiest GPU's NVLink sends per byte of S, its
+                               * chain positions over the channels (2 in the middle, 1 at an end) */
+
     int tree_degsum;          /* max over nodes of its degree in tree 0 + tree 1 */
     int tree_depth;           /* hops from a tree's root to its deepest leaf */
 
@@ -90,7 +98,7 @@ typedef struct {
  * [CS_INP]. 'fab' (may be NULL: no routed network bound) is the call's
  * routed network bound (cs_fabric_load_bound); 'limit_p' (may be NULL)
  * receives what the bandwidth term was priced on. Errors: algorithms the
- * engine does not model (CollNet). */
+ * engine does not model (CollNet other than all-reduce across nodes). */
 gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,
                                  const cs_engine_call_t *call, const cs_fabric_bound_t *fab, double time_s[2],
                                  cs_analytic_limit_t *limit_p, GError **err);

@@ -496,6 +496,34 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
 
     nvls_heads(&h, t, info, comm);
 
+    /* CollNet: the direct heads, and the NICs the chain's channels take
+     * on node 0 (each channel's head meets SHARP through its NIC) */
+    h.collnet_heads = info->collnet_heads;
+    h.collnet_nvl_bw = isfinite(nvl) ? nvl * par(p, CS_P_EFF_NVLINK) : 0;
+    if (comm != NULL && info->collnet_supported && h.nnodes > 1) {
+        guint64 seen = 0;
+        for (int ch = 0; ch < MAX(1, info->comm_nch); ch++)
+            for (int r = 0; r < h.ppn; r++) {
+                int k = cs_comm_chan_nic(comm, CS_ALGO_COLLNET_CHAIN, r, ch);
+                if (k >= 0 && k < 64)
+                    seen |= G_GUINT64_CONSTANT(1) << k;
+            }
+        h.collnet_chain_nics = __builtin_popcountll(seen);
+        /* each channel's chain on node 0 (its head last): a GPU in the
+         * middle sends up and down, the ends one way */
+        int m = h.ppn, nch = MAX(1, info->comm_nch);
+        g_autofree int *order = g_new(int, info->nranks);
+        g_autofree double *load = g_new0(double, MAX(1, m));
+        for (int ch = 0; ch < nch; ch++) {
+            cs_comm_chan_order(comm, CS_ALGO_COLLNET_CHAIN, ch, order);
+            for (int i = 0; i < m; i++)
+                if (order[i] >= 0 && order[i] < m)
+                    load[order[i]] += (m > 1 && i > 0 && i < m - 1 ? 2.0 : m > 1 ? 1.0 : 0.0) / nch;
+        }
+        for (int i = 0; i < m; i++)
+            h.collnet_chain_nvl = MAX(h.collnet_chain_nvl, load[i]);
+    }
+
     cs_analytic_dtree_shape(h.mnnvl ? 1 : h.nnodes, &h.tree_degsum, &h.tree_depth);
     *hw = h;
     return TRUE;
@@ -874,6 +902,65 @@ static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
     return c->launch + lat + lane_time(D, nsteps(D, m * c->chunk), MAX(1, stages), 1 / c->lim.spb / c->nch, c->tau);
 }
 
+/* CollNet all-reduce (SHARP; docs/model-analytic.md): the heads'
+ * slices go up the switches' aggregation tree through their NICs and the
+ * result comes back, so a node's NICs carry S once each way in all (each
+ * fabric link of the tree once each way: the routed bound, whose edges
+ * are the program's); inside the node the data reaches the heads and
+ * leaves them over NVLink.
+ *  - CollNetChain: per channel a chain through the node's GPUs to the
+ *    channel's head, reduce up and broadcast down at once on split
+ *    threads (as Tree): a GPU in the middle of a chain sends its channel's
+ *    data up and down over NVLink, at an end one way (the channels' chains
+ *    differ: the busiest GPU's average, collnet_chain_nvl), its CTA moves
+ *    2 S; the channels spread over the chain's NICs.
+ *  - CollNetDirect: every GPU scatters slice h to head h and gathers the
+ *    result from it; a head sends (H - 1 + ppn - 1) / H of S over NVLink
+ *    (scatter to the other heads, copies to the other GPUs), its CTA
+ *    (H + ppn) / H; each head's NIC carries S / H each way.
+ * Latency: NCCL's own CollNet network round (lat.collnet.*, tuning.cc),
+ * the tree's wires and switches up and down, the intra-node hops and the
+ * pipeline's fill. */
+static double t_collnet(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_algo_t a, call_ctx_t *c)
+{
+    int m = c->ppn;
+    gboolean chain = a == CS_ALGO_COLLNET_CHAIN;
+    int H = MAX(1, chain ? hw->collnet_chain_nics : hw->collnet_heads);
+    double nic_share, nvl, sm, mem, stages, intra_hops;
+    if (chain) {
+        int per_nic = (c->nch + H - 1) / H;
+        nic_share = (double)per_nic / c->nch;
+        nvl = hw->collnet_chain_nvl > 0 ? hw->collnet_chain_nvl : MIN(m - 1, 2);
+        sm = 2;
+        mem = m > 1 ? 7 : 3;
+        intra_hops = 2.0 * (m - 1);
+    } else {
+        nic_share = 1.0 / H;
+        nvl = m > 1 ? MAX(1.0, (H + m - 2) / (double)H) : 0;
+        sm = (H + m) / (double)H;
+        mem = MAX(m > 1 ? 2.0 : 0.0, (2.0 * H + 3 * m - 2) / H);
+        intra_hops = m > 1 ? 2 : 0;
+    }
+    stages = intra_hops + 2;
+    if (c->fab != NULL && c->fab->spb > 0)
+        limit(c, CS_LIMIT_FABRIC, c->fab->spb / c->peff);
+    limit(c, CS_LIMIT_NIC, nic_share / (hw->nic_bw * c->peff));
+    /* a GPU's own NVLink ports carry its part (ring_edge_bw where there
+     * is no NVLink: the chain's PCIe edges) */
+    double port = hw->collnet_nvl_bw > 0 ? hw->collnet_nvl_bw : ring_edge_bw(hw, c->nch, FALSE);
+    if (nvl > 0)
+        limit(c, CS_LIMIT_INTRA, nvl / (port * c->peff));
+    limit(c, CS_LIMIT_SM, sm / c->b_sm);
+    limit(c, CS_LIMIT_MEM, mem / hw->mem_bw);
+    double hn = net_hop(hw, p, c->pr, FALSE);
+    if (c->fab != NULL && c->fab->wire_lat > 0)   /* the tree's own wires and switches */
+        hn += c->fab->wire_lat - hw->net_lat_near;
+    double lat = par(p, chain ? CS_P_LAT_COLLNET_CHAIN : CS_P_LAT_COLLNET_DIRECT) * US +
+                 intra_hops * (intra_hop(hw, p, c->pr) + c->tau) + 2 * (hn + c->tau);
+    double spb = c->lim.spb;
+    return c->launch + lat + c->S * spb + fill(c, stages, 1 / spb);
+}
+
 /* PAT (AllGather/ReduceScatter, one rank per node): log2(n) aggregated
  * network steps, ring volume (and the ring's routes). */
 static double t_pat(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_t *c)
@@ -1005,10 +1092,21 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
     case CS_ALGO_PAT:
         t = t_pat(hw, p, &c);
         break;
+    case CS_ALGO_COLLNET_DIRECT:
+    case CS_ALGO_COLLNET_CHAIN:
+        if (coll != CS_COLL_ALLREDUCE || c.N < 2 || hw->nic_bw <= 0 ||
+            (d->algo == CS_ALGO_COLLNET_DIRECT && hw->collnet_heads < 1)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                        "%s %s (in-network reduction with SHARP) is modelled for all-reduce across nodes only; "
+                        "exclude it with NCCL_COLLNET_ENABLE=0 or NCCL_ALGO", cs_algo_name(d->algo),
+                        cs_coll_name(coll));
+            return FALSE;
+        }
+        t = t_collnet(hw, p, d->algo, &c);
+        break;
     default:
-        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                    "%s (in-network reduction with SHARP) is not modelled by the analytic engine; "
-                    "exclude it with NCCL_COLLNET_ENABLE=0 or NCCL_ALGO", cs_algo_name(d->algo));
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s is not modelled by the analytic engine",
+                    cs_algo_name(d->algo));
         return FALSE;
     }
     if (host > t) {

@@ -61,6 +61,7 @@ typedef struct {
     double *res_cap;         /* bytes/s per resource */
     int *nic_dev;            /* node * nics_max + k -> NIC device, -1 */
     int nics_max;
+    GHashTable *sharp;       /* CollNet: SHARP aggregation tree per NIC rail k (cs_flow_net.c), built on demand */
 } cs_flow_net_t;
 
 gboolean cs_flow_net_init(cs_flow_net_t *n, const cs_engine_job_t *job, GError **err);
@@ -104,6 +105,10 @@ gboolean cs_flow_build_edge(const cs_flow_net_t *n, int ch, int a, int b, cs_pro
 void cs_flow_build_nvls(const cs_flow_net_t *n, int rank, gboolean reduce, int ppn, cs_proto_t pr,
                         cs_flow_edge_t *e_p);
 double cs_flow_nvls_lat(const cs_flow_net_t *n);
+/* CollNet (SHARP): the network round NCCL's tuning table charges a call
+ * of 'algo' once (lat.collnet.direct / .chain, seconds), beyond the wire
+ * and switch hops its flows' edges carry. */
+double cs_flow_collnet_lat(const cs_flow_net_t *n, cs_algo_t algo);
 /* The edge of flow 'fl' of channel ch of a dataflow program (cs_program.h):
  * a P2P flow (Tree) over the tree graph's NICs (cs_comm_chan_nic), or where fl->net_local names a GPU
  * (NVLSTree) through the NIC of the NVLS channels its sender heads

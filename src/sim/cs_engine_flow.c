@@ -2114,6 +2114,8 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
     }
     if (J->prog->nvls)
         gap += cs_flow_nvls_lat(net);   /* once per call, as the analytic engine */
+    if (J->prog->collnet)
+        gap += cs_flow_collnet_lat(net, J->prog->algo);   /* NCCL's CollNet round, as the analytic engine */
     J->gap = (cs_time_t)llround(gap * CS_PS_PER_S);
     J->peff = cs_flow_proto_eff(net, J->prog->proto);
     if (J->prog->nflows > 0)

@@ -1186,10 +1186,24 @@ static cs_net_counters_t *count_events(pk_t *pk)
     return c;
 }
 
+/* CollNet: the packet network's switches do not reduce (no SHARP). */
+static gboolean pk_refuse_collnet(const cs_engine_call_t *call, GError **err)
+{
+    cs_algo_t a = call->decision != NULL ? call->decision->algo : CS_ALGO_RING;
+    if (a != CS_ALGO_COLLNET_DIRECT && a != CS_ALGO_COLLNET_CHAIN)
+        return TRUE;
+    g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                "packet engine: %s (SHARP in-network reduction) is not modelled by the packet engine; use "
+                "--model flow or analytic, or NCCL_COLLNET_ENABLE=0", cs_algo_name(a));
+    return FALSE;
+}
+
 static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call, double time_s[2],
                            GError **err)
 {
     pk_t *pk = state;
+    if (!pk_refuse_collnet(call, err))
+        return FALSE;
     double t0 = cs_engine_cpu_seconds();
     call_clear(pk);
     pk->pkt_events = 0;
@@ -1445,6 +1459,8 @@ static gboolean call_net_cost(const pk_t *pk, cs_fabric_load_t *fl, const cs_eng
 static gboolean pk_estimate(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                             cs_engine_cost_t *cost_p, GError **err)
 {
+    if (!pk_refuse_collnet(call, err))
+        return FALSE;
     pk_t *pk = state;
     cs_engine_cost_t c;
     if (!cs_engine_flow.estimate(pk->flow, job, call, &c, err)) {

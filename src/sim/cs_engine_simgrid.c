@@ -735,6 +735,13 @@ static void sim_free(sim_t *s)
 static sim_t *sim_build(const ctx_t *c, const cs_engine_call_t *call, GError **err)
 {
     const cs_decision_t *d = call->decision;
+    if (d->algo == CS_ALGO_COLLNET_DIRECT || d->algo == CS_ALGO_COLLNET_CHAIN) {
+        /* SimGrid has no switch that reduces: no in-network reduction */
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                    "simgrid engine: %s (SHARP in-network reduction) is not modelled by the simgrid engine; "
+                    "use --model flow or analytic, or NCCL_COLLNET_ENABLE=0", cs_algo_name(d->algo));
+        return NULL;
+    }
     g_autofree int *orders = cs_flow_prog_orders(c, d);
     cs_program_t *prog = cs_program_new(c->info, c->coll, d, call->nccl_bytes, c->root, orders, err);
     if (prog == NULL) {

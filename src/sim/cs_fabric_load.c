@@ -109,7 +109,9 @@ static gboolean load_program(cs_fabric_load_t *fl, const cs_program_t *p, GError
         for (int c = 0; c < p->nch; c++)
             for (int fi = p->flow_off[c]; fi < p->flow_off[c + 1]; fi++) {
                 const cs_prog_flow_t *f = &p->flows[fi];
-                if (f->kind != CS_FLOW_P2P || !is_net(fl, f->src, f->dst))
+                /* CollNet: a head's slice up the SHARP tree and back */
+                gboolean sharp = f->kind == CS_FLOW_COLLNET_UP || f->kind == CS_FLOW_COLLNET_DOWN;
+                if (!sharp && (f->kind != CS_FLOW_P2P || !is_net(fl, f->src, f->dst)))
                     continue;
                 if (!cs_flow_build_flow_edge(&fl->net, f, c, p->proto, &e, err))
                     return FALSE;

@@ -137,6 +137,8 @@ gboolean cs_flow_net_init(cs_flow_net_t *f, const cs_engine_job_t *job, GError *
 
 void cs_flow_net_clear(cs_flow_net_t *f)
 {
+    if (f->sharp != NULL)
+        g_hash_table_destroy(f->sharp);
     cs_path_cache_free(f->cache);
     g_free(f->res_cap);
     g_free(f->nic_dev);
@@ -237,6 +239,10 @@ int *cs_flow_prog_orders(const cs_flow_net_t *f, const cs_decision_t *d)
      * its double and single NVLinks). */
     if (f->coll == CS_COLL_ALLREDUCE && (d->algo == CS_ALGO_NVLS || d->algo == CS_ALGO_NVLS_TREE))
         return nvls_orders(f, MAX(1, d->nchannels));
+    /* CollNet: each channel's chain (its head last), or the direct heads
+     * first in each node's block (cs_comm_chan_order) */
+    if (f->coll == CS_COLL_ALLREDUCE && (d->algo == CS_ALGO_COLLNET_CHAIN || d->algo == CS_ALGO_COLLNET_DIRECT))
+        return cs_flow_chan_orders(f, d->algo, MAX(1, d->nchannels));
     return cs_flow_chan_orders(f, d->algo == CS_ALGO_TREE && f->coll == CS_COLL_ALLREDUCE ? CS_ALGO_TREE : CS_ALGO_RING,
                                MAX(1, d->nchannels));
 }
@@ -445,9 +451,168 @@ double cs_flow_nvls_lat(const cs_flow_net_t *f)
     return par(f, CS_P_LAT_NVLS) * US;
 }
 
+double cs_flow_collnet_lat(const cs_flow_net_t *f, cs_algo_t algo)
+{
+    return par(f, algo == CS_ALGO_COLLNET_CHAIN ? CS_P_LAT_COLLNET_CHAIN : CS_P_LAT_COLLNET_DIRECT) * US;
+}
+
+/* ---- CollNet: the SHARP aggregation tree ---------------------------------
+ * SHARP reduces in the switches along a tree over the NICs of one
+ * CollNet communicator (one per head: coll_net.cc ncclCollNetSetup; the
+ * Aggregation Manager builds the tree). Modelled per NIC rail k (the
+ * heads' NICs of that local index on every node, as nodes of one shape
+ * use the same NIC for a head): the tree is the union of the fabric
+ * routes from every node's NIC k to the first node's, each hashed on k,
+ * so that they converge (the routes to one NIC with one hash form a tree
+ * in the rail and fat-tree fabrics); its root is the switch next to the
+ * first node's NIC. A node's slice goes up its route to the root (the
+ * first node's: its NIC's link to that switch) and the result comes back
+ * down the reverse links. A link that n nodes' routes share carries the
+ * partial sum once: each of them is charged 1/n of its slice there, so
+ * every link carries a slice once each way when the heads move alike. */
+typedef struct {
+    int nnodes;
+    int *off;                /* node -> first of its up links in 'links' (nnodes + 1) */
+    int *links;              /* topology links, from the NIC up to the root */
+    double *share;           /* per entry: 1 / the nodes whose up routes take that link */
+    double *lat;             /* node -> its up route's links and switches, seconds */
+    char *error;             /* the tree cannot be built (no switch, no route), or NULL */
+} sharp_tree_t;
+
+static void sharp_tree_free(gpointer p)
+{
+    sharp_tree_t *st = p;
+    g_free(st->off);
+    g_free(st->links);
+    g_free(st->share);
+    g_free(st->lat);
+    g_free(st->error);
+    g_free(st);
+}
+
+static const sharp_tree_t *sharp_tree(const cs_flow_net_t *f, int k)
+{
+    cs_flow_net_t *mf = (cs_flow_net_t *)f;   /* the cache only */
+    if (mf->sharp == NULL)
+        mf->sharp = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, sharp_tree_free);
+    sharp_tree_t *st = g_hash_table_lookup(f->sharp, GINT_TO_POINTER(k + 1));
+    if (st != NULL)
+        return st;
+    const cs_topo_t *t = f->topo;
+    int N = t->nnodes;
+    st = g_new0(sharp_tree_t, 1);
+    st->nnodes = N;
+    st->off = g_new0(int, N + 1);
+    st->lat = g_new0(double, MAX(1, N));
+    g_hash_table_insert(mf->sharp, GINT_TO_POINTER(k + 1), st);
+    int anchor = -1, first = -1;
+    for (int v = 0; v < N && anchor < 0; v++)
+        if (cs_topo_node_gpus(t, v) > 0) {
+            anchor = f->nic_dev[(gsize)v * f->nics_max + k];
+            first = v;
+        }
+    GArray *links = g_array_new(FALSE, FALSE, sizeof(int));
+    int root_link = -1;
+    for (int v = 0; v < N; v++) {
+        st->off[v] = (int)links->len;
+        int nic = f->nic_dev[(gsize)v * f->nics_max + k];
+        if (v == first || cs_topo_node_gpus(t, v) == 0)
+            continue;
+        cs_path_t p;
+        if (anchor < 0 || nic < 0 || !cs_path_net(t, nic, anchor, (guint32)k, &p) || p.nhops < 2) {
+            st->error = g_strdup_printf("CollNet: no switch between %s and %s to reduce in (SHARP needs an "
+                                        "InfiniBand switch)", nic >= 0 ? t->devs[nic].name : "a node without NIC",
+                                        anchor >= 0 ? t->devs[anchor].name : "?");
+            break;
+        }
+        /* up to the switch before the first node's NIC */
+        g_array_append_vals(links, p.links, p.nhops - 1);
+        root_link = t->links[p.links[p.nhops - 1]].reverse;
+    }
+    st->off[N] = (int)links->len;
+    if (st->error == NULL && root_link < 0)
+        st->error = g_strdup("CollNet: a single node, no SHARP tree");
+    if (st->error == NULL) {
+        /* the first node's NIC: its link up to the root */
+        GArray *all = g_array_new(FALSE, FALSE, sizeof(int));
+        for (int v = 0; v < N; v++) {
+            int from = st->off[v], to = st->off[v + 1];
+            st->off[v] = (int)all->len;
+            if (v == first)
+                g_array_append_val(all, root_link);
+            else
+                g_array_append_vals(all, &g_array_index(links, int, from), to - from);
+        }
+        st->off[N] = (int)all->len;
+        g_array_free(links, TRUE);
+        links = all;
+    }
+    int n = (int)links->len;
+    st->links = (int *)g_array_free(links, FALSE);
+    st->share = g_new0(double, MAX(1, n));
+    g_autofree int *count = g_new0(int, MAX(1, t->nlinks));
+    for (int i = 0; i < n; i++)
+        count[st->links[i]]++;
+    for (int v = 0; v < N; v++)
+        for (int i = st->off[v]; i < st->off[v + 1]; i++) {
+            const cs_link_t *l = &t->links[st->links[i]];
+            st->share[i] = 1.0 / count[st->links[i]];
+            st->lat[v] += l->lat + (t->devs[l->dst].kind == CS_DEV_SWITCH ? t->fabric.switch_lat : 0);
+        }
+    return st;
+}
+
+/* A CollNet flow's edge: the root's reduction crosses nothing; a head's
+ * slice goes from its GPU through its NIC (the CollNet graph's, as
+ * cs_comm_chan_nic names it; host memory where there is no GPUDirect)
+ * up the rail's SHARP tree, the result down it. */
+static gboolean collnet_edge(const cs_flow_net_t *f, const cs_prog_flow_t *fl, int ch, cs_proto_t pr,
+                             cs_flow_edge_t *e, GError **err)
+{
+    memset(e, 0, sizeof *e);
+    if (fl->kind == CS_FLOW_COLLNET_ROOT)
+        return TRUE;
+    const cs_topo_t *t = f->topo;
+    int r = fl->src, dev;
+    int k = chan_nic(f, (cs_algo_t)fl->net_local, r, ch, &dev);
+    const cs_path_t *pg = k >= 0 ? cs_path_cache_nic(f->cache, r, k) : NULL;
+    const sharp_tree_t *st = k >= 0 ? sharp_tree(f, k) : NULL;
+    if (pg == NULL || pg->type == CS_PATH_DIS || st == NULL || st->error != NULL) {
+        g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s: %s", cs_topo_rank_dev(t, r)->name,
+                    st != NULL && st->error != NULL ? st->error : "no NIC for its CollNet channel");
+        return FALSE;
+    }
+    gboolean up = fl->kind == CS_FLOW_COLLNET_UP;
+    double extra = f->info->gdr ? 1.0 : par(f, CS_P_EFF_HOST_STAGED);
+    double peff = cs_flow_proto_eff(f, pr);
+    int v = t->devs[t->rank_dev[r]].node;
+    if (up && !add_path(f, e, pg, FALSE, TRUE, FALSE, extra))
+        return FALSE;
+    int a = st->off[v], b = st->off[v + 1];
+    for (int i = 0; i < b - a; i++) {
+        int at = up ? a + i : b - 1 - i;
+        int l = up ? st->links[at] : t->links[st->links[at]].reverse;
+        if (e->n >= CS_FLOW_HMAX - 1)
+            return FALSE;
+        e->h[e->n].res = l;
+        e->h[e->n].coeff = st->share[at] / (par(f, CS_P_EFF_NET) * extra);
+        e->n++;
+    }
+    e->lat += st->lat[v];
+    if (!up && !add_path(f, e, pg, TRUE, TRUE, FALSE, extra))
+        return FALSE;
+    e->lat += par(f, CS_P_LAT_HOP_NET) * US + par(f, CS_P_LAT_NET_SIMPLE) * US;
+    for (int h = 0; h < e->n; h++)
+        e->h[h].coeff /= peff;
+    e->lat += proto_sync(f, pr);
+    return TRUE;
+}
+
 gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *fl, int ch, cs_proto_t pr,
                                  cs_flow_edge_t *e, GError **err)
 {
+    if (fl->kind == CS_FLOW_COLLNET_UP || fl->kind == CS_FLOW_COLLNET_ROOT || fl->kind == CS_FLOW_COLLNET_DOWN)
+        return collnet_edge(f, fl, ch, pr, e, err);
     if (fl->kind != CS_FLOW_P2P) {
         /* a head's ports: its part of every head's slice out, every
          * head's multicast in (cs_program_nvls_heads) */
@@ -479,6 +644,10 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
 
 double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_prog_flow_t *fl, const cs_flow_edge_t *e, double chan_cap)
 {
+    /* the switches reduce at line rate: the root has no ceiling of its
+     * own (its inputs' links bound it) */
+    if (fl->kind == CS_FLOW_COLLNET_ROOT)
+        return 1e30;
     double cap = chan_cap / fl->cap_div;
     if (fl->net_local != CS_PROG_NET_P2P)
         return cap;

@@ -502,7 +502,9 @@ static void test_determinism(void)
     g_assert_cmpmem(&x, sizeof x, &y, sizeof y);
 }
 
-/* CollNet and NVLS across nodes need SHARP, which is not modelled. */
+/* NVLS across nodes needs SHARP (NVLS+CollNet), which is not modelled;
+ * CollNet is modelled for all-reduce across nodes only, and CollNetDirect
+ * needs its heads (none in a hand-written communicator). */
 static void test_unsupported(void)
 {
     g_autoptr(cs_topo_t) t = topo_net2(50e9, 0);
@@ -511,16 +513,94 @@ static void test_unsupported(void)
     cs_analytic_hw_t hw;
     hw_of(&hw, t, &c);
     static const cs_algo_t algos[] = { CS_ALGO_COLLNET_DIRECT, CS_ALGO_COLLNET_CHAIN, CS_ALGO_NVLS };
+    static const cs_coll_t colls[] = { CS_COLL_ALLREDUCE, CS_COLL_ALLGATHER, CS_COLL_ALLREDUCE };
+    static const char *const why[] = { "all-reduce across nodes only", "all-reduce across nodes only",
+                                       "not modelled" };
     for (gsize i = 0; i < G_N_ELEMENTS(algos); i++) {
         cs_decision_t d = { .algo = algos[i], .proto = CS_PROTO_SIMPLE, .nchannels = 2 };
         cs_engine_call_t call = { .size = 4096, .count = 1024, .nccl_bytes = 4096, .decision = &d };
         double tm[2] = { -1, -1 };
         g_autoptr(GError) err = NULL;
-        g_assert_false(cs_analytic_time(&hw, &P, CS_COLL_ALLREDUCE, &call, tm, &err));
+        g_assert_false(cs_analytic_time(&hw, &P, colls[i], &call, tm, &err));
         g_assert_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED);
-        g_assert_nonnull(strstr(err->message, "not modelled"));
+        g_assert_nonnull(strstr(err->message, why[i]));
         g_assert_cmpfloat(tm[0], ==, -1);
     }
+}
+
+/* CollNet (SHARP) through the engine: 8 DGX H100 with 8 NDR NICs on a
+ * 2:1 fat-tree (32-port leaves: nodes 0-3 on leaf0, 4-7 on leaf1),
+ * NCCL_COLLNET_ENABLE=1, CollNetDirect forced, Simple at 8 GiB. 8 heads
+ * per node (one per NIC), each sends S/8 up its rail's SHARP tree and gets
+ * S/8 back: every NIC port carries S/8 each way, and across the spines
+ * each rail's tree (rooted at leaf0, the first node's) carries the slice
+ * once each way: leaf1 -> spine (leaf1's 4 nodes' partial sum) and spine
+ * -> leaf0 up, the reverse down, so S/8 per rail and direction, S over
+ * the 8 rails. The bandwidth term: a head sends (8 - 1 + 8 - 1) / 8 =
+ * 1.75 S over its NVLink (scatter to the 7 other heads, copy to the 7
+ * other GPUs), which binds before its NIC (S/8 at 50 GB/s x eff.net). */
+static void test_collnet(void)
+{
+    g_autoptr(GError) err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = 8;
+    o.nic = "ib-ndr";
+    o.nics_per_node = 8;
+    o.fabric = "fat-tree";
+    o.oversubscription = 2;
+    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-h100", &o, &err);
+    g_assert_no_error(err);
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    cs_nccl_env_set(env, "NCCL_COLLNET_ENABLE", "1", "test");
+    cs_nccl_env_set(env, "NCCL_ALGO", "CollNetDirect", "test");
+    g_autoptr(cs_comm_t) comm = cs_comm_new(t, env, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(cs_comm_info(comm)->collnet_heads, ==, 8);
+    cs_engine_job_t job = { .topo = t, .comm = comm, .params = &P, .coll = CS_COLL_ALLREDUCE,
+                            .dtype = CS_DTYPE_FLOAT };
+    guint64 S = G_GUINT64_CONSTANT(8) << 30;
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, S, &d, &err));
+    g_assert_cmpint(d.algo, ==, CS_ALGO_COLLNET_DIRECT);
+    cs_engine_call_t call = { .size = S, .count = S / 4, .nccl_bytes = S, .decision = &d };
+    void *state = NULL;
+    g_assert_true(cs_engine_analytic.open(&job, &state, &err));
+    double tm[2];
+    g_assert_true(cs_engine_analytic.predict(state, &job, &call, tm, &err));
+    g_autoptr(cs_link_stats_t) st = cs_engine_analytic.link_stats(state);
+    g_autofree char *why = cs_analytic_bottleneck(state);
+    cs_engine_analytic.close(state);
+    g_test_message("%s", why);
+    g_assert_nonnull(strstr(why, "intra-node"));
+    /* NVLink: 18 x 25 GB/s x eff.nvlink for 1.75 S; the latency is under
+     * 1% of 8 GiB's time */
+    double nvl = 1.75 * (double)S / (18 * 25e9 * par(CS_P_EFF_NVLINK) * par(CS_P_PROTO_EFF_SIMPLE));
+    g_assert_cmpfloat(tm[CS_OOP], >, nvl);
+    g_assert_cmpfloat(tm[CS_OOP], <, nvl * 1.01);
+    double slice = (double)S / 8 / (par(CS_P_EFF_NET) * par(CS_P_PROTO_EFF_SIMPLE));
+    double up1 = 0, dn1 = 0, up0 = 0, dn0 = 0;
+    int nic_ports = 0;
+    for (int i = 0; i < st->n; i++) {
+        const char *nm = st->links[i].name;
+        if (g_str_has_prefix(nm, "leaf1 -> spine"))
+            up1 += st->links[i].bytes;
+        else if (g_str_has_prefix(nm, "spine") && strstr(nm, "-> leaf0 "))
+            up0 += st->links[i].bytes;
+        else if (g_str_has_prefix(nm, "leaf0 -> spine"))
+            dn0 += st->links[i].bytes;
+        else if (g_str_has_prefix(nm, "spine") && strstr(nm, "-> leaf1 "))
+            dn1 += st->links[i].bytes;
+        else if (strstr(nm, ".nic") != NULL) {
+            g_assert_cmpfloat(fabs(st->links[i].bytes - slice), <, 1e-6 * slice);
+            nic_ports++;
+        }
+    }
+    g_assert_cmpint(nic_ports, ==, 8 * 8 * 2);   /* every NIC port, each way */
+    g_assert_cmpfloat(fabs(up1 - 8 * slice), <, 1e-6 * slice);
+    g_assert_cmpfloat(fabs(up0 - 8 * slice), <, 1e-6 * slice);
+    g_assert_cmpfloat(fabs(dn0 - 8 * slice), <, 1e-6 * slice);
+    g_assert_cmpfloat(fabs(dn1 - 8 * slice), <, 1e-6 * slice);
 }
 
 /* The fabric through the engine: 16 DGX H100 nodes, 8 NICs of 400 Gb/s
@@ -735,6 +815,7 @@ int main(int argc, char **argv)
     g_test_add_func("/analytic/monotonic", test_monotonic);
     g_test_add_func("/analytic/determinism", test_determinism);
     g_test_add_func("/analytic/unsupported", test_unsupported);
+    g_test_add_func("/analytic/collnet", test_collnet);
     g_test_add_func("/analytic/fabric", test_fabric);
     g_test_add_func("/analytic/link-stats", test_link_stats);
     int rc = g_test_run();

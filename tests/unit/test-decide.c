@@ -645,6 +645,133 @@ static void test_fallback_warnings(void)
     g_assert_nonnull(strstr(err->message, "expected [nccl] NCCL_SOCKET_IFNAME"));
 }
 
+/* ---- CollNet (SHARP) ------------------------------------------------------ */
+
+static cs_topo_t *a100_nodes(int nodes, const char *nic, int nics)
+{
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = nodes;
+    o.nic = nic;
+    o.nics_per_node = nics;
+    g_autoptr(GError) err = NULL;
+    cs_topo_t *t = cs_preset_build("dgx-a100", &o, &err);
+    g_assert_no_error(err);
+    return t;
+}
+
+/* 8 DGX A100 with 4 HDR NICs, NCCL_COLLNET_ENABLE=1 (the coreweave SHARP
+ * runs' shape). The searches (topo graph): ring 4 channels at 24/24 GB/s
+ * (one per NIC), the CollNet chain (pattern TREE) 4 at 48/24, the direct
+ * graph 4 heads at 48/24 (one per NIC: GPUs 0-3). Postset: 4 x 2 = 8, and
+ * since the chain's bwIntra 48 > bwInter 24 with 8 ranks per node,
+ * CollNet's 8 + 8/2 = 12 (connect.cc). tuning.cc, Simple, nNodes 8:
+ *  - CollNetChain: busBw = 4 x 48 = 192, algo bw x .5 = 96 GB/s;
+ *    latency 2 x 7 x 2.8 (NVLink hwLat) + 30 (NET) = 69.2 us;
+ *  - CollNetDirect: 192 / (2 - (2-1)/2) = 128 (ppn/nCh = 2), x .5 = 64;
+ *    latency 2 x (1 x 3.7 + 7 x 0.4) + 31 = 44 us;
+ * so CollNetChain wins at 1 GiB (Ring: 4 x 24 x 64/126 = 48.8). Channels
+ * 12 (1 GiB passes every threshold), 640 threads; chunks (enqueue.cc
+ * calcCollChunking): direct 512K halves while 1G/(12 x 4 heads x chunk) <
+ * 2 x 64 -> 128K; chain 256K halves while 1G/(12 x chunk) < 8 x 64 -> 128K. */
+static void test_collnet_decisions(void)
+{
+    g_autoptr(cs_topo_t) t = a100_nodes(8, "ib-hdr", 4);
+    {
+        g_autoptr(cs_comm_t) off = comm_with(t, NULL);
+        g_assert_false(cs_comm_info(off)->collnet_supported);
+        g_assert_cmpint(cs_comm_info(off)->comm_nch, ==, 8);
+        g_assert_null(cs_comm_collnet_note(off));
+    }
+    static const char *const on[] = { "NCCL_COLLNET_ENABLE", "1", NULL };
+    g_autoptr(cs_comm_t) c = comm_with(t, on);
+    const cs_comm_info_t *in = cs_comm_info(c);
+    g_assert_true(in->collnet_supported);
+    g_assert_cmpint(in->collnet_heads, ==, 4);
+    g_assert_cmpint(in->ring_nch, ==, 4);
+    g_assert_cmpint(in->comm_nch, ==, 12);
+    g_assert_nonnull(strstr(cs_comm_collnet_note(c), "assuming Quantum switches with SHARP"));
+    cs_decision_t d;
+    decide(c, CS_COLL_ALLREDUCE, G_GUINT64_CONSTANT(1) << 30, &d);
+    g_assert_cmpint(d.algo, ==, CS_ALGO_COLLNET_CHAIN);
+    g_assert_cmpint(d.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_cmpfloat_with_epsilon(d.nccl_bw, 96.0, 1e-3);
+    g_assert_cmpfloat_with_epsilon(d.nccl_lat_us, 69.2, 1e-3);
+    g_assert_cmpint(d.nchannels, ==, 12);
+    g_assert_cmpint(d.nthreads, ==, 640);
+    g_assert_cmpuint(d.chunk_bytes, ==, 131072);
+    g_assert_cmpfloat_with_epsilon(d.table_us[CS_ALGO_COLLNET_DIRECT][CS_PROTO_SIMPLE],
+                                   44.0 + 1073741824.0 / (1000 * 64.0), 1e-2 * 20);
+    /* Simple only */
+    g_assert_cmpfloat(d.table_us[CS_ALGO_COLLNET_CHAIN][CS_PROTO_LL], ==, -1);
+    /* other collectives: no CollNet (AllGather/ReduceScatter need the
+     * plugin's iallgather/ireducescatter, not modelled) */
+    decide(c, CS_COLL_ALLGATHER, G_GUINT64_CONSTANT(1) << 30, &d);
+    g_assert_cmpint(d.algo, ==, CS_ALGO_RING);
+
+    static const char *const direct[] = { "NCCL_COLLNET_ENABLE", "1", "NCCL_ALGO", "collnetdirect", NULL };
+    g_autoptr(cs_comm_t) cd = comm_with(t, direct);
+    decide(cd, CS_COLL_ALLREDUCE, G_GUINT64_CONSTANT(1) << 30, &d);
+    g_assert_cmpint(d.algo, ==, CS_ALGO_COLLNET_DIRECT);
+    g_assert_cmpfloat_with_epsilon(d.nccl_bw, 64.0, 1e-3);
+    g_assert_cmpfloat_with_epsilon(d.nccl_lat_us, 44.0, 1e-3);
+    g_assert_cmpuint(d.chunk_bytes, ==, 131072);
+    /* small calls: the CollNet channel tuning (enqueue.cc) cuts channels
+     * while 64 KiB < nc x 640 x 4 heads x threshold, down to each switch
+     * 8, 4, 2, 1 in turn, the threshold halving at nc = 12, 6, 3 (512 ->
+     * 64): 65536 < 2 x 640 x 4 x 64 still, so 1 channel; threads stay */
+    decide(cd, CS_COLL_ALLREDUCE, 65536, &d);
+    g_assert_cmpint(d.algo, ==, CS_ALGO_COLLNET_DIRECT);
+    g_assert_cmpint(d.nthreads, ==, 640);
+    g_assert_cmpint(d.nchannels, ==, 1);
+
+    /* the SHARP plugin reduces no fp8 (sharp_plugin.c typeConvert) */
+    static const char *const chain[] = { "NCCL_COLLNET_ENABLE", "1", "NCCL_ALGO", "COLLNETCHAIN", NULL };
+    g_autoptr(cs_comm_t) cc = comm_with(t, chain);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(cs_comm_decide(cc, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, 1 << 20, &d, &err));
+    g_assert_cmpint(d.algo, ==, CS_ALGO_COLLNET_CHAIN);
+    g_assert_false(cs_comm_decide(cc, CS_COLL_ALLREDUCE, CS_DTYPE_FP8E4M3, 1 << 20, &d, &err));
+    g_assert_nonnull(strstr(err->message, "NCCL_ALGO=COLLNETCHAIN"));
+}
+
+/* CollNet stays off, with the reason in the note: RoCE NICs (no SHARP),
+ * fewer nodes than NCCL_COLLNET_NODE_THRESHOLD, one node. */
+static void test_collnet_off(void)
+{
+    static const char *const on[] = { "NCCL_COLLNET_ENABLE", "1", NULL };
+    g_autoptr(cs_topo_t) roce = a100_nodes(2, "roce-100g", 4);
+    g_autoptr(cs_comm_t) c = comm_with(roce, on);
+    g_assert_false(cs_comm_info(c)->collnet_supported);
+    g_assert_cmpint(cs_comm_info(c)->comm_nch, ==, 2 * cs_comm_info(c)->ring_nch);
+    g_assert_nonnull(strstr(cs_comm_collnet_note(c), "RoCE"));
+    cs_decision_t d;
+    g_autoptr(GError) err = NULL;
+    static const char *const forced[] = { "NCCL_COLLNET_ENABLE", "1", "NCCL_ALGO", "CollNetChain", NULL };
+    g_autoptr(cs_comm_t) cf = comm_with(roce, forced);
+    g_assert_false(cs_comm_decide(cf, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, 1 << 20, &d, &err));
+
+    g_autoptr(cs_topo_t) ib = a100_nodes(4, "ib-hdr", 4);
+    static const char *const thr[] = { "NCCL_COLLNET_ENABLE", "1", "NCCL_COLLNET_NODE_THRESHOLD", "5", NULL };
+    g_autoptr(cs_comm_t) ct = comm_with(ib, thr);
+    g_assert_false(cs_comm_info(ct)->collnet_supported);
+    g_assert_nonnull(strstr(cs_comm_collnet_note(ct), "fewer than NCCL_COLLNET_NODE_THRESHOLD (5)"));
+    static const char *const thr4[] = { "NCCL_COLLNET_ENABLE", "1", "NCCL_COLLNET_NODE_THRESHOLD", "4", NULL };
+    g_autoptr(cs_comm_t) c4 = comm_with(ib, thr4);
+    g_assert_true(cs_comm_info(c4)->collnet_supported);
+
+    g_autoptr(cs_nccl_env_t) e = cs_nccl_env_new();
+    cs_nccl_env_set(e, "NCCL_COLLNET_ENABLE", "1", "t.ini:1");
+    cs_nccl_env_set(e, "NCCL_COLLNET_NODE_THRESHOLD", "two", "t.ini:2");
+    g_clear_error(&err);
+    g_assert_null(cs_comm_new(ib, e, &err));
+    g_assert_nonnull(strstr(err->message, "t.ini:2: NCCL_COLLNET_NODE_THRESHOLD=two: not an integer"));
+
+    g_autoptr(cs_topo_t) one = a100_nodes(1, "ib-hdr", 4);
+    g_autoptr(cs_comm_t) c1 = comm_with(one, on);
+    g_assert_false(cs_comm_info(c1)->collnet_supported);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -663,5 +790,7 @@ int main(int argc, char **argv)
     g_test_add_func("/decide/preset/dgx-h100", test_preset_dgx_h100);
     g_test_add_func("/decide/many-nodes", test_many_nodes);
     g_test_add_func("/decide/fallback-warnings", test_fallback_warnings);
+    g_test_add_func("/decide/collnet/decisions", test_collnet_decisions);
+    g_test_add_func("/decide/collnet/off", test_collnet_off);
     return g_test_run();
 }

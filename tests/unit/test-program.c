@@ -541,6 +541,87 @@ static void test_nvls_heads_nvl72(void)
     fix_clear(&j);
 }
 
+/* Dependencies of flow fi that are flows of kind k. */
+static int deps_of_kind(const cs_program_t *p, int fi, cs_prog_flow_kind_t k)
+{
+    int n = 0;
+    for (int j = p->dep_off[fi]; j < p->dep_off[fi + 1]; j++)
+        n += p->flows[p->deps[j].flow].kind == k;
+    return n;
+}
+
+/* CollNet all-reduce, 2 nodes of 2 GPUs (ranks 0-1, 2-3), one channel.
+ * Chain (order: each node's chain, head last: 1 -> 0 and 3 -> 2): per node
+ * the chain's send up, the head's UP, its DOWN and the send down, and the
+ * one ROOT: 9 flows; ROOT waits for both UPs, each DOWN for ROOT, each
+ * UP for its chain. Direct with 2 heads (both GPUs): per node and head
+ * the other GPU's scatter, UP, DOWN and the copy to the other GPU, and a
+ * ROOT per head: 2 x 2 x 4 + 2 = 18; a unit covers a chunk per head. One
+ * node: refused. */
+static void test_collnet(void)
+{
+    static int order[] = { 1, 0, 3, 2 };
+    cs_comm_info_t in;
+    info4(&in);
+    in.nnodes = 2;
+    in.ppn = 2;
+    in.collnet_heads = 2;
+    in.ring_order = order;
+    cs_decision_t d = { .algo = CS_ALGO_COLLNET_CHAIN, .proto = CS_PROTO_SIMPLE, .nchannels = 1,
+                        .chunk_bytes = 1024 };
+    GError *err = NULL;
+    g_autoptr(cs_program_t) p = cs_program_new(&in, CS_COLL_ALLREDUCE, &d, 8192, 0, order, &err);
+    g_assert_no_error(err);
+    g_assert_true(p->collnet);
+    g_assert_false(p->nvls);
+    g_assert_cmpint(p->nflows, ==, 9);
+    g_assert_cmpuint(p->unit, ==, 1024);
+    int roots = 0, ups = 0, downs = 0;
+    for (int i = 0; i < p->nflows; i++) {
+        const cs_prog_flow_t *f = &p->flows[i];
+        if (f->kind == CS_FLOW_COLLNET_ROOT) {
+            roots++;
+            g_assert_cmpint(deps_of_kind(p, i, CS_FLOW_COLLNET_UP), ==, 2);
+        } else if (f->kind == CS_FLOW_COLLNET_UP) {
+            ups++;
+            g_assert_true(f->src == 0 || f->src == 2);   /* the heads */
+            g_assert_cmpint(f->net_local, ==, CS_ALGO_COLLNET_CHAIN);
+            g_assert_cmpint(deps_of_kind(p, i, CS_FLOW_P2P), ==, 1);
+        } else if (f->kind == CS_FLOW_COLLNET_DOWN) {
+            downs++;
+            g_assert_cmpint(deps_of_kind(p, i, CS_FLOW_COLLNET_ROOT), ==, 1);
+        }
+    }
+    g_assert_cmpint(roots, ==, 1);
+    g_assert_cmpint(ups, ==, 2);
+    g_assert_cmpint(downs, ==, 2);
+
+    static int dorder[] = { 0, 1, 2, 3 };
+    d.algo = CS_ALGO_COLLNET_DIRECT;
+    g_autoptr(cs_program_t) q = cs_program_new(&in, CS_COLL_ALLREDUCE, &d, 8192, 0, dorder, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(q->nflows, ==, 18);
+    g_assert_cmpuint(q->unit, ==, 2048);
+    int scatters = 0;
+    for (int i = 0; i < q->nflows; i++) {
+        const cs_prog_flow_t *f = &q->flows[i];
+        g_assert_cmpfloat(f->share, ==, 0.5);
+        if (f->kind == CS_FLOW_COLLNET_UP) {
+            g_assert_cmpint(deps_of_kind(q, i, CS_FLOW_P2P), ==, 1);   /* the other GPU's scatter */
+            scatters++;
+        }
+        if (f->kind == CS_FLOW_COLLNET_ROOT)
+            g_assert_cmpint(deps_of_kind(q, i, CS_FLOW_COLLNET_UP), ==, 2);
+    }
+    g_assert_cmpint(scatters, ==, 4);
+
+    in.nnodes = 1;
+    in.ppn = 4;
+    g_assert_null(cs_program_new(&in, CS_COLL_ALLREDUCE, &d, 8192, 0, dorder, &err));
+    g_assert_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED);
+    g_clear_error(&err);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -554,5 +635,6 @@ int main(int argc, char **argv)
     g_test_add_func("/program/p2p-batches", test_p2p_batches);
     g_test_add_func("/program/nvls-heads", test_nvls_heads);
     g_test_add_func("/program/nvls-heads-nvl72", test_nvls_heads_nvl72);
+    g_test_add_func("/program/collnet", test_collnet);
     return g_test_run();
 }
