@@ -193,6 +193,15 @@ the published runs in `shared/data/real`; do not edit by hand.
   states, and the NCCL variables the header states for that run. The model is
   `model:analytic` with its built-in parameters; nothing is fitted per file, and the
   manifest holds no measured number or correction.
+- **SHARP (CollNet)**: the three coreweave SHARP runs are modelled with
+  `NCCL_COLLNET_ENABLE=1` (and `NCCL_ALGO=COLLNETCHAIN` where the header sets
+  it) on the presets' InfiniBand NICs; collsim assumes Quantum switches with
+  SHARP and the SHARP plugin there (the header's "# collnet:" line). The
+  decisions are NCCL v2.28.9's (the runs used 2.12, 2.14 and 2.18.1, whose CollNet
+  tuning differed: 2.14 had a 0.75 factor on CollNetChain); the time is the
+  mechanism (heads' slices up the aggregation tree and back, NVLink to the
+  heads), with NCCL's own CollNet latency (tuning.cc, 31/30 us) and no fitted
+  number.
 - **Errors**: (predicted - measured) / measured, per size. Bus bandwidth is judged at
   sizes >= 1 MiB, time at sizes <= 64 KiB; the busbw error is computed from the two
   times (t_measured / t_predicted - 1), which is the busbw error without the
