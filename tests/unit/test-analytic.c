@@ -528,6 +528,23 @@ static void test_unsupported(void)
     }
 }
 
+/* 8 DGX H100 with 8 NDR NICs each on a 2:1 fat-tree (two leaves, one
+ * spine), the machine of the link-statistics and CollNet checks. */
+static cs_topo_t *ndr_fat_tree_8(void)
+{
+    g_autoptr(GError) err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = 8;
+    o.nic = "ib-ndr";
+    o.nics_per_node = 8;
+    o.fabric = "fat-tree";
+    o.oversubscription = 2;
+    cs_topo_t *t = cs_preset_build("dgx-h100", &o, &err);
+    g_assert_no_error(err);
+    return t;
+}
+
 /* CollNet (SHARP) through the engine: 8 DGX H100 with 8 NDR NICs on a
  * 2:1 fat-tree (32-port leaves: nodes 0-3 on leaf0, 4-7 on leaf1),
  * NCCL_COLLNET_ENABLE=1, CollNetDirect forced, Simple at 8 GiB. 8 heads
@@ -542,15 +559,7 @@ static void test_unsupported(void)
 static void test_collnet(void)
 {
     g_autoptr(GError) err = NULL;
-    cs_build_opts_t o;
-    cs_build_opts_init(&o);
-    o.nodes = 8;
-    o.nic = "ib-ndr";
-    o.nics_per_node = 8;
-    o.fabric = "fat-tree";
-    o.oversubscription = 2;
-    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-h100", &o, &err);
-    g_assert_no_error(err);
+    g_autoptr(cs_topo_t) t = ndr_fat_tree_8();
     g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
     cs_nccl_env_set(env, "NCCL_COLLNET_ENABLE", "1", "test");
     cs_nccl_env_set(env, "NCCL_ALGO", "CollNetDirect", "test");
@@ -683,15 +692,7 @@ static const cs_link_stat_t *find_stat(const cs_link_stats_t *st, const char *na
 static void test_link_stats(void)
 {
     g_autoptr(GError) err = NULL;
-    cs_build_opts_t o;
-    cs_build_opts_init(&o);
-    o.nodes = 8;
-    o.nic = "ib-ndr";
-    o.nics_per_node = 8;
-    o.fabric = "fat-tree";
-    o.oversubscription = 2;
-    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-h100", &o, &err);
-    g_assert_no_error(err);
+    g_autoptr(cs_topo_t) t = ndr_fat_tree_8();
     g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
     cs_nccl_env_set(env, "NCCL_ALGO", "Ring", "test");
     cs_nccl_env_set(env, "NCCL_PROTO", "Simple", "test");
