@@ -149,6 +149,11 @@ static void resource_name(const ctx_t *c, int r, char *buf, gsize len)
         return;
     }
     int k = r - t->nlinks;
+    if (k >= 3 * t->ngpus) {
+        /* a CPU socket's host memory (SHM buffers: cs_engine_flow-int.h) */
+        g_snprintf(buf, len, "%s.host-mem", t->devs[k - 3 * t->ngpus].name);
+        return;
+    }
     static const char *const what[3] = { "nvlink-out", "nvlink-in", "mem" };
     g_snprintf(buf, len, "%s.%s", cs_topo_rank_dev(t, k / 3)->name, what[k % 3]);
 }
