@@ -180,6 +180,18 @@ static void test_analytic_channels(void)
     g_assert_cmpfloat(z, >, (1u << 29) / 50e9 * 1e6);
 }
 
+/* The first 2 GPUs of a DGX B200. */
+static cs_topo_t *two_b200(void)
+{
+    g_autoptr(GError) err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.gpus = 2;
+    cs_topo_t *t = cs_preset_build("dgx-b200", &o, &err);
+    g_assert_no_error(err);
+    return t;
+}
+
 /* SendRecv between two B200s (dgx-b200, first 2 GPUs): p2pnChannels 32,
  * 2 x 18 NVLink5 channels per peer (pow2Up and capped: 32), halved to 16
  * for 2 ranks; 128 MiB and 256 MiB both run on 16 channels (parts of 8
@@ -192,12 +204,7 @@ static void test_analytic_channels(void)
  * per 8 MiB, b200x8-nvswitch-1node-g2-g4-g8-sweep at -g 2.) */
 static void test_analytic_b200_channel(void)
 {
-    cs_build_opts_t o;
-    cs_build_opts_init(&o);
-    o.gpus = 2;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-b200", &o, &err);
-    g_assert_no_error(err);
+    g_autoptr(cs_topo_t) t = two_b200();
     g_autoptr(cs_comm_t) c = comm(t);
     const cs_comm_info_t *in = cs_comm_info(c);
     g_assert_cmpint(in->p2p_nch, ==, 32);
@@ -221,12 +228,7 @@ static void test_analytic_b200_channel(void)
  * -g 2, and 9.77 ms in place, where NCCL skips the copy). */
 static void test_analytic_self_copy(void)
 {
-    cs_build_opts_t o;
-    cs_build_opts_init(&o);
-    o.gpus = 2;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-b200", &o, &err);
-    g_assert_no_error(err);
+    g_autoptr(cs_topo_t) t = two_b200();
     g_autoptr(cs_comm_t) c = comm(t);
     const cs_comm_info_t *in = cs_comm_info(c);
     g_autoptr(cs_p2p_plan_t) plan = cs_p2p_plan_new(in, CS_COLL_ALLTOALL, G_GUINT64_CONSTANT(2) << 30);
