@@ -140,6 +140,18 @@ static void test_ccti(void)
     g_assert_cmpuint(ca.ccti, ==, 3);
 }
 
+/* Two hosts joined by a 100G link each way (500 ns); returns the link
+ * from the first to the second. */
+static int host_pair(cs_pkt_net_t *net)
+{
+    int a = cs_pkt_net_add_host(net), b = cs_pkt_net_add_host(net);
+    cs_pkt_port_cfg_t pc;
+    cs_pkt_port_cfg_init(&pc, 100 * GBPS, 500 * NS);
+    int ab = cs_pkt_net_add_link(net, a, b, &pc);
+    cs_pkt_net_add_link(net, b, a, &pc);
+    return ab;
+}
+
 /* One QP a -> b at 100 Gb/s, no congestion, CCTI held at 95 by CCTI_Min
  * (multiplier 32): each packet is followed by 32 of its own times, so the
  * goodput is 100 x 4096 / 4122 / 33 = 3.0112 Gb/s; with the index at 0,
@@ -156,11 +168,7 @@ static double fixed_index(guint32 ccti_min)
     cs_pkt_ibcc_cfg_default(&ic);
     ic.ccti_min = ccti_min;
     g_assert_cmpint(cs_pkt_net_set_ibcc(net, &ic), ==, 0);
-    int a = cs_pkt_net_add_host(net), b = cs_pkt_net_add_host(net);
-    cs_pkt_port_cfg_t pc;
-    cs_pkt_port_cfg_init(&pc, 100 * GBPS, 500 * NS);
-    int ab = cs_pkt_net_add_link(net, a, b, &pc);
-    cs_pkt_net_add_link(net, b, a, &pc);
+    int ab = host_pair(net);
     cs_pkt_flow_cfg_t fc = { .bytes = 4000 * 4096, .mtu = 4096, .prio = 0, .frame = ib_frame };
     int f = cs_pkt_net_add_flow(net, &ab, 1, &fc);
     cs_pkt_net_run(net, CS_TIME_NEVER);
@@ -195,11 +203,7 @@ static void test_setup(void)
     for (int v = 0; v < CS_PKT_PRIOS; v++)
         cc.blocks[v] = 1000;
     g_assert_cmpint(cs_pkt_net_set_credit(net, &cc), ==, 0);
-    int a = cs_pkt_net_add_host(net), b = cs_pkt_net_add_host(net);
-    cs_pkt_port_cfg_t pc;
-    cs_pkt_port_cfg_init(&pc, 100 * GBPS, 500 * NS);
-    int ab = cs_pkt_net_add_link(net, a, b, &pc);
-    cs_pkt_net_add_link(net, b, a, &pc);
+    int ab = host_pair(net);
     cs_pkt_flow_cfg_t fc = { .bytes = 4096, .mtu = 4096, .frame = ib_frame };
     cs_pkt_net_add_flow(net, &ab, 1, &fc);
     g_assert_cmpint(cs_pkt_net_set_ibcc(net, &ic), ==, -1);
