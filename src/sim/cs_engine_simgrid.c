@@ -140,24 +140,6 @@ typedef struct {
 /* The child's simulation; SimGrid's actors reach it through here. */
 static sim_t *sim_g;
 
-static void resource_name(const ctx_t *c, int r, char *buf, gsize len)
-{
-    const cs_topo_t *t = c->topo;
-    if (r < t->nlinks) {
-        const cs_link_t *l = &t->links[r];
-        g_snprintf(buf, len, "%s--%s#%d", t->devs[l->src].name, t->devs[l->dst].name, r);
-        return;
-    }
-    int k = r - t->nlinks;
-    if (k >= 3 * t->ngpus) {
-        /* a CPU socket's host memory (SHM buffers: cs_engine_flow-int.h) */
-        g_snprintf(buf, len, "%s.host-mem", t->devs[k - 3 * t->ngpus].name);
-        return;
-    }
-    static const char *const what[3] = { "nvlink-out", "nvlink-in", "mem" };
-    g_snprintf(buf, len, "%s.%s", cs_topo_rank_dev(t, k / 3)->name, what[k % 3]);
-}
-
 static int add_route(sim_t *s, int owner, int mem_res, int mem_passes)
 {
     route_t r = { owner, mem_res, mem_passes, NULL };
@@ -267,7 +249,6 @@ static char *platform_xml(sim_t *s)
                               "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                               "<platform version=\"4.1\">\n<zone id=\"collsim\" routing=\"Full\">\n"
                               "  <host id=\"sink\" speed=\"1f\"/>\n");
-    char name[256];
     const route_t *routes = (const route_t *)s->routes->data;
     int nroutes = (int)s->routes->len;
     for (int i = 0; i < nroutes; i++)
@@ -275,8 +256,8 @@ static char *platform_xml(sim_t *s)
     for (int r = 0; r < c->nres; r++) {
         if (s->res_bw[r] <= 0)
             continue;
-        resource_name(c, r, name, sizeof name);
-        g_autofree char *esc = g_markup_escape_text(name, -1);
+        g_autofree char *rname = cs_flow_res_name(c->topo, r);
+        g_autofree char *esc = g_markup_escape_text(rname, -1);
         g_string_append_printf(x, "  <link id=\"r%d\" bandwidth=\"%.17gBps\" latency=\"0s\"/><!-- %s -->\n", r,
                                s->res_bw[r], esc);
         s->nlinks++;

@@ -495,8 +495,8 @@ static void test_platform_file(void)
     simgrid_time(&j, G_GUINT64_CONSTANT(1) << 20, path, NULL);
     g_autofree char *xml = NULL;
     g_assert_true(g_file_get_contents(path, &xml, NULL, NULL));
-    g_assert_nonnull(strstr(xml, "bandwidth=\"25000000000Bps\" latency=\"0s\"/><!-- n0.nic0--leaf0"));
-    g_assert_nonnull(strstr(xml, "<!-- leaf0--n1.nic0"));
+    g_assert_nonnull(strstr(xml, "bandwidth=\"25000000000Bps\" latency=\"0s\"/><!-- n0.nic0 -&gt; leaf0 (net)"));
+    g_assert_nonnull(strstr(xml, "<!-- leaf0 -&gt; n1.nic0 (net)"));
     g_assert_nonnull(strstr(xml, "dst=\"sink\""));
     g_remove(path);
     g_rmdir(dir);
