@@ -30,6 +30,8 @@ typedef struct {
     int ring_nch;             /* channels whose rings were priced: the communicator's (1 without one) */
     double intra_bw_ch[CS_ANALYTIC_MAXCH]; /* [k-1]: intra_bw of a call on channels 0..k-1 */
     double chain_bw_ch[CS_ANALYTIC_MAXCH]; /* [k-1]: chain_bw of the same */
+    double intra_bw_ch_ll[CS_ANALYTIC_MAXCH]; /* the same two for LL/LL128: without SHM's */
+    double chain_bw_ch_ll[CS_ANALYTIC_MAXCH]; /* proxy copy (Simple's only); else equal */
     double intra_lat;         /* topology latency of the slowest intra edge */
 
     cs_transport_t inter_xport;

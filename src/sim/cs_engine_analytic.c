@@ -198,7 +198,7 @@ static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean n
  * holds (cs_shm_host_mem_bw). Also returns the slowest edge's topology
  * latency. */
 static double edges_bw(const cs_topo_t *t, const cs_params_t *p, const ring_edge_t *edges, int nedges,
-                       int nranks, double port_share, double *lat_p)
+                       int nranks, double port_share, gboolean simple, double *lat_p)
 {
     g_autofree double *load = g_new0(double, MAX(1, t->nlinks));
     g_autofree double *port_out = g_new0(double, nranks);
@@ -226,8 +226,9 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, const ring_edge
             const cs_link_t *l = &t->links[e->links[h]];
             double r = l->bw * link_eff(p, l->kind) / load[e->links[h]];
             if (e->xport == CS_XPORT_SHM)
-                r *= h < e->shm_nup ? cs_shm_side_eff(p, e->shm.ce_send, port_in[e->a] > 0)
-                                    : cs_shm_side_eff(p, e->shm.ce_recv, port_out[e->b] > 0);
+                /* the proxy's copy engine serves Simple only (transport/shm.cc) */
+                r *= h < e->shm_nup ? cs_shm_side_eff(p, simple && e->shm.ce_send, port_in[e->a] > 0)
+                                    : cs_shm_side_eff(p, simple && e->shm.ce_recv, port_out[e->b] > 0);
             ebw = MIN(ebw, r);
         }
         if (e->xport == CS_XPORT_SHM && e->shm_mem >= 0)
@@ -268,6 +269,8 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
     hw->ring_nch = nch;
     memset(hw->intra_bw_ch, 0, sizeof hw->intra_bw_ch);
     memset(hw->chain_bw_ch, 0, sizeof hw->chain_bw_ch);
+    memset(hw->intra_bw_ch_ll, 0, sizeof hw->intra_bw_ch_ll);
+    memset(hw->chain_bw_ch_ll, 0, sizeof hw->chain_bw_ch_ll);
     for (int c = 0; c < nch && n > 1; c++) {
         if (comm != NULL)
             cs_comm_chan_order(comm, CS_ALGO_RING, c, order);
@@ -289,7 +292,7 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
             e->a = a;
             e->b = b;
             e->xport = x;
-            if (comm != NULL)   /* bandwidth: the Simple protocol's copy */
+            if (comm != NULL)   /* the Simple protocol's copy (edges_bw drops it for LL/LL128) */
                 cs_shm_mode(cs_comm_settings(comm), CS_PROTO_SIMPLE, &e->shm);
             if (x == CS_XPORT_SHM)
                 hw->shm_mode = e->shm;
@@ -313,8 +316,14 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
             share = (info->ppn - 1) / (double)info->ppn;
         if (nedges > 0) {
             double lat, k = c + 1;
-            hw->intra_bw_ch[c] = k * edges_bw(t, p, edges, nedges, n, share, &hw->intra_lat);
-            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, chain, nchain, n, share, &lat) : hw->intra_bw_ch[c];
+            hw->intra_bw_ch[c] = k * edges_bw(t, p, edges, nedges, n, share, TRUE, &hw->intra_lat);
+            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, chain, nchain, n, share, TRUE, &lat)
+                                            : hw->intra_bw_ch[c];
+            gboolean ce = hw->shm_mode.ce_send || hw->shm_mode.ce_recv;
+            hw->intra_bw_ch_ll[c] = ce ? k * edges_bw(t, p, edges, nedges, n, share, FALSE, &lat)
+                                       : hw->intra_bw_ch[c];
+            hw->chain_bw_ch_ll[c] = ce && nchain > 0 ? k * edges_bw(t, p, chain, nchain, n, share, FALSE, &lat)
+                                    : ce ? hw->intra_bw_ch_ll[c] : hw->chain_bw_ch[c];
         }
     }
     hw->mnnvl = any_cross_nvl && !any_cross_net;
@@ -324,12 +333,15 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
 }
 
 /* The intra-node ring's (or chain's) rate for a call on 'nch' channels:
- * channels 0..nch-1 (beyond the communicator's, its rings again). */
-static double ring_edge_bw(const cs_analytic_hw_t *hw, int nch, gboolean chain)
+ * channels 0..nch-1 (beyond the communicator's, its rings again), with
+ * protocol 'pr' (SHM's proxy copy serves Simple only). */
+static double ring_edge_bw(const cs_analytic_hw_t *hw, int nch, gboolean chain, cs_proto_t pr)
 {
     if (hw->ring_nch < 1)
         return chain ? hw->chain_bw : hw->intra_bw;
     int k = CLAMP(nch, 1, hw->ring_nch);
+    if (pr != CS_PROTO_SIMPLE)
+        return chain ? hw->chain_bw_ch_ll[k - 1] : hw->intra_bw_ch_ll[k - 1];
     return chain ? hw->chain_bw_ch[k - 1] : hw->intra_bw_ch[k - 1];
 }
 
@@ -578,7 +590,7 @@ gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
             }
     }
     if (ok && edges->len > 0)
-        hw->p2p_edge_bw = edges_bw(t, p, (const ring_edge_t *)edges->data, (int)edges->len, n, 1.0,
+        hw->p2p_edge_bw = edges_bw(t, p, (const ring_edge_t *)edges->data, (int)edges->len, n, 1.0, TRUE,
                                    &hw->p2p_edge_lat);
     g_array_free(edges, TRUE);
     if (!ok)
@@ -781,7 +793,7 @@ static void ring_limits(call_ctx_t *c, const cs_analytic_hw_t *hw, double v, gbo
     if (c->N > 1)
         limit_net(c, hw, v);
     if (c->ppn > 1 || hw->mnnvl)
-        limit(c, CS_LIMIT_INTRA, v / (ring_edge_bw(hw, c->nch, chain) * c->peff));
+        limit(c, CS_LIMIT_INTRA, v / (ring_edge_bw(hw, c->nch, chain, c->pr) * c->peff));
     limit(c, CS_LIMIT_SM, v / c->b_sm);
     limit(c, CS_LIMIT_MEM, v / (hw->mem_bw / (reduces ? 3.0 : 2.0)));
 }
@@ -864,7 +876,7 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_
     if (c->N > 1)
         limit_net(c, hw, hw->tree_degsum / 2.0);
     if (chain_hops > 0)
-        limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (ring_edge_bw(hw, c->nch, FALSE) * c->peff));
+        limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (ring_edge_bw(hw, c->nch, FALSE, c->pr) * c->peff));
     limit(c, CS_LIMIT_SM, 2 / c->b_sm);
     limit(c, CS_LIMIT_MEM, 6 / hw->mem_bw);
     double spb = c->lim.spb;
@@ -947,7 +959,7 @@ static double t_collnet(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_alg
     limit(c, CS_LIMIT_NIC, nic_share / (hw->nic_bw * c->peff));
     /* a GPU's own NVLink ports carry its part (ring_edge_bw where there
      * is no NVLink: the chain's PCIe edges) */
-    double port = hw->collnet_nvl_bw > 0 ? hw->collnet_nvl_bw : ring_edge_bw(hw, c->nch, FALSE);
+    double port = hw->collnet_nvl_bw > 0 ? hw->collnet_nvl_bw : ring_edge_bw(hw, c->nch, FALSE, c->pr);
     if (nvl > 0)
         limit(c, CS_LIMIT_INTRA, nvl / (port * c->peff));
     limit(c, CS_LIMIT_SM, sm / c->b_sm);
@@ -969,7 +981,7 @@ static double t_pat(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_t
     double v = (c->n - 1) / (double)c->n;
     limit_net(c, hw, v);
     if (c->ppn > 1 || hw->mnnvl)
-        limit(c, CS_LIMIT_INTRA, v / (ring_edge_bw(hw, c->nch, FALSE) * c->peff));
+        limit(c, CS_LIMIT_INTRA, v / (ring_edge_bw(hw, c->nch, FALSE, c->pr) * c->peff));
     limit(c, CS_LIMIT_SM, v / c->b_sm);
     return c->launch + hops * (net_hop(hw, p, c->pr, TRUE) + c->tau) + c->S * c->lim.spb;
 }

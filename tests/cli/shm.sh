@@ -68,4 +68,17 @@ if "$COLLSIM" run --topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --m
     awk -v a="$(busbw a.txt)" -v f="$(busbw f.txt)" 'BEGIN { r = f / a; exit !(a > 0 && r > 0.95 && r < 1.05) }' \
         && ok "flow-agrees ($(busbw f.txt) vs $(busbw a.txt))" || bad "flow-agrees ($(busbw f.txt) vs $(busbw a.txt))"
 fi
+# the proxy's cudaMemcpy serves Simple only: an LL128 broadcast is priced the same with and
+# without it (analytic and flow alike), a Simple one is not
+x="--topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --op broadcast -b 1G -e 1G --env NCCL_SHM_MEMCPY_MODE=3"
+for m in analytic flow; do
+    for pr in LL128 Simple; do
+        for ce in 0 1; do
+            "$COLLSIM" run $x --model $m --env NCCL_PROTO=$pr --env NCCL_SHM_USE_CUDA_MEMCPY=$ce >ce-$m-$pr-$ce.txt 2>/dev/null
+        done
+    done
+    [ -n "$(busbw ce-$m-LL128-0.txt)" ] && [ "$(busbw ce-$m-LL128-0.txt)" = "$(busbw ce-$m-LL128-1.txt)" ] &&
+        [ "$(busbw ce-$m-Simple-0.txt)" != "$(busbw ce-$m-Simple-1.txt)" ] && ok "copy-engine-simple-only-$m" \
+        || bad "copy-engine-simple-only-$m ($(busbw ce-$m-LL128-0.txt) $(busbw ce-$m-LL128-1.txt) $(busbw ce-$m-Simple-0.txt) $(busbw ce-$m-Simple-1.txt))"
+done
 exit $fail
