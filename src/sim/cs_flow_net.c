@@ -83,8 +83,8 @@ double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p
         cap[t->nlinks + 3 * r + 2] = (g != NULL && g->mem_bw > 0 ? g->mem_bw : 1e12) * cs_params_get(par, CS_P_EFF_MEM);
     }
     /* host memory of each CPU socket for SHM buffers (cs_shm.h); other
-     * devices, and CPUs the catalogue does not know, do not limit (a
-     * finite stand-in: the solver compares remaining capacities) */
+     * devices, and CPUs the catalogue does not know, do not limit: no edge
+     * crosses them (their finite stand-in is never used) */
     for (int d = 0; d < t->ndevs; d++) {
         double m = cs_shm_host_mem_bw(t, d, par);
         cap[t->nlinks + 3 * t->ngpus + d] = isfinite(m) ? m : 1e18;
@@ -387,8 +387,12 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         memcpy(down.links, r.links + r.nup, sizeof(int) * r.ndown);
         ok = add_path(f, e, &up, FALSE, FALSE, FALSE, cs_shm_side_eff(f->par, m.ce_send, send2)) &&
              add_path(f, e, &down, FALSE, FALSE, FALSE, cs_shm_side_eff(f->par, m.ce_recv, recv2));
-        if (ok && e->n < CS_FLOW_HMAX - 1)
-            e->h[e->n++] = (cs_flow_hop_t){ t->nlinks + 3 * t->ngpus + r.mem_cpu, CS_SHM_MEM_TOUCHES };
+        /* the buffer's socket memory, where the catalogue knows its rate */
+        if (ok && isfinite(cs_shm_host_mem_bw(t, r.mem_cpu, f->par))) {
+            ok = e->n < CS_FLOW_HMAX - 1;
+            if (ok)
+                e->h[e->n++] = (cs_flow_hop_t){ t->nlinks + 3 * t->ngpus + r.mem_cpu, CS_SHM_MEM_TOUCHES };
+        }
         e->lat += cs_shm_step_lat_us(f->par, &m) * US;
     } else {
         cs_path_t direct;
@@ -586,21 +590,26 @@ static gboolean collnet_edge(const cs_flow_net_t *f, const cs_prog_flow_t *fl, i
     double extra = f->info->gdr ? 1.0 : par(f, CS_P_EFF_HOST_STAGED);
     double peff = cs_flow_proto_eff(f, pr);
     int v = t->devs[t->rank_dev[r]].node;
-    if (up && !add_path(f, e, pg, FALSE, TRUE, FALSE, extra))
-        return FALSE;
+    gboolean ok = !up || add_path(f, e, pg, FALSE, TRUE, FALSE, extra);
     int a = st->off[v], b = st->off[v + 1];
-    for (int i = 0; i < b - a; i++) {
+    for (int i = 0; ok && i < b - a; i++) {
         int at = up ? a + i : b - 1 - i;
         int l = up ? st->links[at] : t->links[st->links[at]].reverse;
-        if (e->n >= CS_FLOW_HMAX - 1)
-            return FALSE;
-        e->h[e->n].res = l;
-        e->h[e->n].coeff = st->share[at] / (par(f, CS_P_EFF_NET) * extra);
-        e->n++;
+        ok = e->n < CS_FLOW_HMAX - 1;
+        if (ok) {
+            e->h[e->n].res = l;
+            e->h[e->n].coeff = st->share[at] / (par(f, CS_P_EFF_NET) * extra);
+            e->n++;
+        }
     }
     e->lat += st->lat[v];
-    if (!up && !add_path(f, e, pg, TRUE, TRUE, FALSE, extra))
+    if (ok && !up)
+        ok = add_path(f, e, pg, TRUE, TRUE, FALSE, extra);
+    if (!ok) {
+        g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s: its CollNet route up the SHARP tree is too long",
+                    cs_topo_rank_dev(t, r)->name);
         return FALSE;
+    }
     e->lat += par(f, CS_P_LAT_HOP_NET) * US + par(f, CS_P_LAT_NET_SIMPLE) * US;
     for (int h = 0; h < e->n; h++)
         e->h[h].coeff /= peff;
