@@ -534,8 +534,9 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
                 ok = FALSE;
                 g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a count; expected a whole number from 1 to 1024",
                             v);
+            } else {
+                layout[k] = (int)n;
             }
-            layout[k] = (int)n;
         }
         g_autofree char *envs = g_key_file_get_string(kf, grp, "env", NULL);
         if (ok && envs != NULL) {

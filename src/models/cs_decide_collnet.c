@@ -77,19 +77,8 @@ gboolean cs_collnet_setup(cs_comm_t *c, const cs_nccl_env_t *e, GError **err)
     c->collnet_chain_support = FALSE;
     if (!c->collnet)
         return TRUE;
-    /* init.cc: NCCL_COLLNET_NODE_THRESHOLD (default 2) */
-    gint64 threshold = 2;
-    const char *v = cs_nccl_env_get(e, "NCCL_COLLNET_NODE_THRESHOLD");
-    if (v != NULL && *v != '\0') {
-        char *end = NULL;
-        threshold = g_ascii_strtoll(v, &end, 0);
-        if (end == v || *end != '\0') {
-            const char *origin = cs_nccl_env_origin(e, "NCCL_COLLNET_NODE_THRESHOLD");
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: NCCL_COLLNET_NODE_THRESHOLD=%s: not an integer; "
-                        "expected a whole number of nodes", origin != NULL ? origin : "environment", v);
-            return FALSE;
-        }
-    }
+    /* init.cc: NCCL_COLLNET_NODE_THRESHOLD (default 2; parsed with the settings) */
+    gint64 threshold = cs_comm_settings(c)->collnet_node_threshold;
     g_free(c->collnet_note);
     c->collnet_note = NULL;
     if (c->graph_nch[CS_ALGO_COLLNET_CHAIN] == 0) {

@@ -786,6 +786,7 @@ gboolean cs_nccl_env_settings(const cs_nccl_env_t *e, cs_nccl_settings_t *s_p, G
     GET_INT("NCCL_NVLS_NCHANNELS", 1, 64, -1, s.nvls_nchannels);
     GET_INT("NCCL_NVLS_CHUNKSIZE", 1, G_MAXINT, 131072, s.nvls_chunksize);
     GET_INT("NCCL_COLLNET_ENABLE", 0, 1, 0, s.collnet_enable);
+    GET_INT("NCCL_COLLNET_NODE_THRESHOLD", 0, G_MAXINT, 2, s.collnet_node_threshold);
     GET_INT("NCCL_PAT_ENABLE", 0, 2, 2, s.pat_enable);
     GET_INT("NCCL_LL128_C2C", 0, 1, 1, s.ll128_c2c);
     GET_INT("NCCL_NET_OVERHEAD", 0, 1000000000, -1, t);

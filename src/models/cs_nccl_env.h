@@ -61,6 +61,7 @@ typedef struct {
     int nvls_enable;                    /* 2 = auto */
     int nvls_nchannels;                 /* -1 = auto */
     int collnet_enable;                 /* 0 */
+    int collnet_node_threshold;         /* NCCL_COLLNET_NODE_THRESHOLD: 2 (init.cc) */
     int pat_enable;                     /* 2 */
     int ll128_c2c;                      /* 1 */
     double net_overhead_us;             /* -1 = auto */

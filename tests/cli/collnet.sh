@@ -67,4 +67,9 @@ done
     grep -q 'NCCL INFO Connected Collnet Chains  \[0\] 1->0->64 ' g.txt && ok graph-lines || bad graph-lines
 "$COLLSIM" topo graph dgx-a100 --nodes 8 --nic ib-hdr --nics-per-node 4 -r 0 >g0.txt &&
     [ "$(grep -c 'NCCL INFO Pattern' g0.txt)" -eq 2 ] && ! grep -q CollNet g0.txt && ok graph-off || bad graph-off
+# a bad NCCL_COLLNET_NODE_THRESHOLD is one line even with CollNet off
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --env NCCL_COLLNET_NODE_THRESHOLD=x -b 1M -e 1M >thr.txt 2>thr.err
+[ $? -eq 2 ] && [ "$(wc -l <thr.err)" -eq 1 ] && grep -q 'NCCL_COLLNET_NODE_THRESHOLD=x' thr.err && ok bad-threshold \
+    || bad "bad-threshold: $(cat thr.err)"
+
 exit $fail
