@@ -202,9 +202,22 @@ static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs
             .nchannels = out[i].decision.nchannels, .time_s = out[i].end_s - sj->start_s, .alone_s = out[i].alone_s,
         };
     }
-    g_auto(GStrv) notes = ops->notes_jobs != NULL ? ops->notes_jobs(&m) : NULL;
+    g_auto(GStrv) engine_notes = ops->notes_jobs != NULL ? ops->notes_jobs(&m) : NULL;
+    /* the engine's notes, then what each job's NCCL assumed (as a single
+     * run's header says it) */
+    g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(g_free);
+    for (int i = 0; engine_notes != NULL && engine_notes[i] != NULL; i++)
+        g_ptr_array_add(all, g_strdup(engine_notes[i]));
+    for (guint i = 0; i < n; i++) {
+        const char *cn = cs_comm_collnet_note(views[i].comm);
+        if (cn != NULL)
+            g_ptr_array_add(all, g_strdup_printf("job %s: collnet: %s",
+                                                 ((const cs_scenario_job_t *)g_ptr_array_index(s->jobs, i))->name, cn));
+    }
+    g_ptr_array_add(all, NULL);
+    const char *const *notes = (const char *const *)all->pdata;
     cs_jobs_report_t rep = { .producer = producer, .title = s->name, .topo_desc = topo->description,
-                             .nrows = (int)n, .rows = rows, .notes = (const char *const *)notes,
+                             .nrows = (int)n, .rows = rows, .notes = notes,
                              .net = stats != NULL ? stats->net : NULL };
     /* files first and atomically */
     g_autofree char *json = s->json_out != NULL ? cs_write_jobs_json(&rep) : NULL;

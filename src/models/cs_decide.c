@@ -463,7 +463,10 @@ static gboolean build_nodes(cs_comm_t *c, GError **err)
                 break;
             }
     }
-    if (c->s.collnet_enable && hosts_with_gpus > 1 && !c->collnet_plugin && c->collnet_note == NULL)
+    if (c->s.collnet_enable && hosts_with_gpus <= 1 && c->collnet_note == NULL)
+        c->collnet_note = g_strdup("NCCL_COLLNET_ENABLE=1: CollNet (SHARP) stays off: one node, nothing crosses "
+                                   "the network to reduce in it (init.cc: CollNet needs several nodes)");
+    else if (c->s.collnet_enable && !c->collnet_plugin && c->collnet_note == NULL)
         c->collnet_note = g_strdup("NCCL_COLLNET_ENABLE=1: CollNet (SHARP) stays off: in-network reduction needs "
                                    "InfiniBand (Quantum switches and the SHARP plugin), and the network NCCL "
                                    "uses here is RoCE or sockets");

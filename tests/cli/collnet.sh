@@ -72,4 +72,13 @@ done
 [ $? -eq 2 ] && [ "$(wc -l <thr.err)" -eq 1 ] && grep -q 'NCCL_COLLNET_NODE_THRESHOLD=x' thr.err && ok bad-threshold \
     || bad "bad-threshold: $(cat thr.err)"
 
+# one node: the line says CollNet stays off and why
+"$COLLSIM" run --topo dgx-h100 -b 64M -e 64M --env NCCL_COLLNET_ENABLE=1 >one.txt 2>&1 &&
+    grep -q '^# collnet: NCCL_COLLNET_ENABLE=1: CollNet (SHARP) stays off: one node' one.txt && ok one-node-note \
+    || bad "one-node-note: $(grep collnet one.txt)"
+# a job's own NCCL_COLLNET_ENABLE: the jobs header says what that job assumed
+printf '[scenario]\nmodel = flow\n[topology]\npreset = dgx-h100\nnodes = 2\n[job a]\ngpus = 0-3\nsize = 64M\nNCCL_COLLNET_ENABLE = 1\n[job b]\ngpus = 4-7\nsize = 64M\n' >cj.ini
+"$COLLSIM" run cj.ini >cj.txt 2>cj.err && grep -q '^# job a: collnet: NCCL_COLLNET_ENABLE=1 on InfiniBand' cj.txt &&
+    ! grep -q '^# job b: collnet' cj.txt && ok job-note || bad "job-note: $(cat cj.err; grep '^#' cj.txt)"
+
 exit $fail
