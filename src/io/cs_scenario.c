@@ -458,12 +458,15 @@ static char *keys_of_group(const char *group)
     GString *g = g_string_new(NULL);
     const cs_scenario_key_t *tables[] = { cs_scenario_keys, cs_topo_spec_keys, cs_scenario_job_keys, cs_fabric_keys,
                                           cs_workload_keys };
-    if (cs_scenario_job_group_name(group) != NULL)
+    gboolean job = cs_scenario_job_group_name(group) != NULL;
+    if (job)
         group = "job";
     for (int t = 0; t < 5; t++)
         for (const cs_scenario_key_t *k = tables[t]; k->key != NULL; k++)
             if (strcmp(k->group, group) == 0)
                 g_string_append_printf(g, "%s%s", g->len ? ", " : "", k->key);
+    if (job)
+        g_string_append(g, " or an NCCL_NAME (the job's own variable)");
     return g_string_free(g, FALSE);
 }
 

@@ -169,6 +169,8 @@ static gboolean parse_cct(const char *v, cs_fabric_cfg_t *c, GError **err)
         c->ibcc_ncct = 0;
         return TRUE;
     }
+    if (*v == '\0')
+        return bad(err, "an empty table; expected ofa or entries such as 0:0,0:1,0:2");
     g_auto(GStrv) parts = g_strsplit(v, ",", -1);
     guint16 t[128];
     guint32 n = 0;

@@ -1339,14 +1339,18 @@ static char **ib_notes(const pk_t *pk)
         g_autofree char *mark_rate = ic->marking_rate == 0 ? g_strdup("every data packet marked")
             : g_strdup_printf("%u packet%s left unmarked between marks", ic->marking_rate,
                               ic->marking_rate == 1 ? "" : "s");
+        g_autofree char *where = ic->threshold == 0
+            ? g_strdup("mark nothing (threshold 0)")
+            : g_strdup_printf("mark FECN on a VL whose queue passes %d/16 of its input buffer (threshold %d), %s, %s",
+                              16 - ic->threshold, ic->threshold, mark_rate,
+                              ic->victim_mask ? "victim ports too" : "roots only (no victim mask)");
         g_ptr_array_add(n, g_strdup_printf(
-            "packet engine: InfiniBand congestion control (IBA annex A10; docs/model-packet.md): switch ports mark "
-            "FECN on a VL whose queue passes %d/16 of its input buffer (threshold %d), %s, %s; receivers return BECN on the ACK or a CNP; each QP's CCTI +%u per BECN up to %u, "
+            "packet engine: InfiniBand congestion control (IBA annex A10; docs/model-packet.md): switch ports "
+            "%s; receivers return BECN on the ACK or a CNP; each QP's CCTI +%u per BECN up to %u, "
             "-1 every %.4g us down to %u; after each packet a delay of CCT[CCTI] (%s table, %u entries; at the "
             "limit %u/2^%u packet times: %.3g%% of the line) - the table's unit and the threshold's depth are "
             "assumptions",
-            16 - ic->threshold, ic->threshold, mark_rate,
-            ic->victim_mask ? "victim ports too" : "roots only (no victim mask)", ic->ccti_increase, ic->ccti_limit,
+            where, ic->ccti_increase, ic->ccti_limit,
             (double)ic->ccti_timer / 1e6, ic->ccti_min, c->ibcc_ncct > 0 ? "the section's" : "the published OFA",
             ic->ncct, top->mult, top->shift, 100.0 / (1.0 + (double)top->mult / (1u << top->shift))));
     } else {
@@ -1508,7 +1512,7 @@ static gboolean check_one_lane(const cs_engine_multi_t *m, int j0, const pk_fabr
             return FALSE;
         gboolean same = other.prio == fab->prio && other.ar == fab->ar;
         if (!same)
-            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: jobs %d and %d ask for different %s (%s; "
+            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: [job] groups %d and %d (in file order) ask for different %s (%s; "
                         "%s%s): every job runs on the first job's; expected the same NCCL_IB_SL, NCCL_IB_TC and "
                         "NCCL_IB_ADAPTIVE_ROUTING in every [job]", j0 + 1, j + 1,
                         fab->ib ? "virtual lanes or adaptive routing" : "priorities", fab->prio_why, other.prio_why,

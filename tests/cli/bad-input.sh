@@ -117,7 +117,7 @@ check job-overlap exact "j6.ini:8: [job b] uses machine rank 8, which [job a] us
 printf "$J[job a]\nsize = 1M\nstart = soon\n" >j7.ini
 check job-start exact "j7.ini:8: start: 'soon' is not a start time; expected 0 to 1 hour such as 0, 250us or 1.5ms" -- run j7.ini
 printf "$J[job a]\nsize = 1M\nbogus = 1\n" >j8.ini
-check job-key exact "j8.ini:8: unknown key 'bogus' in [job a]; expected one of nodes, gpus, op, datatype, redop, root, size, start, iters" -- run j8.ini
+check job-key exact "j8.ini:8: unknown key 'bogus' in [job a]; expected one of nodes, gpus, op, datatype, redop, root, size, start, iters or an NCCL_NAME (the job's own variable)" -- run j8.ini
 printf "$J[job a]\nsize = 1M\n" >j9.ini
 check job-analytic exact "collsim: --model: the analytic model cannot run several jobs at once; expected --model flow or packet" -- run j9.ini --model analytic
 check trace-analytic exact "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow or packet" -- run $H --trace t.json
