@@ -79,30 +79,31 @@ gboolean cs_pkt_ibcc_mark(const cs_pkt_ibcc_cfg_t *cfg, cs_pkt_ibcc_mark_t *m, g
     return TRUE;
 }
 
-void cs_pkt_ibcc_ca_init(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg)
+void cs_pkt_ibcc_ca_init(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg, cs_time_t now)
 {
     memset(ca, 0, sizeof *ca);
     ca->ccti = ca->ccti_max = cfg->ccti_min;
+    ca->t = ca->t0 = now;
 }
 
 /* The timer expires at every multiple of ccti_timer (free-running from
  * 0): each expiry in (t, now] takes 1 off the index, down to its minimum;
- * the area integrates the steps. */
+ * the area integrates the steps. In one step, as DCQCN's timers are
+ * resumed: d decrements at the ticks (t/T + i) T, i = 1..d, take
+ * sum (now - tick_i) off the area the index would have kept. */
 void cs_pkt_ibcc_ca_advance(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg, cs_time_t now)
 {
     if (now <= ca->t)
         return;
     cs_time_t T = cfg->ccti_timer;
     cs_time_t t = ca->t;
-    while (ca->ccti > cfg->ccti_min) {
-        cs_time_t tick = (t / T + 1) * T;
-        if (tick > now)
-            break;
-        ca->area += (double)ca->ccti * (double)(tick - t);
-        t = tick;
-        ca->ccti--;
-    }
-    ca->area += (double)ca->ccti * (double)(now - t);
+    gint64 k = T > 0 ? now / T - t / T : 0;            /* expiries in (t, now] */
+    gint64 d = MIN(k, (gint64)(ca->ccti - cfg->ccti_min));
+    double area = (double)ca->ccti * (double)(now - t);
+    if (d > 0)
+        area -= (double)d * (double)now - (double)T * ((double)d * (double)(t / T) + (double)d * (double)(d + 1) / 2);
+    ca->area += area;
+    ca->ccti -= (guint32)d;
     ca->t = now;
 }
 
@@ -124,5 +125,5 @@ cs_time_t cs_pkt_ibcc_ca_delay(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cf
 double cs_pkt_ibcc_ca_avg(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg, cs_time_t now)
 {
     cs_pkt_ibcc_ca_advance(ca, cfg, now);
-    return ca->t > 0 ? ca->area / (double)ca->t : ca->ccti;
+    return ca->t > ca->t0 ? ca->area / (double)(ca->t - ca->t0) : ca->ccti;
 }

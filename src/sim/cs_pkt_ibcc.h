@@ -123,11 +123,12 @@ typedef struct {
     guint32 ccti;
     guint32 ccti_max;                 /* the highest it reached */
     cs_time_t t;                      /* applied up to here */
-    double area;                      /* integral of CCTI over [0, t], index x ps */
+    cs_time_t t0;                     /* the QP's creation */
+    double area;                      /* integral of CCTI over [t0, t], index x ps */
     guint64 becns;
 } cs_pkt_ibcc_ca_t;
 
-void cs_pkt_ibcc_ca_init(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg);
+void cs_pkt_ibcc_ca_init(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg, cs_time_t now);
 /* Applies the timer's decrements up to 'now' (>= the last call's). */
 void cs_pkt_ibcc_ca_advance(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg, cs_time_t now);
 /* A BECN arrived. */
@@ -135,7 +136,7 @@ void cs_pkt_ibcc_ca_becn(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg, cs_
 /* The delay after a packet that took 'pkt_ps' on the sender's link, at
  * the index of 'now': CCT[CCTI].mult x pkt_ps / 2^CCT[CCTI].shift. */
 cs_time_t cs_pkt_ibcc_ca_delay(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg, cs_time_t pkt_ps, cs_time_t now);
-/* CCTI averaged over [0, now] (after advancing to now). */
+/* CCTI averaged over [the QP's creation, now] (after advancing to now). */
 double cs_pkt_ibcc_ca_avg(cs_pkt_ibcc_ca_t *ca, const cs_pkt_ibcc_cfg_t *cfg, cs_time_t now);
 
 #endif

@@ -86,7 +86,7 @@ static int add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_
         .ibcc = net->ibcc,
     };
     if (f.ibcc != NULL)
-        cs_pkt_ibcc_ca_init(&f.ca, f.ibcc);
+        cs_pkt_ibcc_ca_init(&f.ca, f.ibcc, net->now);
     /* ACKs and IB CC's BECNs go back along the reverse route */
     if ((cfg->ack_interval > 0 || f.ibcc != NULL) && (f.back = route_back(net, f.route)) == NULL) {
         cs_pkt_route_free(f.route);

@@ -111,7 +111,7 @@ static void test_ccti(void)
     c.ccti_limit = 7;
     g_assert_cmpint(c.ccti_timer, ==, 10240000);
     cs_pkt_ibcc_ca_t ca;
-    cs_pkt_ibcc_ca_init(&ca, &c);
+    cs_pkt_ibcc_ca_init(&ca, &c, 0);
     for (int i = 0; i < 3; i++)
         cs_pkt_ibcc_ca_becn(&ca, &c, 5 * US);
     g_assert_cmpuint(ca.ccti, ==, 6);
@@ -133,7 +133,7 @@ static void test_ccti(void)
     g_assert_cmpint(cs_pkt_ibcc_ca_delay(&ca, &c, 1000000, 100 * US), ==, 1500000);
     /* CCTI_Min holds the index up */
     c.ccti_min = 3;
-    cs_pkt_ibcc_ca_init(&ca, &c);
+    cs_pkt_ibcc_ca_init(&ca, &c, 0);
     cs_pkt_ibcc_ca_becn(&ca, &c, 0);
     g_assert_cmpuint(ca.ccti, ==, 5);
     cs_pkt_ibcc_ca_advance(&ca, &c, 1000 * US);
