@@ -114,7 +114,8 @@ static void incast_run(const ic_cfg_t *ic, guint64 per_sender, gboolean sample, 
             /* IB congestion control at the engine's defaults (ibcc = on) */
             cs_pkt_ibcc_cfg_t icc;
             cs_pkt_ibcc_cfg_default(&icc);
-            cs_pkt_net_set_ibcc(net, &icc);
+            if (cs_pkt_net_set_ibcc(net, &icc) != 0)
+                g_error("bench-packet: IB congestion control could not be set; the case would time a run without it");
         }
     }
     int *host = g_new(int, ic->n), *up = g_new(int, ic->n);

@@ -300,11 +300,12 @@ static gboolean set_layout(cs_comm_t *comm, const cs_topo_t *topo, const cs_resu
 
 /* Reads one result file (collsim JSON, or an nccl-tests log with one or
  * more tables) measured on the hardware 'spec' + 'env' with the process
- * layout 'procs' x 'threads' (0: set_layout's rule), and adds its tables
- * to the set. */
+ * layout 'procs' x 'threads' (0: set_layout's rule; 'layout_at', where the
+ * layout was given, starts its errors, else the table's label), and adds
+ * its tables to the set. */
 static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo_spec_t *spec,
-                            const cs_nccl_env_t *env, int procs, int threads, int table, const char *op,
-                            const char *how, GError **err)
+                            const cs_nccl_env_t *env, int procs, int threads, const char *layout_at, int table,
+                            const char *op, const char *how, GError **err)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
@@ -374,7 +375,8 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
         cs_comm_t *comm = cs_comm_new(topo, env, err);
         g_autoptr(GError) le = NULL;
         if (comm != NULL && !set_layout(comm, topo, m, procs, threads, &le)) {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", label, le->message);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s", layout_at != NULL ? layout_at : label,
+                        le->message);
             cs_comm_free(comm);
             comm = NULL;
         }
@@ -417,7 +419,7 @@ static gboolean add_group(cs_calib_set_t *set, const group_t *defaults, const gr
                     "PRESET|FILE or --scenario FILE after it", g->path);
         goto out;
     }
-    ok = add_results(set, g->path, &s.topo, s.env, s.procs_per_node, s.nthreads, g->table, g->op != NULL ? g->op : defaults->op,
+    ok = add_results(set, g->path, &s.topo, s.env, s.procs_per_node, s.nthreads, NULL, g->table, g->op != NULL ? g->op : defaults->op,
                      g->how->len ? g->how->str : "defaults", err);
 out:
     cs_scenario_clear(&s);
@@ -562,7 +564,9 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
             return FALSE;
         }
         g_autofree char *how = g_strdup_printf("manifest group [%s]", grp);
-        ok = add_results(set, fpath, &spec, env, layout[0], layout[1], table, NULL, how, err);
+        int lline = manifest_line(text, grp, layout[0] > 0 ? "procs-per-node" : "nthreads");
+        g_autofree char *layout_at = layout[0] > 0 || layout[1] > 0 ? g_strdup_printf("%s:%d", path, lline) : NULL;
+        ok = add_results(set, fpath, &spec, env, layout[0], layout[1], layout_at, table, NULL, how, err);
         cs_topo_spec_clear(&spec);
         if (!ok)
             return FALSE;

@@ -63,6 +63,10 @@ printf '[g8]\nfile = g8.txt\ntopo = dgx-a100\nprocs-per-node = 8\n' > "$tmp/g8-m
     fail "layout from the log: $(cat "$tmp/g8-log-fit.ini")"
 "$COLLSIM" calibrate --manifest "$tmp/g8-man.ini" --data "$tmp/data" -o "$tmp/g8-man-fit.ini" > /dev/null &&
     grep -q '^lat\.launch = ' "$tmp/g8-man-fit.ini" || fail "layout from the manifest: $(cat "$tmp/g8-man-fit.ini")"
+printf '[g8]\nfile = g8.txt\ntopo = dgx-a100\nprocs-per-node = 3\n' > "$tmp/g8-3.ini"
+"$COLLSIM" calibrate --manifest "$tmp/g8-3.ini" --data "$tmp/data" -o "$tmp/g8-3-fit.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ ! -e "$tmp/g8-3-fit.ini" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+    grep -q "^$tmp/g8-3.ini:4: 3 process(es) do not share" "$tmp/err" || fail "layout not dividing: $(cat "$tmp/err")"
 printf '[g8]\nfile = g8.txt\ntopo = dgx-a100\nnthreads = x\n' > "$tmp/g8-bad.ini"
 "$COLLSIM" calibrate --manifest "$tmp/g8-bad.ini" --data "$tmp/data" -o "$tmp/g8-bad-fit.ini" 2> "$tmp/err"; st=$?
 [ "$st" -eq 2 ] && [ "$(cat "$tmp/err")" = "$tmp/g8-bad.ini:4: nthreads: 'x' is not a count; expected a whole number from 1 to 1024" ] ||
