@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim/cs_engine_analytic-int.h"
+#include "sim/cs_engine_flow-int.h"
 #include "models/cs_program.h"
 #include "models/cs_p2p.h"
 #include "models/cs_paths.h"
@@ -1258,7 +1259,7 @@ static gboolean analytic_estimate(void *state, const cs_engine_job_t *job, const
     (void)err;
     const analytic_state_t *s = state;
     const cs_comm_info_t *info = cs_comm_info(job->comm);
-    double nres = s->topo->nlinks + 3.0 * info->nranks + s->topo->ndevs;   /* as cs_flow_net counts them */
+    double nres = cs_flow_nres(s->topo);   /* the flow engine's resources: its memory, as a guide */
     cost_p->bytes = 64.0 * nres + 64.0 * info->nranks * MAX(1, call->decision->nchannels);
     cost_p->seconds = -1;
     return TRUE;

@@ -65,6 +65,10 @@ typedef struct {
 } cs_flow_net_t;
 
 gboolean cs_flow_net_init(cs_flow_net_t *n, const cs_engine_job_t *job, GError **err);
+/* How many resources a topology has, and the index of device 'dev''s
+ * host memory, in the layout above. */
+static inline int cs_flow_nres(const cs_topo_t *t) { return t->nlinks + 3 * t->ngpus + t->ndevs; }
+static inline int cs_flow_res_host_mem(const cs_topo_t *t, int dev) { return t->nlinks + 3 * t->ngpus + dev; }
 /* The resources of a topology and their capacities (bytes/s), as above;
  * and a resource's name for link statistics and traces (g_free it). */
 double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p);

@@ -2542,9 +2542,7 @@ static double calls_bytes(const cs_engine_task_t *t)
 static gboolean flow_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *cost_p, GError **err)
 {
     cs_engine_cost_t c = { 0, -1 };
-    int nres = 0;
-    g_free(cs_flow_res_caps(m->topo, m->params, &nres));
-    c.bytes = FLOW_BYTES_PER_RES * nres;
+    c.bytes = FLOW_BYTES_PER_RES * cs_flow_nres(m->topo);
     for (int j = 0; j < m->ntasks; j++) {
         c.bytes += calls_bytes(&m->tasks[j]);
         if (m->tasks[j].busy_s != NULL)

@@ -71,7 +71,7 @@ static double gpu_nvlink_bw(const cs_topo_t *t, int dev, int dir)
 
 double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p)
 {
-    int nres = t->nlinks + 3 * t->ngpus + t->ndevs;
+    int nres = cs_flow_nres(t);
     double *cap = g_new0(double, MAX(1, nres));
     for (int l = 0; l < t->nlinks; l++)
         cap[l] = t->links[l].bw;
@@ -87,7 +87,7 @@ double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p
      * crosses them (their finite stand-in is never used) */
     for (int d = 0; d < t->ndevs; d++) {
         double m = cs_shm_host_mem_bw(t, d, par);
-        cap[t->nlinks + 3 * t->ngpus + d] = isfinite(m) ? m : 1e18;
+        cap[cs_flow_res_host_mem(t, d)] = isfinite(m) ? m : 1e18;
     }
     *nres_p = nres;
     return cap;
@@ -101,8 +101,8 @@ char *cs_flow_res_name(const cs_topo_t *t, int res)
                                cs_link_kind_name(l->kind));
     }
     static const char *const what[3] = { "NVLink out", "NVLink in", "memory" };
-    if (res >= t->nlinks + 3 * t->ngpus)
-        return g_strdup_printf("%s host memory", t->devs[res - t->nlinks - 3 * t->ngpus].name);
+    if (res >= cs_flow_res_host_mem(t, 0))
+        return g_strdup_printf("%s host memory", t->devs[res - cs_flow_res_host_mem(t, 0)].name);
     int k = res - t->nlinks;
     return g_strdup_printf("%s %s", cs_topo_rank_dev(t, k / 3)->name, what[k % 3]);
 }
@@ -391,7 +391,7 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         if (ok && isfinite(cs_shm_host_mem_bw(t, r.mem_cpu, f->par))) {
             ok = e->n < CS_FLOW_HMAX - 1;
             if (ok)
-                e->h[e->n++] = (cs_flow_hop_t){ t->nlinks + 3 * t->ngpus + r.mem_cpu, CS_SHM_MEM_TOUCHES };
+                e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_host_mem(t, r.mem_cpu), CS_SHM_MEM_TOUCHES };
         }
         e->lat += cs_shm_step_lat_us(f->par, &m) * US;
     } else {
