@@ -188,6 +188,69 @@ static void test_drr(void)
     drr_share(1, 3, 0.25);
 }
 
+/* InfiniBand VL arbitration (IBA 7.6.9): two backlogged VLs, 1 and 2,
+ * with 4096-B packets through one port with tables 'arb': the share of
+ * wire bytes VL 1 gets in 100 us (both stay backlogged). */
+static double arb_share(const cs_pkt_arb_t *arb)
+{
+    cs_pkt_port_cfg_t cfg;
+    cs_pkt_port_cfg_init(&cfg, 100 * GBPS, 0);
+    cfg.arb = arb;
+    int port;
+    g_autoptr(cs_pkt_net_t) net = two_hosts(&cfg, &port);
+    cs_pkt_flow_cfg_t a = flow_cfg(1ull << 30, 4096, 1), b = flow_cfg(1ull << 30, 4096, 2);
+    cs_pkt_net_add_flow(net, &port, 1, &a);
+    cs_pkt_net_add_flow(net, &port, 1, &b);
+    cs_pkt_net_run(net, 100 * 1000 * NS);
+    cs_pkt_port_t *p = cs_pkt_net_port(net, port);
+    double b1 = (double)cs_pkt_port_tx_bytes(p, 1), b2 = (double)cs_pkt_port_tx_bytes(p, 2);
+    g_assert_cmpfloat(b1 + b2, >, 1e6);
+    return b1 / (b1 + b2);
+}
+
+static cs_pkt_arb_t arb_tables(int hvl, int hw, int lvl1, int lw1, int lvl2, int lw2, int limit)
+{
+    cs_pkt_arb_t a = { .high_limit = (guint8)limit };
+    if (hvl >= 0)
+        a.high[a.nhigh++] = (cs_pkt_arb_entry_t){ (guint8)hvl, (guint8)hw };
+    a.low[a.nlow++] = (cs_pkt_arb_entry_t){ (guint8)lvl1, (guint8)lw1 };
+    if (lvl2 >= 0)
+        a.low[a.nlow++] = (cs_pkt_arb_entry_t){ (guint8)lvl2, (guint8)lw2 };
+    g_assert_true(cs_pkt_arb_valid(&a));
+    return a;
+}
+
+static void test_vlarb(void)
+{
+    /* weights 192:64 (12288:4096 B) in one table: 3 packets to 1, as
+     * bytes 3:1; DRR with equal weights would give 1:1 */
+    cs_pkt_arb_t a = arb_tables(-1, 0, 1, 192, 2, 64, 0);
+    g_assert_cmpfloat(fabs(arb_share(&a) - 0.75), <, 0.01);
+    /* weights 3:1 are 192 and 64 bytes, below one 4 KB packet: a packet
+     * per turn each, 1:1 (a started packet may overdraw its weight) */
+    a = arb_tables(-1, 0, 1, 3, 2, 1, 0);
+    g_assert_cmpfloat(fabs(arb_share(&a) - 0.5), <, 0.01);
+    /* weight 0 skips the entry: VL 2 starves while VL 1 has packets */
+    a = arb_tables(-1, 0, 1, 64, 2, 0, 0);
+    g_assert_cmpfloat(arb_share(&a), ==, 1.0);
+    g_assert_false(cs_pkt_arb_serves(&a, 2));
+    g_assert_true(cs_pkt_arb_serves(&a, 1));
+    /* VL 1 high priority, VL 2 low: unlimited, VL 2 gets at most the
+     * packet that went before VL 1's first */
+    a = arb_tables(1, 4, 2, 4, -1, 0, CS_PKT_ARB_UNLIMITED);
+    g_assert_cmpfloat(arb_share(&a), >, 0.99);
+    /* limit 0: one high packet, then one low (OpenSM's default limit) */
+    a = arb_tables(1, 4, 2, 4, -1, 0, 0);
+    g_assert_cmpfloat(fabs(arb_share(&a) - 0.5), <, 0.01);
+    /* limit 4: 16 KB of high, four 4 KB packets (the fourth starts at
+     * 12.5 KB), then one low: 4:1 */
+    a = arb_tables(1, 4, 2, 4, -1, 0, 4);
+    g_assert_cmpfloat(fabs(arb_share(&a) - 0.8), <, 0.01);
+    /* a VL past the engine's eight is no table a port can run */
+    a.low[0].vl = CS_PKT_PRIOS;
+    g_assert_false(cs_pkt_arb_valid(&a));
+}
+
 /* a -> s1 -> s2 -> b at three rates and delays: one packet arrives after
  * the three serializations and the three propagation delays, each once. */
 static cs_time_t chain_arrival(cs_time_t prop1, cs_time_t prop2, cs_time_t prop3)
@@ -1629,6 +1692,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt/saturate-400g", test_saturate);
     g_test_add_func("/pkt/strict", test_strict);
     g_test_add_func("/pkt/drr", test_drr);
+    g_test_add_func("/pkt/vlarb", test_vlarb);
     g_test_add_func("/pkt/prop-once-per-hop", test_prop_once_per_hop);
     g_test_add_func("/pkt/ser-remainder", test_ser_remainder);
     g_test_add_func("/pkt/flow-control-seam", test_flow_control_seam);
