@@ -318,6 +318,8 @@ typedef struct {
     cs_pkt_pool_t *pool;
     guint64 got[CS_PKT_PRIOS];
     cs_time_t last;
+    guint8 order[64];                 /* priorities in arrival order, the first 64 */
+    int n;
 } seam_t;
 
 static gboolean seam_may_send(void *ctx, const cs_pkt_port_t *port, int prio, cs_time_t now)
@@ -333,6 +335,8 @@ static void seam_deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_
     seam_t *s = ctx;
     s->got[pkt->prio]++;
     s->last = now;
+    if (s->n < 64)
+        s->order[s->n++] = pkt->prio;
     cs_pkt_release(s->pool, pkt);
 }
 
@@ -375,6 +379,57 @@ static void test_flow_control_seam(void)
     g_assert_cmpint(s.last, ==, resume + 10 * 80000 + 10 * NS);   /* 1000 B at 100G: 80 ns */
     g_assert_cmpuint(cs_pkt_pool_in_use(pool), ==, 0);
     cs_pkt_port_free(port, pool);
+    cs_pkt_route_free(r);
+}
+
+/* VL arbitration behind flow control: VL 3 high priority with no limit,
+ * VL 1 low. While VL 3 may not send (no credits) the arbiter passes its
+ * entry by and VL 1 goes; once it may, all of VL 3's packets go before
+ * VL 1's. The port asks may_send, nothing else. */
+static void test_vlarb_seam(void)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    g_autoptr(cs_pkt_pool_t) pool = cs_pkt_pool_new();
+    cs_pkt_arb_t arb = { .nhigh = 1, .nlow = 1, .high_limit = CS_PKT_ARB_UNLIMITED };
+    arb.high[0] = (cs_pkt_arb_entry_t){ 3, 255 };
+    arb.low[0] = (cs_pkt_arb_entry_t){ 1, 4 };
+    cs_pkt_port_cfg_t cfg;
+    cs_pkt_port_cfg_init(&cfg, 100 * GBPS, 10 * NS);
+    cfg.arb = &arb;
+    cs_pkt_route_t *r = cs_pkt_route_new((const int[]) { 7 }, 1);
+    for (int held = 1; held >= 0; held--) {
+        seam_t s = { .hold3 = held, .pool = pool };
+        cs_pkt_port_t *port = cs_pkt_port_new(7, &cfg, q, &seam_hooks, &s, seam_deliver, &s);
+        g_assert_nonnull(port);
+        /* a VL-1 packet first, so that it is on the wire as the rest queue */
+        for (int i = 0; i < 20; i++) {
+            cs_pkt_t *p = cs_pkt_alloc(pool);
+            p->route = r;
+            p->prio = i % 2 ? 3 : 1;
+            p->wire = p->payload = 1000;
+            cs_pkt_port_enqueue(port, p, 0);
+        }
+        seam_run(q, port);
+        if (held) {
+            g_assert_cmpuint(s.got[1], ==, 10);
+            g_assert_cmpuint(s.got[3], ==, 0);
+            s.hold3 = FALSE;
+            cs_pkt_port_kick(port, s.last);
+            seam_run(q, port);
+        } else {
+            /* VL 1's first packet, then VL 3's ten (255 x 64 B > 10 x 1000 B), then VL 1's nine */
+            for (int i = 0; i < 20; i++)
+                g_assert_cmpuint(s.order[i], ==, i == 0 || i > 10 ? 1 : 3);
+        }
+        g_assert_cmpuint(s.got[1] + s.got[3], ==, 20);
+        cs_pkt_port_free(port, pool);
+    }
+    /* strict priority does not mix with VL arbitration */
+    cfg.strict = 1u << 3;
+    g_test_expect_message(G_LOG_DOMAIN, G_LOG_LEVEL_CRITICAL, "*arb*");
+    g_assert_null(cs_pkt_port_new(7, &cfg, q, &seam_hooks, NULL, seam_deliver, NULL));
+    g_test_assert_expected_messages();
+    g_assert_cmpuint(cs_pkt_pool_in_use(pool), ==, 0);
     cs_pkt_route_free(r);
 }
 
@@ -1696,6 +1751,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt/prop-once-per-hop", test_prop_once_per_hop);
     g_test_add_func("/pkt/ser-remainder", test_ser_remainder);
     g_test_add_func("/pkt/flow-control-seam", test_flow_control_seam);
+    g_test_add_func("/pkt/vlarb-seam", test_vlarb_seam);
     g_test_add_func("/pkt/pool-reuse", test_pool_reuse);
     g_test_add_func("/pkt/determinism", test_determinism);
     g_test_add_func("/pkt/headroom", test_headroom);
