@@ -27,6 +27,7 @@
 #include "sim/cs_engine_flow-int.h"
 #include "sim/cs_fabric_load.h"
 #include "sim/cs_pkt_net.h"
+#include "sim/cs_pkt_vlarb.h"
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
@@ -221,54 +222,6 @@ static const int ib_only_keys[] = {
  * priorities by DRR, CNPs strict. */
 static const int vlarb_keys[] = { CS_FK_VLARB_HIGH, CS_FK_VLARB_LOW, CS_FK_VLARB_HIGH_LIMIT };
 
-/* VL arbitration: OpenSM's QoS defaults, then the tables the section
- * gives. OpenSM (linux-rdma/opensm include/opensm/osm_base.h,
- * OSM_DEFAULT_QOS_HIGH_LIMIT 0, OSM_DEFAULT_QOS_VLARB_HIGH
- * "0:4,1:0,...,14:0", OSM_DEFAULT_QOS_VLARB_LOW "0:0,1:4,...,14:4"): VL 0
- * high priority, VLs 1-14 low with equal weights, one high packet before
- * a low one may go. It programs them with qos TRUE; with QoS off it
- * leaves the ports' tables to their firmware, which the engine does not
- * know. Entries for VLs 8-14 are dropped: the engine's data VLs are 0-7
- * (no job can be on the others, SL-to-VL below). */
-static void fabric_vlarb(pk_fabric_t *fab)
-{
-    const cs_fabric_cfg_t *c = &fab->cfg;
-    cs_pkt_arb_t *a = &fab->arb;
-    memset(a, 0, sizeof *a);
-    a->high_limit = c->vlarb_high_limit >= 0 ? (guint8)c->vlarb_high_limit : 0;
-    if (c->vlarb_nhigh >= 0) {
-        for (int i = 0; i < c->vlarb_nhigh; i++)
-            if (c->vlarb_high[i][0] < CS_PKT_PRIOS)
-                a->high[a->nhigh++] = (cs_pkt_arb_entry_t){ c->vlarb_high[i][0], c->vlarb_high[i][1] };
-    } else {
-        a->high[a->nhigh++] = (cs_pkt_arb_entry_t){ 0, 4 };
-        for (int vl = 1; vl < CS_PKT_PRIOS; vl++)
-            a->high[a->nhigh++] = (cs_pkt_arb_entry_t){ (guint8)vl, 0 };
-    }
-    if (c->vlarb_nlow >= 0) {
-        for (int i = 0; i < c->vlarb_nlow; i++)
-            if (c->vlarb_low[i][0] < CS_PKT_PRIOS)
-                a->low[a->nlow++] = (cs_pkt_arb_entry_t){ c->vlarb_low[i][0], c->vlarb_low[i][1] };
-    } else {
-        for (int vl = 0; vl < CS_PKT_PRIOS; vl++)
-            a->low[a->nlow++] = (cs_pkt_arb_entry_t){ (guint8)vl, vl == 0 ? 0 : 4 };
-    }
-}
-
-/* A job's VL must have a weight in a table, or its packets never leave. */
-static gboolean check_vl_served(const pk_fabric_t *fab, int vl, const char *why, GError **err)
-{
-    if (cs_pkt_arb_serves(&fab->arb, vl))
-        return TRUE;
-    const cs_fabric_cfg_t *c = &fab->cfg;
-    const char *at = c->origin[CS_FK_VLARB_LOW] != NULL ? c->origin[CS_FK_VLARB_LOW]
-                   : c->origin[CS_FK_VLARB_HIGH] != NULL ? c->origin[CS_FK_VLARB_HIGH] : "[fabric]";
-    g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: VL %d (%s) has no entry of nonzero weight in vlarb-high or "
-                "vlarb-low, so its packets would never leave a port; expected an entry %d:W with W from 1 to 255",
-                at, vl, why, vl);
-    return FALSE;
-}
-
 static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const cs_nccl_settings_t *s,
                              gboolean ib, GError **err)
 {
@@ -303,8 +256,8 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
         fab->ibcc = c->ibcc;
         fabric_ibcc(fab);
         g_assert(cs_pkt_ibcc_cfg_valid(&fab->ic));   /* the section's check bounds every value */
-        fabric_vlarb(fab);
-        if (!check_vl_served(fab, fab->prio, fab->prio_why, err))
+        cs_pkt_vlarb_from_cfg(c, &fab->arb);
+        if (!cs_pkt_vlarb_check(c, &fab->arb, fab->prio, fab->prio_why, err))
             return FALSE;
     } else {
         for (guint i = 0; i < G_N_ELEMENTS(vlarb_keys); i++) {
@@ -1407,52 +1360,6 @@ static char *prios_text(guint8 mask)
     return g_string_free(g, FALSE);
 }
 
-/* A VL arbitration table as OpenSM writes it ("0:4,1:0"). */
-static void vlarb_table_text(GString *g, const cs_pkt_arb_entry_t *e, int n)
-{
-    for (int i = 0; i < n; i++)
-        g_string_append_printf(g, "%s%u:%u", i > 0 ? "," : "", e[i].vl, e[i].weight);
-    if (n == 0)
-        g_string_append(g, "empty");
-}
-
-static char *vlarb_text(const pk_fabric_t *f)
-{
-    const cs_fabric_cfg_t *c = &f->cfg;
-    GString *g = g_string_new("high ");
-    vlarb_table_text(g, f->arb.high, f->arb.nhigh);
-    g_string_append(g, c->vlarb_nhigh >= 0 ? " (the section's)" : " (OpenSM's default)");
-    g_string_append(g, ", low ");
-    vlarb_table_text(g, f->arb.low, f->arb.nlow);
-    g_string_append(g, c->vlarb_nlow >= 0 ? " (the section's)" : " (OpenSM's default)");
-    if (f->arb.high_limit == CS_PKT_ARB_UNLIMITED)
-        g_string_append(g, ", Limit of High-Priority 255: no limit");
-    else if (f->arb.high_limit == 0)
-        g_string_append(g, ", Limit of High-Priority 0: one high packet, then a low one may go");
-    else
-        g_string_append_printf(g, ", Limit of High-Priority %u: %u KB of high packets, then a low one may go",
-                               f->arb.high_limit, f->arb.high_limit * 4u);
-    g_string_append(g, c->vlarb_high_limit >= 0 ? " (the section's)" : " (OpenSM's default)");
-    return g_string_free(g, FALSE);
-}
-
-static char *arb_note(const pk_fabric_t *f, const char *arb)
-{
-    const cs_fabric_cfg_t *c = &f->cfg;
-    gboolean dropped = FALSE;   /* entries for VLs past the engine's 8 */
-    for (int i = 0; i < c->vlarb_nhigh; i++)
-        dropped |= c->vlarb_high[i][0] >= CS_PKT_PRIOS;
-    for (int i = 0; i < c->vlarb_nlow; i++)
-        dropped |= c->vlarb_low[i][0] >= CS_PKT_PRIOS;
-    return g_strdup_printf("packet engine: VL arbitration at every port (IBA 7.6.9; docs/model-packet.md): %s; "
-                           "weights in 64-B units, a started packet may overdraw its entry's weight%s%s",
-                           arb, c->vlarb_nhigh < 0 || c->vlarb_nlow < 0 || c->vlarb_high_limit < 0
-                               ? "; OpenSM programs its defaults with qos TRUE only (with QoS off the ports keep "
-                                 "their firmware's tables, not modelled)" : "",
-                           dropped || c->vlarb_nhigh < 0 || c->vlarb_nlow < 0
-                               ? "; entries for VLs 8-14 dropped (the engine's data VLs are 0-7)" : "");
-}
-
 /* The notes of an InfiniBand fabric: what the engine runs and what it
  * does not model yet (issue #14: congestion control, adaptive routing,
  * SHARP). */
@@ -1503,8 +1410,7 @@ static char **ib_notes(const pk_t *pk)
         g_ptr_array_add(n, g_strdup("packet engine: no congestion control (InfiniBand CC off, as OpenSM ships it; "
                                     "ibcc = on turns it on)"));
     }
-    g_autofree char *arb = vlarb_text(f);
-    g_ptr_array_add(n, arb_note(f, arb));
+    g_ptr_array_add(n, cs_pkt_vlarb_note(c, &f->arb));
     g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): "
                                 "SHARP; inside a node the flow engine's fair sharing"));
     g_ptr_array_add(n, NULL);
