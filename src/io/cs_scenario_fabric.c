@@ -59,6 +59,9 @@ const cs_scenario_key_t cs_fabric_keys[] = {
     { "fabric", "ibcc-ccti-limit", 0, "ibcc-ccti-limit", NULL, "N", "IB CC: the highest CCTI, below the table's entries (default: the table's last)" },
     { "fabric", "ibcc-ccti-min", 0, "ibcc-ccti-min", NULL, "N", "IB CC: the lowest CCTI (default: 0)" },
     { "fabric", "ibcc-cct", 0, "ibcc-cct", NULL, "ofa|S:M,...", "IB CC: congestion control table, OpenSM's shift:multiplier list, or ofa, the published 128-entry table (default: ofa)" },
+    { "fabric", "vlarb-high", 0, "vlarb-high", NULL, "VL:W,...", "InfiniBand VL arbitration: the high-priority table, OpenSM's qos_vlarb_high, weights in 64-B units (default: 0:4, OpenSM's)" },
+    { "fabric", "vlarb-low", 0, "vlarb-low", NULL, "VL:W,...", "InfiniBand VL arbitration: the low-priority table, OpenSM's qos_vlarb_low (default: 0:0,1:4,...,14:4, OpenSM's)" },
+    { "fabric", "vlarb-high-limit", 0, "vlarb-high-limit", NULL, "0-255", "InfiniBand VL arbitration: 4 KB units of high-priority packets before a low-priority one may go; 0 one packet, 255 no limit (default: 0, OpenSM's)" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -190,6 +193,37 @@ static gboolean parse_cct(const char *v, cs_fabric_cfg_t *c, GError **err)
     }
     memcpy(c->ibcc_cct, t, sizeof t[0] * n);
     c->ibcc_ncct = n;
+    return TRUE;
+}
+
+/* OpenSM's qos_vlarb_high/low format (osm_subnet.c subn_verify_vlarb):
+ * VL:weight entries separated by commas, VL 0-14, weight 0-255, at most
+ * 64 (a port's table; OpenSM drops the excess, here refused). */
+static gboolean parse_vlarb(const char *v, guint8 t[64][2], int *n_p, GError **err)
+{
+    if (*v == '\0')
+        return bad(err, "an empty table; expected entries VL:WEIGHT such as 0:4,1:4");
+    g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+    guint8 e[64][2];
+    int n = 0;
+    for (int i = 0; parts[i] != NULL; i++) {
+        char *x = g_strstrip(parts[i]);
+        char *colon = strchr(x, ':');
+        gint64 vl, w;
+        if (n == 64)
+            return bad(err, "the table has more than 64 entries; expected at most 64 (a port's table)");
+        if (colon == NULL)
+            return bad(err, "'%s' is not a VL:WEIGHT entry; expected entries such as 0:4,1:4", x);
+        *colon = '\0';
+        if (!cs_parse_int_base(g_strstrip(x), 0, 0, 14, &vl) || !cs_parse_int_base(g_strstrip(colon + 1), 0, 0, 255, &w))
+            return bad(err, "'%s:%s' is not a VL:WEIGHT entry; expected a data VL 0 to 14 and a weight 0 to 255",
+                       x, colon + 1);
+        e[n][0] = (guint8)vl;
+        e[n][1] = (guint8)w;
+        n++;
+    }
+    memcpy(t, e, sizeof e[0] * n);
+    *n_p = n;
     return TRUE;
 }
 
@@ -425,6 +459,16 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
         return TRUE;
     case CS_FK_IBCC_CCT:
         return parse_cct(v, c, err);
+    case CS_FK_VLARB_HIGH:
+        return parse_vlarb(v, c->vlarb_high, &c->vlarb_nhigh, err);
+    case CS_FK_VLARB_LOW:
+        return parse_vlarb(v, c->vlarb_low, &c->vlarb_nlow, err);
+    case CS_FK_VLARB_HIGH_LIMIT:
+        if (!cs_parse_int_base(v, 0, 0, 255, &n))
+            return bad(err, "'%s' is not a Limit of High-Priority; expected 0 to 255 (4 KB units; 0 one packet, "
+                       "255 no limit)", v);
+        c->vlarb_high_limit = (int)n;
+        return TRUE;
     case CS_FK_COUNT:
         break;
     }

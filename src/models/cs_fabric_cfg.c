@@ -82,6 +82,7 @@ void cs_fabric_cfg_init(cs_fabric_cfg_t *cfg)
     cfg->ibcc_marking_rate = cfg->ibcc_packet_size = -1;
     cfg->ibcc_ccti_increase = cfg->ibcc_ccti_limit = cfg->ibcc_ccti_min = -1;
     cfg->ibcc_ccti_timer_s = -1;
+    cfg->vlarb_nhigh = cfg->vlarb_nlow = cfg->vlarb_high_limit = -1;
 }
 
 void cs_fabric_cfg_clear(cs_fabric_cfg_t *cfg)

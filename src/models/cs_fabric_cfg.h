@@ -54,6 +54,7 @@ typedef enum {
     CS_FK_RECOVERY, CS_FK_ACK_EVERY,
     CS_FK_IBCC, CS_FK_IBCC_THRESHOLD, CS_FK_IBCC_MARKING_RATE, CS_FK_IBCC_PACKET_SIZE, CS_FK_IBCC_VICTIM,
     CS_FK_IBCC_CCTI_INCREASE, CS_FK_IBCC_CCTI_TIMER, CS_FK_IBCC_CCTI_LIMIT, CS_FK_IBCC_CCTI_MIN, CS_FK_IBCC_CCT,
+    CS_FK_VLARB_HIGH, CS_FK_VLARB_LOW, CS_FK_VLARB_HIGH_LIMIT,
     CS_FK_COUNT
 } cs_fabric_key_t;
 
@@ -97,6 +98,13 @@ typedef struct {
     double ibcc_ccti_timer_s;
     guint32 ibcc_ncct;           /* entries of ibcc_cct; 0: the published table (ofa) */
     guint16 ibcc_cct[128];       /* CCT_Shift << 14 | CCT_Multiplier, OpenSM's shift:multiplier */
+    /* VL arbitration of InfiniBand ports (IBA 7.6.9, sim/cs_pkt_port.h):
+     * OpenSM's qos_vlarb_high/low entries VL:weight (VL 0-14, weight
+     * 0-255 in 64-B units, at most 64) and qos_high_limit (0-255, 4 KB
+     * units); each < 0: OpenSM's default (the engine's) */
+    int vlarb_nhigh, vlarb_nlow;
+    guint8 vlarb_high[64][2], vlarb_low[64][2];   /* {VL, weight} */
+    int vlarb_high_limit;
     guint64 set;                 /* bit k: key k was given */
     char *origin[CS_FK_COUNT];   /* where each given key came from ("s.ini:12: pfc") */
     char *text[CS_FK_COUNT];     /* each given key's value as written (to write it back) */

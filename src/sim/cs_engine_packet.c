@@ -27,6 +27,7 @@
 #include "sim/cs_engine_flow-int.h"
 #include "sim/cs_fabric_load.h"
 #include "sim/cs_pkt_net.h"
+#include "sim/cs_pkt_vlarb.h"
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
 
@@ -47,6 +48,7 @@ typedef struct {
     gboolean ar;                 /* InfiniBand adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default) */
     gboolean ibcc;               /* InfiniBand congestion control (ibcc = on) */
     cs_pkt_ibcc_cfg_t ic;
+    cs_pkt_arb_t arb;            /* InfiniBand ports' VL arbitration (every port the same) */
     guint32 ack_interval;
     double wire_ratio;           /* wire bytes per payload byte of full packets */
 } pk_fabric_t;
@@ -62,6 +64,7 @@ typedef struct {
     guint64 delivered;           /* messages delivered, in order */
     guint8 left[PK_WINDOW];      /* parts of message k not yet delivered, at k % PK_WINDOW */
     int sent_left;               /* parts of the message in progress not yet sent */
+    int prio;                    /* its job's priority (InfiniBand: VL) */
 } pk_lane_t;
 
 typedef struct {
@@ -80,6 +83,8 @@ typedef struct {
     int *port_of_link;           /* topology link -> network port, -1 */
     GArray *lanes;               /* pk_lane_t, indexed by the flow engine's lane */
     GArray *qps;                 /* pk_qp_t */
+    int *job_prio;               /* njob_prio tasks' priorities (InfiniBand: VLs), -1 none; NULL: fab.prio */
+    int njob_prio;
     gboolean failed;
     int failed_qp;
     cs_time_t failed_at;
@@ -90,8 +95,9 @@ typedef struct {
     cs_net_counters_t *net_counters;
     /* --trace: the fabric's gauges, sampled every SAMPLE_PS while packets move */
     cs_sim_sink_t *sink;
-    int nsampled;                /* network ports sampled (port_of_link order) */
+    int nsampled;                /* network ports and priorities sampled (port_of_link order, then priority) */
     int *sample_port;            /* their port ids */
+    int *sample_prio;            /* and priorities (InfiniBand: VLs) */
     char **queue_name, **pause_name, **rate_name;
     double *last_queue, *last_pause, *last_rate;
     cs_link_stats_t *stats;
@@ -212,6 +218,10 @@ static const int ib_only_keys[] = {
     CS_FK_IBCC_CCTI_INCREASE, CS_FK_IBCC_CCTI_TIMER, CS_FK_IBCC_CCTI_LIMIT, CS_FK_IBCC_CCTI_MIN, CS_FK_IBCC_CCT,
 };
 
+/* [fabric] keys of InfiniBand's VL arbitration: a RoCE port shares its
+ * priorities by DRR, CNPs strict. */
+static const int vlarb_keys[] = { CS_FK_VLARB_HIGH, CS_FK_VLARB_LOW, CS_FK_VLARB_HIGH_LIMIT };
+
 static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const cs_nccl_settings_t *s,
                              gboolean ib, GError **err)
 {
@@ -230,7 +240,7 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
                 g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is InfiniBand (credits per virtual "
                             "lane): it has no PFC, ECN, DCQCN, Ethernet switch buffer or NIC receive buffer apart "
                             "from its credits; expected only mtu, cable-length, nic-rx-rate, stall-*, recovery, "
-                            "ack-every and ibcc-* on InfiniBand",
+                            "ack-every, ibcc-* and vlarb-* on InfiniBand",
                             c->origin[k]);
                 return FALSE;
             }
@@ -246,7 +256,19 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
         fab->ibcc = c->ibcc;
         fabric_ibcc(fab);
         g_assert(cs_pkt_ibcc_cfg_valid(&fab->ic));   /* the section's check bounds every value */
+        cs_pkt_vlarb_from_cfg(c, &fab->arb);
+        if (!cs_pkt_vlarb_check(c, &fab->arb, fab->prio, fab->prio_why, err))
+            return FALSE;
     } else {
+        for (guint i = 0; i < G_N_ELEMENTS(vlarb_keys); i++) {
+            int k = vlarb_keys[i];
+            if (c->set >> k & 1) {
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is RoCE: VL arbitration is InfiniBand's "
+                            "(a RoCE port shares its priorities by deficit round robin, CNPs strict); expected no "
+                            "vlarb-* keys on RoCE", c->origin[k]);
+                return FALSE;
+            }
+        }
         for (guint i = 0; i < G_N_ELEMENTS(ib_only_keys); i++) {
             int k = ib_only_keys[i];
             if (c->set >> k & 1) {
@@ -282,7 +304,7 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
 static void fabric_clear(pk_fabric_t *fab)
 {
     cs_fabric_cfg_clear(&fab->cfg);
-    g_free(fab->prio_why);
+    g_clear_pointer(&fab->prio_why, g_free);
 }
 
 /* The rate a NIC drains into its host: its PCIe link's (the slowest of
@@ -430,6 +452,8 @@ static gboolean build_net(pk_t *pk, GError **err)
         cs_pkt_port_cfg_init(&pc, bps, (cs_time_t)llround(prop * CS_PS_PER_S));
         if (pk->fab.cnp_prio >= 0)
             pc.strict = (guint8)(1u << pk->fab.cnp_prio);   /* CNPs strict (Spectrum's default, fabric-models.md section 2) */
+        if (pk->fab.ib)
+            pc.arb = &pk->fab.arb;   /* pk outlives its net */
         pk->port_of_link[l] = cs_pkt_net_add_link(pk->net, pk->node_of_dev[k->src], pk->node_of_dev[k->dst], &pc);
         if (pk->port_of_link[l] < 0) {
             g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: link %s -> %s: %.3g b/s is not a rate "
@@ -539,10 +563,11 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
     L->dst_nic = dst_nic;
     L->qp0 = (int)pk->qps->len;
     L->nqp = pk->fab.qps;
+    L->prio = pk->job_prio != NULL && job < pk->njob_prio && pk->job_prio[job] >= 0 ? pk->job_prio[job] : pk->fab.prio;
     const pk_fabric_t *fab = &pk->fab;
     cs_pkt_qp_cfg_t qc = {
         .mtu = fab->mtu,
-        .prio = fab->prio,
+        .prio = L->prio,
         .frame = pk_frame(fab),
         .ack_interval = fab->ack_interval,
         .timeout = CS_PKT_QP_TIMEOUT_PS(fab->timeout_exp),
@@ -677,26 +702,48 @@ static void qp_failed(void *ctx, int qp, cs_time_t now)
 
 static void sample_fn(void *ctx, cs_time_t now);
 
+/* The priorities (InfiniBand: VLs) the jobs' data is on, bit p. */
+static guint8 data_prios(const pk_t *pk)
+{
+    guint8 m = (guint8)(1u << pk->fab.prio);
+    if (pk->job_prio != NULL) {
+        m = 0;
+        for (int j = 0; j < pk->njob_prio; j++)
+            if (pk->job_prio[j] >= 0)
+                m |= (guint8)(1u << pk->job_prio[j]);
+    }
+    return m;
+}
+
 /* Gauge names, and the net's sampler (every SAMPLE_PS while a packet is
- * queued or in flight; never an event of its own). */
+ * queued or in flight; never an event of its own): every network port on
+ * each priority some job's data is on. */
 static void sample_setup(pk_t *pk)
 {
     const cs_topo_t *t = pk->topo;
-    pk->sample_port = g_new(int, MAX(1, t->nlinks));
-    pk->queue_name = g_new0(char *, MAX(1, t->nlinks));
-    pk->pause_name = g_new0(char *, MAX(1, t->nlinks));
+    guint8 prios = data_prios(pk);
+    int n = MAX(1, t->nlinks * __builtin_popcount(prios));
+    pk->sample_port = g_new(int, n);
+    pk->sample_prio = g_new(int, n);
+    pk->queue_name = g_new0(char *, n);
+    pk->pause_name = g_new0(char *, n);
     pk->nsampled = 0;
     for (int l = 0; l < t->nlinks; l++) {
         if (pk->port_of_link[l] < 0)
             continue;
-        int i = pk->nsampled++;
-        const char *a = t->devs[t->links[l].src].name, *b = t->devs[t->links[l].dst].name;
-        pk->sample_port[i] = pk->port_of_link[l];
-        /* InfiniBand: VLs, and a sender waits for credits instead of a pause */
-        const char *lane = pk->fab.ib ? "VL" : "prio";
-        pk->queue_name[i] = g_strdup_printf("queue %s -> %s %s %d", a, b, lane, pk->fab.prio);
-        pk->pause_name[i] = g_strdup_printf("%s %s -> %s %s %d", pk->fab.ib ? "credit-starved" : "paused", a, b,
-                                            lane, pk->fab.prio);
+        for (int p = 0; p < CS_PKT_PRIOS; p++) {
+            if (!(prios >> p & 1))
+                continue;
+            int i = pk->nsampled++;
+            const char *a = t->devs[t->links[l].src].name, *b = t->devs[t->links[l].dst].name;
+            pk->sample_port[i] = pk->port_of_link[l];
+            pk->sample_prio[i] = p;
+            /* InfiniBand: VLs, and a sender waits for credits instead of a pause */
+            const char *lane = pk->fab.ib ? "VL" : "prio";
+            pk->queue_name[i] = g_strdup_printf("queue %s -> %s %s %d", a, b, lane, p);
+            pk->pause_name[i] = g_strdup_printf("%s %s -> %s %s %d", pk->fab.ib ? "credit-starved" : "paused", a, b,
+                                                lane, p);
+        }
     }
     pk->last_queue = g_new0(double, MAX(1, pk->nsampled));
     pk->last_pause = g_new0(double, MAX(1, pk->nsampled));
@@ -712,6 +759,7 @@ static void sample_clear(pk_t *pk)
     for (guint q = 0; pk->rate_name != NULL && q < pk->qps->len; q++)
         g_free(pk->rate_name[q]);
     g_clear_pointer(&pk->sample_port, g_free);
+    g_clear_pointer(&pk->sample_prio, g_free);
     g_clear_pointer(&pk->queue_name, g_free);
     g_clear_pointer(&pk->pause_name, g_free);
     g_clear_pointer(&pk->rate_name, g_free);
@@ -730,14 +778,14 @@ static void sample(pk_t *pk, cs_time_t now)
     cs_sim_sink_t *s = pk->sink;
     double mtu = pk->fab.mtu;
     for (int i = 0; i < pk->nsampled; i++) {
-        int port = pk->sample_port[i];
-        double q = (double)cs_pkt_port_queue_bytes(cs_pkt_net_port(pk->net, port), pk->fab.prio);
+        int port = pk->sample_port[i], prio = pk->sample_prio[i];
+        double q = (double)cs_pkt_port_queue_bytes(cs_pkt_net_port(pk->net, port), prio);
         if (fabs(q - pk->last_queue[i]) >= mtu || ((q == 0) != (pk->last_queue[i] == 0))) {
             s->gauge(s, pk->queue_name[i], "bytes", ts, q);
             pk->last_queue[i] = q;
         }
-        double p = (pk->fab.ib ? cs_pkt_net_credit_starving(pk->net, port, pk->fab.prio)
-                               : cs_pkt_pfc_paused(cs_pkt_net_pfc(pk->net, port), pk->fab.prio, now)) ? 1 : 0;
+        double p = (pk->fab.ib ? cs_pkt_net_credit_starving(pk->net, port, prio)
+                               : cs_pkt_pfc_paused(cs_pkt_net_pfc(pk->net, port), prio, now)) ? 1 : 0;
         if (p != pk->last_pause[i]) {
             s->gauge(s, pk->pause_name[i], pk->fab.ib ? "starved" : "paused", ts, p);
             pk->last_pause[i] = p;
@@ -965,6 +1013,7 @@ static void pk_close(void *state)
     cs_fabric_load_free(pk->load);
     cs_flow_free(pk->flow);
     fabric_clear(&pk->fab);
+    g_free(pk->job_prio);
     g_free(pk);
 }
 
@@ -1097,17 +1146,20 @@ static cs_net_counters_t *count_events(pk_t *pk)
     c->credit = pk->fab.ib;
     c->ibcc = pk->fab.ibcc;
     c->packet_events = pk->pkt_events;
-    /* IB CC: each QP's BECNs and CCTI on its NIC's link and VL */
+    /* IB CC: each QP's BECNs and CCTI on its NIC's link and its job's VL
+     * (index port x CS_PKT_PRIOS + VL) */
     guint nlinks = 0;
     for (int l = 0; l < t->nlinks; l++)
         nlinks = MAX(nlinks, (guint)(pk->port_of_link[l] + 1));
+    nlinks *= CS_PKT_PRIOS;
     g_autofree guint64 *becns = g_new0(guint64, MAX(1u, nlinks));
     g_autofree guint32 *cmax = g_new0(guint32, MAX(1u, nlinks)), *nqp = g_new0(guint32, MAX(1u, nlinks));
     g_autofree double *csum = g_new0(double, MAX(1u, nlinks));
     for (guint q = 0; c->ibcc && q < pk->qps->len; q++) {
         cs_pkt_qp_ibcc_t qi;
         cs_pkt_net_qp_ibcc(pk->net, (int)q, &qi);
-        int port = cs_pkt_net_qp_port(pk->net, (int)q);
+        int port = cs_pkt_net_qp_port(pk->net, (int)q) * CS_PKT_PRIOS +
+                   g_array_index(pk->lanes, pk_lane_t, qp_of(pk, (int)q)->lane).prio;
         becns[port] += qi.becns_received;
         cmax[port] = MAX(cmax[port], qi.ccti_max);
         csum[port] += qi.ccti_avg;
@@ -1144,10 +1196,11 @@ static cs_net_counters_t *count_events(pk_t *pk)
                 .fc_sent = cs_pkt_net_credit_fc_sent(pk->net, port, p),
                 .starved_us = (double)cs_pkt_net_credit_starved_ps(pk->net, port, p) / 1e6,
             };
-            if (p == pk->fab.prio && nqp[port] > 0) {   /* the QPs send on the data's VL */
-                pc.becns = becns[port];
-                pc.ccti_max = cmax[port];
-                pc.ccti_avg = csum[port] / nqp[port];
+            int pp = port * CS_PKT_PRIOS + p;
+            if (nqp[pp] > 0) {   /* the QPs send on their jobs' VLs */
+                pc.becns = becns[pp];
+                pc.ccti_max = cmax[pp];
+                pc.ccti_avg = csum[pp] / nqp[pp];
             }
             c->pause_frames += pc.pause_sent;
             c->paused_us += pc.paused_us;
@@ -1357,7 +1410,8 @@ static char **ib_notes(const pk_t *pk)
         g_ptr_array_add(n, g_strdup("packet engine: no congestion control (InfiniBand CC off, as OpenSM ships it; "
                                     "ibcc = on turns it on)"));
     }
-    g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): VL arbitration tables, "
+    g_ptr_array_add(n, cs_pkt_vlarb_note(c, &f->arb));
+    g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): "
                                 "SHARP; inside a node the flow engine's fair sharing"));
     g_ptr_array_add(n, NULL);
     return (char **)g_ptr_array_free(n, FALSE);
@@ -1498,30 +1552,61 @@ static int first_comm_task(const cs_engine_multi_t *m)
 }
 
 /* Jobs with their own NCCL variables ([job] NCCL_IB_SL = 1, ...) may ask
- * for another lane or routing than the first job's: the network runs every
- * QP on the first job's, so such a run is refused rather than run on the
- * wrong lane. */
-static gboolean check_one_lane(const cs_engine_multi_t *m, int j0, const pk_fabric_t *fab, GError **err)
+ * for another lane or routing than the first job's. On InfiniBand each
+ * job's QPs run on its own VL (its NCCL_IB_SL through the SL-to-VL map),
+ * each VL with its own credits at every input port and the ports' VL
+ * arbitration between them; adaptive routing is one setting of the
+ * switches here, so jobs that differ in it are refused. On RoCE every QP
+ * runs on the first job's priority (the network's PFC, ECN and CNP
+ * priorities are set for it), so a job asking for another is refused
+ * rather than run on the wrong one. prio_p (may be NULL): each task's
+ * priority, -1 for compute tasks; why_p (may be NULL): each task's
+ * reason, NULL for compute tasks (g_free each, then the array). */
+static gboolean job_lanes(const cs_engine_multi_t *m, int j0, const pk_fabric_t *fab, int **prio_p, char ***why_p,
+                          GError **err)
 {
-    for (int j = j0 + 1; j < m->ntasks; j++) {
+    g_autofree int *prio = g_new(int, MAX(1, m->ntasks));
+    char **why = g_new0(char *, MAX(1, m->ntasks));
+    gboolean ok = TRUE;
+    for (int j = 0; j < m->ntasks; j++) {
+        prio[j] = -1;
         const cs_engine_job_t *job = &m->tasks[j].job;
         if (job->comm == NULL)
             continue;
+        if (j <= j0) {
+            prio[j] = fab->prio;
+            why[j] = g_strdup(fab->prio_why);
+            continue;
+        }
         pk_fabric_t other;
-        if (!fabric_setup(&other, job->fabric, cs_comm_settings(job->comm), fab->ib, err))
-            return FALSE;
-        gboolean same = other.prio == fab->prio && other.ar == fab->ar;
-        if (!same)
+        ok = fabric_setup(&other, job->fabric, cs_comm_settings(job->comm), fab->ib, err);
+        gboolean same = ok && (fab->ib || other.prio == fab->prio) && other.ar == fab->ar;
+        if (ok && !same)
             g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: [job] groups %d and %d (in file order) ask for different %s (%s; "
-                        "%s%s): every job runs on the first job's; expected the same NCCL_IB_SL, NCCL_IB_TC and "
-                        "NCCL_IB_ADAPTIVE_ROUTING in every [job]", j0 + 1, j + 1,
-                        fab->ib ? "virtual lanes or adaptive routing" : "priorities", fab->prio_why, other.prio_why,
-                        other.ar != fab->ar ? "; adaptive routing differs" : "");
+                        "%s%s): every job runs on the first job's; expected the same %s in every [job]", j0 + 1, j + 1,
+                        fab->ib ? "adaptive routing" : "priorities", fab->prio_why, other.prio_why,
+                        other.ar != fab->ar ? "; adaptive routing differs" : "",
+                        fab->ib ? "NCCL_IB_ADAPTIVE_ROUTING (the switches' setting; each job may have its own "
+                                  "NCCL_IB_SL)" : "NCCL_IB_SL, NCCL_IB_TC and NCCL_IB_ADAPTIVE_ROUTING");
+        if (ok && same) {
+            prio[j] = other.prio;
+            why[j] = g_steal_pointer(&other.prio_why);
+        }
         fabric_clear(&other);
-        if (!same)
-            return FALSE;
+        ok = ok && same;
+        if (!ok)
+            break;
     }
-    return TRUE;
+    if (ok && prio_p != NULL)
+        *prio_p = g_steal_pointer(&prio);
+    if (ok && why_p != NULL) {
+        *why_p = why;
+    } else {
+        for (int j = 0; j < m->ntasks; j++)
+            g_free(why[j]);
+        g_free(why);
+    }
+    return ok;
 }
 
 /* Several jobs on one network: the flow engine's part, the network once,
@@ -1534,7 +1619,7 @@ static gboolean pk_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *c
     pk_fabric_t fab;
     if (!pk_check(m->topo, &m->tasks[j0].job, &fab, err))
         return FALSE;
-    if (!check_one_lane(m, j0, &fab, err)) {
+    if (!job_lanes(m, j0, &fab, NULL, NULL, err)) {
         fabric_clear(&fab);
         return FALSE;
     }
@@ -1583,11 +1668,14 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
     pk_fabric_t fab;
     if (!pk_check(m->topo, &m->tasks[j0].job, &fab, err))
         return FALSE;
-    if (!check_one_lane(m, j0, &fab, err)) {
+    int *prio;
+    if (!job_lanes(m, j0, &fab, &prio, NULL, err)) {
         fabric_clear(&fab);
         return FALSE;
     }
     pk_t *pk = pk_new(m->topo, cs_flow_new_shared(m->topo, m->params), m->tasks[j0].job.seed, &fab, m->sink);
+    pk->job_prio = prio;
+    pk->njob_prio = m->ntasks;
     pool_guard_set(pk);
     gboolean ok = build_net(pk, err);
     if (ok) {
@@ -1623,6 +1711,29 @@ static char **pk_notes_jobs(const cs_engine_multi_t *m)
         return NULL;
     pk_t probe = { .topo = m->topo, .fab = fab };
     char **notes = pk_notes(&probe);
+    /* jobs on VLs of their own: each job's */
+    int *prio = NULL;
+    char **why = NULL;
+    if (fab.ib && job_lanes(m, j0, &fab, &prio, &why, NULL)) {
+        gboolean differ = FALSE;
+        for (int j = 0; j < m->ntasks; j++)
+            differ |= prio[j] >= 0 && prio[j] != fab.prio;
+        GPtrArray *n = g_ptr_array_new();
+        for (int i = 0; notes != NULL && notes[i] != NULL; i++)
+            g_ptr_array_add(n, notes[i]);
+        for (int j = 0; differ && j < m->ntasks; j++)
+            if (prio[j] >= 0)
+                g_ptr_array_add(n, g_strdup_printf("packet engine: [job] group %d (in file order): data on VL %d (%s), "
+                                                   "its own credits per VL at every input port", j + 1, prio[j],
+                                                   why[j]));
+        g_ptr_array_add(n, NULL);
+        g_free(notes);
+        notes = (char **)g_ptr_array_free(n, FALSE);
+        for (int j = 0; j < m->ntasks; j++)
+            g_free(why[j]);
+        g_free(why);
+        g_free(prio);
+    }
     fabric_clear(&fab);
     return notes;
 }

@@ -1,4 +1,5 @@
-/* Egress port: priority FIFOs, strict priority + deficit round robin, and
+/* Egress port: priority FIFOs, strict priority + deficit round robin or
+ * InfiniBand VL arbitration, and
  * a link with serialization and propagation (design in cs_pkt_port.h). */
 #include "config.h"
 
@@ -25,6 +26,14 @@ struct cs_pkt_port {
     guint64 deficit[CS_PKT_PRIOS];
     int drr_cur;                      /* the queue DRR is visiting */
     gboolean drr_granted;             /* it got its quantum on this visit */
+    /* VL arbitration (cfg.arb): per table (0 high, 1 low) the entry being
+     * served, its weight left in bytes and whether it was entered; the VLs
+     * each table serves; high-table bytes since a low-table packet */
+    int arb_idx[2];
+    gint64 arb_left[2];
+    gboolean arb_in[2];
+    guint8 arb_mask[2];
+    guint64 arb_high_sent;
     gboolean busy;                    /* serializing a packet */
     guint64 ser_rem;                  /* carried remainder, bits x 10^12 mod rate */
 
@@ -79,11 +88,40 @@ void cs_pkt_port_cfg_init(cs_pkt_port_cfg_t *cfg, guint64 rate_bps, cs_time_t pr
         cfg->weight[p] = 1;
 }
 
+gboolean cs_pkt_arb_valid(const cs_pkt_arb_t *arb)
+{
+    if (arb->nhigh > CS_PKT_ARB_ENTRIES || arb->nlow > CS_PKT_ARB_ENTRIES)
+        return FALSE;
+    for (int i = 0; i < arb->nhigh; i++)
+        if (arb->high[i].vl >= CS_PKT_PRIOS)
+            return FALSE;
+    for (int i = 0; i < arb->nlow; i++)
+        if (arb->low[i].vl >= CS_PKT_PRIOS)
+            return FALSE;
+    return TRUE;
+}
+
+/* The VLs a table serves: those with an entry of nonzero weight. */
+static guint8 arb_mask(const cs_pkt_arb_entry_t *e, int n)
+{
+    guint8 m = 0;
+    for (int i = 0; i < n; i++)
+        if (e[i].weight > 0)
+            m |= (guint8)(1u << e[i].vl);
+    return m;
+}
+
+gboolean cs_pkt_arb_serves(const cs_pkt_arb_t *arb, int vl)
+{
+    return ((arb_mask(arb->high, arb->nhigh) | arb_mask(arb->low, arb->nlow)) >> vl) & 1;
+}
+
 cs_pkt_port_t *cs_pkt_port_new(int id, const cs_pkt_port_cfg_t *cfg, cs_evq_t *evq,
                                const cs_pkt_port_hooks_t *hooks, void *hooks_ctx,
                                cs_pkt_deliver_fn deliver, void *deliver_ctx)
 {
     g_return_val_if_fail(cfg->rate_bps > 0 && cfg->prop_ps >= 0 && deliver != NULL, NULL);
+    g_return_val_if_fail(cfg->arb == NULL || (cfg->strict == 0 && cs_pkt_arb_valid(cfg->arb)), NULL);
     for (int p = 0; p < CS_PKT_PRIOS; p++)
         g_return_val_if_fail((cfg->strict >> p & 1) || cfg->weight[p] >= 1, NULL);
     cs_pkt_port_t *port = g_new0(cs_pkt_port_t, 1);
@@ -97,6 +135,10 @@ cs_pkt_port_t *cs_pkt_port_new(int id, const cs_pkt_port_cfg_t *cfg, cs_evq_t *e
     guint64 unit = cfg->quantum > 0 ? cfg->quantum : CS_PKT_WIRE_MAX;
     for (int p = 0; p < CS_PKT_PRIOS; p++)
         port->quantum[p] = (guint64)cfg->weight[p] * unit;
+    if (cfg->arb != NULL) {
+        port->arb_mask[0] = arb_mask(cfg->arb->high, cfg->arb->nhigh);
+        port->arb_mask[1] = arb_mask(cfg->arb->low, cfg->arb->nlow);
+    }
     port->tx_ev = cs_evq_alloc(evq);
     port->tx_ev->kind = CS_PKT_EV_TX_DONE;
     port->tx_ev->a = id;
@@ -146,6 +188,52 @@ static inline gboolean may_send(const cs_pkt_port_t *port, int p, cs_time_t now)
     return port->hooks->may_send == NULL || port->hooks->may_send(port->hooks_ctx, port, p, now);
 }
 
+/* Table t's (0 high, 1 low) next VL among 'ok', charging its entry the
+ * head packet's bytes; -1 when none of its entries can send. Checks the
+ * current entry, then each entry once: an entry left is entered afresh
+ * with its full weight. */
+static int arb_table(cs_pkt_port_t *port, int t, guint8 ok)
+{
+    const cs_pkt_arb_t *a = port->cfg.arb;
+    const cs_pkt_arb_entry_t *e = t == 0 ? a->high : a->low;
+    int n = t == 0 ? a->nhigh : a->nlow;
+    for (int i = 0; i <= n && n > 0; i++) {
+        const cs_pkt_arb_entry_t *x = &e[port->arb_idx[t]];
+        if (x->weight > 0 && (ok >> x->vl & 1)) {
+            if (!port->arb_in[t]) {
+                port->arb_left[t] = (gint64)x->weight * 64;
+                port->arb_in[t] = TRUE;
+            }
+            if (port->arb_left[t] > 0) {
+                port->arb_left[t] -= port->q[x->vl].head->wire;
+                return x->vl;
+            }
+        }
+        port->arb_idx[t] = (port->arb_idx[t] + 1) % n;
+        port->arb_in[t] = FALSE;
+    }
+    return -1;
+}
+
+/* VL arbitration (cs_pkt_port.h): the high table while it is within its
+ * limit or the low table has nothing that may go, else the low table. */
+static int pick_arb(cs_pkt_port_t *port, guint8 ok)
+{
+    const cs_pkt_arb_t *a = port->cfg.arb;
+    gboolean high = (ok & port->arb_mask[0]) != 0, low = (ok & port->arb_mask[1]) != 0;
+    gboolean limit_hit = a->high_limit != CS_PKT_ARB_UNLIMITED && port->arb_high_sent > 0 &&
+                         port->arb_high_sent >= (guint64)a->high_limit * 4096;
+    if (high && !(limit_hit && low)) {
+        int vl = arb_table(port, 0, ok);
+        port->arb_high_sent += port->q[vl].head->wire;
+        return vl;
+    }
+    if (!low)
+        return -1;
+    port->arb_high_sent = 0;
+    return arb_table(port, 1, ok);
+}
+
 /* The priority to serve next, or -1 when nothing may go. */
 static int pick(cs_pkt_port_t *port, cs_time_t now)
 {
@@ -160,6 +248,8 @@ static int pick(cs_pkt_port_t *port, cs_time_t now)
     }
     if (ok == 0)
         return -1;
+    if (port->cfg.arb != NULL)
+        return pick_arb(port, ok);
     /* Deficit round robin. A queue found empty forgets its deficit (it
      * was idle); a paused one keeps it and is skipped without a quantum.
      * Terminates: some queue is eligible and gains a quantum per round. */

@@ -28,6 +28,22 @@
  * carry the port id in ev->a; whoever pops them hands them to
  * cs_pkt_port_event.
  *
+ * InfiniBand ports may use VL arbitration instead (cfg.arb, IBA vol 1
+ * section 7.6.9, "VL Arbitration and Prioritization"): two tables of
+ * (VL, weight) entries, weight in 64-byte units (0: the entry is skipped).
+ * Each table is walked in order: the current entry's VL sends while its
+ * weight lasts and it has a packet that may go (a packet starts if any
+ * weight is left and may overdraw it, which is then dropped, not carried:
+ * with 4 KB packets a weight under 64 is one packet per turn); an entry
+ * whose VL has nothing that may go hands over to the next. The high table
+ * is served first until it has sent the Limit of High-Priority (units of
+ * 4096 bytes; 255: no limit; 0: one packet) since a low-table packet last
+ * went; then one low-table packet goes, when there is one, and the count
+ * starts again. A VL in neither table with a weight is never served.
+ * VL15 (subnet management) is the control FIFO below: above every table
+ * and never asked may_send, as IBA exempts VL15 from credits. The port
+ * treats its queue numbers as VLs and knows nothing of credits.
+ *
  * Hooks (a const table): 'dequeued' runs as a packet leaves its queue for
  * the wire (the network marks ECN there, cs_pkt_ecn.h); 'may_send' is
  * link-level flow control, asked before a priority's head is started:
@@ -72,16 +88,37 @@ extern const cs_pkt_port_hooks_t cs_pkt_port_hooks_always;
  * the packet from then on. */
 typedef void (*cs_pkt_deliver_fn)(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);
 
+/* VL arbitration tables (see above); IBA's port has 64 entries per table. */
+#define CS_PKT_ARB_ENTRIES 64
+#define CS_PKT_ARB_UNLIMITED 255      /* Limit of High-Priority: no limit */
+typedef struct {
+    guint8 vl, weight;                /* weight: 64-byte units, 0 skips the entry */
+} cs_pkt_arb_entry_t;
+typedef struct {
+    cs_pkt_arb_entry_t high[CS_PKT_ARB_ENTRIES], low[CS_PKT_ARB_ENTRIES];
+    guint8 nhigh, nlow;               /* entries used */
+    guint8 high_limit;                /* 4096-byte units; 0: one packet; 255: unlimited */
+} cs_pkt_arb_t;
+
 typedef struct {
     guint64 rate_bps;                 /* link rate, bits per second */
     cs_time_t prop_ps;                /* propagation delay */
     guint8 strict;                    /* bit p set: priority p is strict */
     guint32 weight[CS_PKT_PRIOS];     /* DRR weights of the non-strict priorities, >= 1 */
     guint32 quantum;                  /* DRR bytes per unit of weight; 0: CS_PKT_WIRE_MAX */
+    /* non-NULL: VL arbitration by these tables instead of strict priority
+     * and DRR (strict must be 0); shared, so it must outlive the port */
+    const cs_pkt_arb_t *arb;
 } cs_pkt_port_cfg_t;
 
-/* No strict priority, all weights 1, default quantum. */
+/* No strict priority, all weights 1, default quantum, no VL arbitration. */
 void cs_pkt_port_cfg_init(cs_pkt_port_cfg_t *cfg, guint64 rate_bps, cs_time_t prop_ps);
+/* Whether 'arb' is a set of tables a port can run: at most
+ * CS_PKT_ARB_ENTRIES entries each, every VL below CS_PKT_PRIOS. */
+gboolean cs_pkt_arb_valid(const cs_pkt_arb_t *arb);
+/* Whether VL 'vl' has an entry of nonzero weight in either table (it is
+ * served at all). */
+gboolean cs_pkt_arb_serves(const cs_pkt_arb_t *arb, int vl);
 
 cs_pkt_port_t *cs_pkt_port_new(int id, const cs_pkt_port_cfg_t *cfg, cs_evq_t *evq,
                                const cs_pkt_port_hooks_t *hooks, void *hooks_ctx,

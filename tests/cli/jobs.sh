@@ -108,9 +108,17 @@ sed 's/NCCL_ALGO = Tree/NCCL_ALGO = Bogus/' own.ini >own-bad.ini
 "$COLLSIM" run own-bad.ini >/dev/null 2>own-bad.err
 [ $? -eq 2 ] && [ "$(wc -l <own-bad.err)" -eq 1 ] && grep -q '^own-bad.ini:14: NCCL_ALGO=Bogus: ' own-bad.err && ok job-own-bad-value \
     || bad "job-own-bad-value: $(cat own-bad.err)"
-# the packet engine runs one lane: another SL in one job is refused, not ignored
+# the packet engine on InfiniBand runs each job on its own VL (its
+# NCCL_IB_SL), and the header says which; on RoCE every job runs on the
+# first job's priority, so another NCCL_IB_TC is refused, not ignored
 sed 's/model = flow/model = packet/; s/NCCL_ALGO = Tree/NCCL_IB_SL = 1/; s/64M/1M/' own.ini >own-sl.ini
-"$COLLSIM" run own-sl.ini >/dev/null 2>own-sl.err
-[ $? -eq 2 ] && grep -q 'NCCL_IB_SL 1: VL 1' own-sl.err && ok job-own-sl-refused || bad "job-own-sl-refused: $(cat own-sl.err)"
+"$COLLSIM" run own-sl.ini >own-sl.txt 2>own-sl.err
+[ $? -eq 0 ] && grep -q '^# packet engine: \[job\] group 2 (in file order): data on VL 1 (NCCL_IB_SL 1: VL 1' own-sl.txt \
+    && grep -q '^# packet engine: \[job\] group 1 (in file order): data on VL 0 ' own-sl.txt \
+    && ok job-own-sl-vl || bad "job-own-sl-vl: $(cat own-sl.err)"
+sed 's/model = flow/model = packet/; s/NCCL_ALGO = Tree/NCCL_IB_TC = 160/; s/64M/1M/' own.ini >own-tc.ini
+"$COLLSIM" run own-tc.ini --nic roce-400g >/dev/null 2>own-tc.err
+[ $? -eq 2 ] && grep -q 'NCCL_IB_TC 160: DSCP 40, priority 5' own-tc.err && ok job-own-tc-refused \
+    || bad "job-own-tc-refused: $(cat own-tc.err)"
 
 exit $fail

@@ -20,8 +20,10 @@ T="--topo dgx-h100 --nic ib-ndr --fabric fat-tree"
 agree_with_flow 2 4
 grep -q '^# packet engine: InfiniBand, MTU 4096, data on VL 0 (NCCL_IB_SL unset' packet-Ring.txt && ok ib-note \
     || bad ib-note
-grep -q '^# packet engine: not modelled on InfiniBand yet (issue #14): VL arbitration' packet-Ring.txt \
+grep -q '^# packet engine: not modelled on InfiniBand yet (issue #14): ' packet-Ring.txt \
     && ok ib-not-modelled-note || bad ib-not-modelled-note
+grep -q '^# packet engine: VL arbitration at every port (IBA 7.6.9; docs/model-packet.md): high 0:4,1:0,.* (OpenSM.s default), low 0:0,1:4,.*Limit of High-Priority 0: one high packet' \
+    packet-Ring.txt && ok vlarb-note || bad vlarb-note
 grep -q '^# packet engine: no congestion control (InfiniBand CC off, as OpenSM ships it' packet-Ring.txt \
     && ok ib-cc-off-note || bad ib-cc-off-note
 

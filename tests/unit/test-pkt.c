@@ -188,6 +188,69 @@ static void test_drr(void)
     drr_share(1, 3, 0.25);
 }
 
+/* InfiniBand VL arbitration (IBA 7.6.9): two backlogged VLs, 1 and 2,
+ * with 4096-B packets through one port with tables 'arb': the share of
+ * wire bytes VL 1 gets in 100 us (both stay backlogged). */
+static double arb_share(const cs_pkt_arb_t *arb)
+{
+    cs_pkt_port_cfg_t cfg;
+    cs_pkt_port_cfg_init(&cfg, 100 * GBPS, 0);
+    cfg.arb = arb;
+    int port;
+    g_autoptr(cs_pkt_net_t) net = two_hosts(&cfg, &port);
+    cs_pkt_flow_cfg_t a = flow_cfg(1ull << 30, 4096, 1), b = flow_cfg(1ull << 30, 4096, 2);
+    cs_pkt_net_add_flow(net, &port, 1, &a);
+    cs_pkt_net_add_flow(net, &port, 1, &b);
+    cs_pkt_net_run(net, 100 * 1000 * NS);
+    cs_pkt_port_t *p = cs_pkt_net_port(net, port);
+    double b1 = (double)cs_pkt_port_tx_bytes(p, 1), b2 = (double)cs_pkt_port_tx_bytes(p, 2);
+    g_assert_cmpfloat(b1 + b2, >, 1e6);
+    return b1 / (b1 + b2);
+}
+
+static cs_pkt_arb_t arb_tables(int hvl, int hw, int lvl1, int lw1, int lvl2, int lw2, int limit)
+{
+    cs_pkt_arb_t a = { .high_limit = (guint8)limit };
+    if (hvl >= 0)
+        a.high[a.nhigh++] = (cs_pkt_arb_entry_t){ (guint8)hvl, (guint8)hw };
+    a.low[a.nlow++] = (cs_pkt_arb_entry_t){ (guint8)lvl1, (guint8)lw1 };
+    if (lvl2 >= 0)
+        a.low[a.nlow++] = (cs_pkt_arb_entry_t){ (guint8)lvl2, (guint8)lw2 };
+    g_assert_true(cs_pkt_arb_valid(&a));
+    return a;
+}
+
+static void test_vlarb(void)
+{
+    /* weights 192:64 (12288:4096 B) in one table: 3 packets to 1, as
+     * bytes 3:1; DRR with equal weights would give 1:1 */
+    cs_pkt_arb_t a = arb_tables(-1, 0, 1, 192, 2, 64, 0);
+    g_assert_cmpfloat(fabs(arb_share(&a) - 0.75), <, 0.01);
+    /* weights 3:1 are 192 and 64 bytes, below one 4 KB packet: a packet
+     * per turn each, 1:1 (a started packet may overdraw its weight) */
+    a = arb_tables(-1, 0, 1, 3, 2, 1, 0);
+    g_assert_cmpfloat(fabs(arb_share(&a) - 0.5), <, 0.01);
+    /* weight 0 skips the entry: VL 2 starves while VL 1 has packets */
+    a = arb_tables(-1, 0, 1, 64, 2, 0, 0);
+    g_assert_cmpfloat(arb_share(&a), ==, 1.0);
+    g_assert_false(cs_pkt_arb_serves(&a, 2));
+    g_assert_true(cs_pkt_arb_serves(&a, 1));
+    /* VL 1 high priority, VL 2 low: unlimited, VL 2 gets at most the
+     * packet that went before VL 1's first */
+    a = arb_tables(1, 4, 2, 4, -1, 0, CS_PKT_ARB_UNLIMITED);
+    g_assert_cmpfloat(arb_share(&a), >, 0.99);
+    /* limit 0: one high packet, then one low (OpenSM's default limit) */
+    a = arb_tables(1, 4, 2, 4, -1, 0, 0);
+    g_assert_cmpfloat(fabs(arb_share(&a) - 0.5), <, 0.01);
+    /* limit 4: 16 KB of high, four 4 KB packets (the fourth starts at
+     * 12.5 KB), then one low: 4:1 */
+    a = arb_tables(1, 4, 2, 4, -1, 0, 4);
+    g_assert_cmpfloat(fabs(arb_share(&a) - 0.8), <, 0.01);
+    /* a VL past the engine's eight is no table a port can run */
+    a.low[0].vl = CS_PKT_PRIOS;
+    g_assert_false(cs_pkt_arb_valid(&a));
+}
+
 /* a -> s1 -> s2 -> b at three rates and delays: one packet arrives after
  * the three serializations and the three propagation delays, each once. */
 static cs_time_t chain_arrival(cs_time_t prop1, cs_time_t prop2, cs_time_t prop3)
@@ -255,6 +318,8 @@ typedef struct {
     cs_pkt_pool_t *pool;
     guint64 got[CS_PKT_PRIOS];
     cs_time_t last;
+    guint8 order[64];                 /* priorities in arrival order, the first 64 */
+    int n;
 } seam_t;
 
 static gboolean seam_may_send(void *ctx, const cs_pkt_port_t *port, int prio, cs_time_t now)
@@ -270,6 +335,8 @@ static void seam_deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_
     seam_t *s = ctx;
     s->got[pkt->prio]++;
     s->last = now;
+    if (s->n < 64)
+        s->order[s->n++] = pkt->prio;
     cs_pkt_release(s->pool, pkt);
 }
 
@@ -312,6 +379,57 @@ static void test_flow_control_seam(void)
     g_assert_cmpint(s.last, ==, resume + 10 * 80000 + 10 * NS);   /* 1000 B at 100G: 80 ns */
     g_assert_cmpuint(cs_pkt_pool_in_use(pool), ==, 0);
     cs_pkt_port_free(port, pool);
+    cs_pkt_route_free(r);
+}
+
+/* VL arbitration behind flow control: VL 3 high priority with no limit,
+ * VL 1 low. While VL 3 may not send (no credits) the arbiter passes its
+ * entry by and VL 1 goes; once it may, all of VL 3's packets go before
+ * VL 1's. The port asks may_send, nothing else. */
+static void test_vlarb_seam(void)
+{
+    g_autoptr(cs_evq_t) q = cs_evq_new();
+    g_autoptr(cs_pkt_pool_t) pool = cs_pkt_pool_new();
+    cs_pkt_arb_t arb = { .nhigh = 1, .nlow = 1, .high_limit = CS_PKT_ARB_UNLIMITED };
+    arb.high[0] = (cs_pkt_arb_entry_t){ 3, 255 };
+    arb.low[0] = (cs_pkt_arb_entry_t){ 1, 4 };
+    cs_pkt_port_cfg_t cfg;
+    cs_pkt_port_cfg_init(&cfg, 100 * GBPS, 10 * NS);
+    cfg.arb = &arb;
+    cs_pkt_route_t *r = cs_pkt_route_new((const int[]) { 7 }, 1);
+    for (int held = 1; held >= 0; held--) {
+        seam_t s = { .hold3 = held, .pool = pool };
+        cs_pkt_port_t *port = cs_pkt_port_new(7, &cfg, q, &seam_hooks, &s, seam_deliver, &s);
+        g_assert_nonnull(port);
+        /* a VL-1 packet first, so that it is on the wire as the rest queue */
+        for (int i = 0; i < 20; i++) {
+            cs_pkt_t *p = cs_pkt_alloc(pool);
+            p->route = r;
+            p->prio = i % 2 ? 3 : 1;
+            p->wire = p->payload = 1000;
+            cs_pkt_port_enqueue(port, p, 0);
+        }
+        seam_run(q, port);
+        if (held) {
+            g_assert_cmpuint(s.got[1], ==, 10);
+            g_assert_cmpuint(s.got[3], ==, 0);
+            s.hold3 = FALSE;
+            cs_pkt_port_kick(port, s.last);
+            seam_run(q, port);
+        } else {
+            /* VL 1's first packet, then VL 3's ten (255 x 64 B > 10 x 1000 B), then VL 1's nine */
+            for (int i = 0; i < 20; i++)
+                g_assert_cmpuint(s.order[i], ==, i == 0 || i > 10 ? 1 : 3);
+        }
+        g_assert_cmpuint(s.got[1] + s.got[3], ==, 20);
+        cs_pkt_port_free(port, pool);
+    }
+    /* strict priority does not mix with VL arbitration */
+    cfg.strict = 1u << 3;
+    g_test_expect_message(G_LOG_DOMAIN, G_LOG_LEVEL_CRITICAL, "*arb*");
+    g_assert_null(cs_pkt_port_new(7, &cfg, q, &seam_hooks, NULL, seam_deliver, NULL));
+    g_test_assert_expected_messages();
+    g_assert_cmpuint(cs_pkt_pool_in_use(pool), ==, 0);
     cs_pkt_route_free(r);
 }
 
@@ -1629,9 +1747,11 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt/saturate-400g", test_saturate);
     g_test_add_func("/pkt/strict", test_strict);
     g_test_add_func("/pkt/drr", test_drr);
+    g_test_add_func("/pkt/vlarb", test_vlarb);
     g_test_add_func("/pkt/prop-once-per-hop", test_prop_once_per_hop);
     g_test_add_func("/pkt/ser-remainder", test_ser_remainder);
     g_test_add_func("/pkt/flow-control-seam", test_flow_control_seam);
+    g_test_add_func("/pkt/vlarb-seam", test_vlarb_seam);
     g_test_add_func("/pkt/pool-reuse", test_pool_reuse);
     g_test_add_func("/pkt/determinism", test_determinism);
     g_test_add_func("/pkt/headroom", test_headroom);
