@@ -37,6 +37,7 @@ typedef struct {
     gboolean skip_unsupported;   /* leave out sizes the engine cannot price, with a note */
     cs_topo_spec_t topo;
     char *procs_per_node, *nthreads;   /* the measured run's process layout; NULL = the scenario's */
+    char *nccl_version;                /* the measured run's NCCL; NULL = the log's, if it prints one */
     char *log;
 } validate_args_t;
 
@@ -117,6 +118,9 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
         { "procs-per-node", 0, 0, G_OPTION_ARG_STRING, &a->procs_per_node,
           "Processes per node of the measured run (1: one process driving every GPU with -g; default: one per GPU)", "N" },
         { "nthreads", 't', 0, G_OPTION_ARG_STRING, &a->nthreads, "Threads per process of the measured run (nccl-tests -t)", "N" },
+        { "nccl-version", 0, 0, G_OPTION_ARG_STRING, &a->nccl_version,
+          "NCCL version of the measured run, when the log does not print it (the host's cost of a call follows it; "
+          "NCCL's decisions stay v2.28.9's)", "X.Y.Z" },
         { "skip-unsupported", 0, 0, G_OPTION_ARG_NONE, &a->skip_unsupported,
           "Leave out the sizes the engine cannot price (e.g. an algorithm it does not model), with a note, "
           "instead of failing", NULL },
@@ -761,6 +765,15 @@ static int validate(validate_args_t *a, GError **err)
     comm = cs_comm_new(topo, s.env, err);
     if (comm == NULL || !cs_run_args_apply_layout(&s, comm, err))
         goto out;
+    /* The measured run's NCCL: only what the model prices by version
+     * follows it (cs_comm_host_work_channels) */
+    if (a->nccl_version != NULL && cs_comm_set_nccl_version(comm, a->nccl_version) == 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
+                    "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
+        goto out;
+    }
+    if (a->nccl_version == NULL)
+        cs_comm_set_nccl_version(comm, log->nccl_version);
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);
@@ -775,6 +788,13 @@ static int validate(validate_args_t *a, GError **err)
                            ci->threads_per_proc == 1 ? "" : "s", ci->gpus_per_thread,
                            ci->gpus_per_thread == 1 ? "" : "s",
                            layout_from != NULL ? layout_from : "nccl-tests' multi-node default: one per GPU");
+        if (ci->nccl_version > 0)
+            cs_result_add_note(c->predicted, "NCCL %d.%d.%d (%s): a call's host side follows it (%s); NCCL's "
+                               "decisions are v2.28.9's", ci->nccl_version / 10000, ci->nccl_version / 100 % 100,
+                               ci->nccl_version % 100, a->nccl_version != NULL ? "--nccl-version" : "the log's",
+                               ci->nccl_version < 22200 ? "up to 2.21 its work is built per channel: "
+                                                          "lat.launch.cpu.chan"
+                                                        : "from 2.22 one work item for all channels");
         c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
         if (c->v == NULL)
             goto out;
@@ -858,6 +878,7 @@ int cs_cmd_validate(int argc, char **argv)
     g_free(a.model);
     g_free(a.calibration);
     g_free(a.procs_per_node);
+    g_free(a.nccl_version);
     g_free(a.nthreads);
     g_free(a.log);
     return status;

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "models/cs_decide_int.h"
@@ -982,6 +983,17 @@ gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err)
     c->info.threads_per_proc = threads;
     c->info.gpus_per_thread = g;
     return TRUE;
+}
+
+int cs_comm_set_nccl_version(cs_comm_t *c, const char *version)
+{
+    g_return_val_if_fail(c != NULL, 0);
+    int major = 0, minor = 0, patch = 0;
+    c->info.nccl_version = 0;
+    if (version != NULL && sscanf(version, "%d.%d.%d", &major, &minor, &patch) >= 2 && major >= 1 && major < 100 &&
+        minor >= 0 && minor < 100 && patch >= 0 && patch < 100)
+        c->info.nccl_version = major * 10000 + minor * 100 + patch;
+    return c->info.nccl_version;
 }
 
 const cs_comm_info_t *cs_comm_info(const cs_comm_t *c)

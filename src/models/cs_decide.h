@@ -84,6 +84,12 @@ typedef struct {
      * Default: one process per GPU (1 thread, 1 GPU), as nccl-tests'
      * multi-node examples (mpirun -np N ... -g 1). */
     int procs_per_node, threads_per_proc, gpus_per_thread;
+    /* The NCCL the measured run used, where it is known
+     * (cs_comm_set_nccl_version: major x 10000 + minor x 100 + patch); 0 =
+     * the modelled v2.28.9. Only mechanisms that differ by version and are
+     * modelled for both follow it (cs_comm_host_work_channels); every
+     * decision stays v2.28.9's. */
+    int nccl_version;
 } cs_comm_info_t;
 
 typedef struct cs_comm cs_comm_t;
@@ -105,6 +111,21 @@ const cs_nccl_settings_t *cs_comm_settings(const cs_comm_t *c);
  * what the engines charge to launch a call (cs_engine_analytic-int.h
  * cs_launch_host_s). */
 gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err);
+/* Sets the NCCL version of the measured run ("2.19.3"; NULL or unparsable:
+ * the modelled v2.28.9). Like the layout, it changes no decision, only the
+ * host's cost of a call (cs_comm_host_work_channels). Returns the version
+ * code set (0: none). */
+int cs_comm_set_nccl_version(cs_comm_t *c, const char *version);
+/* The channels of a call on 'nchannels' whose work the launching thread
+ * builds and uploads one by one, for NCCL 'nccl_version' (a
+ * cs_comm_info_t code): all of them up to 2.21 (a 512-byte ncclWork per
+ * channel, enqueue.cc v2.19.3 uploadWork), one from 2.22 on (one
+ * ncclDevWorkColl for the channel range, v2.22.3) and for the modelled
+ * v2.28.9 (0). */
+static inline int cs_comm_host_work_channels(int nccl_version, int nchannels)
+{
+    return nccl_version > 0 && nccl_version < 22200 ? MAX(1, nchannels) : 1;
+}
 /* Transport NCCL would use between two ranks. */
 void cs_comm_pair(const cs_comm_t *c, int rank_a, int rank_b, cs_link_choice_t *out);
 

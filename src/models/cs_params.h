@@ -30,13 +30,19 @@ void cs_params_clear(cs_params_t *p);
 static inline double cs_params_get(const cs_params_t *p, cs_param_id_t id) { return p->v[id]; }
 /* The host side of one call (seconds): a thread that drives
  * 'gpus_per_thread' GPUs (nccl-tests -g) issues their parts one after the
- * other, lat.launch.cpu each, + lat.launch.cpu.net when the call crosses
- * the network, + lat.launch.cpu.p2p per round of point-to-point peers
- * (AlltoAll: every rank; SendRecv: one). nccl-tests times calls issued
- * back to back, so a call takes at least this (cs_params_list.h). */
-static inline double cs_params_launch_host_s(const cs_params_t *p, int gpus_per_thread, gboolean net, int p2p_rounds)
+ * other, lat.launch.cpu each, + lat.launch.cpu.chan per channel beyond the
+ * first whose work the host builds one by one ('work_channels': the call's
+ * channels for NCCL <= 2.21, 1 after; cs_comm_host_work_channels),
+ * + lat.launch.cpu.net when the call crosses the network,
+ * + lat.launch.cpu.p2p per round of point-to-point peers (AlltoAll: every
+ * rank; SendRecv: one). nccl-tests times calls issued back to back, so a
+ * call takes at least this (cs_params_list.h). */
+static inline double cs_params_launch_host_s(const cs_params_t *p, int gpus_per_thread, int work_channels,
+                                             gboolean net, int p2p_rounds)
 {
-    double per = cs_params_get(p, CS_P_LAT_LAUNCH_CPU) + (net ? cs_params_get(p, CS_P_LAT_LAUNCH_CPU_NET) : 0) +
+    double per = cs_params_get(p, CS_P_LAT_LAUNCH_CPU) +
+                 (MAX(1, work_channels) - 1) * cs_params_get(p, CS_P_LAT_LAUNCH_CPU_CHAN) +
+                 (net ? cs_params_get(p, CS_P_LAT_LAUNCH_CPU_NET) : 0) +
                  MAX(0, p2p_rounds) * cs_params_get(p, CS_P_LAT_LAUNCH_CPU_P2P);
     return MAX(1, gpus_per_thread) * per * 1e-6;
 }

@@ -51,6 +51,19 @@
      * and 39-40 us (5.9 and 4.9; its small sizes are healthy, its mid sizes  \
      * labelled PATHOLOGICAL); set to their geometric middle, 6.1 us per GPU, \
      * 1.7 above lat.launch.cpu (each within 25%). */                        \
+    /* NCCL up to 2.21 builds and uploads a call's work channel by channel \
+     * (enqueue.cc v2.19.3 addCollToPlan: appendWorkElemColl per channel;    \
+     * uploadWork: a 512-byte struct ncclWork per channel copied into the    \
+     * work FIFO); 2.22 on write one ncclDevWorkColl for the call's channel  \
+     * range (enqueue.cc v2.22.3 channelLo/channelHi). The -g 8 NCCL 2.19.3  \
+     * file a100x8-nvswitch-allreduce-1node-* steps with the channel count   \
+     * NCCL gives LL at 64 KiB-1 MiB: 37.5, 40.3, 46.4, 56.3, 67.3 us at 2,  \
+     * 4, 8, 16 and 24 channels, from 35-37 at one (so do the unversioned    \
+     * ndv4 -g 8 tables: 36.5, 40.5, 46.5, 58.5, 72-76): 1.4-1.6 us per      \
+     * channel at -g 8, 0.2 per GPU. The 2.29.3 B200 -g 8 file runs 32       \
+     * channels at 1 MiB in 34 us, 4.2 per GPU: no such step. */             \
+    CS_PARAM(LAT_LAUNCH_CPU_CHAN, "lat.launch.cpu.chan", 0.2, "us",            \
+             "extra host time per GPU of a thread for each channel beyond the first, NCCL <= 2.21 (work built and uploaded per channel)") \
     CS_PARAM(LAT_LAUNCH_CPU_NET, "lat.launch.cpu.net", 1.7, "us",              \
              "extra host time per GPU of a thread when the call crosses the network (posting its proxy operations)") \
     /* Point-to-point calls are planned peer by peer on the launching thread \

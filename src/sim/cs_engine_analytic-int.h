@@ -23,6 +23,7 @@ typedef struct {
     int arch;                 /* 0 sm70, 1 sm80, 2 sm90, 3 sm100 */
     gboolean mnnvl;           /* nodes joined by NVLink: one NVLink domain */
     int gpus_per_thread;      /* GPUs one host thread launches (the layout's nccl-tests -g); 0 = 1 */
+    int nccl_version;         /* the measured run's NCCL (cs_comm_info_t); 0 = the modelled v2.28.9 */
 
     cs_transport_t intra_xport;
     double intra_bw;          /* busiest intra-node ring edge, all channels; 0 = none */

@@ -484,6 +484,7 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
     h.nnodes = info->nnodes;
     h.ppn = info->ppn;
     h.gpus_per_thread = info->gpus_per_thread;
+    h.nccl_version = info->nccl_version;
     h.arch = arch_group(info->cc);
     h.intra_xport = info->intra_transport;
 
@@ -1060,7 +1061,8 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
      * the two (cs_params_launch_host_s). */
     c.launch = par(p, CS_P_LAT_LAUNCH) * US;
     int rounds = coll == CS_COLL_ALLTOALL ? c.n : coll == CS_COLL_SENDRECV ? 1 : 0;
-    double host = cs_params_launch_host_s(p, hw->gpus_per_thread, c.N > 1, rounds);
+    double host = cs_params_launch_host_s(p, hw->gpus_per_thread, cs_comm_host_work_channels(hw->nccl_version, c.nch),
+                                          c.N > 1, rounds);
 
     double t;
     if (c.n <= 1) {

@@ -83,11 +83,11 @@ static inline int cs_flow_res_mem(const cs_flow_net_t *n, int rank) { return n->
 double cs_flow_proto_eff(const cs_flow_net_t *n, cs_proto_t pr);
 double cs_flow_channel_bw(const cs_flow_net_t *n, cs_proto_t pr);
 double cs_flow_launch(const cs_flow_net_t *n);
-/* The host's side of a call (seconds): the thread that drives the most
- * GPUs issues their parts one after the other (the communicator's process
- * layout, cs_comm_set_layout); calls timed back to back take at least
- * this each (cs_params_launch_host_s). */
-double cs_flow_launch_host(const cs_flow_net_t *n);
+/* The host's side of a call on 'nchannels' channels (seconds): the thread
+ * that drives the most GPUs issues their parts one after the other (the
+ * communicator's process layout, cs_comm_set_layout); calls timed back to
+ * back take at least this each (cs_params_launch_host_s). */
+double cs_flow_launch_host(const cs_flow_net_t *n, int nchannels);
 /* Channels 0..nch-1 of 'algo' (Tree; else Ring) as NCCL's search built
  * them (cs_comm_chan_order; nch x nranks, g_free it): cs_program_new's
  * orders. */

@@ -2099,7 +2099,7 @@ static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const 
     }
     const cs_comm_info_t *info = net->info;
     double gap = cs_flow_launch(net);
-    J->host = (cs_time_t)llround(cs_flow_launch_host(net) * CS_PS_PER_S);
+    J->host = (cs_time_t)llround(cs_flow_launch_host(net, d != NULL ? d->nchannels : 1) * CS_PS_PER_S);
     if (info->nranks <= 1) {
         /* As the analytic engine: one rank copies the buffer. */
         gap += 2.0 * (double)call->nccl_bytes / f->res_cap[job_mem(f, J, 0)];
@@ -2488,7 +2488,7 @@ static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_e
     f->last_cpu = cs_engine_cpu_seconds() - t0;
     /* calls timed back to back: the host issues one at most every
      * cs_flow_launch_host (its process layout), the GPUs wait for it */
-    double t = MAX(st.time_s, cs_flow_launch_host(&f->net));
+    double t = MAX(st.time_s, cs_flow_launch_host(&f->net, call->decision != NULL ? call->decision->nchannels : 1));
     time_s[CS_OOP] = t;
     time_s[CS_INP] = t;
     return TRUE;

@@ -810,7 +810,7 @@ static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const ch
         rep->time_s += cs_flow_nvls_lat(c);   /* once per call, as the flow engine */
     /* the host's floor of the process layout (a thread issuing its GPUs'
      * kernels one after the other): the GPUs wait for it, as the flow engine */
-    rep->time_s = MAX(rep->time_s, cs_flow_launch_host(c));
+    rep->time_s = MAX(rep->time_s, cs_flow_launch_host(c, call->decision != NULL ? call->decision->nchannels : 1));
     rep->lanes = s->nowners;
     rep->links = s->nlinks;
     rep->quant_err = s->quant_err;
@@ -875,7 +875,7 @@ static gboolean simulate_ctx(const ctx_t *c, const cs_engine_call_t *call, const
     if (c->info->nranks <= 1) {
         /* As the flow engine: one rank copies the buffer, no network. */
         st.time_s = MAX(cs_flow_launch(c) + 2.0 * (double)call->nccl_bytes / c->res_cap[cs_flow_res_mem(c, 0)],
-                        cs_flow_launch_host(c));
+                        cs_flow_launch_host(c, call->decision != NULL ? call->decision->nchannels : 1));
         *stats_p = st;
         return TRUE;
     }

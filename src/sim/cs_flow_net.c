@@ -152,11 +152,12 @@ double cs_flow_launch(const cs_flow_net_t *f)
     return par(f, CS_P_LAT_LAUNCH) * US;
 }
 
-double cs_flow_launch_host(const cs_flow_net_t *f)
+double cs_flow_launch_host(const cs_flow_net_t *f, int nchannels)
 {
     /* As the analytic engine (cs_params_launch_host_s): a thread issues
-     * its GPUs' parts one after the other, with their proxy operations
-     * when the call reaches another node through a NIC. */
+     * its GPUs' parts one after the other, their work channel by channel,
+     * with their proxy operations when the call reaches another node
+     * through a NIC. */
     gboolean net = FALSE;
     const cs_topo_t *t = f->topo;
     int node0 = cs_topo_rank_dev(t, 0)->node;
@@ -169,7 +170,8 @@ double cs_flow_launch_host(const cs_flow_net_t *f)
         break;
     }
     int rounds = f->coll == CS_COLL_ALLTOALL ? f->info->nranks : f->coll == CS_COLL_SENDRECV ? 1 : 0;
-    return cs_params_launch_host_s(f->par, f->info->gpus_per_thread, net, rounds);
+    return cs_params_launch_host_s(f->par, f->info->gpus_per_thread,
+                                   cs_comm_host_work_channels(f->info->nccl_version, nchannels), net, rounds);
 }
 
 /* ---- edges: the resources and costs of one ring edge ------------------- */

@@ -165,6 +165,28 @@ else
     echo "ok shared # SKIP no shared data set beside the repository"
 fi
 
+# The measured run's NCCL version: up to 2.21 a -g 8 call's host side grows
+# with its channels (lat.launch.cpu.chan), from 2.22 it does not; the note
+# says which version and whence. collsim's own -g 8 table read back with
+# --nccl-version 2.19.3 is slower at 256 KiB (LL on several channels).
+"$COLLSIM" run --topo dgx-h100 --procs-per-node 1 -b 256K -e 256K > v.log 2>&1 || bad v-run
+if "$COLLSIM" validate v.log --topo dgx-h100 --nccl-version 2.19.3 > v1.txt 2> v1.err &&
+   "$COLLSIM" validate v.log --topo dgx-h100 --nccl-version 2.22.3 > v2.txt 2> v2.err; then
+    grep -q '^# modelled: NCCL 2.19.3 (--nccl-version): .*per channel' v1.txt &&
+        grep -q '^# modelled: NCCL 2.22.3 (--nccl-version): .*one work item' v2.txt &&
+        awk '/^  *262144 / { t = $3 } END { exit !(t > 0) }' v1.txt &&
+        [ "$(awk '/^  *262144 / { print $3 }' v1.txt)" != "$(awk '/^  *262144 / { print $3 }' v2.txt)" ] &&
+        awk '/^  *262144 / { e = $4; sub(/%/, "", e); exit !(e + 0 == 0) }' v2.txt &&
+        ok nccl-version || bad nccl-version
+else
+    bad "nccl-version ($(cat v1.err v2.err))"
+fi
+"$COLLSIM" validate v.log --topo dgx-h100 --nccl-version two > v3.txt 2> v3.err
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l < v3.err)" -eq 1 ] && [ ! -s v3.txt ] &&
+    grep -q "^collsim: --nccl-version: 'two' is not a version; expected MAJOR.MINOR" v3.err &&
+    ok bad-nccl-version || bad "bad-nccl-version (rc=$rc: $(cat v3.err))"
+
 # The measured run's process layout from the log itself: collsim's own
 # table of one process driving 8 GPUs says "nThread 1 nGpus 8", and
 # validate prices it so (errors 0), saying where the layout came from;

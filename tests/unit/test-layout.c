@@ -142,6 +142,57 @@ static void test_net_and_p2p(void)
                8 * (par_us(CS_P_LAT_LAUNCH_CPU) + par_us(CS_P_LAT_LAUNCH_CPU_P2P)));
 }
 
+/* One size priced by 'engine': out-of-place time (seconds) and channels. */
+static double time_nch_of(const char *engine, const cs_topo_t *t, const cs_comm_t *c, guint64 size, int *nch_p)
+{
+    cs_params_t p;
+    cs_params_init_defaults(&p);
+    cs_engine_job_t job = { .topo = t, .comm = c, .params = &p, .coll = CS_COLL_ALLREDUCE, .dtype = CS_DTYPE_FLOAT,
+                            .redop = CS_REDOP_SUM, .root = -1, .seed = 1 };
+    GError *err = NULL;
+    cs_result_t *r = cs_engine_run_sweep(cs_engine_find(engine), &job, &size, 1, &err);
+    g_assert_no_error(err);
+    const cs_result_row_t *row = &g_array_index(r->rows, cs_result_row_t, 0);
+    double s = row->time_us[CS_OOP] * 1e-6;
+    *nch_p = row->nchannels;
+    cs_result_free(r);
+    cs_params_clear(&p);
+    return s;
+}
+
+/* The measured run's NCCL version: up to 2.21 the host builds a call's
+ * work channel by channel, so with -g 8 a call on n channels costs the
+ * thread 8 x (lat.launch.cpu + (n - 1) lat.launch.cpu.chan); from 2.22
+ * (and for the modelled 2.28.9) the channel count costs it nothing. One
+ * DGX H100, all-reduce at 256 KiB (LL on several channels, GPUs faster
+ * than the host): both engines. */
+static void test_nccl_version(void)
+{
+    static const char *const engines[] = { "analytic", "flow" };
+    for (gsize e = 0; e < G_N_ELEMENTS(engines); e++) {
+        g_autoptr(cs_topo_t) t = dgx_h100(1);
+        g_autoptr(cs_comm_t) c = comm_of(t);
+        g_assert_cmpint(cs_comm_info(c)->nccl_version, ==, 0);
+        g_assert_true(cs_comm_set_layout(c, 1, 1, NULL));
+        int nch = 0;
+        double modelled = time_nch_of(engines[e], t, c, 256 << 10, &nch);
+        g_assert_cmpint(nch, >, 1);
+        assert_rel(modelled, 8 * par_us(CS_P_LAT_LAUNCH_CPU));
+
+        g_assert_cmpint(cs_comm_set_nccl_version(c, "2.22.3"), ==, 22203);
+        assert_rel(time_nch_of(engines[e], t, c, 256 << 10, &nch), modelled);
+        g_assert_cmpint(cs_comm_set_nccl_version(c, "2.19.3"), ==, 21903);
+        double old = time_nch_of(engines[e], t, c, 256 << 10, &nch);
+        assert_rel(old, 8 * (par_us(CS_P_LAT_LAUNCH_CPU) + (nch - 1) * par_us(CS_P_LAT_LAUNCH_CPU_CHAN)));
+        /* one channel: the same as the modelled version */
+        assert_rel(time_nch_of(engines[e], t, c, 8, &nch), 8 * par_us(CS_P_LAT_LAUNCH_CPU));
+        g_assert_cmpint(nch, ==, 1);
+        /* not a version: back to the modelled one */
+        g_assert_cmpint(cs_comm_set_nccl_version(c, "two"), ==, 0);
+        assert_rel(time_nch_of(engines[e], t, c, 256 << 10, &nch), modelled);
+    }
+}
+
 /* Calls back to back in the flow engine's jobs (collsim run [job] iters):
  * with -g 8 the host issues call k at k x 8 lat.launch.cpu, and the GPUs,
  * faster at 8 B, wait for it: 4 calls end 3 host periods after the
@@ -260,6 +311,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/engines-one-node", test_engines_one_node);
     g_test_add_func("/layout/net-and-p2p", test_net_and_p2p);
     g_test_add_func("/layout/jobs-iters", test_jobs_iters);
+    g_test_add_func("/layout/nccl-version", test_nccl_version);
     g_test_add_func("/layout/command", test_command);
     g_test_add_func("/layout/scenario", test_scenario);
     return g_test_run();
