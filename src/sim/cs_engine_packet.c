@@ -1775,6 +1775,8 @@ static char **pk_notes_jobs(const cs_engine_multi_t *m)
     if (j0 < 0 || !pk_check(m->topo, &m->tasks[j0].job, &fab, NULL))
         return NULL;
     pk_t probe = { .topo = m->topo, .fab = fab };
+    for (int j = 0; j < m->ntasks && !probe.collnet; j++)
+        probe.collnet = m->tasks[j].job.comm != NULL && cs_comm_info(m->tasks[j].job.comm)->collnet_supported;
     char **notes = pk_notes(&probe);
     fabric_clear(&fab);
     return notes;
