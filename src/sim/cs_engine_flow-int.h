@@ -220,6 +220,14 @@ typedef struct {
      * lanes' fair shares, so a slow receiver holds its senders back
      * through the transport, not by a share they know. */
     gboolean rx_path;
+    /* CollNet's lanes (a head's slice up the SHARP tree, the result down
+     * it; NULL: lane() as any other): once per such lane instead of
+     * lane(). 'group': the lane of the ROOT flow it feeds or is fed by
+     * (one reduction stream: a channel and head); 'nic' the node's NIC;
+     * 'links' its route up the tree, topology links from the NIC to the
+     * root switch (a DOWN lane's too, in that order). */
+    gboolean (*coll_lane)(void *ctx, int lane, int job, int ch, int group, gboolean up, int nic, const int *links,
+                          int nlinks, GError **err);
 } cs_flow_xport_t;
 
 void cs_flow_set_xport(cs_flow_t *f, const cs_flow_xport_t *x, void *ctx);

@@ -2076,6 +2076,64 @@ static void teardown_run(cs_flow_t *f)
 }
 
 /* Builds job j's program and lanes. */
+/* The ROOT flow a CollNet UP flow feeds (a ROOT of its channel waits
+ * for it) or a DOWN flow waits for; -1: none. */
+static int collnet_root(const cs_program_t *p, int c, int fi)
+{
+    if (p->flows[fi].kind == CS_FLOW_COLLNET_DOWN) {
+        for (int q = p->dep_off[fi]; q < p->dep_off[fi + 1]; q++)
+            if (p->flows[p->deps[q].flow].kind == CS_FLOW_COLLNET_ROOT)
+                return p->deps[q].flow;
+        return -1;
+    }
+    for (int r = p->flow_off[c]; r < p->flow_off[c + 1]; r++)
+        for (int q = p->dep_off[r]; q < p->dep_off[r + 1] && p->flows[r].kind == CS_FLOW_COLLNET_ROOT; q++)
+            if (p->deps[q].flow == fi)
+                return r;
+    return -1;
+}
+
+/* A CollNet lane goes to the transport's coll_lane (TRUE: handled, *ok
+ * its result), with its route up the SHARP tree from its edge. */
+static gboolean xport_coll_lane(cs_flow_t *f, int li, gboolean *ok, GError **err)
+{
+    const lane_t *L = &f->lanes[li];
+    const fjob_t *J = &f->jobs[L->job];
+    if (f->xport->coll_lane == NULL || !J->df || J->prog == NULL)
+        return FALSE;
+    const cs_program_t *p = J->prog;
+    const cs_prog_flow_t *fl = &p->flows[L->pos];
+    if (fl->kind != CS_FLOW_COLLNET_UP && fl->kind != CS_FLOW_COLLNET_DOWN)
+        return FALSE;
+    gboolean up = fl->kind == CS_FLOW_COLLNET_UP;
+    int root = collnet_root(p, L->ch, L->pos);
+    g_assert(root >= 0);              /* cs_program builds every UP and DOWN with its ROOT */
+    cs_flow_edge_t eb;
+    *ok = cs_flow_build_flow_edge(J->net, fl, L->ch, p->proto, &eb, err);
+    if (!*ok)
+        return TRUE;
+    int links[CS_FLOW_HMAX], n = 0;
+    for (int h = 0; h < eb.n; h++) {
+        int r = map_res(f, J, eb.h[h].res);
+        if (r < f->topo->nlinks && f->topo->links[r].kind == CS_LINK_NET)
+            links[n++] = r;
+    }
+    if (!up)                          /* root to NIC: the reverse links, from the NIC */
+        for (int i = 0; i < (n + 1) / 2; i++) {
+            int a = f->topo->links[links[i]].reverse, b = f->topo->links[links[n - 1 - i]].reverse;
+            links[i] = b;
+            links[n - 1 - i] = a;
+        }
+    if (n == 0) {
+        g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "flow engine: a CollNet flow that crosses no network link");
+        *ok = FALSE;
+        return TRUE;
+    }
+    *ok = f->xport->coll_lane(f->xctx, li, L->job, L->ch, J->base + root, up, f->topo->links[links[0]].src, links,
+                              n, err);
+    return TRUE;
+}
+
 static gboolean setup_job(cs_flow_t *f, int j, const cs_engine_task_t *t, const cs_flow_net_t *net,
                           cs_flow_fold_t fold, GArray *lanes, GArray *edges, GArray *hops, GError **err)
 {
@@ -2251,7 +2309,7 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
     setup_calls(f);
     setup_resources(f);
     for (int li = 0; li < f->nlanes && ok && f->xport != NULL; li++)
-        if (lane_x(f, li) && f->lanes[li].nops > 0)
+        if (lane_x(f, li) && f->lanes[li].nops > 0 && !xport_coll_lane(f, li, &ok, err))
             ok = f->xport->lane(f->xctx, li, f->lanes[li].job, f->lanes[li].ch, f->edges[li].xsrc, f->edges[li].xdst,
                                 err);
     if (!ok) {

@@ -27,6 +27,7 @@
 #include "sim/cs_engine_flow-int.h"
 #include "sim/cs_fabric_load.h"
 #include "sim/cs_pkt_net.h"
+#include "sim/cs_pkt_sharp.h"
 #include "sim/cs_pkt_vlarb.h"
 #include "models/cs_paths.h"
 #include "util/cs_error.h"
@@ -105,6 +106,11 @@ typedef struct {
     double est_bytes;            /* the last estimate's bytes but the wires' packets (pk_estimate) */
     double pool_cap;             /* packets the pool may hold (the memory left); 0: no limit */
     const char *pool_why;        /* what sets it */
+    /* CollNet on InfiniBand: SHARP's aggregation trees (cs_pkt_sharp.h),
+     * per call; the last call's counters for -v */
+    cs_pkt_sharp_t *sharp;
+    gboolean collnet;            /* the job may run CollNet (the header's note) */
+    char *sharp_text;
 } pk_t;
 
 /* What the packet network allocates, measured with glibc's mallinfo2 (in-use
@@ -616,6 +622,10 @@ static pk_qp_t *qp_of(pk_t *pk, int qp)
 static void x_send(void *ctx, int lane, double bytes, cs_time_t now)
 {
     pk_t *pk = ctx;
+    if (cs_pkt_sharp_lane(pk->sharp, lane)) {
+        cs_pkt_sharp_send(pk->sharp, lane, (guint64)ceil(bytes), now);
+        return;
+    }
     pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, lane);
     guint64 b = (guint64)ceil(bytes);
     guint64 k = L->posted++;
@@ -649,6 +659,10 @@ static void x_rate(void *ctx, int lane, double bytes_per_s, cs_time_t now)
     const pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, lane);
     /* bytes/s of messages to bits/s of wire: the framing of full packets */
     double wire = pk->fab.wire_ratio;
+    if (cs_pkt_sharp_lane(pk->sharp, lane)) {
+        cs_pkt_sharp_rate(pk->sharp, lane, bytes_per_s * 8.0 * wire, now);
+        return;
+    }
     double per_qp = pk->fab.split ? bytes_per_s / L->nqp : bytes_per_s;
     for (int i = 0; i < L->nqp; i++)
         cs_pkt_net_qp_set_rate(pk->net, L->qp0 + i, per_qp * 8.0 * wire, now);
@@ -662,10 +676,13 @@ static guint64 lane_msg(const pk_t *pk, const pk_qp_t *q, guint64 n)
 
 static void qp_sent(void *ctx, int qp, cs_time_t now)
 {
-    (void)now;
     pk_t *pk = ctx;
     pk_qp_t *q = qp_of(pk, qp);
     q->nsent++;
+    if (cs_pkt_sharp_qp(pk->sharp, qp)) {
+        cs_pkt_sharp_qp_sent(pk->sharp, qp, now);
+        return;
+    }
     pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, q->lane);
     if (--L->sent_left == 0)
         cs_flow_xport_sent(pk->flow, q->lane);
@@ -675,6 +692,8 @@ static void qp_delivered(void *ctx, int qp, cs_time_t now)
 {
     (void)now;
     pk_t *pk = ctx;
+    if (cs_pkt_sharp_qp(pk->sharp, qp))
+        return;                       /* the tree's packets are seen one by one (sharp_observe) */
     pk_qp_t *q = qp_of(pk, qp);
     guint64 k = lane_msg(pk, q, q->ndeliv++);
     pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, q->lane);
@@ -977,17 +996,137 @@ static gboolean x_run(void *ctx, cs_time_t t, GError **err)
     return FALSE;
 }
 
+/* ---- CollNet: SHARP's aggregation trees (cs_pkt_sharp.h) ---------------- */
+
+static void sharp_sent(void *ctx, int lane, cs_time_t now)
+{
+    (void)now;
+    cs_flow_xport_sent(((pk_t *)ctx)->flow, lane);
+}
+
+static void sharp_delivered(void *ctx, int lane, cs_time_t now)
+{
+    (void)now;
+    cs_flow_xport_delivered(((pk_t *)ctx)->flow, lane);
+}
+
+static const cs_pkt_sharp_hooks_t sharp_hooks = { sharp_sent, sharp_delivered };
+
+static void sharp_observe(void *ctx, const cs_pkt_t *pkt, cs_time_t now)
+{
+    cs_pkt_sharp_observe(((pk_t *)ctx)->sharp, pkt, now);
+}
+
+/* A tree QP of the lane's member: the engine's QP table stays indexed by
+ * the net's QP ids. */
+static void sharp_new_qp(void *ctx, int qp, int lane)
+{
+    pk_t *pk = ctx;
+    g_assert(qp == (int)pk->qps->len);
+    pk_qp_t q = { .lane = lane, .index = 0 };
+    g_array_append_val(pk->qps, q);
+}
+
+/* A CollNet lane: its node's slice up the rail's SHARP tree, or the
+ * result down it. The trees (one per CollNet channel and head) are built
+ * as their members come. */
+static gboolean x_coll_lane(void *ctx, int lane, int job, int ch, int group, gboolean up, int nic, const int *links,
+                            int nlinks, GError **err)
+{
+    pk_t *pk = ctx;
+    const cs_topo_t *t = pk->topo;
+    if (!pk->fab.ib) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: CollNet (SHARP in-network reduction) needs "
+                    "InfiniBand switches with SHARP; this fabric is RoCE; use NCCL_COLLNET_ENABLE=0");
+        return FALSE;
+    }
+    if (pk->sharp == NULL) {
+        const pk_fabric_t *fab = &pk->fab;
+        cs_pkt_qp_cfg_t qc = {
+            .mtu = fab->mtu,
+            .prio = fab->prio,
+            .frame = pk_frame(fab),
+            .ack_interval = fab->ack_interval,
+            .timeout = CS_PKT_QP_TIMEOUT_PS(fab->timeout_exp),
+            .retry_cnt = fab->retry_cnt,
+            .selective = fab->cfg.recovery == CS_FABRIC_SELECTIVE_REPEAT,
+        };
+        pk->sharp = cs_pkt_sharp_new(pk->net, &qc, &sharp_hooks, pk);
+        cs_pkt_net_set_observer(pk->net, sharp_observe, pk);
+    }
+    cs_pkt_sharp_hop_t hops[CS_FLOW_HMAX];
+    for (int i = 0; i < nlinks; i++) {
+        const cs_link_t *l = &t->links[links[i]];
+        hops[i] = (cs_pkt_sharp_hop_t){ pk->port_of_link[links[i]],
+                                        l->reverse >= 0 ? pk->port_of_link[l->reverse] : -1,
+                                        pk->node_of_dev[l->src], pk->node_of_dev[l->dst] };
+        if (t->devs[l->dst].kind != CS_DEV_SWITCH || hops[i].down < 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: CollNet: %s -> %s on %s's SHARP tree is "
+                        "not a link into a switch with a way back; SHARP reduces in InfiniBand switches",
+                        t->devs[l->src].name, t->devs[l->dst].name, t->devs[nic].name);
+            return FALSE;
+        }
+    }
+    if ((guint)lane >= pk->lanes->len)
+        g_array_set_size(pk->lanes, lane + 1);
+    pk_lane_t *L = &g_array_index(pk->lanes, pk_lane_t, lane);
+    L->job = job;
+    L->ch = ch;
+    L->src_nic = up ? nic : t->links[links[nlinks - 1]].dst;   /* names: NIC to root switch, or back */
+    L->dst_nic = up ? t->links[links[nlinks - 1]].dst : nic;
+    L->qp0 = (int)pk->qps->len;
+    L->nqp = 1;
+    const char *why = NULL;
+    if (!cs_pkt_sharp_member(pk->sharp, group, lane, up, hops, nlinks, sharp_new_qp, pk, &why)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: CollNet: %s's SHARP tree: %s",
+                    t->devs[nic].name, why);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The last call's aggregation counters, per switch (-v). */
+static char *sharp_text(const pk_t *pk)
+{
+    if (pk->sharp == NULL)
+        return NULL;
+    const cs_topo_t *t = pk->topo;
+    GString *g = g_string_new(NULL);
+    guint64 red = 0, rep = 0, held = 0;
+    int nsw = 0;
+    GString *per = g_string_new(NULL);
+    for (int d = 0; d < t->ndevs; d++) {
+        cs_pkt_sharp_stats_t st;
+        if (pk->node_of_dev[d] < 0 || !cs_pkt_sharp_switch_stats(pk->sharp, pk->node_of_dev[d], &st))
+            continue;
+        red += st.reduced;
+        rep += st.replicated;
+        held = MAX(held, st.held_max);
+        nsw++;
+        g_string_append_printf(per, "%s%s %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT,
+                               per->len ? ", " : "", t->devs[d].name, st.reduced, st.replicated, st.held_max);
+    }
+    g_string_append_printf(g, "SHARP aggregation: %d tree%s over %d switch%s, packets reduced %" G_GUINT64_FORMAT
+                           ", copies sent down %" G_GUINT64_FORMAT ", most held at once by a switch %" G_GUINT64_FORMAT
+                           " (per switch reduced/down/held: %s)", cs_pkt_sharp_ngroups(pk->sharp),
+                           cs_pkt_sharp_ngroups(pk->sharp) == 1 ? "" : "s", nsw, nsw == 1 ? "" : "es", red, rep, held,
+                           per->str);
+    g_string_free(per, TRUE);
+    return g_string_free(g, FALSE);
+}
+
 /* With the NICs' receive paths on (nic-rx-rate auto or a rate) they
  * model the receivers' side; with them off the flow engine's shares keep
  * the receivers' links. */
-static const cs_flow_xport_t pk_xport_rx = { x_lane, x_send, x_rate, x_next, x_run, TRUE };
-static const cs_flow_xport_t pk_xport_norx = { x_lane, x_send, x_rate, x_next, x_run, FALSE };
+static const cs_flow_xport_t pk_xport_rx = { x_lane, x_send, x_rate, x_next, x_run, TRUE, x_coll_lane };
+static const cs_flow_xport_t pk_xport_norx = { x_lane, x_send, x_rate, x_next, x_run, FALSE, x_coll_lane };
 
 /* ---- engine ops ---------------------------------------------------------- */
 
 static void call_clear(pk_t *pk)
 {
     sample_clear(pk);
+    g_clear_pointer(&pk->sharp, cs_pkt_sharp_free);
     g_clear_pointer(&pk->net, cs_pkt_net_free);
     g_clear_pointer(&pk->node_of_dev, g_free);
     g_clear_pointer(&pk->port_of_link, g_free);
@@ -1010,6 +1149,7 @@ static void pk_close(void *state)
         g_array_free(pk->qps, TRUE);
     cs_link_stats_free(pk->stats);
     cs_net_counters_free(pk->net_counters);
+    g_free(pk->sharp_text);
     cs_fabric_load_free(pk->load);
     cs_flow_free(pk->flow);
     fabric_clear(&pk->fab);
@@ -1070,6 +1210,7 @@ static gboolean pk_open(const cs_engine_job_t *job, void **state_p, GError **err
         return FALSE;
     }
     pk_t *pk = pk_new(t, f, job->seed, &fab, job->sink);
+    pk->collnet = job->comm != NULL && cs_comm_info(job->comm)->collnet_supported;
     /* the fabric is checked against the topology once, here, so that a
      * buffer too small for its headroom is reported before any size */
     gboolean ok = build_net(pk, err);
@@ -1239,15 +1380,17 @@ static cs_net_counters_t *count_events(pk_t *pk)
     return c;
 }
 
-/* CollNet: the packet network's switches do not reduce (no SHARP). */
-static gboolean pk_refuse_collnet(const cs_engine_call_t *call, GError **err)
+/* CollNet: SHARP reduces in InfiniBand switches (cs_pkt_sharp.h); NCCL
+ * runs CollNet over IB SHARP only, so a RoCE fabric's switches reduce
+ * nothing. */
+static gboolean pk_refuse_collnet(const pk_t *pk, const cs_engine_call_t *call, GError **err)
 {
     cs_algo_t a = call->decision != NULL ? call->decision->algo : CS_ALGO_RING;
-    if (a != CS_ALGO_COLLNET_DIRECT && a != CS_ALGO_COLLNET_CHAIN)
+    if ((a != CS_ALGO_COLLNET_DIRECT && a != CS_ALGO_COLLNET_CHAIN) || pk->fab.ib)
         return TRUE;
     g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
-                "packet engine: %s (SHARP in-network reduction) is not modelled by the packet engine; use "
-                "--model flow or analytic, or NCCL_COLLNET_ENABLE=0", cs_algo_name(a));
+                "packet engine: %s (SHARP in-network reduction) needs InfiniBand switches with SHARP; this fabric "
+                "is RoCE; use NCCL_COLLNET_ENABLE=0", cs_algo_name(a));
     return FALSE;
 }
 
@@ -1255,7 +1398,7 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
                            GError **err)
 {
     pk_t *pk = state;
-    if (!pk_refuse_collnet(call, err))
+    if (!pk_refuse_collnet(pk, call, err))
         return FALSE;
     double t0 = cs_engine_cpu_seconds();
     call_clear(pk);
@@ -1280,6 +1423,8 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
         pk->stats = job->link_stats != NULL ? make_stats(pk, st.time_s) : NULL;
         cs_net_counters_free(pk->net_counters);
         pk->net_counters = count_events(pk);
+        g_free(pk->sharp_text);
+        pk->sharp_text = sharp_text(pk);
     }
     call_clear(pk);
     return ok;
@@ -1308,6 +1453,7 @@ static char *pk_counters(void *state)
         return NULL;
     double ev = (double)(pk->events + pk->pkt_events);
     if (c->credit) {
+        g_autofree char *sh = pk->sharp_text != NULL ? g_strdup_printf("; %s", pk->sharp_text) : g_strdup("");
         g_autofree char *cc = c->ibcc ? g_strdup_printf(", FECN marks %" G_GUINT64_FORMAT ", BECNs %" G_GUINT64_FORMAT
                                                         ", highest CCTI %u", c->ecn_marks, c->becns, c->ccti_max)
                                       : g_strdup("");
@@ -1315,9 +1461,9 @@ static char *pk_counters(void *state)
                                ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
                                G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT ", flow-control packets %"
                                G_GUINT64_FORMAT " (senders credit-starved %.1f us in all), packets sent another way "
-                               "by adaptive routing %" G_GUINT64_FORMAT "%s",
+                               "by adaptive routing %" G_GUINT64_FORMAT "%s%s",
                                pk->pkt_events, pk->events, ev / MAX(pk->cpu, 1e-9), pk->cpu, c->drops,
-                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us, c->ar_moves, cc);
+                               c->retransmitted, c->timeouts, c->fc_packets, c->starved_us, c->ar_moves, cc, sh);
     }
     return g_strdup_printf("packet events %" G_GUINT64_FORMAT ", flow events %" G_GUINT64_FORMAT
                            ", %.3g events/s, CPU %.3f s; drops %" G_GUINT64_FORMAT ", retransmitted %"
@@ -1411,8 +1557,16 @@ static char **ib_notes(const pk_t *pk)
                                     "ibcc = on turns it on)"));
     }
     g_ptr_array_add(n, cs_pkt_vlarb_note(c, &f->arb));
+    if (pk->collnet)
+        g_ptr_array_add(n, g_strdup("packet engine: CollNet on SHARP (docs/model-packet.md): an aggregation node in "
+                                    "every switch of each rail's tree, reliable connections on its edges; a switch "
+                                    "reduces the k-th packets of all its children as the last arrives and sends the "
+                                    "result up, the root's result goes down copied to every child (streaming "
+                                    "aggregation); reduction at line rate and no aggregation buffer limit beyond "
+                                    "NCCL's steps in flight are assumptions"));
     g_ptr_array_add(n, g_strdup("packet engine: not modelled on InfiniBand yet (issue #14): "
-                                "SHARP; inside a node the flow engine's fair sharing"));
+                                "SL-to-VL tables other than the default, a credit buffer of another size; "
+                                "inside a node the flow engine's fair sharing"));
     g_ptr_array_add(n, NULL);
     return (char **)g_ptr_array_free(n, FALSE);
 }
@@ -1517,9 +1671,9 @@ static gboolean call_net_cost(const pk_t *pk, cs_fabric_load_t *fl, const cs_eng
 static gboolean pk_estimate(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                             cs_engine_cost_t *cost_p, GError **err)
 {
-    if (!pk_refuse_collnet(call, err))
-        return FALSE;
     pk_t *pk = state;
+    if (!pk_refuse_collnet(pk, call, err))
+        return FALSE;
     cs_engine_cost_t c;
     if (!cs_engine_flow.estimate(pk->flow, job, call, &c, err)) {
         g_prefix_error(err, "packet engine: ");
@@ -1710,6 +1864,8 @@ static char **pk_notes_jobs(const cs_engine_multi_t *m)
     if (j0 < 0 || !pk_check(m->topo, &m->tasks[j0].job, &fab, NULL))
         return NULL;
     pk_t probe = { .topo = m->topo, .fab = fab };
+    for (int j = 0; j < m->ntasks && !probe.collnet; j++)
+        probe.collnet = m->tasks[j].job.comm != NULL && cs_comm_info(m->tasks[j].job.comm)->collnet_supported;
     char **notes = pk_notes(&probe);
     /* jobs on VLs of their own: each job's */
     int *prio = NULL;

@@ -28,6 +28,7 @@ typedef struct {
 
 typedef struct {
     gboolean host;
+    gboolean endpoint;                /* a switch that ends QPs (SHARP's aggregation nodes, cs_pkt_sharp.h) */
     guint64 delivered;                /* payload sunk here */
     host_rx_t *rx;                    /* hosts with a receive path; NULL: drained at once */
     int in_link;                      /* the first link into this node (a host's NIC port); -1 */

@@ -83,6 +83,11 @@ static int add_node(cs_pkt_net_t *net, gboolean host)
 }
 
 int cs_pkt_net_add_host(cs_pkt_net_t *net) { return add_node(net, TRUE); }
+void cs_pkt_net_set_endpoint(cs_pkt_net_t *net, int sw)
+{
+    g_return_if_fail(sw >= 0 && (guint)sw < net->nodes->len);
+    node_of(net, sw)->endpoint = TRUE;
+}
 int cs_pkt_net_add_switch(cs_pkt_net_t *net) { return add_node(net, FALSE); }
 
 static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now);

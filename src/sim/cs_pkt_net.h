@@ -310,6 +310,10 @@ typedef struct {
     void (*failed)(void *ctx, int qp, cs_time_t now);
 } cs_pkt_qp_hooks_t;
 
+/* Switch 'sw' may end QPs (an aggregation node of SHARP, cs_pkt_sharp.h,
+ * is an InfiniBand end-node inside the switch): a QP's route may start
+ * or end there; its packets are made and consumed there. */
+void cs_pkt_net_set_endpoint(cs_pkt_net_t *net, int sw);
 /* An idle QP along 'route' (as cs_pkt_net_add_flow); with ACKs or DCQCN
  * its reverse route must exist. Returns its id (a flow id), or -1. */
 int cs_pkt_net_add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_qp_cfg_t *cfg);

@@ -19,7 +19,7 @@ static gboolean route_ok(const cs_pkt_net_t *net, const int *route, int n)
             return FALSE;
     const node_t *src = node_of(net, link_of(net, route[0])->from);
     const node_t *dst = node_of(net, link_of(net, route[n - 1])->to);
-    return src->host && dst->host;
+    return (src->host || src->endpoint) && (dst->host || dst->endpoint);
 }
 
 static cs_event_t *flow_event(cs_pkt_net_t *net, int id, int kind)

@@ -75,7 +75,8 @@ static void walk_queued(const cs_pkt_net_t *net, queued_fn fn, void *ctx)
             continue;
         for (int p = 0; p < CS_PKT_PRIOS; p++)
             for (const cs_pkt_t *k = cs_pkt_port_queue_head(E->port, p); k != NULL; k = k->next)
-                fn(e, p, ingress(k), ctx);
+                if (k->hop > 0)       /* made here (a SHARP aggregation node's): no ingress holds it */
+                    fn(e, p, ingress(k), ctx);
     }
 }
 
