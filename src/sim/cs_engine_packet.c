@@ -47,6 +47,7 @@ typedef struct {
     gboolean split;              /* NCCL_IB_SPLIT_DATA_ON_QPS */
     int timeout_exp, retry_cnt;  /* NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT */
     gboolean ar;                 /* InfiniBand adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default) */
+    long ar_threshold;           /* NCCL_IB_AR_THRESHOLD: with AR, a larger message's data goes apart (x_send) */
     gboolean ibcc;               /* InfiniBand congestion control (ibcc = on) */
     cs_pkt_ibcc_cfg_t ic;
     cs_pkt_arb_t arb;            /* InfiniBand ports' VL arbitration (every port the same) */
@@ -259,6 +260,7 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
                                         : "NCCL_IB_SL unset: SL", sl, fab->prio);
         fab->cnp_prio = -1;
         fab->ar = s->ib_adaptive_routing != 0;   /* -2 (unset): on, NCCL's default on IB */
+        fab->ar_threshold = s->ib_ar_threshold;
         fab->ibcc = c->ibcc;
         fabric_ibcc(fab);
         g_assert(cs_pkt_ibcc_cfg_valid(&fab->ic));   /* the section's check bounds every value */
@@ -619,6 +621,23 @@ static pk_qp_t *qp_of(pk_t *pk, int qp)
     return &g_array_index(pk->qps, pk_qp_t, qp);
 }
 
+/* Posts a QP's part of a message: with adaptive routing as NCCL does
+ * (ncclIbMultiSend, net_ib/p2p.cc): a message of more than
+ * NCCL_IB_AR_THRESHOLD bytes (the whole message's size, reqs[0]->send.size,
+ * even when split over QPs) goes on every QP as an RDMA WRITE of its part,
+ * which the switches may route adaptively, and a WRITE with immediate of
+ * no payload carrying the completion; a smaller one as one WRITE with
+ * immediate, which keeps the QP's route (cs_pkt_net_qp_post_ar). Without
+ * AR, one WRITE with immediate. */
+static void post_part(pk_t *pk, int qp, guint64 part, guint64 msg, cs_time_t now)
+{
+    qp_of(pk, qp)->nposted++;
+    if (pk->fab.ar)
+        cs_pkt_net_qp_post_ar(pk->net, qp, part, msg > (guint64)pk->fab.ar_threshold, now);
+    else
+        cs_pkt_net_qp_post(pk->net, qp, part, now);
+}
+
 static void x_send(void *ctx, int lane, double bytes, cs_time_t now)
 {
     pk_t *pk = ctx;
@@ -640,17 +659,14 @@ static void x_send(void *ctx, int lane, double bytes, cs_time_t now)
         for (int i = 0; i < L->nqp; i++) {
             guint64 n = off < b ? MIN(part, b - off) : 0;
             off += n;
-            qp_of(pk, L->qp0 + i)->nposted++;
-            cs_pkt_net_qp_post(pk->net, L->qp0 + i, n, now);
+            post_part(pk, L->qp0 + i, n, b, now);
         }
         return;
     }
     /* one QP per message, in turn (request id modulo the QPs) */
     L->sent_left = 1;
     L->left[k % PK_WINDOW] = 1;
-    int qp = L->qp0 + (int)(k % (guint64)L->nqp);
-    qp_of(pk, qp)->nposted++;
-    cs_pkt_net_qp_post(pk->net, qp, b, now);
+    post_part(pk, L->qp0 + (int)(k % (guint64)L->nqp), b, b, now);
 }
 
 static void x_rate(void *ctx, int lane, double bytes_per_s, cs_time_t now)
@@ -1525,12 +1541,14 @@ static char **ib_notes(const pk_t *pk)
         f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn") : "",
         f->ack_interval, f->ack_interval > 1 ? "s" : "",
         c->recovery == CS_FABRIC_SELECTIVE_REPEAT ? "selective repeat" : "go-back-N", f->timeout_exp, f->retry_cnt));
-    g_ptr_array_add(n, g_strdup(f->ar ? "packet engine: adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default on "
-                                        "InfiniBand): each data packet leaves a switch by the equal-cost port whose "
-                                        "queue holds the fewest bytes, the receiver keeps packets past a gap without "
-                                        "NAKing it; every message of a connection is routed so (NCCL_IB_AR_THRESHOLD's "
-                                        "per-message choice is not modelled)"
-                                      : "packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING=0): each QP "
+    g_ptr_array_add(n, f->ar ? g_strdup_printf(
+                                   "packet engine: adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default on "
+                                   "InfiniBand): a message above NCCL_IB_AR_THRESHOLD (%ld B) goes as an RDMA WRITE "
+                                   "whose packets leave each switch by the equal-cost port whose queue holds the "
+                                   "fewest bytes, then a WRITE with immediate of no payload on the QP's route; one "
+                                   "at or below it as one WRITE with immediate on the QP's route (net_ib/p2p.cc); "
+                                   "the receiver keeps packets past a gap without NAKing it", f->ar_threshold)
+                             : g_strdup("packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING=0): each QP "
                                         "keeps its ECMP route"));
     if (f->ibcc) {
         const cs_pkt_ibcc_cfg_t *ic = &f->ic;
@@ -1734,14 +1752,17 @@ static gboolean job_lanes(const cs_engine_multi_t *m, int j0, const pk_fabric_t 
         }
         pk_fabric_t other;
         ok = fabric_setup(&other, job->fabric, cs_comm_settings(job->comm), fab->ib, err);
-        gboolean same = ok && (fab->ib || other.prio == fab->prio) && other.ar == fab->ar;
+        gboolean same = ok && (fab->ib || other.prio == fab->prio) && other.ar == fab->ar &&
+                        other.ar_threshold == fab->ar_threshold;
         if (ok && !same)
             g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: [job] groups %d and %d (in file order) ask for different %s (%s; "
                         "%s%s): every job runs on the first job's; expected the same %s in every [job]", j0 + 1, j + 1,
                         fab->ib ? "adaptive routing" : "priorities", fab->prio_why, other.prio_why,
-                        other.ar != fab->ar ? "; adaptive routing differs" : "",
-                        fab->ib ? "NCCL_IB_ADAPTIVE_ROUTING (the switches' setting; each job may have its own "
-                                  "NCCL_IB_SL)" : "NCCL_IB_SL, NCCL_IB_TC and NCCL_IB_ADAPTIVE_ROUTING");
+                        other.ar != fab->ar ? "; adaptive routing differs"
+                        : other.ar_threshold != fab->ar_threshold ? "; NCCL_IB_AR_THRESHOLD differs" : "",
+                        fab->ib ? "NCCL_IB_ADAPTIVE_ROUTING and NCCL_IB_AR_THRESHOLD (the switches' setting and "
+                                  "the network's; each job may have its own NCCL_IB_SL)"
+                                : "NCCL_IB_SL, NCCL_IB_TC and NCCL_IB_ADAPTIVE_ROUTING");
         if (ok && same) {
             prio[j] = other.prio;
             why[j] = g_steal_pointer(&other.prio_why);

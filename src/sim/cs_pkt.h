@@ -30,6 +30,7 @@ enum {
     CS_PKT_F_LAST  = 1 << 6,          /* last packet of its message */
     CS_PKT_F_NAK   = 1 << 7,          /* with ACK: a NAK (PSN sequence error), psn = the one expected */
     CS_PKT_F_BECN  = 1 << 8,          /* InfiniBand: BECN, on an ACK or a CNP (cs_pkt_ibcc.h) */
+    CS_PKT_F_AR    = 1 << 9,          /* InfiniBand: a data packet switches may route adaptively (cs_pkt_net_set_qp_routes) */
 };
 
 /* An immutable route: the egress ports a packet crosses, in order (the

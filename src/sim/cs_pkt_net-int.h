@@ -59,9 +59,18 @@ typedef struct {
     cs_time_t last_tx;                /* a packet last started on it (-1: never) */
 } link_t;
 
+/* How a message's packets go with adaptive routes (cs_pkt_net_qp_post_ar). */
+typedef enum {
+    MSG_AR,                           /* every packet may be routed adaptively (cs_pkt_net_qp_post) */
+    MSG_STATIC,                       /* one WRITE with immediate: every packet on the QP's route */
+    MSG_IMM_APART,                    /* a WRITE routed adaptively, then packet end - 1: the WRITE with
+                                       * immediate of no payload, on the QP's route */
+} msg_kind_t;
+
 /* A message posted to a QP: packets [start, end) of the QP. */
 typedef struct {
     guint64 start, end, bytes;
+    msg_kind_t kind;
 } msg_t;
 
 /* A flow: a QP doing RDMA WRITEs (cs_pkt_net.h). */

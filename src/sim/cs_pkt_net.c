@@ -434,7 +434,7 @@ static void deliver(void *ctx, cs_pkt_port_t *port, cs_pkt_t *pkt, cs_time_t now
     if (in->cred != NULL)
         cs_pkt_credit_take(in->cred, pkt->prio, pkt->wire, now);
     pkt->hop++;
-    if (G_UNLIKELY(!(pkt->flags & (CS_PKT_F_ACK | CS_PKT_F_CNP)) && flow_at(net, (int)pkt->flow)->alts != NULL))
+    if (G_UNLIKELY(pkt->flags & CS_PKT_F_AR))
         net_qp_ar_pick(net, pkt);
     int next = cs_pkt_next_port(pkt);
     node_t *nd = node_of(net, node);

@@ -318,9 +318,11 @@ void cs_pkt_net_set_endpoint(cs_pkt_net_t *net, int sw);
  * its reverse route must exist. Returns its id (a flow id), or -1. */
 int cs_pkt_net_add_qp(cs_pkt_net_t *net, const int *route, int nroute, const cs_pkt_qp_cfg_t *cfg);
 void cs_pkt_net_set_qp_hooks(cs_pkt_net_t *net, const cs_pkt_qp_hooks_t *hooks, void *ctx);
-/* Adaptive routing (InfiniBand, issue #14): the QP's data packets may take
- * any of 'n' routes (ports[off[i] .. off[i + 1]) each; all from the QP's
- * first port to its last node, the QP's own route among them). At each
+/* Adaptive routing (InfiniBand, issue #14): the QP's data packets that may
+ * be routed adaptively (cs_pkt_net_qp_post: all; cs_pkt_net_qp_post_ar:
+ * those of a WRITE sent apart from its immediate) may take any of 'n'
+ * routes (ports[off[i] .. off[i + 1]) each; all from the QP's first port
+ * to its last node, the QP's own route among them). At each
  * switch where the routes that share the packet's hops so far part, the
  * packet leaves by the candidate port whose queue on its priority holds
  * the fewest bytes (ties: the route it is on, then the first), as
@@ -331,8 +333,21 @@ int cs_pkt_net_set_qp_routes(cs_pkt_net_t *net, int qp, const int *ports, const 
  * were on (adaptive routing's choices), and data packets that arrived out
  * of order. */
 guint64 cs_pkt_net_qp_ar_moves(const cs_pkt_net_t *net, int qp);
-/* Posts a WRITE of 'bytes' at 'now' (no earlier than the last event run). */
+/* Posts a WRITE of 'bytes' at 'now' (no earlier than the last event run).
+ * With adaptive routes (cs_pkt_net_set_qp_routes) all its packets take
+ * them. */
 void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now);
+/* NCCL's send on an adaptive-routing QP (net_ib/p2p.cc, ncclIbMultiSend):
+ * with 'imm_apart' (NCCL: the message is above NCCL_IB_AR_THRESHOLD) an
+ * RDMA WRITE of 'bytes' whose packets may take the adaptive routes, then a
+ * WRITE with immediate of no payload, one packet, on the QP's own route;
+ * the message is delivered when that packet is in with everything before
+ * it. Without, one WRITE with immediate, every packet on the QP's route.
+ * Only RDMA WRITE packets are routed adaptively: a WRITE with immediate
+ * consumes a receive request and completes it, so it must arrive in order
+ * (the reason NCCL sends the bulk "in a separate message which can
+ * leverage adaptive routing", NCCL_IB_AR_THRESHOLD's documentation). */
+void cs_pkt_net_qp_post_ar(cs_pkt_net_t *net, int qp, guint64 bytes, gboolean imm_apart, cs_time_t now);
 /* The sender's rate limit besides DCQCN (bits/s of wire bytes; <= 0:
  * none): the host path's share, set by the engine as it changes. */
 void cs_pkt_net_qp_set_rate(cs_pkt_net_t *net, int qp, double bps, cs_time_t now);

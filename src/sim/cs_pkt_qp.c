@@ -232,20 +232,39 @@ static guint64 msg_find(flow_t *f, guint64 m, guint64 psn)
     return m;
 }
 
+/* Whether packet 'psn' of message 'm' is the WRITE with immediate of no
+ * payload posted after the message's data (MSG_IMM_APART). */
+static inline gboolean msg_imm(const msg_t *m, guint64 psn)
+{
+    return m->kind == MSG_IMM_APART && psn + 1 == m->end;
+}
+
+/* The payload of packet 'psn' of message 'm'. */
+static guint32 msg_payload(const flow_t *f, const msg_t *m, guint64 psn)
+{
+    return msg_imm(m, psn) ? 0 : cs_pkt_frame_payload(m->bytes, f->cfg.mtu, psn - m->start);
+}
+
 /* Makes packet 'psn' of message 'mi' and queues it at its first port. */
 static void emit_psn(cs_pkt_net_t *net, flow_t *f, int id, guint64 mi, guint64 psn, cs_time_t now)
 {
     const msg_t *m = msg_of(f, mi);
     const cs_pkt_qp_cfg_t *c = &f->cfg;
     guint64 i = psn - m->start;
+    gboolean imm = msg_imm(m, psn);
     cs_pkt_t *p = cs_pkt_alloc(net->pool);
     p->route = f->route;
     p->flow = (guint32)id;
     p->psn = (guint32)psn;
-    p->payload = cs_pkt_frame_payload(m->bytes, c->mtu, i);
-    p->wire = cs_pkt_frame_wire(&c->frame, m->bytes, c->mtu, i, f->write);
+    p->payload = msg_payload(f, m, psn);
+    /* the WRITE with immediate alone: headers and a RETH (its 4-B ImmDt,
+     * like a message's last packet's, is not counted) */
+    p->wire = imm ? cs_pkt_frame_overhead(&c->frame, f->write ? CS_PKT_HDR_WRITE_FIRST : CS_PKT_HDR_MIDDLE)
+                  : cs_pkt_frame_wire(&c->frame, m->bytes, c->mtu, i, f->write);
     p->prio = (guint8)c->prio;
-    p->flags = CS_PKT_F_ECT | (f->write && i == 0 ? CS_PKT_F_FIRST : 0) | (psn + 1 == m->end ? CS_PKT_F_LAST : 0);
+    p->flags = CS_PKT_F_ECT | (f->write && (i == 0 || imm) ? CS_PKT_F_FIRST : 0) |
+               (psn + 1 == m->end ? CS_PKT_F_LAST : 0) |
+               (f->alts != NULL && (m->kind == MSG_AR || (m->kind == MSG_IMM_APART && !imm)) ? CS_PKT_F_AR : 0);
     if (psn < f->hw)
         f->retx++;
     f->queued++;
@@ -420,12 +439,12 @@ void net_qp_sent(cs_pkt_net_t *net, int id, const cs_pkt_t *pkt, cs_time_t now)
     net_qp_pump(net, id, now);
 }
 
-void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now)
+static void qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, msg_kind_t kind, cs_time_t now)
 {
     g_return_if_fail(qp >= 0 && (guint)qp < net->flows->len);
     net_touch(net, now);
     flow_t *f = flow_at(net, qp);
-    guint64 np = cs_pkt_frame_npkts(bytes, f->cfg.mtu);
+    guint64 np = cs_pkt_frame_npkts(bytes, f->cfg.mtu) + (kind == MSG_IMM_APART ? 1 : 0);
     /* PSNs are the QP's packet indices: refused before anything changes */
     g_return_if_fail(f->npkts + np <= G_MAXUINT32);
     if (f->nmsgs - f->mfirst == f->mcap) {
@@ -438,10 +457,20 @@ void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now)
         f->msgs = n;
         f->mcap = ncap;
     }
-    *msg_of(f, f->nmsgs) = (msg_t){ f->npkts, f->npkts + np, bytes };
+    *msg_of(f, f->nmsgs) = (msg_t){ f->npkts, f->npkts + np, bytes, kind };
     f->nmsgs++;
     f->npkts += np;
     net_qp_pump(net, qp, now);
+}
+
+void cs_pkt_net_qp_post(cs_pkt_net_t *net, int qp, guint64 bytes, cs_time_t now)
+{
+    qp_post(net, qp, bytes, MSG_AR, now);
+}
+
+void cs_pkt_net_qp_post_ar(cs_pkt_net_t *net, int qp, guint64 bytes, gboolean imm_apart, cs_time_t now)
+{
+    qp_post(net, qp, bytes, imm_apart ? MSG_IMM_APART : MSG_STATIC, now);
 }
 
 void cs_pkt_net_qp_set_rate(cs_pkt_net_t *net, int qp, double bps, cs_time_t now)
@@ -666,7 +695,7 @@ static gboolean receive(cs_pkt_net_t *net, int node, const cs_pkt_t *pkt, cs_tim
         f->held[f->expect % f->hcap] = 0;
         mi = msg_find(f, mi, f->expect);
         const msg_t *m = msg_of(f, mi);
-        accept_payload(net, node, f, cs_pkt_frame_payload(m->bytes, f->cfg.mtu, f->expect - m->start));
+        accept_payload(net, node, f, msg_payload(f, m, f->expect));
         drained = TRUE;
     }
     if (acks && (++f->since_ack >= f->cfg.ack_interval || (pkt->flags & CS_PKT_F_LAST) || drained)) {

@@ -43,11 +43,16 @@ for k in ("incast-1", "incast-2", "incast-3", "incast-4"):
 check(net(off)["ecn_marks"] == 0 and "becns" not in net(off), "no CC counters without CC")
 # The root (leaf1 -> n0.nic0, the hot receiver's port) marks FECN;
 # leaf0 -> leaf1 is a victim port (it waits for credits), which marks
-# nothing without a victim mask.
-check(port(on, "leaf1 -> n0.nic0")["fecn_marks"] > 0, "the root marks")
-check(port(on, "leaf0 -> leaf1")["fecn_marks"] == 0, "the victim port does not")
-# every mark comes back as one BECN (ACK or CNP; nothing is lost on IB)
-check(net(on)["becns"] == net(on)["fecn_marks"] > 0, "one BECN per FECN")
+# nothing without a victim mask, but for a packet it sends without having
+# waited since the one before (after the one-packet WRITEs with immediate
+# of NCCL's adaptive-routing sends): under 1% of the marks.
+root = port(on, "leaf1 -> n0.nic0")["fecn_marks"]
+vict = port(on, "leaf0 -> leaf1")["fecn_marks"]
+check(root > 0, "the root marks")
+check(vict * 100 < net(on)["fecn_marks"], "the victim port almost never")
+# every marked packet comes back as one BECN (ACK or CNP; nothing is lost
+# on IB); a packet marked at leaf0 -> leaf1 may be marked again past leaf1
+check(0 < net(on)["fecn_marks"] - vict <= net(on)["becns"] <= net(on)["fecn_marks"], "one BECN per marked packet")
 # the senders' indices pass 17, the published table's first non-zero
 # delay: the injection delay binds
 for n in range(1, 5):

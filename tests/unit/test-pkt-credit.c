@@ -264,9 +264,16 @@ static void test_credit_repeat(void)
 typedef struct {
     cs_time_t end;
     guint64 moves, ooo, naks, retx;
+    guint64 tx_pkts, tx_bytes;        /* on h0's link */
 } ar_out_t;
 
-static void ar_run(gboolean ar, ar_out_t *o)
+/* How the QPs post (with 'ar', both spines as routes): cs_pkt_net_qp_post
+ * (every packet routed adaptively), or cs_pkt_net_qp_post_ar with the
+ * data apart from its immediate (a message above NCCL_IB_AR_THRESHOLD) or
+ * not (at or below it). */
+typedef enum { AR_POST, AR_APART, AR_IMM } ar_post_t;
+
+static void ar_run(gboolean ar, ar_post_t how, ar_out_t *o)
 {
     g_autoptr(cs_pkt_net_t) net = cs_pkt_net_new();
     cs_pkt_credit_cfg_t cc;
@@ -307,10 +314,17 @@ static void ar_run(gboolean ar, ar_out_t *o)
             int off[3] = { 0, 4, 8 };
             g_assert_cmpint(cs_pkt_net_set_qp_routes(net, qp[k], ports, off, 2), ==, 0);
         }
-        cs_pkt_net_qp_post(net, qp[k], 4000ull * 4096, 0);
+        if (how == AR_POST)
+            cs_pkt_net_qp_post(net, qp[k], 4000ull * 4096, 0);
+        else
+            cs_pkt_net_qp_post_ar(net, qp[k], 4000ull * 4096, how == AR_APART, 0);
     }
     cs_pkt_net_run(net, CS_TIME_NEVER);
     *o = (ar_out_t) { 0 };
+    cs_pkt_link_stats_t ls;
+    cs_pkt_net_link_stats(net, up[0], 0, &ls);
+    o->tx_pkts = ls.tx_pkts;
+    o->tx_bytes = ls.tx_bytes;
     for (int k = 0; k < 2; k++) {
         g_assert_cmpuint(cs_pkt_net_flow_delivered(net, qp[k]), ==, 4000ull * 4096);
         o->end = MAX(o->end, cs_pkt_net_flow_done(net, qp[k]));
@@ -324,8 +338,8 @@ static void ar_run(gboolean ar, ar_out_t *o)
 static void test_credit_ar(void)
 {
     ar_out_t st, ar;
-    ar_run(FALSE, &st);
-    ar_run(TRUE, &ar);
+    ar_run(FALSE, AR_POST, &st);
+    ar_run(TRUE, AR_POST, &ar);
     /* one flow alone: 4000 x 329.76 ns = 1.319 ms of serialization */
     const double alone = 4000 * 329.76e3;
     g_test_message("static routes: %.1f us (both on spine 0); adaptive: %.1f us, %" G_GUINT64_FORMAT
@@ -339,6 +353,37 @@ static void test_credit_ar(void)
     g_assert_cmpuint(ar.retx, ==, 0);
 }
 
+/* NCCL_IB_AR_THRESHOLD (net_ib/p2p.cc): a message above it is a WRITE the
+ * switches route adaptively and a WRITE with immediate of no payload on
+ * the QP's route, one packet of headers and a RETH more on the wire; at
+ * or below it one WRITE with immediate, which adaptive routing leaves on
+ * its route: the two flows collide on spine 0 as with static routing. */
+static void test_credit_ar_threshold(void)
+{
+    ar_out_t st, all, apart, imm;
+    ar_run(FALSE, AR_POST, &st);
+    ar_run(TRUE, AR_POST, &all);
+    ar_run(TRUE, AR_APART, &apart);
+    ar_run(TRUE, AR_IMM, &imm);
+    const double alone = 4000 * 329.76e3;
+    g_test_message("WRITE apart: %.1f us, %" G_GUINT64_FORMAT " moved; one WRITE with immediate: %.1f us, %"
+                   G_GUINT64_FORMAT " moved", apart.end / 1e6, apart.moves, imm.end / 1e6, imm.moves);
+    /* at or below: nothing moves, the collision stays */
+    g_assert_cmpuint(imm.moves, ==, 0);
+    g_assert_cmpint(imm.end, ==, st.end);
+    g_assert_cmpuint(imm.tx_pkts, ==, st.tx_pkts);
+    /* above: spread as when every packet may move, one packet more */
+    g_assert_cmpuint(apart.moves, >, 1000);
+    g_assert_cmpfloat((double)apart.end, <, 1.1 * alone);
+    g_assert_cmpuint(apart.naks, ==, 0);
+    g_assert_cmpuint(apart.retx, ==, 0);
+    g_assert_cmpuint(apart.tx_pkts, ==, all.tx_pkts + 1);
+    const cs_pkt_frame_t f = ib_frame;
+    g_assert_cmpuint(apart.tx_bytes, ==, all.tx_bytes + cs_pkt_frame_overhead(&f, CS_PKT_HDR_WRITE_FIRST));
+    /* the message completes only with its immediate, after its data */
+    g_assert_cmpint(apart.end, >, all.end);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -349,5 +394,6 @@ int main(int argc, char **argv)
     g_test_add_func("/pkt-credit/victim", test_credit_victim);
     g_test_add_func("/pkt-credit/repeat", test_credit_repeat);
     g_test_add_func("/pkt-credit/adaptive-routing", test_credit_ar);
+    g_test_add_func("/pkt-credit/ar-threshold", test_credit_ar_threshold);
     return g_test_run();
 }
