@@ -294,6 +294,10 @@ static void print_comparison(FILE *f, const char *log, const char *nccl_version,
             placement_name(v->placement));
     if (v->unmatched > 0)
         fprintf(f, "# compared: %d measured sizes have no prediction\n", v->unmatched);
+    if (v->resized > 0)
+        fprintf(f, "# compared: %d measured sizes are not what nccl-tests prints for its %d ranks (a size it rounds "
+                   "down to a whole count per rank); each is compared with the prediction for the size nccl-tests "
+                   "runs for it\n", v->resized, m->nranks);
     if (calibrated_on(params->calibration_source, log))
         fprintf(f, "# compared: note: %s was fitted to this log, so these errors are in-sample (a fit judged on "
                    "its own data), not a validation; judge it on runs it was not fitted to\n",

@@ -103,6 +103,21 @@ cs_validation_t *cs_validate_compare(const cs_result_t *measured, const cs_resul
         const cs_result_row_t *m = &g_array_index(measured->rows, cs_result_row_t, i);
         /* the k-th measured row of this size pairs with the k-th predicted one */
         gint64 key = (gint64)m->size;
+        /* A per-rank split collective (alltoall, allgather, ...) runs
+         * count = size / (type x ranks), rounded down to 16 bytes a rank
+         * (cs_coll_count, as nccl-tests' getCollByteCount), and the engine
+         * prices and prints that size. A log row whose size is not what
+         * nccl-tests prints for that request (a pasted table) pairs with
+         * the prediction for the size the run actually had. */
+        guint64 runs = m->size;
+        if (measured->nranks > 0) {
+            guint64 c = cs_coll_count(measured->coll, m->size, m->dtype, measured->nranks);
+            runs = cs_coll_print_size(measured->coll, c, m->dtype, measured->nranks);
+        }
+        if (runs != m->size && runs > 0) {
+            key = (gint64)runs;
+            v->resized++;
+        }
         guint k = GPOINTER_TO_UINT(g_hash_table_lookup(seen, &key));
         gint64 *kp = g_new(gint64, 1);
         *kp = key;
@@ -110,12 +125,12 @@ cs_validation_t *cs_validate_compare(const cs_result_t *measured, const cs_resul
         size_t lo = 0, hi = np;
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            if (idx[mid].size < m->size)
+            if (idx[mid].size < (guint64)key)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        if (lo + k >= np || idx[lo + k].size != m->size) {
+        if (lo + k >= np || idx[lo + k].size != (guint64)key) {
             v->unmatched++;
             continue;
         }

@@ -40,6 +40,9 @@ typedef struct {
     int placement;         /* CS_OOP or CS_INP */
     GArray *rows;          /* cs_validate_row_t, in the measured order */
     int unmatched;         /* measured sizes the prediction lacks */
+    int resized;           /* measured rows paired with the prediction for the
+                            * size nccl-tests runs for theirs (see
+                            * cs_validate_compare) */
     cs_validate_stat_t busbw_large;  /* sizes >= CS_VALIDATE_LARGE_MIN */
     cs_validate_stat_t time_small;   /* sizes <= CS_VALIDATE_SMALL_MAX */
 } cs_validation_t;

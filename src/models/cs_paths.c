@@ -177,7 +177,7 @@ static void path_from_state(const cs_topo_t *t, const ipath_t *st, cs_path_t *p_
     }
 }
 
-static gboolean gpu_has_c2c(const cs_topo_t *t, int gpu)
+gboolean cs_path_gpu_c2c(const cs_topo_t *t, int gpu)
 {
     for (int k = t->adj_off[gpu]; k < t->adj_off[gpu + 1]; k++)
         if (t->links[t->adj[k]].kind == CS_LINK_C2C)
@@ -222,7 +222,7 @@ static void apply_p2c(const cs_topo_t *t, int src, int dst, iscratch_t *s, cs_pa
         gpu = dst;
         nic = src;
     }
-    if (gpu < 0 || !gpu_has_c2c(t, gpu) || p_p->type <= CS_PATH_P2C)
+    if (gpu < 0 || !cs_path_gpu_c2c(t, gpu) || p_p->type <= CS_PATH_P2C)
         return;
     if (p2c_type(t, gpu, nic, s) == CS_PATH_P2C)
         p_p->type = CS_PATH_P2C;

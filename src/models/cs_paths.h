@@ -42,6 +42,11 @@ gboolean cs_path_net(const cs_topo_t *t, int nic_a, int nic_b, guint32 hash, cs_
 int cs_path_net_all(const cs_topo_t *t, int nic_a, int nic_b, cs_path_t *out, int max);
 
 /* Per-node cache of GPU<->GPU and GPU<->NIC intra paths, built once. */
+/* TRUE if the GPU device reaches a CPU over NVLink-C2C (Grace Hopper,
+ * Grace Blackwell, GB10): its loads and stores to host memory are
+ * coherent C2C traffic, not PCIe reads. */
+gboolean cs_path_gpu_c2c(const cs_topo_t *t, int gpu);
+
 typedef struct cs_path_cache cs_path_cache_t;
 cs_path_cache_t *cs_path_cache_new(const cs_topo_t *t, gboolean nvb_disable);
 void cs_path_cache_free(cs_path_cache_t *c);

@@ -409,7 +409,11 @@ static gboolean net_summary(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_c
                     if (cpu < 0 || !cs_path_intra(t, gdev, cpu, nvb_disable, &up) ||
                         !cs_path_intra(t, cpu, nic_devs[k], nvb_disable, &down))
                         continue;
-                    bw = MIN(path_dma_bw(t, p, &up), path_dma_bw(t, p, &down)) * par(p, CS_P_EFF_HOST_STAGED);
+                    /* eff.net.host_staged is the cost of SM loads from
+                     * host memory across PCIe; a GPU on C2C reaches it
+                     * coherently at the path's own rate */
+                    bw = MIN(path_dma_bw(t, p, &up), path_dma_bw(t, p, &down)) *
+                         (cs_path_gpu_c2c(t, gdev) ? 1.0 : par(p, CS_P_EFF_HOST_STAGED));
                 } else {
                     const cs_path_t *gp = cs_path_cache_nic(cache, r, k);
                     if (gp == NULL || gp->type == CS_PATH_DIS)

@@ -352,8 +352,10 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         int relay = algo == CS_ALGO_P2P ? pxn_relay(f, a, b) : a;
         int nic_a, nic_b;
         int ka = chan_nic(f, algo, relay, ch, &nic_a), kb = chan_nic(f, algo, b, ch, &nic_b);
-        /* Without GPUDirect the data bounces through host memory. */
-        double extra = (socket || !lc.gdr) ? par(f, CS_P_EFF_HOST_STAGED) : 1.0;
+        /* Without GPUDirect the data bounces through host memory: SM
+         * loads across PCIe (eff.net.host_staged), unless the GPU reaches
+         * host memory coherently over C2C (as the analytic engine). */
+        double extra = (socket || !lc.gdr) && !cs_path_gpu_c2c(t, da) ? par(f, CS_P_EFF_HOST_STAGED) : 1.0;
         if (socket)
             extra = 1.0;
         cs_path_t np;
@@ -589,7 +591,7 @@ static gboolean collnet_edge(const cs_flow_net_t *f, const cs_prog_flow_t *fl, i
         return FALSE;
     }
     gboolean up = fl->kind == CS_FLOW_COLLNET_UP;
-    double extra = f->info->gdr ? 1.0 : par(f, CS_P_EFF_HOST_STAGED);
+    double extra = f->info->gdr || cs_path_gpu_c2c(t, t->rank_dev[r]) ? 1.0 : par(f, CS_P_EFF_HOST_STAGED);
     double peff = cs_flow_proto_eff(f, pr);
     int v = t->devs[t->rank_dev[r]].node;
     gboolean ok = !up || add_path(f, e, pg, FALSE, TRUE, FALSE, extra);

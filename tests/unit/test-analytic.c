@@ -803,6 +803,27 @@ static void test_dgx1_rings(void)
     assert_rel(hw.intra_bw_ch[11], 6 * link);
 }
 
+/* DGX Spark: without GPUDirect the bounce through host memory costs the
+ * staging efficiency only across PCIe; the GB10 reaches its memory over
+ * C2C, so the NIC rate is the GPUDirect one (C2C, then the NIC's Gen5 x4). */
+static void test_net_c2c_staged(void)
+{
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = 2;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-spark", &o, &err);
+    g_assert_no_error(err);
+    comm_fix_t c;
+    cs_analytic_hw_t staged, direct;
+    comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 2, 12.5e9, FALSE);
+    hw_of(&staged, t, &c);
+    comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 2, 12.5e9, TRUE);
+    hw_of(&direct, t, &c);
+    assert_rel(staged.nic_bw, direct.nic_bw);
+    assert_rel(direct.nic_bw, MIN(12.5e9 * par(CS_P_EFF_NET), cs_pcie_bw(5, 4) * par(CS_P_EFF_PCIE_DMA)));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -812,6 +833,7 @@ int main(int argc, char **argv)
     g_test_add_func("/analytic/nvswitch", test_nvswitch);
     g_test_add_func("/analytic/dgx1-rings", test_dgx1_rings);
     g_test_add_func("/analytic/net", test_net);
+    g_test_add_func("/analytic/net-c2c-staged", test_net_c2c_staged);
     g_test_add_func("/analytic/dtree", test_dtree);
     g_test_add_func("/analytic/monotonic", test_monotonic);
     g_test_add_func("/analytic/determinism", test_determinism);

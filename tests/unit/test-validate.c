@@ -139,6 +139,43 @@ static void test_mismatch(void)
     g_assert_true(g_str_has_prefix(err->message, "m.txt: no measured size has a prediction"));
 }
 
+/* A pasted alltoall table over 192 ranks prints 4 GiB, which nccl-tests
+ * cannot run (4 GiB / 4 B / 192 is not whole): it runs 5592404 floats a
+ * rank (whole 16-byte units, nccl-tests' AlltoAllGetCollByteCount),
+ * 4294966272 bytes, and the engine prices that size. The row pairs
+ * with that prediction; a size nccl-tests can run still pairs exactly. */
+static void test_resized(void)
+{
+    g_autoptr(cs_result_t) m = cs_result_new("measured:nccl-tests", "m.txt", CS_COLL_ALLTOALL, 192, 3);
+    add(m, 4294967296ULL, 70159, 60.90);
+    add(m, 192ULL * 4 * 1048576, 18000, 44.6);
+    g_autoptr(cs_result_t) p = cs_result_new("model:analytic", "t", CS_COLL_ALLTOALL, 192, 3);
+    add(p, 4294966272ULL, 63781, 66.99);
+    add(p, 192ULL * 4 * 1048576, 20000, 40.1);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_validation_t) v = cs_validate_compare(m, p, CS_OOP, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(v->unmatched, ==, 0);
+    g_assert_cmpint(v->resized, ==, 1);
+    g_assert_cmpuint(v->rows->len, ==, 2);
+    const cs_validate_row_t *r = &g_array_index(v->rows, cs_validate_row_t, 0);
+    g_assert_cmpuint(r->size, ==, 4294967296ULL);
+    g_assert_cmpfloat_with_epsilon(r->pred_us, 63781, 1e-9);
+    g_assert_cmpfloat_with_epsilon(r->busbw_err, 70159.0 / 63781.0 - 1, 1e-12);
+    r = &g_array_index(v->rows, cs_validate_row_t, 1);
+    g_assert_cmpfloat_with_epsilon(r->pred_us, 20000, 1e-9);
+
+    /* all-reduce does not split by rank: its sizes pair exactly */
+    g_autoptr(cs_result_t) ma = cs_result_new("measured:nccl-tests", "m.txt", CS_COLL_ALLREDUCE, 192, 3);
+    add(ma, 4294967296ULL, 22820, 748.9);
+    g_autoptr(cs_result_t) pa = cs_result_new("model:analytic", "t", CS_COLL_ALLREDUCE, 192, 3);
+    add(pa, 4294967296ULL, 20000, 850);
+    g_autoptr(cs_validation_t) va = cs_validate_compare(ma, pa, CS_OOP, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(va->resized, ==, 0);
+    g_assert_cmpuint(va->rows->len, ==, 1);
+}
+
 static void test_median(void)
 {
     const double a[] = { 3, -1, NAN, 2 };
@@ -154,6 +191,7 @@ int main(int argc, char **argv)
     g_test_add_func("/validate/compare", test_compare);
     g_test_add_func("/validate/in-place-missing", test_in_place_missing);
     g_test_add_func("/validate/mismatch", test_mismatch);
+    g_test_add_func("/validate/resized", test_resized);
     g_test_add_func("/validate/median", test_median);
     return g_test_run();
 }
