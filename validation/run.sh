@@ -44,7 +44,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 tab=$(printf '\037')
 
 # The manifest as one tab-separated line per group, keys in a fixed order.
-keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note"
+keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus"
 awk -v keys="$keys" '
 function flush(   i, line) {
     if (group == "") return
@@ -114,7 +114,7 @@ human_size() {
 : > "$tmp/failed.tsv"
 : > "$tmp/flow.tsv"
 mkdir "$tmp/svg"
-while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p bridge nic nics procs env exclude skip note; do
+while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p bridge nic nics procs env exclude skip note visible; do
     if [ -n "$skip" ]; then
         printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
         continue
@@ -126,6 +126,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
     set -- validate "$data/$file" --topo "$topo"
     [ -n "$table" ] && set -- "$@" --table "$table"
     [ -n "$nodes" ] && set -- "$@" --nodes "$nodes"
+    [ -n "$visible" ] && set -- "$@" --visible-gpus "$visible"
     [ -n "$gpus" ] && set -- "$@" --gpus "$gpus"
     [ -n "$gpu" ] && set -- "$@" --gpu "$gpu"
     [ -n "$sockets" ] && set -- "$@" --sockets "$sockets"

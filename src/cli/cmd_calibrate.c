@@ -469,10 +469,10 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
     g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
     static const char *const known[] = { "file", "table", "config", "topo", "nodes", "gpus", "gpu", "sockets",
                                          "p2p", "nic", "nics-per-node", "fabric", "oversubscription",
-                                         "nvlink-bridge", "env", "procs-per-node", "nthreads", "exclude", "skip",
-                                         "note", NULL };
+                                         "nvlink-bridge", "visible-gpus", "env", "procs-per-node", "nthreads",
+                                         "exclude", "skip", "note", NULL };
     static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "p2p", "nodes", "nic", "nics-per-node",
-                                             "fabric", "oversubscription", "nvlink-bridge", NULL };
+                                             "fabric", "oversubscription", "nvlink-bridge", "visible-gpus", NULL };
     for (int gi = 0; groups[gi] != NULL; gi++) {
         const char *grp = groups[gi];
         g_auto(GStrv) keys = g_key_file_get_keys(kf, grp, NULL, NULL);
@@ -480,7 +480,7 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
             if (!g_strv_contains(known, keys[k])) {
                 cs_set_error_at(err, path, manifest_line(text, grp, keys[k]),
                                 "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, p2p, nic, "
-                                "nics-per-node, fabric, oversubscription, nvlink-bridge, env, procs-per-node, "
+                                "nics-per-node, fabric, oversubscription, nvlink-bridge, visible-gpus, env, procs-per-node, "
                                 "nthreads, exclude, skip, config or note", keys[k]);
                 return FALSE;
             }

@@ -928,6 +928,7 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
     }
     if (t->nvlink_bridge != CS_BRIDGE_UNSET)
         g_key_file_set_string(kf, "topology", "nvlink-bridge", t->nvlink_bridge == CS_BRIDGE_PAIRS ? "pairs" : "none");
+    kf_set_opt(kf, "topology", "visible-gpus", t->visible_gpus);
 
     g_key_file_set_string(kf, "collective", "op", cs_coll_name(s->coll));
     g_key_file_set_string(kf, "collective", "datatype", cs_dtype_name(s->dtype));

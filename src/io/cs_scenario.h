@@ -13,8 +13,8 @@
 
 /* The [topology] keys (cs_topo_spec_keys): file, preset, gpu, gpus,
  * sockets, p2p, nodes, nic, nics-per-node, fabric, oversubscription,
- * nvlink-bridge. */
-#define CS_TOPO_SPEC_NKEYS 12
+ * nvlink-bridge, visible-gpus. */
+#define CS_TOPO_SPEC_NKEYS 13
 
 /* How to obtain the topology: a file (our XML or an NCCL dump) or a preset,
  * plus builder parameters. Unset fields are 0/NULL. */
@@ -23,6 +23,8 @@ typedef struct {
     char *preset;          /* [topology] preset */
     char *gpu;             /* --gpu MODEL (pcie preset) */
     int gpus;              /* --gpus N: first N GPUs of each node (0 = all) */
+    char *visible_gpus;    /* --visible-gpus LIST: the GPUs of each node a
+                            * run sees, as CUDA_VISIBLE_DEVICES (NULL = all) */
     int sockets;           /* --sockets S (pcie preset) */
     int p2p;               /* --p2p on|off: 1/0, -1 unset */
     int nvlink_bridge;     /* --nvlink-bridge: a cs_nvlink_bridge_t, 0 unset */

@@ -24,6 +24,7 @@ const cs_scenario_key_t cs_topo_spec_keys[] = {
     { "topology", "fabric", 0, "fabric", NULL, "rail|fat-tree", "How nodes' NICs are switched" },
     { "topology", "oversubscription", 0, "oversubscription", NULL, "RATIO", "Leaf down/up bandwidth ratio, e.g. 2 or 2:1 (default: 1); above 1 needs a fabric with a spine" },
     { "topology", "nvlink-bridge", 0, "nvlink-bridge", NULL, "none|pairs", "NVLink bridges of the pcie presets' cards: none (pcie's default) or pairs (GPUs 0-1, 2-3, ...)" },
+    { "topology", "visible-gpus", 0, "visible-gpus", NULL, "LIST", "GPUs of each node the run sees, by index, as CUDA_VISIBLE_DEVICES: 0,6 or 0-1,6-7 (numbered from 0 again; --gpus N then takes the first N of them)" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -82,6 +83,7 @@ static gboolean key_is_set(const cs_topo_spec_t *spec, const char *key)
     if (strcmp(key, "fabric") == 0) return spec->fabric != NULL;
     if (strcmp(key, "oversubscription") == 0) return spec->oversubscription > 0;
     if (strcmp(key, "nvlink-bridge") == 0) return spec->nvlink_bridge != CS_BRIDGE_UNSET;
+    if (strcmp(key, "visible-gpus") == 0) return spec->visible_gpus != NULL;
     g_assert_not_reached();
 }
 
@@ -139,6 +141,7 @@ void cs_topo_spec_clear(cs_topo_spec_t *spec)
     g_free(spec->file);
     g_free(spec->preset);
     g_free(spec->gpu);
+    g_free(spec->visible_gpus);
     g_free(spec->nic);
     g_free(spec->fabric);
     g_free(spec->origin);
@@ -252,6 +255,10 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
             set_input_error(err, "unknown NVLink bridge layout '%s'; expected none or pairs", v);
             return FALSE;
         }
+    } else if (strcmp(key, "visible-gpus") == 0) {
+        if (!cs_scenario_index_list(v, G_MAXINT, "GPU", NULL, err))
+            return FALSE;
+        replace_str(&spec->visible_gpus, g_strdup(v));
     } else {
         g_assert_not_reached();
     }
@@ -396,6 +403,10 @@ void cs_topo_spec_merge(cs_topo_spec_t *spec, const cs_topo_spec_t *flags)
         spec->nvlink_bridge = flags->nvlink_bridge;
         merge_origin(spec, flags, "nvlink-bridge");
     }
+    if (flags->visible_gpus != NULL) {
+        replace_str(&spec->visible_gpus, g_strdup(flags->visible_gpus));
+        merge_origin(spec, flags, "visible-gpus");
+    }
 }
 
 /* ---- build ----------------------------------------------------------------- */
@@ -437,12 +448,55 @@ static gboolean check_oversubscription(const cs_topo_spec_t *spec, const cs_topo
     return FALSE;
 }
 
+/* Whether --gpus is a builder's parameter (the pcie presets: the number
+ * of GPUs in the server) rather than nccl-tests' -g over a fixed machine. */
+static gboolean builder_gpus(const cs_topo_spec_t *spec)
+{
+    return spec->preset != NULL && cs_preset_takes_node_options(spec->preset);
+}
+
+/* The GPUs a process sees with CUDA_VISIBLE_DEVICES=LIST on every node:
+ * the others are left out with their links, the rest keep the node's
+ * order and are numbered from 0 again (cs_topo_select), and the switches,
+ * CPUs and NICs stay, so the kept GPUs' paths are the machine's. */
+static cs_topo_t *select_visible(const cs_topo_spec_t *spec, const cs_topo_t *t, GError **err)
+{
+    int fewest = G_MAXINT;
+    for (int n = 0; n < t->nnodes; n++)
+        fewest = MIN(fewest, cs_topo_node_gpus(t, n));
+    g_autofree gboolean *mask = g_new0(gboolean, MAX(1, fewest));
+    GError *e = NULL;
+    if (!cs_scenario_index_list(spec->visible_gpus, fewest, "GPU", mask, &e)) {
+        set_key_error(err, spec, "visible-gpus", "%s (the GPUs of each node of %s)", e->message,
+                      spec->preset != NULL ? spec->preset : spec->file);
+        g_error_free(e);
+        return NULL;
+    }
+    g_autofree gboolean *keep = g_new0(gboolean, MAX(1, t->ngpus));
+    for (int r = 0; r < t->ngpus; r++)
+        keep[r] = mask[cs_topo_rank_dev(t, r)->local];
+    int *rank_map = NULL, *link_map = NULL;
+    cs_topo_t *v = cs_topo_select(t, keep, &rank_map, &link_map, err);
+    g_free(rank_map);
+    g_free(link_map);
+    if (v == NULL)
+        return NULL;
+    g_autofree char *desc = g_strdup_printf("%s, GPUs %s of each node (visible-gpus)", t->description,
+                                            spec->visible_gpus);
+    g_free(v->description);
+    v->description = g_steal_pointer(&desc);
+    return v;
+}
+
 static void spec_to_opts(const cs_topo_spec_t *spec, cs_build_opts_t *o)
 {
     cs_build_opts_init(o);
     if (spec->gpu != NULL)
         o->gpu = spec->gpu;
-    if (spec->gpus > 0)
+    /* a builder's --gpus (pcie) makes the machine the visible GPUs are
+     * picked from; a fixed machine's --gpus counts among the visible ones,
+     * so it is applied after them (build) */
+    if (spec->gpus > 0 && (spec->visible_gpus == NULL || builder_gpus(spec)))
         o->gpus = spec->gpus;
     if (spec->sockets > 0)
         o->sockets = spec->sockets;
@@ -498,7 +552,14 @@ static cs_topo_t *build(const cs_topo_spec_t *spec, GError **err)
             t = c;
         }
     }
-    if (spec->gpus > 0) {
+    if (spec->visible_gpus != NULL) {
+        cs_topo_t *v = select_visible(spec, t, err);
+        if (v == NULL)
+            return NULL;
+        cs_topo_free(t);
+        t = v;
+    }
+    if (spec->gpus > 0 && !(spec->visible_gpus != NULL && builder_gpus(spec))) {
         int fewest = G_MAXINT, most = 0;
         for (int n = 0; n < t->nnodes; n++) {
             int g = cs_topo_node_gpus(t, n);

@@ -302,6 +302,27 @@
              "payload one channel moves with Simple, Hopper")                 \
     CS_PARAM(CH_SIMPLE_SM100, "chan.simple.sm100", 38.7, "GB/s",              \
              "payload one channel moves with Simple, Blackwell")              \
+    /* A GPU that both writes and reads SHM buffers (every rank of an SHM  \
+     * ring) issues its loads of host memory behind its own posted writes  \
+     * on the same PCIe port, and PCIe lets no read request pass a posted   \
+     * write (PCIe base spec, transaction ordering): each CTA's loads wait  \
+     * out the write queue, so a channel's receive is bound by the bytes    \
+     * its threads keep in flight over that latency, whatever the link's   \
+     * rate. The SHM runs of the validation set agree per channel across    \
+     * PCIe generations: sm70 from v100sxm2-32gb-dgx1-* (5.5-5.7 GB/s on    \
+     * 2 channels, Gen3), sm80 from a100-h100-dgx-4gpu-* table 2 (5.2 on 2, \
+     * Gen4; the A40 pair of a40x8-pcie-* gets 3.9 on 2), sm90 from its     \
+     * table 4 (24 on 4, Gen5); sm100 takes sm90's (no run; the same        \
+     * threads and unroll, device.h). Not applied to a side the proxy's     \
+     * cudaMemcpy copies, nor to a GPU that only receives (eff.shm.oneway). */ \
+    CS_PARAM(CH_SHM_SM70, "chan.shm.sm70", 2.8, "GB/s",                       \
+             "payload one channel receives over SHM while its GPU also sends over SHM, Volta/Turing") \
+    CS_PARAM(CH_SHM_SM80, "chan.shm.sm80", 2.6, "GB/s",                       \
+             "payload one channel receives over SHM while its GPU also sends over SHM, Ampere/Ada") \
+    CS_PARAM(CH_SHM_SM90, "chan.shm.sm90", 6.0, "GB/s",                       \
+             "payload one channel receives over SHM while its GPU also sends over SHM, Hopper") \
+    CS_PARAM(CH_SHM_SM100, "chan.shm.sm100", 6.0, "GB/s",                     \
+             "payload one channel receives over SHM while its GPU also sends over SHM, Blackwell") \
     /* ---- pipelines ---------------------------------------------------- */ \
     /* Copy-in, multimem.ld_reduce + multimem.st, copy-out warps (NCCL        \
      * device/all_reduce.h, NVLS roles). Fitted to                            \

@@ -49,6 +49,14 @@ double cs_shm_side_eff(const cs_params_t *p, gboolean ce, gboolean twoway)
     return cs_params_get(p, twoway ? CS_P_EFF_SHM : CS_P_EFF_SHM_ONEWAY);
 }
 
+double cs_shm_chan_bw(const cs_params_t *p, int arch, gboolean ce_recv, gboolean twoway)
+{
+    static const cs_param_id_t ids[4] = { CS_P_CH_SHM_SM70, CS_P_CH_SHM_SM80, CS_P_CH_SHM_SM90, CS_P_CH_SHM_SM100 };
+    if (ce_recv || !twoway)
+        return INFINITY;
+    return cs_params_get(p, ids[CLAMP(arch, 0, 3)]) * 1e9;
+}
+
 double cs_shm_host_mem_bw(const cs_topo_t *t, int cpu_dev, const cs_params_t *p)
 {
     if (cpu_dev < 0 || cpu_dev >= t->ndevs || t->devs[cpu_dev].kind != CS_DEV_CPU)

@@ -54,6 +54,12 @@ gboolean cs_shm_route(const cs_topo_t *t, int dev_a, int dev_b, int locality, gb
  * it does not. */
 double cs_shm_side_eff(const cs_params_t *p, gboolean ce, gboolean twoway);
 
+/* Payload (bytes/s) one channel's CTA receives over SHM when its GPU
+ * also sends SHM data and its SMs do the loads (chan.shm.smXX: its loads
+ * of host memory wait behind its own posted writes); INFINITY when the
+ * proxy's cudaMemcpy does the receiver's side ('ce_recv') or the GPU
+ * sends nothing ('twoway' FALSE). arch: 0 sm70, 1 sm80, 2 sm90, 3 sm100. */
+double cs_shm_chan_bw(const cs_params_t *p, int arch, gboolean ce_recv, gboolean twoway);
 /* Host memory bytes per payload byte of an SHM edge at the buffer's
  * socket: written once by the sender, read once by the receiver. */
 #define CS_SHM_MEM_TOUCHES 2.0

@@ -198,7 +198,7 @@ static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean n
  * writes and reads every byte, shared by the SHM edges whose buffers it
  * holds (cs_shm_host_mem_bw). Also returns the slowest edge's topology
  * latency. */
-static double edges_bw(const cs_topo_t *t, const cs_params_t *p, const ring_edge_t *edges, int nedges,
+static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const ring_edge_t *edges, int nedges,
                        int nranks, double port_share, gboolean simple, double *lat_p)
 {
     g_autofree double *load = g_new0(double, MAX(1, t->nlinks));
@@ -234,6 +234,11 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, const ring_edge
         }
         if (e->xport == CS_XPORT_SHM && e->shm_mem >= 0)
             ebw = MIN(ebw, cs_shm_host_mem_bw(t, e->shm_mem, p) / mem_load[e->shm_mem]);
+        /* each edge is one channel's: its CTA's loads behind its GPU's
+         * own posted writes (cs_shm_chan_bw); arch -1: the point-to-point
+         * edges, which carry all of a pair's channels, are not bound */
+        if (e->xport == CS_XPORT_SHM && arch >= 0)
+            ebw = MIN(ebw, cs_shm_chan_bw(p, arch, simple && e->shm.ce_recv, port_out[e->b] > 0));
         bw = MIN(bw, ebw);
         lat = MAX(lat, e->lat);
     }
@@ -317,13 +322,13 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
             share = (info->ppn - 1) / (double)info->ppn;
         if (nedges > 0) {
             double lat, k = c + 1;
-            hw->intra_bw_ch[c] = k * edges_bw(t, p, edges, nedges, n, share, TRUE, &hw->intra_lat);
-            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, chain, nchain, n, share, TRUE, &lat)
+            hw->intra_bw_ch[c] = k * edges_bw(t, p, hw->arch, edges, nedges, n, share, TRUE, &hw->intra_lat);
+            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, n, share, TRUE, &lat)
                                             : hw->intra_bw_ch[c];
             gboolean ce = hw->shm_mode.ce_send || hw->shm_mode.ce_recv;
-            hw->intra_bw_ch_ll[c] = ce ? k * edges_bw(t, p, edges, nedges, n, share, FALSE, &lat)
+            hw->intra_bw_ch_ll[c] = ce ? k * edges_bw(t, p, hw->arch, edges, nedges, n, share, FALSE, &lat)
                                        : hw->intra_bw_ch[c];
-            hw->chain_bw_ch_ll[c] = ce && nchain > 0 ? k * edges_bw(t, p, chain, nchain, n, share, FALSE, &lat)
+            hw->chain_bw_ch_ll[c] = ce && nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, n, share, FALSE, &lat)
                                     : ce ? hw->intra_bw_ch_ll[c] : hw->chain_bw_ch[c];
         }
     }
@@ -596,7 +601,7 @@ gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
             }
     }
     if (ok && edges->len > 0)
-        hw->p2p_edge_bw = edges_bw(t, p, (const ring_edge_t *)edges->data, (int)edges->len, n, 1.0, TRUE,
+        hw->p2p_edge_bw = edges_bw(t, p, -1, (const ring_edge_t *)edges->data, (int)edges->len, n, 1.0, TRUE,
                                    &hw->p2p_edge_lat);
     g_array_free(edges, TRUE);
     if (!ok)

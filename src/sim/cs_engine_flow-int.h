@@ -46,6 +46,8 @@ typedef struct {
     int n;                   /* hops, memory not included */
     cs_flow_hop_t h[CS_FLOW_HMAX];
     double lat;              /* seconds, paid after the data is sent */
+    double cap;              /* bytes/s: the edge's own ceiling on its
+                              * channel (SHM: cs_shm_chan_bw), 0 none */
 } cs_flow_edge_t;
 
 typedef struct {

@@ -1349,7 +1349,7 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
                 g_array_free(eh, TRUE);
                 return FALSE;
             }
-            edge_from(f, J, &eb, cap, eh, e);
+            edge_from(f, J, &eb, eb.cap > 0 ? MIN(cap, eb.cap) : cap, eh, e);
         }
     const hop_t *hp = (const hop_t *)eh->data;
     /* With folding allowed the run is one job alone with nothing watching
@@ -1888,7 +1888,10 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
             if (!cs_flow_build_flow_edge(net, fl, c, prog->proto, &eb, err))
                 return FALSE;
             edge_t e;
-            edge_from(f, J, &eb, cs_flow_flow_cap(net, fl, &eb, cap), hops, &e);
+            double fcap = cs_flow_flow_cap(net, fl, &eb, cap);
+            /* the SHM ceiling binds collectives' channels; point-to-point
+             * is left to the links, as in the analytic engine */
+            edge_from(f, J, &eb, eb.cap > 0 && !prog->p2p ? MIN(fcap, eb.cap) : fcap, hops, &e);
             g_array_append_val(edges, e);
             lane_t L = { 0 };
             L.job = (int)(J - f->jobs);

@@ -398,6 +398,8 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
                 e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_host_mem(t, r.mem_cpu), CS_SHM_MEM_TOUCHES };
         }
         e->lat += cs_shm_step_lat_us(f->par, &m) * US;
+        double c = cs_shm_chan_bw(f->par, f->arch, m.ce_recv, recv2);
+        e->cap = isfinite(c) ? c : 0;
     } else {
         cs_path_t direct;
         const cs_path_t *p = NULL;

@@ -271,8 +271,15 @@ static void test_shm_ring(void)
     comm_fix(&c, t, CS_XPORT_SHM, CS_XPORT_NET_IB, 0, 0, FALSE);
     cs_analytic_hw_t hw;
     hw_of(&hw, t, &c);
-    double B = cs_pcie_bw(3, 16) * par(CS_P_EFF_PCIE) / 2 * par(CS_P_EFF_SHM);
+    /* ... and in the ring each channel's CTA receives at most
+     * chan.shm.sm70 (cs_shm_chan_bw: its loads wait behind its GPU's own
+     * posted writes), which binds the fixture's one channel; the chain's
+     * receiver sends nothing, so its channel is not bound */
+    double B = MIN(cs_pcie_bw(3, 16) * par(CS_P_EFF_PCIE) / 2 * par(CS_P_EFF_SHM),
+                   hw.ring_nch * par(CS_P_CH_SHM_SM70) * 1e9);
     double Bc = cs_pcie_bw(3, 16) * par(CS_P_EFF_PCIE) * par(CS_P_EFF_SHM_ONEWAY);
+    g_assert_cmpint(hw.ring_nch, ==, 1);
+    g_assert_cmpfloat(B, <, cs_pcie_bw(3, 16) * par(CS_P_EFF_PCIE) / 2 * par(CS_P_EFF_SHM));
     assert_rel(hw.intra_bw, B);
     assert_rel(hw.chain_bw, Bc);
     assert_rel(hw.intra_lat, 400e-9);

@@ -472,7 +472,7 @@ static void test_keys_and_flags(void)
             g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
         }
     }
-    g_assert_cmpint(n, ==, 37 + CS_FK_COUNT);   /* + [topology] nvlink-bridge, [collective] procs-per-node, nthreads */
+    g_assert_cmpint(n, ==, 38 + CS_FK_COUNT);   /* + [topology] nvlink-bridge, visible-gpus, [collective] procs-per-node, nthreads */
     /* nccl-tests's letters */
     static const struct { const char *flag, *key; } letters[] = {
         { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },

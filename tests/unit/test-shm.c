@@ -138,11 +138,64 @@ static void test_side_eff_and_mem(void)
                                    cs_params_get(&P, CS_P_LAT_HOP_SHM) + 2 * cs_params_get(&P, CS_P_LAT_SHM_CE), 1e-12);
 }
 
+static cs_comm_t *h100_shm_comm(cs_topo_t **t_p, const char *memcpy_mode)
+{
+    g_autoptr(GError) err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.gpus = 4;
+    cs_topo_t *t = cs_preset_build("dgx-h100", &o, &err);
+    g_assert_no_error(err);
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    cs_nccl_env_set(env, "NCCL_P2P_DISABLE", "1", "test");
+    cs_nccl_env_set(env, "NCCL_NVLS_ENABLE", "0", "test");
+    if (memcpy_mode != NULL) {
+        cs_nccl_env_set(env, "NCCL_SHM_USE_CUDA_MEMCPY", "1", "test");
+        cs_nccl_env_set(env, "NCCL_SHM_MEMCPY_MODE", memcpy_mode, "test");
+    }
+    cs_comm_t *comm = cs_comm_new(t, env, &err);
+    g_assert_no_error(err);
+    *t_p = t;
+    return comm;
+}
+
+/* A GPU that sends and receives over SHM loads host memory behind its own
+ * posted writes: each channel receives at most chan.shm.smXX. Without
+ * that ceiling the DGX A100/H100 and DGX-1 P2P-off rings of the validation
+ * set were priced 20-47% fast (docs/validation.md). */
+static void test_chan_ceiling(void)
+{
+    g_assert_cmpfloat(cs_shm_chan_bw(&P, 1, FALSE, TRUE), ==, cs_params_get(&P, CS_P_CH_SHM_SM80) * 1e9);
+    g_assert_cmpfloat(cs_shm_chan_bw(&P, 2, FALSE, TRUE), ==, cs_params_get(&P, CS_P_CH_SHM_SM90) * 1e9);
+    g_assert_true(isinf(cs_shm_chan_bw(&P, 1, TRUE, TRUE)));    /* the proxy copies */
+    g_assert_true(isinf(cs_shm_chan_bw(&P, 1, FALSE, FALSE)));  /* receives only */
+    /* 4 H100 with P2P off: 4 channels x 6 GB/s = 24 GB/s, below the host
+     * memory's 28.8 */
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_topo_t) t = NULL;
+    g_autoptr(cs_comm_t) comm = h100_shm_comm(&t, NULL);
+    const cs_comm_info_t *info = cs_comm_info(comm);
+    cs_analytic_hw_t hw;
+    g_assert_true(cs_analytic_hw_init(&hw, t, info, comm, &P, 0, &err));
+    g_assert_no_error(err);
+    double want = hw.ring_nch * cs_params_get(&P, CS_P_CH_SHM_SM90) * 1e9;
+    g_assert_cmpint(hw.ring_nch, ==, 4);
+    g_assert_cmpfloat_with_epsilon(hw.intra_bw, want, want * 1e-9);
+    /* the proxy's cudaMemcpy on the receiving side lifts the ceiling
+     * (host memory decides again) */
+    g_autoptr(cs_topo_t) t2 = NULL;
+    g_autoptr(cs_comm_t) comm2 = h100_shm_comm(&t2, "2");
+    cs_analytic_hw_t hw2;
+    g_assert_true(cs_analytic_hw_init(&hw2, t2, cs_comm_info(comm2), comm2, &P, 0, &err));
+    g_assert_cmpfloat(hw2.intra_bw, >, want * 1.1);
+}
+
 /* The analytic engine: 4 H100 of a DGX H100 with P2P off move their ring
  * through socket 0's memory (the preset's GPUs 0-3 are under socket 0,
  * buffers at the receivers): 4 edges x 2 touches share 8 x DDR5-4800 x 8
  * bytes = 307.2 GB/s x eff.host.mem, below what the Gen5 x16 links give
- * (63 GB/s x eff.pcie x eff.shm). */
+ * (63 GB/s x eff.pcie x eff.shm), with the channels' SHM ceiling lifted
+ * (test_chan_ceiling). */
 static void test_analytic_host_memory(void)
 {
     g_autoptr(GError) err = NULL;
@@ -159,12 +212,14 @@ static void test_analytic_host_memory(void)
     const cs_comm_info_t *info = cs_comm_info(comm);
     g_assert_cmpint(info->intra_transport, ==, CS_XPORT_SHM);
     cs_analytic_hw_t hw;
-    g_assert_true(cs_analytic_hw_init(&hw, t, info, comm, &P, 0, &err));
+    cs_params_t P1 = P;
+    P1.v[CS_P_CH_SHM_SM90] = 1000;
+    g_assert_true(cs_analytic_hw_init(&hw, t, info, comm, &P1, 0, &err));
     g_assert_no_error(err);
     double mem = 8 * 4800e6 * 8 * cs_params_get(&P, CS_P_EFF_HOST_MEM) / (4 * 2);
     g_assert_cmpfloat_with_epsilon(hw.intra_bw, mem, mem * 1e-9);
     /* with twice the memory efficiency the links decide again */
-    cs_params_t Q = P;
+    cs_params_t Q = P1;
     Q.v[CS_P_EFF_HOST_MEM] = 2 * P.v[CS_P_EFF_HOST_MEM];
     cs_analytic_hw_t hw2;
     g_assert_true(cs_analytic_hw_init(&hw2, t, info, comm, &Q, 0, &err));
@@ -180,6 +235,7 @@ int main(int argc, char **argv)
     g_test_add_func("/shm/route", test_route);
     g_test_add_func("/shm/side-eff-mem", test_side_eff_and_mem);
     g_test_add_func("/shm/analytic-host-memory", test_analytic_host_memory);
+    g_test_add_func("/shm/chan-ceiling", test_chan_ceiling);
     int rc = g_test_run();
     cs_params_clear(&P);
     return rc;

@@ -1,0 +1,50 @@
+#!/bin/sh
+# --visible-gpus / [topology] visible-gpus: the GPUs a process sees with
+# CUDA_VISIBLE_DEVICES, as the DGX-1 pair runs in shared/data/real pick
+# them: the kept GPUs reach each other over the machine's own paths
+# (GPUs 0 and 3 of a DGX-1 share two NVLinks, 0 and 2 one), --gpus counts
+# among them, a scenario gives the same as the flag, and a bad list is
+# one line with exit 2.
+. "${top_srcdir:?}/tests/cli/lib.sh"
+cd "$tmp" || exit 1
+
+row() { awk '!/^#/ && $1 == 33554432 {print $8, $(NF-1), $NF}' "$1"; }
+run() { "$COLLSIM" run --topo dgx1-v100 --procs-per-node 1 -b 32M -e 32M "$@"; }
+
+run --visible-gpus 0,3 >nv2.txt 2>nv2.err || bad "0,3 ($(cat nv2.err))"
+run --visible-gpus 0,2 >nv1.txt 2>nv1.err || bad "0,2 ($(cat nv1.err))"
+run --gpus 2 >first.txt 2>first.err || bad "gpus 2 ($(cat first.err))"
+set -- $(row nv2.txt); b2=$1; ch2=$2; x2=$3
+set -- $(row nv1.txt); b1=$1; ch1=$2; x1=$3
+# two NVLinks carry twice one NVLink's channels and bandwidth
+[ "$x2" = P2P/NVL ] && [ "$x1" = P2P/NVL ] && ok "nvlink ($x1, $x2)" || bad "nvlink ($x1, $x2)"
+[ "$ch2" -eq $((2 * ch1)) ] && ok "channels ($ch1 -> $ch2)" || bad "channels ($ch1 -> $ch2)"
+awk -v a="$b1" -v b="$b2" 'BEGIN { exit !(a > 0 && b > 1.8 * a) }' && ok "busbw ($b1 -> $b2)" || bad "busbw ($b1 -> $b2)"
+grep -q '^# Topology: .*GPUs 0,3 of each node (visible-gpus)' nv2.txt && ok described || bad described
+# with P2P off the same pair goes through host memory
+run --visible-gpus 0,2 --env NCCL_P2P_DISABLE=1 >shm.txt 2>/dev/null
+set -- $(row shm.txt)
+[ "${3:-}" = SHM ] && ok "shm ($1 GB/s)" || bad "shm (${3:-none})"
+# 0-1 is --gpus 2; --gpus 2 of 0-3 is the same again
+run --visible-gpus 0-1 >r01.txt 2>/dev/null
+run --visible-gpus 0-3 --gpus 2 >r03.txt 2>/dev/null
+[ "$(row r01.txt)" = "$(row first.txt)" ] && [ "$(row r03.txt)" = "$(row first.txt)" ] \
+    && ok "ranges and gpus ($(row first.txt))" || bad "ranges and gpus ($(row r01.txt) / $(row r03.txt) / $(row first.txt))"
+# the pcie presets: --gpus builds the server, --visible-gpus picks from it
+"$COLLSIM" run --topo pcie --gpu a40 --gpus 8 --visible-gpus 0,1,6,7 --nvlink-bridge pairs -b 1M -e 1M >pcie.txt 2>/dev/null
+[ "$(grep -c '^#  Rank' pcie.txt)" -eq 4 ] && ok pcie-ranks || bad "pcie-ranks ($(grep -c '^#  Rank' pcie.txt))"
+# a scenario key gives the flag's result and survives --dump
+printf '[topology]\npreset = dgx1-v100\nvisible-gpus = 0,3\n' >s.ini
+"$COLLSIM" run -s s.ini --procs-per-node 1 -b 32M -e 32M >s.txt 2>/dev/null
+[ "$(row s.txt)" = "$(row nv2.txt)" ] && ok scenario || bad "scenario ($(row s.txt))"
+"$COLLSIM" run -s s.ini --dump | grep -qx 'visible-gpus=0,3' && ok dump || bad dump
+# bad input: one line, exit 2
+"$COLLSIM" run --topo dgx1-v100 --visible-gpus 0,9 >o.txt 2>e.txt; rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <e.txt)" -eq 1 ] && [ ! -s o.txt ] && \
+    grep -qx 'collsim: --visible-gpus: GPU 9 does not exist; expected 0 to 7 (the GPUs of each node of dgx1-v100)' e.txt \
+    && ok bad-index || bad "bad-index (rc $rc: $(cat e.txt))"
+printf '[topology]\npreset = dgx1-v100\nvisible-gpus = 0,x\n' >b.ini
+"$COLLSIM" run -s b.ini >o.txt 2>e.txt; rc=$?
+[ "$rc" -eq 2 ] && grep -qx "b.ini:3: visible-gpus: '0,x' is not an index list; expected GPU indices such as 0-3,8" e.txt \
+    && ok bad-list || bad "bad-list (rc $rc: $(cat e.txt))"
+exit $fail
