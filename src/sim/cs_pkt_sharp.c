@@ -186,13 +186,15 @@ static int member_index(cs_pkt_sharp_t *s, int g, int nic)
     return mi;
 }
 
-gboolean cs_pkt_sharp_member(cs_pkt_sharp_t *s, int group, int lane, gboolean up, const cs_pkt_sharp_hop_t *hops,
-                             int nhops, void (*new_qp)(void *ctx, int qp, int lane), void *qctx, const char **why)
+gboolean cs_pkt_sharp_member(cs_pkt_sharp_t *s, int group, int lane, gboolean up, int prio,
+                             const cs_pkt_sharp_hop_t *hops, int nhops, void (*new_qp)(void *ctx, int qp, int lane), void *qctx, const char **why)
 {
     if (nhops < 1) {
         *why = "no switch between the NIC and the root";
         return FALSE;
     }
+    cs_pkt_qp_cfg_t qc = s->qc;
+    qc.prio = prio;
     int g = group_index(s, group);
     int mi = member_index(s, g, hops[0].child);
     int prev_an = -1;
@@ -208,8 +210,8 @@ gboolean cs_pkt_sharp_member(cs_pkt_sharp_t *s, int group, int lane, gboolean up
             }
         } else {
             int up_port = hops[i].up, down_port = hops[i].down;
-            int uq = cs_pkt_net_add_qp(s->net, &up_port, 1, &s->qc);
-            int dq = uq < 0 ? -1 : cs_pkt_net_add_qp(s->net, &down_port, 1, &s->qc);
+            int uq = cs_pkt_net_add_qp(s->net, &up_port, 1, &qc);
+            int dq = uq < 0 ? -1 : cs_pkt_net_add_qp(s->net, &down_port, 1, &qc);
             if (uq < 0 || dq < 0) {
                 *why = "a tree edge cannot carry a reliable connection (no link back)";
                 return FALSE;

@@ -116,6 +116,15 @@ for j in a b; do
         && ok "pk-jobs-$j ($p / $f us)" || bad "pk-jobs-$j ($p / $f us)"
 done
 
+# job b on NCCL_IB_SL 2: its SHARP trees (rails 4-7) carry its data on
+# VL 2, job a's (rails 0-3) on VL 0 (--link-stats' network counters)
+sed 's/model = flow/model = packet/' pj-flow.ini >pv.ini && printf 'NCCL_IB_SL = 2\n' >>pv.ini
+"$COLLSIM" run pv.ini --link-stats >pv.txt 2>&1 &&
+    grep -q '^# packet engine: \[job\] group 2 (in file order): data on VL 2' pv.txt &&
+    grep -Eq '^# +2 +[0-9]+ .* rail[4-7]\.leaf0 -> ' pv.txt && grep -Eq '^# +0 +[0-9]+ .* rail[0-3]\.leaf0 -> ' pv.txt &&
+    ! grep -Eq '^# +0 +[0-9]+ .* rail[4-7]\.leaf0 -> ' pv.txt && ! grep -Eq '^# +2 +[0-9]+ .* rail[0-3]\.leaf0 -> ' pv.txt \
+    && ok pk-jobs-vl || bad "pk-jobs-vl: $(grep -E '^# +[0-9] +[0-9]+ ' pv.txt | head -12)"
+
 # NCCL_COLLNET_NODE_THRESHOLD above the node count: off, said
 # shellcheck disable=SC2086
 "$COLLSIM" run $ib --env NCCL_COLLNET_ENABLE=1 --env NCCL_COLLNET_NODE_THRESHOLD=9 -b 1G -e 1G >thr.txt &&
