@@ -1100,7 +1100,7 @@ static gboolean x_coll_lane(void *ctx, int lane, int job, int ch, int group, gbo
     L->nqp = 1;
     /* its job's VL: a group is one job's, so the tree's QPs (made by the
      * group's members, filed under their lanes) send on their lane's VL,
-     * where the IB CC counters (pk_counters) look for them */
+     * where the IB CC counters (count_events) look for them */
     L->prio = job_prio(pk, job);
     const char *why = NULL;
     if (!cs_pkt_sharp_member(pk->sharp, group, lane, up, L->prio, hops, nlinks, sharp_new_qp, pk, &why)) {
@@ -1403,6 +1403,23 @@ static cs_net_counters_t *count_events(pk_t *pk)
     }
     c->nbuffers = (int)sws->len;
     c->buffers = (cs_net_buffer_counters_t *)g_array_free(sws, FALSE);
+    /* SHARP: each switch's aggregation counters (as -v's line) */
+    if (pk->sharp != NULL) {
+        GArray *agg = g_array_new(FALSE, TRUE, sizeof(cs_net_sharp_counters_t));
+        for (int d = 0; d < t->ndevs; d++) {
+            cs_pkt_sharp_stats_t st;
+            if (pk->node_of_dev[d] < 0 || !cs_pkt_sharp_switch_stats(pk->sharp, pk->node_of_dev[d], &st))
+                continue;
+            cs_net_sharp_counters_t a = { g_strdup(t->devs[d].name), st.reduced, st.replicated, st.held_max };
+            g_array_append_val(agg, a);
+            c->sharp_reduced += st.reduced;
+            c->sharp_copies_down += st.replicated;
+            c->sharp_held_max = MAX(c->sharp_held_max, st.held_max);
+        }
+        c->sharp = TRUE;
+        c->nsharp = (int)agg->len;
+        c->sharp_switches = (cs_net_sharp_counters_t *)g_array_free(agg, FALSE);
+    }
     return c;
 }
 
