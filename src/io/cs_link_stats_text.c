@@ -141,4 +141,12 @@ void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what
                 cs_format_bytes_human(c->buffers[i].buffer_max_bytes, hw, sizeof hw),
                 cs_format_bytes_human(c->buffers[i].buffer_avg_bytes, avg, sizeof avg));
     }
+    if (c->sharp)
+        fprintf(f, "#  SHARP aggregation: packets reduced %" G_GUINT64_FORMAT ", copies sent down %" G_GUINT64_FORMAT
+                   ", most held at once by a switch %" G_GUINT64_FORMAT "\n", c->sharp_reduced, c->sharp_copies_down,
+                c->sharp_held_max);
+    for (int i = 0; i < c->nsharp; i++)
+        fprintf(f, "#  SHARP at %s: reduced %" G_GUINT64_FORMAT ", copies down %" G_GUINT64_FORMAT ", held at most %"
+                   G_GUINT64_FORMAT "\n", c->sharp_switches[i].name, c->sharp_switches[i].reduced,
+                c->sharp_switches[i].copies_down, c->sharp_switches[i].held_max);
 }

@@ -132,6 +132,28 @@ void cs_write_json_network(GString *g, const cs_net_counters_t *c)
         g_string_append(g, ", ");
         json_u64(g, "ccti_max", c->ccti_max);
     }
+    if (c->sharp) {                   /* SHARP aggregation ran (CollNet) */
+        g_string_append(g, ", ");
+        json_u64(g, "sharp_reduced", c->sharp_reduced);
+        g_string_append(g, ", ");
+        json_u64(g, "sharp_copies_down", c->sharp_copies_down);
+        g_string_append(g, ", ");
+        json_u64(g, "sharp_held_max", c->sharp_held_max);
+        g_string_append(g, ", \"sharp_switches\": [");
+        for (int i = 0; i < c->nsharp; i++) {
+            const cs_net_sharp_counters_t *a = &c->sharp_switches[i];
+            g_string_append(g, i ? ",\n      {\"name\": " : "\n      {\"name\": ");
+            json_str(g, a->name);
+            g_string_append(g, ", ");
+            json_u64(g, "reduced", a->reduced);
+            g_string_append(g, ", ");
+            json_u64(g, "copies_down", a->copies_down);
+            g_string_append(g, ", ");
+            json_u64(g, "held_max", a->held_max);
+            g_string_append_c(g, '}');
+        }
+        g_string_append_c(g, ']');
+    }
     g_string_append(g, ", \"ports\": [");
     for (int i = 0; i < c->nports; i++) {
         const cs_net_port_counters_t *p = &c->ports[i];

@@ -24,6 +24,9 @@ void cs_net_counters_free(cs_net_counters_t *c)
     for (int i = 0; i < c->nbuffers; i++)
         g_free(c->buffers[i].name);
     g_free(c->buffers);
+    for (int i = 0; i < c->nsharp; i++)
+        g_free(c->sharp_switches[i].name);
+    g_free(c->sharp_switches);
     g_free(c);
 }
 
@@ -36,6 +39,9 @@ cs_net_counters_t *cs_net_counters_copy(const cs_net_counters_t *c)
     d->buffers = g_memdup2(c->buffers, sizeof *c->buffers * (gsize)c->nbuffers);
     for (int i = 0; i < c->nbuffers; i++)
         d->buffers[i].name = g_strdup(c->buffers[i].name);
+    d->sharp_switches = g_memdup2(c->sharp_switches, sizeof *c->sharp_switches * (gsize)c->nsharp);
+    for (int i = 0; i < c->nsharp; i++)
+        d->sharp_switches[i].name = g_strdup(c->sharp_switches[i].name);
     return d;
 }
 

@@ -56,6 +56,15 @@ typedef struct {
     double buffer_max_bytes, buffer_avg_bytes;
 } cs_net_buffer_counters_t;
 
+/* SHARP in-switch aggregation at one switch in one call (the packet
+ * engine's CollNet): packets it reduced from all its children and sent on,
+ * result copies it sent down to its children, and the most child packets
+ * it held at once waiting for the others. */
+typedef struct {
+    char *name;
+    guint64 reduced, copies_down, held_max;
+} cs_net_sharp_counters_t;
+
 typedef struct {
     gboolean credit;       /* InfiniBand: credits per VL (prio is the VL), not PFC and ECN */
     guint64 packet_events, drops, retransmitted, naks, timeouts, pause_frames, ecn_marks, cnps;
@@ -70,6 +79,10 @@ typedef struct {
     cs_net_port_counters_t *ports;   /* the (link, priority) pairs that carried packets, by link then priority */
     int nbuffers;
     cs_net_buffer_counters_t *buffers;   /* the buffers that held anything */
+    gboolean sharp;        /* SHARP trees ran (CollNet): the fields below are meaningful */
+    guint64 sharp_reduced, sharp_copies_down, sharp_held_max;   /* summed over switches; the most held */
+    int nsharp;
+    cs_net_sharp_counters_t *sharp_switches;   /* the switches with an aggregation node, in topology order */
 } cs_net_counters_t;
 
 void cs_net_counters_free(cs_net_counters_t *c);

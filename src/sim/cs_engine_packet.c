@@ -531,6 +531,12 @@ static void qp_delivered(void *ctx, int qp, cs_time_t now);
 static void qp_failed(void *ctx, int qp, cs_time_t now);
 static const cs_pkt_qp_hooks_t qp_hooks = { qp_sent, qp_delivered, qp_failed };
 
+/* Job 'job''s priority (InfiniBand: VL): its own, else the fabric's. */
+static int job_prio(const pk_t *pk, int job)
+{
+    return pk->job_prio != NULL && job < pk->njob_prio && pk->job_prio[job] >= 0 ? pk->job_prio[job] : pk->fab.prio;
+}
+
 /* Adaptive routing: every shortest route between the two NICs (the first
  * AR_ROUTES in the search's order, the QP's own always among them) is an
  * alternative for the QP's packets at each switch. */
@@ -571,7 +577,7 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
     L->dst_nic = dst_nic;
     L->qp0 = (int)pk->qps->len;
     L->nqp = pk->fab.qps;
-    L->prio = pk->job_prio != NULL && job < pk->njob_prio && pk->job_prio[job] >= 0 ? pk->job_prio[job] : pk->fab.prio;
+    L->prio = job_prio(pk, job);
     const pk_fabric_t *fab = &pk->fab;
     cs_pkt_qp_cfg_t qc = {
         .mtu = fab->mtu,
@@ -1060,7 +1066,7 @@ static gboolean x_coll_lane(void *ctx, int lane, int job, int ch, int group, gbo
         const pk_fabric_t *fab = &pk->fab;
         cs_pkt_qp_cfg_t qc = {
             .mtu = fab->mtu,
-            .prio = fab->prio,
+            .prio = fab->prio,           /* each member's job's VL replaces it (cs_pkt_sharp_member) */
             .frame = pk_frame(fab),
             .ack_interval = fab->ack_interval,
             .timeout = CS_PKT_QP_TIMEOUT_PS(fab->timeout_exp),
@@ -1092,8 +1098,12 @@ static gboolean x_coll_lane(void *ctx, int lane, int job, int ch, int group, gbo
     L->dst_nic = up ? t->links[links[nlinks - 1]].dst : nic;
     L->qp0 = (int)pk->qps->len;
     L->nqp = 1;
+    /* its job's VL: a group is one job's, so the tree's QPs (made by the
+     * group's members, filed under their lanes) send on their lane's VL,
+     * where the IB CC counters (count_events) look for them */
+    L->prio = job_prio(pk, job);
     const char *why = NULL;
-    if (!cs_pkt_sharp_member(pk->sharp, group, lane, up, hops, nlinks, sharp_new_qp, pk, &why)) {
+    if (!cs_pkt_sharp_member(pk->sharp, group, lane, up, L->prio, hops, nlinks, sharp_new_qp, pk, &why)) {
         g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "packet engine: CollNet: %s's SHARP tree: %s",
                     t->devs[nic].name, why);
         return FALSE;
@@ -1393,6 +1403,23 @@ static cs_net_counters_t *count_events(pk_t *pk)
     }
     c->nbuffers = (int)sws->len;
     c->buffers = (cs_net_buffer_counters_t *)g_array_free(sws, FALSE);
+    /* SHARP: each switch's aggregation counters (as -v's line) */
+    if (pk->sharp != NULL) {
+        GArray *agg = g_array_new(FALSE, TRUE, sizeof(cs_net_sharp_counters_t));
+        for (int d = 0; d < t->ndevs; d++) {
+            cs_pkt_sharp_stats_t st;
+            if (pk->node_of_dev[d] < 0 || !cs_pkt_sharp_switch_stats(pk->sharp, pk->node_of_dev[d], &st))
+                continue;
+            cs_net_sharp_counters_t a = { g_strdup(t->devs[d].name), st.reduced, st.replicated, st.held_max };
+            g_array_append_val(agg, a);
+            c->sharp_reduced += st.reduced;
+            c->sharp_copies_down += st.replicated;
+            c->sharp_held_max = MAX(c->sharp_held_max, st.held_max);
+        }
+        c->sharp = TRUE;
+        c->nsharp = (int)agg->len;
+        c->sharp_switches = (cs_net_sharp_counters_t *)g_array_free(agg, FALSE);
+    }
     return c;
 }
 

@@ -146,6 +146,7 @@ struct cs_pkt_net {
     cs_pkt_ibcc_cfg_t *ibcc;          /* InfiniBand CC (cs_pkt_net_set_ibcc); NULL: off */
     cs_pkt_net_observer_fn observer;
     void *observer_ctx;
+    GArray *drained;                  /* guint32: payloads a receive accepted from those kept (scratch) */
     cs_pkt_qp_hooks_t qp_hooks;
     void *qp_ctx;
     cs_time_t now;

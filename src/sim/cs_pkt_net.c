@@ -28,6 +28,7 @@ cs_pkt_net_t *cs_pkt_net_new(void)
     net->nodes = g_array_new(FALSE, TRUE, sizeof(node_t));
     net->links = g_array_new(FALSE, TRUE, sizeof(link_t));
     net->flows = g_array_new(FALSE, TRUE, sizeof(flow_t));
+    net->drained = g_array_new(FALSE, FALSE, sizeof(guint32));
     cs_pkt_pfc_cfg_init(&net->pfc_cfg);
     return net;
 }
@@ -68,6 +69,7 @@ void cs_pkt_net_free(cs_pkt_net_t *net)
     }
     g_free(net->ibcc);
     g_array_free(net->flows, TRUE);
+    g_array_free(net->drained, TRUE);
     g_array_free(net->links, TRUE);
     g_array_free(net->nodes, TRUE);
     cs_pkt_pool_free(net->pool);

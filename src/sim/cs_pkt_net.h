@@ -110,7 +110,8 @@ typedef struct {
 typedef void (*cs_pkt_net_deadlock_fn)(void *ctx, const cs_pkt_deadlock_t *dl);
 typedef void (*cs_pkt_net_sample_fn)(void *ctx, cs_time_t now);
 
-/* Called as each packet reaches its destination host (before it is freed). */
+/* Called as each packet reaches its destination host and is accepted
+ * (before it is freed); a packet kept past a gap, once the gap fills. */
 typedef void (*cs_pkt_net_observer_fn)(void *ctx, const cs_pkt_t *pkt, cs_time_t now);
 
 cs_pkt_net_t *cs_pkt_net_new(void);
@@ -288,8 +289,10 @@ typedef struct {
     /* selective repeat (needs ACKs): the receiver keeps the packets after
      * a gap and NAKs each gap once with its first PSN and length; the
      * sender sends again only those PSNs. A timeout still goes back to
-     * the oldest unacknowledged packet. The observer sees only packets
-     * accepted in order as they arrive, not those kept. FALSE: go-back-N */
+     * the oldest unacknowledged packet. The observer sees each packet
+     * once, as it is accepted in order: a kept one when the gap before it
+     * fills (at that time, as a copy of the filling packet with its own
+     * PSN and payload). FALSE: go-back-N */
     gboolean selective;
     /* adaptive routing's receiver: a packet past a gap is kept and the gap
      * is never NAKed (packets of one QP take different routes, so a gap is

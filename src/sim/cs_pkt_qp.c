@@ -664,7 +664,8 @@ static void accept_payload(cs_pkt_net_t *net, int node, flow_t *f, guint64 bytes
 }
 
 /* A data packet reached its destination: accepted in PSN order, else
- * dropped (go-back-N) with one NAK per gap. Returns whether accepted. */
+ * dropped (go-back-N) with one NAK per gap. Returns whether accepted;
+ * the payloads of kept packets it let follow are in net->drained. */
 static gboolean receive(cs_pkt_net_t *net, int node, const cs_pkt_t *pkt, cs_time_t now)
 {
     int id = (int)pkt->flow;
@@ -695,7 +696,9 @@ static gboolean receive(cs_pkt_net_t *net, int node, const cs_pkt_t *pkt, cs_tim
         f->held[f->expect % f->hcap] = 0;
         mi = msg_find(f, mi, f->expect);
         const msg_t *m = msg_of(f, mi);
-        accept_payload(net, node, f, msg_payload(f, m, f->expect));
+        guint32 payload = msg_payload(f, m, f->expect);
+        accept_payload(net, node, f, payload);
+        g_array_append_val(net->drained, payload);   /* the observer sees it too (net_sink) */
         drained = TRUE;
     }
     if (acks && (++f->since_ack >= f->cfg.ack_interval || (pkt->flags & CS_PKT_F_LAST) || drained)) {
@@ -729,12 +732,23 @@ void net_sink(cs_pkt_net_t *net, int node, cs_pkt_t *pkt, cs_time_t now)
         if (f->ibcc != NULL && (pkt->flags & CS_PKT_F_CE))
             f->becn_due = TRUE;
         np_receive(net, pkt, now);
+        g_array_set_size(net->drained, 0);
         gboolean ok = receive(net, node, pkt, now);
         f = flow_at(net, (int)pkt->flow);
         if (f->ibcc != NULL)
             ibcc_becn_out(net, f, pkt->flow, now);
-        if (ok && net->observer != NULL)
+        if (ok && net->observer != NULL) {
+            /* every accepted packet once, in PSN order: this one, then
+             * those kept past a gap it filled (selective repeat or
+             * reordering; SHARP counts them, issue: a loss would hang it) */
             net->observer(net->observer_ctx, pkt, now);
+            cs_pkt_t k = *pkt;
+            for (guint i = 0; i < net->drained->len; i++) {
+                k.psn = pkt->psn + 1 + i;
+                k.payload = g_array_index(net->drained, guint32, i);
+                net->observer(net->observer_ctx, &k, now);
+            }
+        }
     }
     cs_pkt_release(net->pool, pkt);
 }

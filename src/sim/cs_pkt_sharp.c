@@ -66,6 +66,17 @@ static gpointer key2(int a, int b)
     return GSIZE_TO_POINTER(((gsize)(guint32)a << 32 | (guint32)b) + 1);
 }
 
+/* g_direct_hash keeps only a key's low 32 bits, so every group at one
+ * node would share a hash (a chain as long as the groups, quadratic
+ * setup): mix both halves (splitmix64's finalizer). */
+static guint key2_hash(gconstpointer k)
+{
+    guint64 x = GPOINTER_TO_SIZE(k);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return (guint)(x ^ (x >> 31));
+}
+
 cs_pkt_sharp_t *cs_pkt_sharp_new(cs_pkt_net_t *net, const cs_pkt_qp_cfg_t *qc, const cs_pkt_sharp_hooks_t *hooks,
                                  void *ctx)
 {
@@ -82,9 +93,9 @@ cs_pkt_sharp_t *cs_pkt_sharp_new(cs_pkt_net_t *net, const cs_pkt_qp_cfg_t *qc, c
     s->members = g_array_new(FALSE, TRUE, sizeof(member_t));
     s->sws = g_array_new(FALSE, TRUE, sizeof(sw_t));
     s->group_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    s->an_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    s->edge_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    s->member_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    s->an_of = g_hash_table_new(key2_hash, g_direct_equal);
+    s->edge_of = g_hash_table_new(key2_hash, g_direct_equal);
+    s->member_of = g_hash_table_new(key2_hash, g_direct_equal);
     s->sw_of = g_hash_table_new(g_direct_hash, g_direct_equal);
     s->qp_role = g_array_new(FALSE, FALSE, sizeof(int));
     s->lane_role = g_array_new(FALSE, FALSE, sizeof(int));
@@ -175,13 +186,15 @@ static int member_index(cs_pkt_sharp_t *s, int g, int nic)
     return mi;
 }
 
-gboolean cs_pkt_sharp_member(cs_pkt_sharp_t *s, int group, int lane, gboolean up, const cs_pkt_sharp_hop_t *hops,
-                             int nhops, void (*new_qp)(void *ctx, int qp, int lane), void *qctx, const char **why)
+gboolean cs_pkt_sharp_member(cs_pkt_sharp_t *s, int group, int lane, gboolean up, int prio,
+                             const cs_pkt_sharp_hop_t *hops, int nhops, void (*new_qp)(void *ctx, int qp, int lane), void *qctx, const char **why)
 {
     if (nhops < 1) {
         *why = "no switch between the NIC and the root";
         return FALSE;
     }
+    cs_pkt_qp_cfg_t qc = s->qc;
+    qc.prio = prio;
     int g = group_index(s, group);
     int mi = member_index(s, g, hops[0].child);
     int prev_an = -1;
@@ -197,8 +210,8 @@ gboolean cs_pkt_sharp_member(cs_pkt_sharp_t *s, int group, int lane, gboolean up
             }
         } else {
             int up_port = hops[i].up, down_port = hops[i].down;
-            int uq = cs_pkt_net_add_qp(s->net, &up_port, 1, &s->qc);
-            int dq = uq < 0 ? -1 : cs_pkt_net_add_qp(s->net, &down_port, 1, &s->qc);
+            int uq = cs_pkt_net_add_qp(s->net, &up_port, 1, &qc);
+            int dq = uq < 0 ? -1 : cs_pkt_net_add_qp(s->net, &down_port, 1, &qc);
             if (uq < 0 || dq < 0) {
                 *why = "a tree edge cannot carry a reliable connection (no link back)";
                 return FALSE;

@@ -73,12 +73,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_pkt_sharp_t, cs_pkt_sharp_free)
 /* Member 'lane' of group 'group' (any int the owner picks), its up
  * (up TRUE) or down stream, with its route up from its NIC to the root
  * (hops[0].child its NIC's host node). The tree's QPs are added to the
- * net as edges first appear; new_qp(ctx, qp, lane) is called for each
+ * net as edges first appear, on priority (InfiniBand: VL) 'prio' (its
+ * job's: a group is one job's; the other fields from the 'qc' given to
+ * cs_pkt_sharp_new); new_qp(ctx, qp, lane) is called for each
  * (the owner's QP table). Returns FALSE with 'why' (static text) when the
  * routes of a group do not form one tree (a node with two parents, two
  * roots) or a QP cannot be added. Before the run. */
-gboolean cs_pkt_sharp_member(cs_pkt_sharp_t *s, int group, int lane, gboolean up, const cs_pkt_sharp_hop_t *hops,
-                             int nhops, void (*new_qp)(void *ctx, int qp, int lane), void *qctx, const char **why);
+gboolean cs_pkt_sharp_member(cs_pkt_sharp_t *s, int group, int lane, gboolean up, int prio,
+                             const cs_pkt_sharp_hop_t *hops, int nhops, void (*new_qp)(void *ctx, int qp, int lane), void *qctx, const char **why);
 /* Whether 'lane' is a member's stream (then the owner sends through
  * cs_pkt_sharp_send), and whether a QP of the net is the tree's. */
 gboolean cs_pkt_sharp_lane(const cs_pkt_sharp_t *s, int lane);

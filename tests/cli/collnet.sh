@@ -96,6 +96,15 @@ awk '$4 > 0 { n++; m = $4 / 8192; k = int(m + 0.5); if (k < 1 || m - k > 0.001 *
     || bad "pk-tree-links: $(awk '$4 > 0' ports.txt | head -5)"
 grep -q 'SHARP aggregation: 12 trees over [0-9]* switches, packets reduced [1-9]' pk-v.txt && ok pk-counters \
     || bad "pk-counters: $(grep -o 'SHARP aggregation[^;]*' pk-v.txt)"
+# the same counters in --json's network object: the totals -v prints, and
+# per switch (their reductions add up to the total)
+vred=$(sed -n 's/.*SHARP aggregation: [0-9]* trees over \([0-9]*\) switches, packets reduced \([0-9]*\), copies sent down \([0-9]*\).*/\1 \2 \3/p' pk-v.txt | head -1)
+jred=$(grep -o '"sharp_reduced": [0-9]*, "sharp_copies_down": [0-9]*' pk.json | head -1 | tr -dc '0-9 ' | awk '{ print $1, $2 }')
+jsw=$(tr '{' '\n' <pk.json | sed -n 's/^"name": "[^"]*", "reduced": \([0-9]*\), "copies_down": [0-9]*, "held_max": [0-9]*}.*/\1/p' |
+      awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
+[ -n "$vred" ] && [ "$(echo "$vred" | awk '{ print $2, $3 }')" = "$jred" ] &&
+    [ "$jsw" = "$(echo "$vred" | awk '{ print $1, $2 }')" ] && ok "pk-json-sharp ($jred; $jsw)" \
+    || bad "pk-json-sharp: -v '$vred', json '$jred', switches '$jsw'"
 # RoCE: NCCL runs CollNet over InfiniBand SHARP only; forcing it is refused
 "$COLLSIM" run --topo dgx-a100 --nodes 8 --nic roce-100g --nics-per-node 4 --env NCCL_COLLNET_ENABLE=1 \
     --env NCCL_ALGO=CollNetChain -b 1M -e 1M --model packet >pk-roce.txt 2>pk-roce.err
@@ -115,6 +124,16 @@ for j in a b; do
     grep -q "^  $j .* CollNet" pj-packet.txt && awk -v p="$p" -v f="$f" 'BEGIN { r = p / f; exit !(r > 0.95 && r < 1.05) }' \
         && ok "pk-jobs-$j ($p / $f us)" || bad "pk-jobs-$j ($p / $f us)"
 done
+
+# job b on NCCL_IB_SL 2: its SHARP trees (rails 4-7) carry its data on
+# VL 2, job a's (rails 0-3) on VL 0 (--link-stats' network counters)
+sed 's/model = flow/model = packet/' pj-flow.ini >pv.ini && printf 'NCCL_IB_SL = 2\n' >>pv.ini
+"$COLLSIM" run pv.ini --link-stats >pv.txt 2>&1 &&
+    grep -q '^# packet engine: \[job\] group 2 (in file order): data on VL 2' pv.txt &&
+    grep -Eq '^# +2 +[0-9]+ .* rail[4-7]\.leaf0 -> ' pv.txt && grep -Eq '^# +0 +[0-9]+ .* rail[0-3]\.leaf0 -> ' pv.txt &&
+    ! grep -Eq '^# +0 +[0-9]+ .* rail[4-7]\.leaf0 -> ' pv.txt && ! grep -Eq '^# +2 +[0-9]+ .* rail[0-3]\.leaf0 -> ' pv.txt \
+    && grep -q '^#  SHARP aggregation: packets reduced [1-9][0-9]*, copies sent down [1-9]' pv.txt \
+    && ok pk-jobs-vl || bad "pk-jobs-vl: $(grep -E '^# +[0-9] +[0-9]+ ' pv.txt | head -12)"
 
 # NCCL_COLLNET_NODE_THRESHOLD above the node count: off, said
 # shellcheck disable=SC2086

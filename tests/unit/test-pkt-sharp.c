@@ -64,14 +64,17 @@ static void new_qp(void *ctx, int qp, int lane)
 
 /* hosts 0, 1 under leaf 0, hosts 2, 3 under leaf 1, both leaves under
  * the spine; 100 Gb/s, 100 ns each way; credits well above the product */
-static void build(tree_t *t)
+static void build_sel(tree_t *t, gboolean selective)
 {
     memset(t, 0, sizeof *t);
     t->net = cs_pkt_net_new();
-    cs_pkt_credit_cfg_t cc = { .refresh_ps = 0 };
-    for (int v = 0; v < CS_PKT_PRIOS; v++)
-        cc.blocks[v] = 65 * 16;
-    g_assert_cmpint(cs_pkt_net_set_credit(t->net, &cc), ==, 0);
+    /* selective: no credits, so host_rx below can drop (a lossy priority) */
+    if (!selective) {
+        cs_pkt_credit_cfg_t cc = { .refresh_ps = 0 };
+        for (int v = 0; v < CS_PKT_PRIOS; v++)
+            cc.blocks[v] = 65 * 16;
+        g_assert_cmpint(cs_pkt_net_set_credit(t->net, &cc), ==, 0);
+    }
     for (int i = 0; i < 4; i++)
         t->host[i] = cs_pkt_net_add_host(t->net);
     t->leaf[0] = cs_pkt_net_add_switch(t->net);
@@ -91,10 +94,15 @@ static void build(tree_t *t)
         t->down[i][1] = ld[i / 2];
     }
     cs_pkt_qp_cfg_t qc = { .mtu = 4096, .prio = 0, .frame = ib_frame, .ack_interval = 1,
-                           .timeout = CS_PKT_QP_TIMEOUT_PS(20), .retry_cnt = 7 };
+                           .timeout = CS_PKT_QP_TIMEOUT_PS(20), .retry_cnt = 7, .selective = selective };
     t->s = cs_pkt_sharp_new(t->net, &qc, &hooks, t);
     cs_pkt_net_set_qp_hooks(t->net, &qp_hooks, t);
     cs_pkt_net_set_observer(t->net, observe, t);
+}
+
+static void build(tree_t *t)
+{
+    build_sel(t, FALSE);
 }
 
 static void hops_of(const tree_t *t, int i, cs_pkt_sharp_hop_t *h)
@@ -103,17 +111,22 @@ static void hops_of(const tree_t *t, int i, cs_pkt_sharp_hop_t *h)
     h[1] = (cs_pkt_sharp_hop_t){ t->up[i][1], t->down[i][1], t->leaf[i / 2], t->spine };
 }
 
-static void members(tree_t *t)
+static void members_on(tree_t *t, int prio)
 {
     const char *why = NULL;
     for (int i = 0; i < 4; i++) {
         cs_pkt_sharp_hop_t h[2];
         hops_of(t, i, h);
-        g_assert_true(cs_pkt_sharp_member(t->s, 7, i, TRUE, h, 2, new_qp, t, &why));
-        g_assert_true(cs_pkt_sharp_member(t->s, 7, 4 + i, FALSE, h, 2, new_qp, t, &why));
+        g_assert_true(cs_pkt_sharp_member(t->s, 7, i, TRUE, prio, h, 2, new_qp, t, &why));
+        g_assert_true(cs_pkt_sharp_member(t->s, 7, 4 + i, FALSE, prio, h, 2, new_qp, t, &why));
     }
     g_assert_cmpint(t->nqps, ==, 12);  /* 6 tree edges, a QP each way */
     g_assert_cmpint(cs_pkt_sharp_ngroups(t->s), ==, 1);
+}
+
+static void members(tree_t *t)
+{
+    members_on(t, 0);
 }
 
 static void teardown(tree_t *t)
@@ -207,6 +220,61 @@ static void test_sharp_late(void)
     teardown(&t);
 }
 
+/* Selective repeat with a loss on a tree edge: host 0's receive buffer
+ * (lossy priority 0, the default 156096 B drained at 25 Gb/s, a quarter
+ * of the link's rate: 100 packets come faster than it drains)
+ * drops some of the result coming down leaf 0 -> host 0; the packets
+ * after each gap are kept and accepted when the retransmission fills it.
+ * (No credits here: on credits the NIC would hold back, not drop.)
+ * Every accepted packet must reach the tree once, kept ones included, or
+ * host 0 never completes. */
+static void test_sharp_selective_loss(void)
+{
+    tree_t t;
+    build_sel(&t, TRUE);
+    g_assert_cmpint(cs_pkt_net_set_host_rx(t.net, t.host[0], 25e9, 0), ==, 0);
+    members(&t);
+    for (int i = 0; i < 4; i++) {
+        cs_pkt_sharp_send(t.s, 4 + i, (guint64)P * 4096, 0);
+        cs_pkt_sharp_send(t.s, i, (guint64)P * 4096, 0);
+    }
+    cs_pkt_net_run(t.net, CS_TIME_NEVER);
+    guint64 drops = cs_pkt_net_host_rx_drops(t.net, t.host[0], 0);
+    g_test_message("host 0 dropped %" G_GUINT64_FORMAT " result packets", drops);
+    g_assert_cmpuint(drops, >, 0);
+    for (int i = 0; i < 8; i++)
+        g_assert_cmpint(t.ndeliv[i], ==, 1);
+    cs_pkt_sharp_stats_t st;
+    g_assert_true(cs_pkt_sharp_switch_stats(t.s, t.spine, &st));
+    g_assert_cmpuint(st.reduced, ==, P);
+    teardown(&t);
+}
+
+/* A group on VL 2 (its job's): every tree QP's data and ACKs ride VL 2,
+ * none VL 0 (the qc given to cs_pkt_sharp_new says 0). */
+static void test_sharp_vl(void)
+{
+    tree_t t;
+    build(&t);
+    members_on(&t, 2);
+    for (int i = 0; i < 4; i++) {
+        cs_pkt_sharp_send(t.s, 4 + i, (guint64)P * 4096, 0);
+        cs_pkt_sharp_send(t.s, i, (guint64)P * 4096, 0);
+    }
+    cs_pkt_net_run(t.net, CS_TIME_NEVER);
+    for (int i = 0; i < 8; i++)
+        g_assert_cmpint(t.ndeliv[i], ==, 1);
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 2; k++) {
+            cs_pkt_link_stats_t a0, a2;
+            cs_pkt_net_link_stats(t.net, t.up[i][k], 0, &a0);
+            cs_pkt_net_link_stats(t.net, t.up[i][k], 2, &a2);
+            g_assert_cmpuint(a0.tx_pkts, ==, 0);
+            g_assert_cmpuint(a2.tx_pkts, ==, 2 * P);
+        }
+    teardown(&t);
+}
+
 /* Routes that are not one tree: a child with two parents, two roots. */
 static void test_sharp_not_tree(void)
 {
@@ -215,15 +283,15 @@ static void test_sharp_not_tree(void)
     const char *why = NULL;
     cs_pkt_sharp_hop_t h[2];
     hops_of(&t, 0, h);
-    g_assert_true(cs_pkt_sharp_member(t.s, 1, 0, TRUE, h, 2, new_qp, &t, &why));
+    g_assert_true(cs_pkt_sharp_member(t.s, 1, 0, TRUE, 0, h, 2, new_qp, &t, &why));
     /* host 1 stops at its leaf: a second root */
     hops_of(&t, 1, h);
-    g_assert_false(cs_pkt_sharp_member(t.s, 1, 1, TRUE, h, 1, new_qp, &t, &why));
+    g_assert_false(cs_pkt_sharp_member(t.s, 1, 1, TRUE, 0, h, 1, new_qp, &t, &why));
     g_assert_nonnull(strstr(why, "two roots"));
     /* host 0 again, now claimed by leaf 1's route (another parent) */
     hops_of(&t, 2, h);
     h[0].child = t.host[0];
-    g_assert_false(cs_pkt_sharp_member(t.s, 1, 2, TRUE, h, 2, new_qp, &t, &why));
+    g_assert_false(cs_pkt_sharp_member(t.s, 1, 2, TRUE, 0, h, 2, new_qp, &t, &why));
     g_assert_nonnull(strstr(why, "two parents"));
     teardown(&t);
 }
@@ -233,6 +301,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/pkt-sharp/tree", test_sharp_tree);
     g_test_add_func("/pkt-sharp/late-member", test_sharp_late);
+    g_test_add_func("/pkt-sharp/selective-loss", test_sharp_selective_loss);
+    g_test_add_func("/pkt-sharp/vl", test_sharp_vl);
     g_test_add_func("/pkt-sharp/not-a-tree", test_sharp_not_tree);
     return g_test_run();
 }
