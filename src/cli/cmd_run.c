@@ -284,6 +284,8 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
             .root = cs_coll_has_root(coll) ? root : -1, .seed = s->seed, .exact = s->exact,
             .fabric = &s->fabric,
         };
+        t->name = sj->name;
+        t->origin = sj->origin;
         t->rank_map = views[built].rank_map;
         t->link_map = views[built].link_map;
         t->call.size = sj->size;
