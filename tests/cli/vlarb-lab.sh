@@ -99,7 +99,7 @@ grep -q '^# packet engine: \[job victim\]: data on VL 1 (NCCL_IB_SL 1: VL 1 by t
 [ "$(grep -c '^# packet engine: \[job [a-z0-9-]*\]: data on VL 0 ' same-vl.txt)" = 5 ] && ok header-one-vl \
     || bad "header-one-vl: $(grep -c '^# packet engine: \[job' same-vl.txt) per-job lines with one VL"
 grep -q '^# packet engine: VL arbitration at every port (IBA 7.6.9; docs/model-packet.md): high 0:4,1:0,2:0,3:0,4:0,5:0,6:0,7:0 (OpenSM.s default), low 0:0,1:4,' own-vl.txt \
-    && grep -q 'VL arbitration at every port .*: high 0:0 (the section.s), low 0:64,1:192 (the section.s), Limit of High-Priority 0' shared-vl-1x3.txt \
+    && grep -q 'VL arbitration at every port .*: high 0:0 (--vlarb-high), low 0:64,1:192 (--vlarb-low), Limit of High-Priority 0: one high packet, then a low one may go (OpenSM.s default)' shared-vl-1x3.txt \
     && grep -q 'Limit of High-Priority 255: no limit' shared-vl-strict.txt && ok header-vlarb || bad header-vlarb
 # --trace: the victim's VL has gauges of its own; VL 0 of leaf0 -> leaf1
 # starves, VL 1 never does (a gauge is written when it changes: none)
