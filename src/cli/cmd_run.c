@@ -446,7 +446,7 @@ static gboolean check_model_outputs(const cs_scenario_t *s, const cs_engine_ops_
     }
     if (s->link_stats && ops->link_stats == NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "%s: the %s model reports no link statistics; expected --model analytic or flow",
+                    "%s: the %s model reports no link statistics; expected --model analytic, flow or packet",
                     cs_run_args_origin(s, "output.link-stats", "collsim: --link-stats"), ops->name);
         return FALSE;
     }
