@@ -284,6 +284,8 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
             .root = cs_coll_has_root(coll) ? root : -1, .seed = s->seed, .exact = s->exact,
             .fabric = &s->fabric,
         };
+        t->name = sj->name;
+        t->origin = sj->origin;
         t->rank_map = views[built].rank_map;
         t->link_map = views[built].link_map;
         t->call.size = sj->size;
@@ -444,7 +446,7 @@ static gboolean check_model_outputs(const cs_scenario_t *s, const cs_engine_ops_
     }
     if (s->link_stats && ops->link_stats == NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                    "%s: the %s model reports no link statistics; expected --model analytic or flow",
+                    "%s: the %s model reports no link statistics; expected --model analytic, flow or packet",
                     cs_run_args_origin(s, "output.link-stats", "collsim: --link-stats"), ops->name);
         return FALSE;
     }

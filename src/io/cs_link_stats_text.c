@@ -133,7 +133,7 @@ void cs_write_net_counters(FILE *f, const cs_net_counters_t *c, const char *what
                     p->ecn_marks, p->drops, qmax, qavg, p->link);
     }
     if (n < c->nports)
-        fprintf(f, "# ... %d more (link, priority) pairs carried packets\n", c->nports - n);
+        fprintf(f, "# ... %d more (link, %s) pairs carried packets\n", c->nports - n, c->credit ? "VL" : "priority");
     for (int i = 0; i < c->nbuffers; i++) {
         char hw[32];
         char avg[32];

@@ -42,8 +42,8 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { "output", "csv", 0, "csv", NULL, "FILE", "Also write every row as CSV to FILE" },
     { "output", "extra-columns", 0, "no-extra-columns", NULL, NULL, "Print only nccl-tests's columns (key: extra-columns = false)" },
     { "output", "svg", 0, "svg", NULL, "FILE", "Also draw FILE (SVG): run, bus bandwidth and time against size; step, the step's timeline" },
-    { "output", "trace", 0, "trace", NULL, "FILE", "Write the simulation's timeline as Chrome Trace Event JSON (Perfetto) to FILE (--model flow)" },
-    { "output", "link-stats", 0, "link-stats", NULL, NULL, "Print each link's utilization and the bottleneck (--model flow; key: link-stats = true)" },
+    { "output", "trace", 0, "trace", NULL, "FILE", "Write the simulation's timeline as Chrome Trace Event JSON (Perfetto) to FILE (--model flow or packet)" },
+    { "output", "link-stats", 0, "link-stats", NULL, NULL, "Print each link's utilization and the bottleneck (--model analytic, flow or packet; key: link-stats = true)" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 

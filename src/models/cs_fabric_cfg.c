@@ -105,6 +105,12 @@ void cs_fabric_cfg_copy(cs_fabric_cfg_t *dst, const cs_fabric_cfg_t *src)
     }
 }
 
+const char *cs_fabric_cfg_where(const cs_fabric_cfg_t *cfg, int k)
+{
+    const char *o = cfg->origin[k];
+    return o != NULL && g_str_has_prefix(o, "collsim: ") ? o + strlen("collsim: ") : o;
+}
+
 gboolean cs_fabric_cfg_any(const cs_fabric_cfg_t *cfg)
 {
     return cfg->set != 0;

@@ -113,6 +113,10 @@ typedef struct {
 void cs_fabric_cfg_init(cs_fabric_cfg_t *cfg);
 void cs_fabric_cfg_clear(cs_fabric_cfg_t *cfg);
 void cs_fabric_cfg_copy(cs_fabric_cfg_t *dst, const cs_fabric_cfg_t *src);
+/* Where key k came from, for a note in parentheses: "s.ini:12: pfc", or
+ * "--pfc" for a flag (its origin "collsim: --pfc" is an error's prefix);
+ * NULL when the key was not given. */
+const char *cs_fabric_cfg_where(const cs_fabric_cfg_t *cfg, int k);
 
 /* The switch parts known, NULL-terminated (name NULL), and one by part. */
 const cs_fabric_switch_t *cs_fabric_switches(void);

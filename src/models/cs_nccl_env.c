@@ -550,18 +550,32 @@ static gboolean parse_int_value(const char *s, gint64 *v_p)
     return cs_parse_int_base(s, 0, G_MININT64, G_MAXINT64, v_p);
 }
 
+/* An integer too large for 64 bits ("99999999999999999999"): out of
+ * range, not "not an integer". */
+static gboolean int_overflows(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    (void)g_ascii_strtoll(s, &end, 0);
+    if (errno != ERANGE || end == s)
+        return FALSE;
+    while (g_ascii_isspace(*end))
+        end++;
+    return *end == '\0';
+}
+
 static gboolean get_int(const cs_nccl_env_t *e, const char *name, gint64 min, gint64 max,
                         gint64 def, gint64 *v_p, GError **err)
 {
     const char *s = value_of(e, name);
     gint64 v = def;
     if (s != NULL) {
-        if (!parse_int_value(s, &v)) {
+        if (!parse_int_value(s, &v) && !int_overflows(s)) {
             value_error(err, e, name, "not an integer; expected an integer from %" G_GINT64_FORMAT
                         " to %" G_GINT64_FORMAT, min, max);
             return FALSE;
         }
-        if (v < min || v > max) {
+        if (!parse_int_value(s, &v) || v < min || v > max) {
             value_error(err, e, name, "out of range; expected an integer from %" G_GINT64_FORMAT
                         " to %" G_GINT64_FORMAT, min, max);
             return FALSE;

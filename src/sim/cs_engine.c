@@ -65,7 +65,7 @@ char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t
         return NULL;
     const char *first = NULL;
     for (int k = 0; k < CS_FK_COUNT && first == NULL; k++)
-        first = cfg->origin[k];
+        first = cs_fabric_cfg_where(cfg, k);
     return g_strdup_printf("the fabric settings (%s%s) describe the packets of --model packet; --model %s ignores "
                            "them", first != NULL ? first : "[fabric]",
                            __builtin_popcountll(cfg->set) > 1 ? " and others" : "", ops->name);

@@ -176,6 +176,8 @@ typedef struct {
  * moves nothing). Jobs leave these NULL/0. */
 typedef struct {
     cs_engine_job_t job;
+    const char *name;        /* scenario jobs: the [job NAME]'s NAME, for messages; NULL: none (workloads) */
+    const char *origin;      /* scenario jobs: where its [job] section starts ("file:line"); NULL: none */
     const int *rank_map;     /* job rank -> shared rank; NULL: the same */
     const int *link_map;     /* job link -> shared link; NULL: the same */
     cs_engine_call_t call;   /* decided (compute task: decision NULL) */

@@ -67,6 +67,7 @@ typedef struct {
     guint8 left[PK_WINDOW];      /* parts of message k not yet delivered, at k % PK_WINDOW */
     int sent_left;               /* parts of the message in progress not yet sent */
     int prio;                    /* its job's priority (InfiniBand: VL) */
+    long ar_threshold;           /* its job's NCCL_IB_AR_THRESHOLD (a sender's setting) */
 } pk_lane_t;
 
 typedef struct {
@@ -86,7 +87,9 @@ typedef struct {
     GArray *lanes;               /* pk_lane_t, indexed by the flow engine's lane */
     GArray *qps;                 /* pk_qp_t */
     int *job_prio;               /* njob_prio tasks' priorities (InfiniBand: VLs), -1 none; NULL: fab.prio */
+    long *job_ar_threshold;      /* njob_prio tasks' NCCL_IB_AR_THRESHOLD; NULL: fab.ar_threshold */
     int njob_prio;
+    gboolean notes_per_job;      /* pk_notes: each job's VL and threshold follow (pk_notes_jobs) */
     gboolean failed;
     int failed_qp;
     cs_time_t failed_at;
@@ -578,6 +581,8 @@ static gboolean x_lane(void *ctx, int lane, int job, int ch, int src_nic, int ds
     L->qp0 = (int)pk->qps->len;
     L->nqp = pk->fab.qps;
     L->prio = job_prio(pk, job);
+    L->ar_threshold = pk->job_ar_threshold != NULL && job < pk->njob_prio ? pk->job_ar_threshold[job]
+                                                                          : pk->fab.ar_threshold;
     const pk_fabric_t *fab = &pk->fab;
     cs_pkt_qp_cfg_t qc = {
         .mtu = fab->mtu,
@@ -628,8 +633,8 @@ static pk_qp_t *qp_of(pk_t *pk, int qp)
 }
 
 /* Posts a QP's part of a message: with adaptive routing as NCCL does
- * (ncclIbMultiSend, net_ib/p2p.cc): a message of more than
- * NCCL_IB_AR_THRESHOLD bytes (the whole message's size, reqs[0]->send.size,
+ * (ncclIbMultiSend, net_ib/p2p.cc): a message of more than the sending
+ * job's NCCL_IB_AR_THRESHOLD bytes (the whole message's size, reqs[0]->send.size,
  * even when split over QPs) goes on every QP as an RDMA WRITE of its part,
  * which the switches may route adaptively, and a WRITE with immediate of
  * no payload carrying the completion; a smaller one as one WRITE with
@@ -637,11 +642,14 @@ static pk_qp_t *qp_of(pk_t *pk, int qp)
  * AR, one WRITE with immediate. */
 static void post_part(pk_t *pk, int qp, guint64 part, guint64 msg, cs_time_t now)
 {
-    qp_of(pk, qp)->nposted++;
-    if (pk->fab.ar)
-        cs_pkt_net_qp_post_ar(pk->net, qp, part, msg > (guint64)pk->fab.ar_threshold, now);
-    else
+    pk_qp_t *q = qp_of(pk, qp);
+    q->nposted++;
+    if (pk->fab.ar) {
+        long thr = g_array_index(pk->lanes, pk_lane_t, q->lane).ar_threshold;
+        cs_pkt_net_qp_post_ar(pk->net, qp, part, msg > (guint64)thr, now);
+    } else {
         cs_pkt_net_qp_post(pk->net, qp, part, now);
+    }
 }
 
 static void x_send(void *ctx, int lane, double bytes, cs_time_t now)
@@ -1180,6 +1188,7 @@ static void pk_close(void *state)
     cs_flow_free(pk->flow);
     fabric_clear(&pk->fab);
     g_free(pk->job_prio);
+    g_free(pk->job_ar_threshold);
     g_free(pk);
 }
 
@@ -1568,13 +1577,15 @@ static char **ib_notes(const pk_t *pk)
         f->qps > 1 ? "s" : "", f->qps > 1 ? (f->split ? ", each message split over them" : ", messages in turn") : "",
         f->ack_interval, f->ack_interval > 1 ? "s" : "",
         c->recovery == CS_FABRIC_SELECTIVE_REPEAT ? "selective repeat" : "go-back-N", f->timeout_exp, f->retry_cnt));
+    g_autofree char *thr = pk->notes_per_job ? g_strdup("its job's NCCL_IB_AR_THRESHOLD (each job's below)")
+                                             : g_strdup_printf("NCCL_IB_AR_THRESHOLD (%ld B)", f->ar_threshold);
     g_ptr_array_add(n, f->ar ? g_strdup_printf(
                                    "packet engine: adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by default on "
-                                   "InfiniBand): a message above NCCL_IB_AR_THRESHOLD (%ld B) goes as an RDMA WRITE "
+                                   "InfiniBand): a message above %s goes as an RDMA WRITE "
                                    "whose packets leave each switch by the equal-cost port whose queue holds the "
                                    "fewest bytes, then a WRITE with immediate of no payload on the QP's route; one "
                                    "at or below it as one WRITE with immediate on the QP's route (net_ib/p2p.cc); "
-                                   "the receiver keeps packets past a gap without NAKing it", f->ar_threshold)
+                                   "the receiver keeps packets past a gap without NAKing it", thr)
                              : g_strdup("packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING=0): each QP "
                                         "keeps its ECMP route"));
     if (f->ibcc) {
@@ -1750,25 +1761,40 @@ static int first_comm_task(const cs_engine_multi_t *m)
     return -1;
 }
 
+/* A task's name for messages: "[job NAME]" for a scenario's job, with
+ * where: "file:line: [job NAME]" (its section's line); "task N (in
+ * order)" for a workload's. */
+static char *task_label(const cs_engine_task_t *t, int j, gboolean where)
+{
+    if (t->name == NULL)
+        return g_strdup_printf("task %d (in order)", j + 1);
+    return where && t->origin != NULL ? g_strdup_printf("%s: [job %s]", t->origin, t->name)
+                                      : g_strdup_printf("[job %s]", t->name);
+}
+
 /* Jobs with their own NCCL variables ([job] NCCL_IB_SL = 1, ...) may ask
  * for another lane or routing than the first job's. On InfiniBand each
  * job's QPs run on its own VL (its NCCL_IB_SL through the SL-to-VL map),
  * each VL with its own credits at every input port and the ports' VL
- * arbitration between them; adaptive routing is one setting of the
- * switches here, so jobs that differ in it are refused. On RoCE every QP
- * runs on the first job's priority (the network's PFC, ECN and CNP
- * priorities are set for it), so a job asking for another is refused
- * rather than run on the wrong one. prio_p (may be NULL): each task's
- * priority, -1 for compute tasks; why_p (may be NULL): each task's
- * reason, NULL for compute tasks (g_free each, then the array). */
+ * arbitration between them, and each job sends by its own
+ * NCCL_IB_AR_THRESHOLD (a sender's choice per message); adaptive routing
+ * is one setting of the switches here, so jobs that differ in it are
+ * refused. On RoCE every QP runs on the first job's priority (the
+ * network's PFC, ECN and CNP priorities are set for it), so a job asking
+ * for another is refused rather than run on the wrong one. prio_p (may
+ * be NULL): each task's priority, -1 for compute tasks; why_p (may be
+ * NULL): each task's reason, NULL for compute tasks (g_free each, then
+ * the array); thr_p (may be NULL): each task's NCCL_IB_AR_THRESHOLD. */
 static gboolean job_lanes(const cs_engine_multi_t *m, int j0, const pk_fabric_t *fab, int **prio_p, char ***why_p,
-                          GError **err)
+                          long **thr_p, GError **err)
 {
     g_autofree int *prio = g_new(int, MAX(1, m->ntasks));
+    g_autofree long *thr = g_new(long, MAX(1, m->ntasks));
     char **why = g_new0(char *, MAX(1, m->ntasks));
     gboolean ok = TRUE;
     for (int j = 0; j < m->ntasks; j++) {
         prio[j] = -1;
+        thr[j] = fab->ar_threshold;
         const cs_engine_job_t *job = &m->tasks[j].job;
         if (job->comm == NULL)
             continue;
@@ -1779,19 +1805,25 @@ static gboolean job_lanes(const cs_engine_multi_t *m, int j0, const pk_fabric_t 
         }
         pk_fabric_t other;
         ok = fabric_setup(&other, job->fabric, cs_comm_settings(job->comm), fab->ib, err);
-        gboolean same = ok && (fab->ib || other.prio == fab->prio) && other.ar == fab->ar &&
-                        other.ar_threshold == fab->ar_threshold;
-        if (ok && !same)
-            g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: [job] groups %d and %d (in file order) ask for different %s (%s; "
-                        "%s%s): every job runs on the first job's; expected the same %s in every [job]", j0 + 1, j + 1,
-                        fab->ib ? "adaptive routing" : "priorities", fab->prio_why, other.prio_why,
-                        other.ar != fab->ar ? "; adaptive routing differs"
-                        : other.ar_threshold != fab->ar_threshold ? "; NCCL_IB_AR_THRESHOLD differs" : "",
-                        fab->ib ? "NCCL_IB_ADAPTIVE_ROUTING and NCCL_IB_AR_THRESHOLD (the switches' setting and "
-                                  "the network's; each job may have its own NCCL_IB_SL)"
-                                : "NCCL_IB_SL, NCCL_IB_TC and NCCL_IB_ADAPTIVE_ROUTING");
+        gboolean same = ok && (fab->ib || other.prio == fab->prio) && other.ar == fab->ar;
+        if (ok && !same) {
+            g_autofree char *first = task_label(&m->tasks[j0], j0, FALSE);
+            g_autofree char *this = task_label(&m->tasks[j], j, TRUE);
+            if (fab->ib)
+                g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s: packet engine: adaptive routing %s "
+                            "(NCCL_IB_ADAPTIVE_ROUTING) where %s has it %s: it is the switches' setting, one for "
+                            "the whole network here; expected the same NCCL_IB_ADAPTIVE_ROUTING in every [job] "
+                            "(each job may have its own NCCL_IB_SL and NCCL_IB_AR_THRESHOLD)", this,
+                            other.ar ? "on" : "off", first, fab->ar ? "on" : "off");
+            else
+                g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s: packet engine: priority %d (%s) where %s "
+                            "has %d (%s): on RoCE the network's PFC, ECN and CNP priorities are set for one; "
+                            "expected the same NCCL_IB_SL and NCCL_IB_TC in every [job]", this, other.prio,
+                            other.prio_why, first, fab->prio, fab->prio_why);
+        }
         if (ok && same) {
             prio[j] = other.prio;
+            thr[j] = other.ar_threshold;
             why[j] = g_steal_pointer(&other.prio_why);
         }
         fabric_clear(&other);
@@ -1801,6 +1833,8 @@ static gboolean job_lanes(const cs_engine_multi_t *m, int j0, const pk_fabric_t 
     }
     if (ok && prio_p != NULL)
         *prio_p = g_steal_pointer(&prio);
+    if (ok && thr_p != NULL)
+        *thr_p = g_steal_pointer(&thr);
     if (ok && why_p != NULL) {
         *why_p = why;
     } else {
@@ -1821,7 +1855,7 @@ static gboolean pk_estimate_jobs(const cs_engine_multi_t *m, cs_engine_cost_t *c
     pk_fabric_t fab;
     if (!pk_check(m->topo, &m->tasks[j0].job, &fab, err))
         return FALSE;
-    if (!job_lanes(m, j0, &fab, NULL, NULL, err)) {
+    if (!job_lanes(m, j0, &fab, NULL, NULL, NULL, err)) {
         fabric_clear(&fab);
         return FALSE;
     }
@@ -1871,12 +1905,14 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
     if (!pk_check(m->topo, &m->tasks[j0].job, &fab, err))
         return FALSE;
     int *prio;
-    if (!job_lanes(m, j0, &fab, &prio, NULL, err)) {
+    long *thr;
+    if (!job_lanes(m, j0, &fab, &prio, NULL, &thr, err)) {
         fabric_clear(&fab);
         return FALSE;
     }
     pk_t *pk = pk_new(m->topo, cs_flow_new_shared(m->topo, m->params), m->tasks[j0].job.seed, &fab, m->sink);
     pk->job_prio = prio;
+    pk->job_ar_threshold = thr;
     pk->njob_prio = m->ntasks;
     pool_guard_set(pk);
     gboolean ok = build_net(pk, err);
@@ -1904,7 +1940,8 @@ static gboolean pk_run_jobs(const cs_engine_multi_t *m, double *end_s, cs_link_s
 
 /* The header's notes for a run of several jobs: the fabric as it will
  * run (the first communicating job's [fabric] and NCCL settings, as
- * pk_run_jobs); none without one (no network runs). */
+ * pk_run_jobs); none without one (no network runs). On InfiniBand with
+ * several jobs, a line per job: its VL and NCCL_IB_AR_THRESHOLD. */
 static char **pk_notes_jobs(const cs_engine_multi_t *m)
 {
     pk_fabric_t fab;
@@ -1912,24 +1949,38 @@ static char **pk_notes_jobs(const cs_engine_multi_t *m)
     if (j0 < 0 || !pk_check(m->topo, &m->tasks[j0].job, &fab, NULL))
         return NULL;
     pk_t probe = { .topo = m->topo, .fab = fab };
-    for (int j = 0; j < m->ntasks && !probe.collnet; j++)
-        probe.collnet = m->tasks[j].job.comm != NULL && cs_comm_info(m->tasks[j].job.comm)->collnet_supported;
-    char **notes = pk_notes(&probe);
-    /* jobs on VLs of their own: each job's */
+    int ncomm = 0;
+    for (int j = 0; j < m->ntasks; j++) {
+        ncomm += m->tasks[j].job.comm != NULL;
+        probe.collnet |= m->tasks[j].job.comm != NULL && cs_comm_info(m->tasks[j].job.comm)->collnet_supported;
+    }
     int *prio = NULL;
     char **why = NULL;
-    if (fab.ib && job_lanes(m, j0, &fab, &prio, &why, NULL)) {
-        gboolean differ = FALSE;
-        for (int j = 0; j < m->ntasks; j++)
-            differ |= prio[j] >= 0 && prio[j] != fab.prio;
+    long *thr = NULL;
+    gboolean per_job = fab.ib && ncomm > 1 && job_lanes(m, j0, &fab, &prio, &why, &thr, NULL);
+    g_autofree char *first = per_job ? task_label(&m->tasks[j0], j0, FALSE) : NULL;
+    g_autofree char *run_why = per_job ? g_strdup_printf("%s, %s's; each job's VL below", fab.prio_why, first) : NULL;
+    if (run_why != NULL)
+        probe.fab.prio_why = run_why;
+    probe.notes_per_job = per_job;
+    char **notes = pk_notes(&probe);
+    if (per_job) {
         GPtrArray *n = g_ptr_array_new();
         for (int i = 0; notes != NULL && notes[i] != NULL; i++)
             g_ptr_array_add(n, notes[i]);
-        for (int j = 0; differ && j < m->ntasks; j++)
-            if (prio[j] >= 0)
-                g_ptr_array_add(n, g_strdup_printf("packet engine: [job] group %d (in file order): data on VL %d (%s), "
-                                                   "its own credits per VL at every input port", j + 1, prio[j],
-                                                   why[j]));
+        for (int j = 0; j < m->ntasks; j++) {
+            if (prio[j] < 0)
+                continue;
+            int shared = 0;
+            for (int k = 0; k < m->ntasks; k++)
+                shared += k != j && prio[k] == prio[j];
+            g_autofree char *who = task_label(&m->tasks[j], j, FALSE);
+            g_autofree char *ar = fab.ar ? g_strdup_printf("; NCCL_IB_AR_THRESHOLD %ld B", thr[j]) : g_strdup("");
+            g_ptr_array_add(n, g_strdup_printf("packet engine: %s: data on VL %d (%s), %s%s", who, prio[j], why[j],
+                                               shared > 0 ? "sharing the VL's credits with the other jobs on it"
+                                                          : "the VL's credits at every input port its own",
+                                               ar));
+        }
         g_ptr_array_add(n, NULL);
         g_free(notes);
         notes = (char **)g_ptr_array_free(n, FALSE);
@@ -1937,6 +1988,7 @@ static char **pk_notes_jobs(const cs_engine_multi_t *m)
             g_free(why[j]);
         g_free(why);
         g_free(prio);
+        g_free(thr);
     }
     fabric_clear(&fab);
     return notes;

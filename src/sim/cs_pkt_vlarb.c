@@ -63,19 +63,21 @@ static void table_text(GString *g, const cs_pkt_arb_entry_t *e, int n)
         g_string_append(g, "empty");
 }
 
-static const char *origin(gboolean set)
+/* " (s.ini:12: vlarb-high)", " (--vlarb-high)" or OpenSM's default. */
+static void origin(GString *g, const cs_fabric_cfg_t *c, int k, gboolean set)
 {
-    return set ? " (the section's)" : " (OpenSM's default)";
+    const char *w = set ? cs_fabric_cfg_where(c, k) : NULL;
+    g_string_append_printf(g, " (%s)", w != NULL ? w : set ? "given" : "OpenSM's default");
 }
 
 char *cs_pkt_vlarb_note(const cs_fabric_cfg_t *c, const cs_pkt_arb_t *a)
 {
     GString *g = g_string_new("packet engine: VL arbitration at every port (IBA 7.6.9; docs/model-packet.md): high ");
     table_text(g, a->high, a->nhigh);
-    g_string_append(g, origin(c->vlarb_nhigh >= 0));
+    origin(g, c, CS_FK_VLARB_HIGH, c->vlarb_nhigh >= 0);
     g_string_append(g, ", low ");
     table_text(g, a->low, a->nlow);
-    g_string_append(g, origin(c->vlarb_nlow >= 0));
+    origin(g, c, CS_FK_VLARB_LOW, c->vlarb_nlow >= 0);
     if (a->high_limit == CS_PKT_ARB_UNLIMITED)
         g_string_append(g, ", Limit of High-Priority 255: no limit");
     else if (a->high_limit == 0)
@@ -83,7 +85,7 @@ char *cs_pkt_vlarb_note(const cs_fabric_cfg_t *c, const cs_pkt_arb_t *a)
     else
         g_string_append_printf(g, ", Limit of High-Priority %u: %u KB of high packets, then a low one may go",
                                a->high_limit, a->high_limit * 4u);
-    g_string_append(g, origin(c->vlarb_high_limit >= 0));
+    origin(g, c, CS_FK_VLARB_HIGH_LIMIT, c->vlarb_high_limit >= 0);
     g_string_append(g, "; weights in 64-B units, a started packet may overdraw its entry's weight");
     gboolean dropped = FALSE;   /* the section's entries for VLs past the engine's 8 */
     for (int i = 0; i < c->vlarb_nhigh; i++)

@@ -117,8 +117,13 @@ grep -q '^# packet engine: adaptive routing (NCCL_IB_ADAPTIVE_ROUTING, on by def
     && ! grep -q "per-message choice is not modelled" on.txt && ok ar-notes || bad ar-notes
 grep -q 'packets sent another way by adaptive routing, ' on.txt && ok link-stats-counter || bad link-stats-counter
 
-# jobs that differ in NCCL_IB_AR_THRESHOLD run on one routing: refused
-cat >jobs.ini <<EOF
+# NCCL_IB_AR_THRESHOLD is each sender's: jobs with different ones run, job
+# a (VL 1) above every message, job b (VL 0) at 0. Job a's packets keep
+# their QPs' routes: its VL's packets per spine link are those of the run
+# where both jobs are above every message (static routes do not depend on
+# timing), and differ from a run where job a moves them too.
+jobs() {   # NAME THRESHOLD-A THRESHOLD-B [LINE FOR JOB B]
+    cat >"$1.ini" <<EOF
 [scenario]
 model = packet
 [topology]
@@ -128,15 +133,43 @@ op = all_reduce
 [job a]
 nodes = 0,1
 gpus = 0
-size = 1M
+size = 4M
+NCCL_IB_SL = 1
+NCCL_IB_AR_THRESHOLD = $2
 [job b]
 nodes = 0,1
 gpus = 1
-size = 1M
-NCCL_IB_AR_THRESHOLD = 0
+size = 4M
+NCCL_IB_AR_THRESHOLD = $3
+${4:-}
 EOF
-"$COLLSIM" run jobs.ini >k.out 2>k.err
+    "$COLLSIM" run "$1.ini" --json "$1.json" >"$1.txt" 2>"$1.err"
+}
+jobs jhh 1073741824 1073741824 && jobs jh0 1073741824 0 && jobs j00 0 0 \
+    && python3 - <<'PY' && ok jobs-threshold || bad "jobs-threshold ($(cat jhh.err jh0.err j00.err))"
+import json, sys
+N = {n: json.load(open(n + ".json"))["all_jobs"]["network"] for n in ("jhh", "jh0", "j00")}
+def vl1(n):
+    return {p["link"]: p["tx_pkts"] for p in N[n]["ports"] if p["prio"] == 1 and "spine" in p["link"]}
+errs = []
+if N["jhh"]["ar_moves"] != 0: errs.append("both above every message: nothing moved")
+if not N["jh0"]["ar_moves"] > 0: errs.append("job b at 0: its packets moved")
+if not vl1("jh0") or vl1("jh0") != vl1("jhh"): errs.append("job a keeps its routes: %s vs %s" % (vl1("jh0"), vl1("jhh")))
+if vl1("j00") == vl1("jhh"): errs.append("job a at 0 moves its packets")
+if errs: print("\n".join(errs))
+sys.exit(1 if errs else 0)
+PY
+grep -q '^# packet engine: \[job a\]: data on VL 1 (NCCL_IB_SL 1: VL 1 by the default SL-to-VL map), .*; NCCL_IB_AR_THRESHOLD 1073741824 B$' jh0.txt \
+    && grep -q '^# packet engine: \[job b\]: data on VL 0 (.*; NCCL_IB_AR_THRESHOLD 0 B$' jh0.txt \
+    && grep -q 'a message above its job.s NCCL_IB_AR_THRESHOLD (each job.s below)' jh0.txt \
+    && ok jobs-threshold-notes || bad "jobs-threshold-notes ($(grep 'packet engine' jh0.txt))"
+
+# adaptive routing is the switches' setting: jobs that differ in it are
+# refused, naming the [job] section's line
+jobs jar 0 0 'NCCL_IB_ADAPTIVE_ROUTING = 0'
 rc=$?
-[ "$rc" != 0 ] && grep -q 'NCCL_IB_AR_THRESHOLD differs' k.err && ok refuses-jobs-threshold \
-    || bad "refuses-jobs-threshold (rc $rc: $(cat k.err))"
+line=$(grep -n '^\[job b\]' jar.ini | cut -d: -f1)
+[ "$rc" = 2 ] && grep -q "^jar.ini:$line: \[job b\]: packet engine: adaptive routing off (NCCL_IB_ADAPTIVE_ROUTING) where \[job a\] has it on" jar.err \
+    && ! grep -q 'every job runs on' jar.err && [ "$(wc -l <jar.err)" = 1 ] && ok refuses-jobs-ar \
+    || bad "refuses-jobs-ar (rc $rc: $(cat jar.err))"
 exit $fail

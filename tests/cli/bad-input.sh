@@ -123,7 +123,7 @@ check job-analytic exact "collsim: --model: the analytic model cannot run severa
 check trace-analytic exact "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow or packet" -- run $H --trace t.json
 # the analytic and flow models report link statistics; SimGrid (where built) does not
 if "$COLLSIM" run $H --model simgrid -b 8 -e 8 >/dev/null 2>&1; then
-    check link-stats-simgrid exact "collsim: --link-stats: the simgrid model reports no link statistics; expected --model analytic or flow" -- run $H --model simgrid --link-stats
+    check link-stats-simgrid exact "collsim: --link-stats: the simgrid model reports no link statistics; expected --model analytic, flow or packet" -- run $H --model simgrid --link-stats
 fi
 check trace-unwritable prefix "nosuchdir/t.json: cannot write the file (" -- run $H --model flow -b 1M -e 1M --trace nosuchdir/t.json --json out.json
 check real-jobs exact "j9.ini:6: [job a]: several jobs at once are a prediction (collsim run --model flow); expected a scenario without [job NAME] groups for collsim real" -- real j9.ini

@@ -82,7 +82,7 @@ scen map.ini 'dscp-map = 26:5'
 # ---- engines that do not read the section say so ---------------------------
 for m in analytic flow; do
     "$COLLSIM" run $T --model $m -b 1M -e 1M --mtu 1024 >out.txt 2>err.txt
-    grep -q "collsim: warning: the fabric settings (collsim: --mtu) describe the packets of --model packet; --model $m ignores them" err.txt &&
+    grep -q "collsim: warning: the fabric settings (--mtu) describe the packets of --model packet; --model $m ignores them" err.txt &&
         grep -q "^# warning: the fabric settings" out.txt && ok "--model $m says it ignores [fabric]" ||
         { bad "--model $m says it ignores [fabric]"; cat err.txt; }
 done

@@ -113,12 +113,12 @@ sed 's/NCCL_ALGO = Tree/NCCL_ALGO = Bogus/' own.ini >own-bad.ini
 # first job's priority, so another NCCL_IB_TC is refused, not ignored
 sed 's/model = flow/model = packet/; s/NCCL_ALGO = Tree/NCCL_IB_SL = 1/; s/64M/1M/' own.ini >own-sl.ini
 "$COLLSIM" run own-sl.ini >own-sl.txt 2>own-sl.err
-[ $? -eq 0 ] && grep -q '^# packet engine: \[job\] group 2 (in file order): data on VL 1 (NCCL_IB_SL 1: VL 1' own-sl.txt \
-    && grep -q '^# packet engine: \[job\] group 1 (in file order): data on VL 0 ' own-sl.txt \
+[ $? -eq 0 ] && grep -q '^# packet engine: \[job b\]: data on VL 1 (NCCL_IB_SL 1: VL 1' own-sl.txt \
+    && grep -q '^# packet engine: \[job a\]: data on VL 0 ' own-sl.txt \
     && ok job-own-sl-vl || bad "job-own-sl-vl: $(cat own-sl.err)"
 sed 's/model = flow/model = packet/; s/NCCL_ALGO = Tree/NCCL_IB_TC = 160/; s/64M/1M/' own.ini >own-tc.ini
 "$COLLSIM" run own-tc.ini --nic roce-400g >/dev/null 2>own-tc.err
-[ $? -eq 2 ] && grep -q 'NCCL_IB_TC 160: DSCP 40, priority 5' own-tc.err && ok job-own-tc-refused \
+[ $? -eq 2 ] && grep -q '^own-tc.ini:[0-9]*: \[job b\]: packet engine: priority 5 (NCCL_IB_TC 160: DSCP 40, priority 5' own-tc.err && ok job-own-tc-refused \
     || bad "job-own-tc-refused: $(cat own-tc.err)"
 
 exit $fail

@@ -90,13 +90,16 @@ for e in errs:
 sys.exit(1 if errs else 0)
 PY
 
-# the header: a line per job with its VL, and the tables that ran
-grep -q '^# packet engine: \[job\] group 5 (in file order): data on VL 1 (NCCL_IB_SL 1: VL 1' own-vl.txt \
-    && grep -q '^# packet engine: \[job\] group 1 (in file order): data on VL 0 ' own-vl.txt \
+# the header: a line per job with its VL (lab 14's promise), also when
+# every job is on VL 0, and the run-wide VL says it is the first job's
+grep -q '^# packet engine: \[job victim\]: data on VL 1 (NCCL_IB_SL 1: VL 1 by the default SL-to-VL map), the VL.s credits at every input port its own' own-vl.txt \
+    && grep -q '^# packet engine: \[job incast-1\]: data on VL 0 (NCCL_IB_SL unset: SL 0: VL 0 by the default SL-to-VL map), sharing the VL.s credits' own-vl.txt \
+    && grep -q '^# packet engine: InfiniBand, MTU [0-9]*, data on VL 0 (NCCL_IB_SL unset: SL 0: VL 0 by the default SL-to-VL map, \[job incast-1\].s; each job.s VL below)' own-vl.txt \
     && ok header-job-vls || bad header-job-vls
-grep -q '^# packet engine: \[job\]' same-vl.txt && bad "header-one-vl: per-job lines with one VL" || ok header-one-vl
+[ "$(grep -c '^# packet engine: \[job [a-z0-9-]*\]: data on VL 0 ' same-vl.txt)" = 5 ] && ok header-one-vl \
+    || bad "header-one-vl: $(grep -c '^# packet engine: \[job' same-vl.txt) per-job lines with one VL"
 grep -q '^# packet engine: VL arbitration at every port (IBA 7.6.9; docs/model-packet.md): high 0:4,1:0,2:0,3:0,4:0,5:0,6:0,7:0 (OpenSM.s default), low 0:0,1:4,' own-vl.txt \
-    && grep -q 'VL arbitration at every port .*: high 0:0 (the section.s), low 0:64,1:192 (the section.s), Limit of High-Priority 0' shared-vl-1x3.txt \
+    && grep -q 'VL arbitration at every port .*: high 0:0 (--vlarb-high), low 0:64,1:192 (--vlarb-low), Limit of High-Priority 0: one high packet, then a low one may go (OpenSM.s default)' shared-vl-1x3.txt \
     && grep -q 'Limit of High-Priority 255: no limit' shared-vl-strict.txt && ok header-vlarb || bad header-vlarb
 # --trace: the victim's VL has gauges of its own; VL 0 of leaf0 -> leaf1
 # starves, VL 1 never does (a gauge is written when it changes: none)

@@ -228,6 +228,9 @@ static void test_bad_values(void)
     expect_error("NCCL_PROTO", "LL256", "unknown protocol 'LL256'; expected one of LL, LL128, Simple");
     expect_error("NCCL_MAX_NCHANNELS", "lots", "NCCL_MAX_NCHANNELS=lots: not an integer");
     expect_error("NCCL_MIN_NCHANNELS", "-4", "out of range");
+    /* past 64 bits is out of range too, not "not an integer" */
+    expect_error("NCCL_IB_AR_THRESHOLD", "99999999999999999999", "out of range; expected an integer from 0 to 2147483647");
+    expect_error("NCCL_MIN_NCHANNELS", "-99999999999999999999", "out of range");
     expect_error("NCCL_NTHREADS", "100", "not a multiple of 32");
     expect_error("NCCL_NTHREADS", "1024", "out of range; expected an integer from 64 to 512");
     expect_error("NCCL_P2P_LEVEL", "sys", "case-sensitively");
