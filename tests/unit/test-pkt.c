@@ -349,6 +349,18 @@ static void seam_run(cs_evq_t *q, cs_pkt_port_t *port)
         cs_pkt_port_event(port, ev);
 }
 
+/* Twenty 1000-B packets on 'port', alternating priorities 1 and 3 (1 first). */
+static void seam_fill(cs_pkt_port_t *port, cs_pkt_pool_t *pool, cs_pkt_route_t *r)
+{
+    for (int i = 0; i < 20; i++) {
+        cs_pkt_t *p = cs_pkt_alloc(pool);
+        p->route = r;
+        p->prio = i % 2 ? 3 : 1;
+        p->wire = p->payload = 1000;
+        cs_pkt_port_enqueue(port, p, 0);
+    }
+}
+
 static void test_flow_control_seam(void)
 {
     g_autoptr(cs_evq_t) q = cs_evq_new();
@@ -358,13 +370,7 @@ static void test_flow_control_seam(void)
     cs_pkt_port_cfg_init(&cfg, 100 * GBPS, 10 * NS);
     cs_pkt_port_t *port = cs_pkt_port_new(7, &cfg, q, &seam_hooks, &s, seam_deliver, &s);
     cs_pkt_route_t *r = cs_pkt_route_new((const int[]) { 7 }, 1);
-    for (int i = 0; i < 20; i++) {
-        cs_pkt_t *p = cs_pkt_alloc(pool);
-        p->route = r;
-        p->prio = i % 2 ? 3 : 1;
-        p->wire = p->payload = 1000;
-        cs_pkt_port_enqueue(port, p, 0);
-    }
+    seam_fill(port, pool, r);
     seam_run(q, port);
     g_assert_cmpuint(s.got[1], ==, 10);
     g_assert_cmpuint(s.got[3], ==, 0);
@@ -402,13 +408,7 @@ static void test_vlarb_seam(void)
         cs_pkt_port_t *port = cs_pkt_port_new(7, &cfg, q, &seam_hooks, &s, seam_deliver, &s);
         g_assert_nonnull(port);
         /* a VL-1 packet first, so that it is on the wire as the rest queue */
-        for (int i = 0; i < 20; i++) {
-            cs_pkt_t *p = cs_pkt_alloc(pool);
-            p->route = r;
-            p->prio = i % 2 ? 3 : 1;
-            p->wire = p->payload = 1000;
-            cs_pkt_port_enqueue(port, p, 0);
-        }
+        seam_fill(port, pool, r);
         seam_run(q, port);
         if (held) {
             g_assert_cmpuint(s.got[1], ==, 10);
