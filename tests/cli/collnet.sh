@@ -129,7 +129,7 @@ done
 # VL 2, job a's (rails 0-3) on VL 0 (--link-stats' network counters)
 sed 's/model = flow/model = packet/' pj-flow.ini >pv.ini && printf 'NCCL_IB_SL = 2\n' >>pv.ini
 "$COLLSIM" run pv.ini --link-stats >pv.txt 2>&1 &&
-    grep -q '^# packet engine: \[job\] group 2 (in file order): data on VL 2' pv.txt &&
+    grep -q '^# packet engine: \[job b\]: data on VL 2' pv.txt &&
     grep -Eq '^# +2 +[0-9]+ .* rail[4-7]\.leaf0 -> ' pv.txt && grep -Eq '^# +0 +[0-9]+ .* rail[0-3]\.leaf0 -> ' pv.txt &&
     ! grep -Eq '^# +0 +[0-9]+ .* rail[4-7]\.leaf0 -> ' pv.txt && ! grep -Eq '^# +2 +[0-9]+ .* rail[0-3]\.leaf0 -> ' pv.txt \
     && grep -q '^#  SHARP aggregation: packets reduced [1-9][0-9]*, copies sent down [1-9]' pv.txt \
