@@ -232,6 +232,16 @@ static const int ib_only_keys[] = {
  * priorities by DRR, CNPs strict. */
 static const int vlarb_keys[] = { CS_FK_VLARB_HIGH, CS_FK_VLARB_LOW, CS_FK_VLARB_HIGH_LIMIT };
 
+/* The first of 'keys' the section sets, -1 if none: a key another fabric
+ * does not read. */
+static int first_set_key(const cs_fabric_cfg_t *c, const int *keys, gsize n)
+{
+    for (gsize i = 0; i < n; i++)
+        if (c->set >> keys[i] & 1)
+            return keys[i];
+    return -1;
+}
+
 static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const cs_nccl_settings_t *s,
                              gboolean ib, GError **err)
 {
@@ -244,16 +254,14 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
     fab->ib = ib;
     fab->mtu = c->mtu;
     if (ib) {
-        for (guint i = 0; i < G_N_ELEMENTS(roce_only_keys); i++) {
-            int k = roce_only_keys[i];
-            if (c->set >> k & 1) {
-                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is InfiniBand (credits per virtual "
-                            "lane): it has no PFC, ECN, DCQCN, Ethernet switch buffer or NIC receive buffer apart "
-                            "from its credits; expected only mtu, cable-length, nic-rx-rate, stall-*, recovery, "
-                            "ack-every, ibcc-* and vlarb-* on InfiniBand",
-                            c->origin[k]);
-                return FALSE;
-            }
+        int k = first_set_key(c, roce_only_keys, G_N_ELEMENTS(roce_only_keys));
+        if (k >= 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is InfiniBand (credits per virtual "
+                        "lane): it has no PFC, ECN, DCQCN, Ethernet switch buffer or NIC receive buffer apart "
+                        "from its credits; expected only mtu, cable-length, nic-rx-rate, stall-*, recovery, "
+                        "ack-every, ibcc-* and vlarb-* on InfiniBand",
+                        c->origin[k]);
+            return FALSE;
         }
         /* NCCL_IB_SL (default 0) through OpenSM's default SL-to-VL table
          * with 8 data VLs, SL i on VL i mod 8 */
@@ -271,23 +279,19 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
         if (!cs_pkt_vlarb_check(c, &fab->arb, fab->prio, fab->prio_why, err))
             return FALSE;
     } else {
-        for (guint i = 0; i < G_N_ELEMENTS(vlarb_keys); i++) {
-            int k = vlarb_keys[i];
-            if (c->set >> k & 1) {
-                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is RoCE: VL arbitration is InfiniBand's "
-                            "(a RoCE port shares its priorities by deficit round robin, CNPs strict); expected no "
-                            "vlarb-* keys on RoCE", c->origin[k]);
-                return FALSE;
-            }
+        int k = first_set_key(c, vlarb_keys, G_N_ELEMENTS(vlarb_keys));
+        if (k >= 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is RoCE: VL arbitration is InfiniBand's "
+                        "(a RoCE port shares its priorities by deficit round robin, CNPs strict); expected no "
+                        "vlarb-* keys on RoCE", c->origin[k]);
+            return FALSE;
         }
-        for (guint i = 0; i < G_N_ELEMENTS(ib_only_keys); i++) {
-            int k = ib_only_keys[i];
-            if (c->set >> k & 1) {
-                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is RoCE: InfiniBand congestion control "
-                            "(FECN/BECN) does not run on it; expected dcqcn = connectx or paper for RoCE's "
-                            "congestion control", c->origin[k]);
-                return FALSE;
-            }
+        k = first_set_key(c, ib_only_keys, G_N_ELEMENTS(ib_only_keys));
+        if (k >= 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: the fabric is RoCE: InfiniBand congestion control "
+                        "(FECN/BECN) does not run on it; expected dcqcn = connectx or paper for RoCE's "
+                        "congestion control", c->origin[k]);
+            return FALSE;
         }
         fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
         fab->cnp_prio = cs_fabric_cnp_prio(c);
