@@ -193,9 +193,12 @@ static double gpu_net_speed(const cs_topo_t *t, const cs_nccl_settings_t *s, int
 }
 
 /* Transport between two GPUs of one host (p2p.cc p2pCanConnect, shm.cc
- * shmCanConnect, paths.cc ncclTopoCheckNet). */
+ * shmCanConnect, paths.cc ncclTopoCheckNet). net_speed_a and net_speed_b
+ * are gpu_net_speed of da and db (searched once per GPU by the caller: on
+ * an NVL72 rack, per pair, they were most of a run's time). */
 static void pair_choice(const cs_topo_t *t, const cs_nccl_settings_t *s, int da, int db,
-                        int host_gpus, const cs_netsel_t *net, cs_link_choice_t *out)
+                        int host_gpus, const cs_netsel_t *net, double net_speed_a, double net_speed_b,
+                        cs_link_choice_t *out)
 {
     cs_path_t p;
     gboolean p2p = cs_sys_p2p(t, s, da, db, host_gpus, &p);
@@ -215,8 +218,7 @@ static void pair_choice(const cs_topo_t *t, const cs_nccl_settings_t *s, int da,
     out->nccl_bw = speed;
     gboolean use_net = FALSE;
     if (!s->net_disable_intra && net->kind != CS_NET_NONE) {
-        double s1 = gpu_net_speed(t, s, da, net), s2 = gpu_net_speed(t, s, db, net);
-        use_net = s1 > speed && s2 > speed;
+        use_net = net_speed_a > speed && net_speed_b > speed;
     }
     if (p2p && !use_net) {
         out->transport = p.type <= CS_PATH_NVB ? CS_XPORT_P2P_NVL : CS_XPORT_P2P_PCI;
@@ -384,11 +386,16 @@ static gboolean build_nodes(cs_comm_t *c, GError **err)
             break;
         }
         hs->pairs = g_new0(cs_link_choice_t, G * G);
+        double *net_speed = g_new0(double, G);
+        if (!c->s.net_disable_intra && hs->net.kind != CS_NET_NONE)
+            for (int a = 0; a < G; a++)
+                net_speed[a] = gpu_net_speed(t, &c->s, hs->gpu_devs[a], &hs->net);
         for (int a = 0; a < G; a++)
             for (int b = 0; b < G; b++)
                 if (a != b)
-                    pair_choice(t, &c->s, hs->gpu_devs[a], hs->gpu_devs[b], G, &hs->net,
-                                &hs->pairs[a * G + b]);
+                    pair_choice(t, &c->s, hs->gpu_devs[a], hs->gpu_devs[b], G, &hs->net, net_speed[a],
+                                net_speed[b], &hs->pairs[a * G + b]);
+        g_free(net_speed);
         /* paths.cc ncclTopoTrimSystem: GPUs joined by P2P or SHM form one
          * NCCL node; the others are reached through the network. */
         hs->dom_of = g_new(int, G);

@@ -212,7 +212,9 @@ static cs_path_type_t p2c_type(const cs_topo_t *t, int gpu, int nic, iscratch_t 
     return lo == CS_PATH_C2C && hi == CS_PATH_PHB ? CS_PATH_P2C : CS_PATH_DIS;
 }
 
-static void apply_p2c(const cs_topo_t *t, int src, int dst, iscratch_t *s, cs_path_t *p_p)
+/* The GPU and NIC of a path P2C may apply to (a GPU on C2C and a NIC, in
+ * either order, not already P2C or better); FALSE otherwise. */
+static gboolean p2c_candidate(const cs_topo_t *t, int src, int dst, const cs_path_t *p, int *gpu_p, int *nic_p)
 {
     int gpu = -1, nic = -1;
     if (t->devs[src].kind == CS_DEV_GPU && t->devs[dst].kind == CS_DEV_NIC) {
@@ -222,9 +224,81 @@ static void apply_p2c(const cs_topo_t *t, int src, int dst, iscratch_t *s, cs_pa
         gpu = dst;
         nic = src;
     }
-    if (gpu < 0 || !cs_path_gpu_c2c(t, gpu) || p_p->type <= CS_PATH_P2C)
+    if (gpu < 0 || !cs_path_gpu_c2c(t, gpu) || p->type <= CS_PATH_P2C)
+        return FALSE;
+    *gpu_p = gpu;
+    *nic_p = nic;
+    return TRUE;
+}
+
+static void apply_p2c(const cs_topo_t *t, int src, int dst, iscratch_t *s, cs_path_t *p_p)
+{
+    int gpu, nic;
+    if (p2c_candidate(t, src, dst, p_p, &gpu, &nic) && p2c_type(t, gpu, nic, s) == CS_PATH_P2C)
+        p_p->type = CS_PATH_P2C;
+}
+
+/* The paths from each CPU of one node to its devices (type and hops, by
+ * position), searched once: p2c_type's rule for every GPU x NIC pair of a
+ * node would otherwise search from every CPU per pair (on an NVL72 rack,
+ * 72 GPUs x 72 NICs x 36 Grace CPUs searches per node, most of a run's
+ * time). */
+typedef struct {
+    int ncpu, ndev;
+    int *type, *count;   /* [cpu * ndev + pos] */
+} cpu_paths_t;
+
+static void cpu_paths_init(const cs_topo_t *t, int node, iscratch_t *s, cpu_paths_t *cp)
+{
+    cs_topo_priv_t *p = cs_topo_priv(t);
+    int off = p->node_dev_off[node], ndev = p->node_dev_off[node + 1] - off, ncpu = 0;
+    for (int i = 0; i < ndev; i++)
+        ncpu += t->devs[p->node_devs[off + i]].kind == CS_DEV_CPU;
+    cp->ncpu = ncpu;
+    cp->ndev = ndev;
+    cp->type = g_new(int, MAX(ncpu * ndev, 1));
+    cp->count = g_new(int, MAX(ncpu * ndev, 1));
+    for (int i = 0, c = 0; i < ndev; i++) {
+        if (t->devs[p->node_devs[off + i]].kind != CS_DEV_CPU)
+            continue;
+        intra_search(t, p->node_devs[off + i], FALSE, s);
+        for (int d = 0; d < ndev; d++) {
+            cp->type[c * ndev + d] = s->st[d].type;
+            cp->count[c * ndev + d] = s->st[d].count;
+        }
+        c++;
+    }
+}
+
+static void cpu_paths_clear(cpu_paths_t *cp)
+{
+    g_free(cp->type);
+    g_free(cp->count);
+}
+
+/* p2c_type from the node's table: the same CPUs in the same order, the
+ * same comparisons. */
+static void apply_p2c_cached(const cs_topo_t *t, const cpu_paths_t *cp, int src, int dst, cs_path_t *p_p)
+{
+    cs_topo_priv_t *p = cs_topo_priv(t);
+    int gpu, nic;
+    if (!p2c_candidate(t, src, dst, p_p, &gpu, &nic))
         return;
-    if (p2c_type(t, gpu, nic, s) == CS_PATH_P2C)
+    int gpos = p->dev_pos[gpu], npos = p->dev_pos[nic];
+    int found = 0, best_type = CS_PATH_DIS, best_count = 0, nic_type = CS_PATH_DIS;
+    for (int c = 0; c < cp->ncpu; c++) {
+        int gt = cp->type[c * cp->ndev + gpos], gc = cp->count[c * cp->ndev + gpos];
+        if (gt < best_type || (gt == best_type && gc < best_count)) {
+            found = 1;
+            best_type = gt;
+            best_count = gc;
+            nic_type = cp->type[c * cp->ndev + npos];
+        }
+    }
+    if (!found)
+        return;
+    int lo = MIN(best_type, nic_type), hi = MAX(best_type, nic_type);
+    if (lo == CS_PATH_C2C && hi == CS_PATH_PHB)
         p_p->type = CS_PATH_P2C;
 }
 
@@ -540,6 +614,8 @@ cs_path_cache_t *cs_path_cache_new(const cs_topo_t *t, gboolean nvb_disable)
         const int *nics = p->node_nics + p->node_nic_off[n];
         int nn = p->node_nic_off[n + 1] - p->node_nic_off[n];
         s.ndev = s2.ndev = p->node_dev_off[n + 1] - p->node_dev_off[n];
+        cpu_paths_t cp;
+        cpu_paths_init(t, n, &s2, &cp);
         /* Paths to GPU b: one search from b serves every source a. */
         for (int b = 0; b < ng; b++) {
             int db = t->rank_dev[first + b];
@@ -559,9 +635,10 @@ cs_path_cache_t *cs_path_cache_new(const cs_topo_t *t, gboolean nvb_disable)
                 cs_path_t *e = &c->nic[c->nic_off[n] + a * nn + k];
                 path_from_state(t, &s.st[p->dev_pos[da]], e);
                 if (e->type != CS_PATH_DIS)
-                    apply_p2c(t, da, nics[k], &s2, e);
+                    apply_p2c_cached(t, &cp, da, nics[k], e);
             }
         }
+        cpu_paths_clear(&cp);
     }
     iscratch_clear(&s);
     iscratch_clear(&s2);
