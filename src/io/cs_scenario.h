@@ -124,6 +124,10 @@ guint64 *cs_scenario_sizes(const cs_scenario_t *s, int *n_p);
  * (n entries, zeroed first). Errors: syntax, an index >= n ("what" names
  * them: "node", "GPU"). No prefix: the caller adds where. */
 gboolean cs_scenario_index_list(const char *v, int n, const char *what, gboolean *mask, GError **err);
+/* As cs_scenario_index_list, marking only the first FIRST distinct indices
+ * in the list's order (CUDA_VISIBLE_DEVICES with -g FIRST); FIRST <= 0: all. */
+gboolean cs_scenario_index_list_first(const char *v, int n, const char *what, int first, gboolean *mask,
+                                      GError **err);
 
 /* The workload the [workload] keys describe: the preset with the shape
  * keys over it, checked against each other. Errors name the key ("s.ini:4:

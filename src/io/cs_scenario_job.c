@@ -74,6 +74,13 @@ cs_scenario_job_t *cs_scenario_job_get(cs_scenario_t *s, const char *name, const
 
 gboolean cs_scenario_index_list(const char *v, int n, const char *what, gboolean *mask, GError **err)
 {
+    return cs_scenario_index_list_first(v, n, what, 0, mask, err);
+}
+
+gboolean cs_scenario_index_list_first(const char *v, int n, const char *what, int first, gboolean *mask,
+                                      GError **err)
+{
+    int marked = 0;
     if (mask != NULL)
         memset(mask, 0, sizeof(gboolean) * (gsize)MAX(0, n));
     if (g_ascii_strcasecmp(v, "all") == 0) {
@@ -109,7 +116,10 @@ gboolean cs_scenario_index_list(const char *v, int n, const char *what, gboolean
             return FALSE;
         }
         for (gint64 k = lo; mask != NULL && k <= hi; k++)
-            mask[k] = TRUE;
+            if (!mask[k] && (first <= 0 || marked < first)) {
+                mask[k] = TRUE;
+                marked++;
+            }
     }
     return TRUE;
 }

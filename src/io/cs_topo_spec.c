@@ -466,7 +466,11 @@ static cs_topo_t *select_visible(const cs_topo_spec_t *spec, const cs_topo_t *t,
         fewest = MIN(fewest, cs_topo_node_gpus(t, n));
     g_autofree gboolean *mask = g_new0(gboolean, MAX(1, fewest));
     GError *e = NULL;
-    if (!cs_scenario_index_list(spec->visible_gpus, fewest, "GPU", mask, &e)) {
+    /* a fixed machine's --gpus N takes the first N GPUs of the list, in
+     * its order, as a process with CUDA_VISIBLE_DEVICES=LIST running
+     * nccl-tests -g N does (a builder's --gpus made the machine instead) */
+    int first = spec->gpus > 0 && !builder_gpus(spec) ? spec->gpus : 0;
+    if (!cs_scenario_index_list_first(spec->visible_gpus, fewest, "GPU", first, mask, &e)) {
         set_key_error(err, spec, "visible-gpus", "%s (the GPUs of each node of %s)", e->message,
                       spec->preset != NULL ? spec->preset : spec->file);
         g_error_free(e);

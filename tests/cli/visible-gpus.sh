@@ -25,6 +25,13 @@ grep -q '^# Topology: .*GPUs 0,3 of each node (visible-gpus)' nv2.txt && ok desc
 run --visible-gpus 0,2 --env NCCL_P2P_DISABLE=1 >shm.txt 2>/dev/null
 set -- $(row shm.txt)
 [ "${3:-}" = SHM ] && ok "shm ($1 GB/s)" || bad "shm (${3:-none})"
+# --gpus N takes the first N GPUs in the list's order (CUDA_VISIBLE_DEVICES
+# with nccl-tests -g N): 6,0,1 with --gpus 2 is GPUs 0 and 6 (across the
+# sockets), not 0 and 1 (one NVLink)
+run --visible-gpus 6,0,1 --gpus 2 >ord.txt 2>ord.err || bad "6,0,1 --gpus 2 ($(cat ord.err))"
+run --visible-gpus 0,6 >s06.txt 2>/dev/null
+[ -n "$(row ord.txt)" ] && [ "$(row ord.txt)" = "$(row s06.txt)" ] && ok "list order: $(row ord.txt)" \
+    || bad "list order: '$(row ord.txt)' vs 0,6 '$(row s06.txt)'"
 # 0-1 is --gpus 2; --gpus 2 of 0-3 is the same again
 run --visible-gpus 0-1 >r01.txt 2>/dev/null
 run --visible-gpus 0-3 --gpus 2 >r03.txt 2>/dev/null
