@@ -198,13 +198,38 @@ static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean n
  * writes and reads every byte, shared by the SHM edges whose buffers it
  * holds (cs_shm_host_mem_bw). Also returns the slowest edge's topology
  * latency. */
-static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const ring_edge_t *edges, int nedges,
-                       int nranks, double port_share, gboolean simple, double *lat_p)
+/* Per-link, per-port and per-memory counts of edges_bw, zeroed once and
+ * left zeroed after each call (only the entries the edges touch are
+ * cleared): intra_ring calls it four times per channel, and clearing
+ * arrays the size of the whole topology each time was most of the
+ * analytic engine's setup on large clusters and in calibrate's fits. */
+typedef struct {
+    double *load;       /* per link */
+    double *port_out;   /* per rank */
+    double *port_in;
+    double *mem_load;   /* per device */
+} edge_count_t;
+
+static void edge_count_init(edge_count_t *c, const cs_topo_t *t, int nranks)
 {
-    g_autofree double *load = g_new0(double, MAX(1, t->nlinks));
-    g_autofree double *port_out = g_new0(double, nranks);
-    g_autofree double *port_in = g_new0(double, nranks);
-    g_autofree double *mem_load = g_new0(double, MAX(1, t->ndevs));
+    c->load = g_new0(double, MAX(1, t->nlinks));
+    c->port_out = g_new0(double, MAX(1, nranks));
+    c->port_in = g_new0(double, MAX(1, nranks));
+    c->mem_load = g_new0(double, MAX(1, t->ndevs));
+}
+
+static void edge_count_clear(edge_count_t *c)
+{
+    g_free(c->load);
+    g_free(c->port_out);
+    g_free(c->port_in);
+    g_free(c->mem_load);
+}
+
+static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const ring_edge_t *edges, int nedges,
+                       edge_count_t *cnt, double port_share, gboolean simple, double *lat_p)
+{
+    double *load = cnt->load, *port_out = cnt->port_out, *port_in = cnt->port_in, *mem_load = cnt->mem_load;
     for (int k = 0; k < nedges; k++) {
         const ring_edge_t *e = &edges[k];
         port_out[e->a] += 1;
@@ -242,6 +267,14 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
         bw = MIN(bw, ebw);
         lat = MAX(lat, e->lat);
     }
+    for (int k = 0; k < nedges; k++) {   /* zeroed again for the next call */
+        const ring_edge_t *e = &edges[k];
+        port_out[e->a] = port_in[e->b] = 0;
+        for (int h = 0; h < e->nlinks; h++)
+            load[e->links[h]] = 0;
+        if (e->shm_mem >= 0)
+            mem_load[e->shm_mem] = 0;
+    }
     *lat_p = lat;
     return bw;
 }
@@ -267,6 +300,8 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
     g_autofree ring_edge_t *edges = g_new0(ring_edge_t, (gsize)MAX(1, n) * nch);
     g_autofree ring_edge_t *chain = g_new0(ring_edge_t, (gsize)MAX(1, n) * nch);
     g_autofree int *order = g_new0(int, MAX(1, n));
+    edge_count_t cnt;
+    edge_count_init(&cnt, t, n);
     int nedges = 0, nchain = 0;
     gboolean any_cross_nvl = FALSE, any_cross_net = FALSE;
 
@@ -302,8 +337,10 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
                 cs_shm_mode(cs_comm_settings(comm), CS_PROTO_SIMPLE, &e->shm);
             if (x == CS_XPORT_SHM)
                 hw->shm_mode = e->shm;
-            if (!edge_path(t, cache, nvb_disable, e, err))
+            if (!edge_path(t, cache, nvb_disable, e, err)) {
+                edge_count_clear(&cnt);
                 return FALSE;
+            }
             if (k_max_xport(e->xport) > k_max_xport(hw->intra_xport) || nedges == 0)
                 hw->intra_xport = e->xport;   /* the costliest kind decides the hop cost */
             nedges++;
@@ -322,19 +359,20 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
             share = (info->ppn - 1) / (double)info->ppn;
         if (nedges > 0) {
             double lat, k = c + 1;
-            hw->intra_bw_ch[c] = k * edges_bw(t, p, hw->arch, edges, nedges, n, share, TRUE, &hw->intra_lat);
-            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, n, share, TRUE, &lat)
+            hw->intra_bw_ch[c] = k * edges_bw(t, p, hw->arch, edges, nedges, &cnt, share, TRUE, &hw->intra_lat);
+            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, &cnt, share, TRUE, &lat)
                                             : hw->intra_bw_ch[c];
             gboolean ce = hw->shm_mode.ce_send || hw->shm_mode.ce_recv;
-            hw->intra_bw_ch_ll[c] = ce ? k * edges_bw(t, p, hw->arch, edges, nedges, n, share, FALSE, &lat)
+            hw->intra_bw_ch_ll[c] = ce ? k * edges_bw(t, p, hw->arch, edges, nedges, &cnt, share, FALSE, &lat)
                                        : hw->intra_bw_ch[c];
-            hw->chain_bw_ch_ll[c] = ce && nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, n, share, FALSE, &lat)
+            hw->chain_bw_ch_ll[c] = ce && nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, &cnt, share, FALSE, &lat)
                                     : ce ? hw->intra_bw_ch_ll[c] : hw->chain_bw_ch[c];
         }
     }
     hw->mnnvl = any_cross_nvl && !any_cross_net;
     hw->intra_bw = hw->intra_bw_ch[nch - 1];
     hw->chain_bw = hw->chain_bw_ch[nch - 1];
+    edge_count_clear(&cnt);
     return TRUE;
 }
 
@@ -600,9 +638,13 @@ gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
                 }
             }
     }
-    if (ok && edges->len > 0)
-        hw->p2p_edge_bw = edges_bw(t, p, -1, (const ring_edge_t *)edges->data, (int)edges->len, n, 1.0, TRUE,
+    if (ok && edges->len > 0) {
+        edge_count_t cnt;
+        edge_count_init(&cnt, t, n);
+        hw->p2p_edge_bw = edges_bw(t, p, -1, (const ring_edge_t *)edges->data, (int)edges->len, &cnt, 1.0, TRUE,
                                    &hw->p2p_edge_lat);
+        edge_count_clear(&cnt);
+    }
     g_array_free(edges, TRUE);
     if (!ok)
         return FALSE;
