@@ -726,6 +726,24 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
     p->credit = CS_NCCL_STEPS / slice_steps;
     p->chunk = d->chunk_bytes > 0 ? d->chunk_bytes : MAX(1, nbytes / p->nch / (chain ? 1 : n));
     p->steps = chain ? 1 : coll == CS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    /* A Broadcast/Reduce chain has no edge back into its first rank, so no
+     * rank waits for the ranks after it: each rank's kernel ends once it
+     * has forwarded its part (device/broadcast.h, reduce.h runRing: send,
+     * recvCopySend or recv per chunk, nothing after) and its next kernel
+     * on the stream starts on the next call's chunks, which the previous
+     * rank has already queued in the 8 slots. nccl-tests launches its
+     * timed iterations back to back before it waits, so the chain's fill
+     * (n-1 Simple chunks of NCCL_BUFFSIZE / NCCL_STEPS = 512 KiB each,
+     * BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1, enqueue.cc
+     * calcCollChunking) is paid once per timed loop, not per call. The
+     * engines simulate one call: they leave the fill out by letting each
+     * rank start forwarding a unit when its first bytes arrive (the
+     * cut-through path LL and LL128 chains take), which keeps every hop's
+     * latency once per call and the volume at the shared rate, the
+     * analytic engine's one-node chain (t_ring). Across nodes the fill
+     * stays, as there (no measured multi-node chain says the proxies'
+     * network steps stream the same way). */
+    p->streamed = chain && info->nnodes == 1;
 
     p->ch_bytes = g_new(guint64, p->nch);
     for (int c = 0; c < p->nch; c++)

@@ -40,6 +40,11 @@ typedef struct {
     int credit;              /* units a sender may run ahead: NCCL_STEPS / sliceSteps */
     int steps;               /* sending steps per loop: 2(n-1), n-1, or 1 (chain) */
     gboolean reduces;        /* steps combine received data with local data */
+    /* Chains on one node: timed as nccl-tests times them, streamed behind
+     * the previous back-to-back call, so no per-call pipeline fill: the
+     * engines forward a unit on its first bytes (as LL/LL128 chains do)
+     * whatever the protocol; see cs_program_new */
+    gboolean streamed;
     /* Dataflow shapes (Tree AllReduce, NVLS, NVLSTree): 'nflows' > 0 and
      * the ring fields above other than coll/algo/proto/nranks/nch/ch_bytes/
      * chunk/credit are unused. See cs_prog_flow_t. */

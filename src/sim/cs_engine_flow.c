@@ -1355,7 +1355,9 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
     /* With folding allowed the run is one job alone with nothing watching
      * every link: only resources that can saturate matter (ring_binding). */
     const guint8 *bind = J->bind = fold != CS_FLOW_FOLD_NONE ? ring_binding(f, J, edges, hp, nch, n) : NULL;
-    J->cut = prog->chain && prog->proto != CS_PROTO_SIMPLE;
+    /* LL/LL128 chains forward each line on arrival; a one-node chain of
+     * any protocol is timed streamed (cs_program_t.streamed) */
+    J->cut = prog->chain && (prog->proto != CS_PROTO_SIMPLE || prog->streamed);
     /* Channels with the same ring, bytes, latencies and resources that can
      * saturate are indistinguishable: their transfers always get the same
      * shares, so one lane stands for all of them, with their weight on

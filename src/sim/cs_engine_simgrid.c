@@ -463,8 +463,9 @@ static gboolean setup_lanes(sim_t *s, GError **err)
     s->edges = g_new0(cs_flow_edge_t, s->nowners);
     s->cap = g_new(double, s->nowners);
     /* As the flow engine: LL and LL128 chains forward each line as soon
-     * as its flag is seen. */
-    s->cut = p->chain && p->proto != CS_PROTO_SIMPLE;
+     * as its flag is seen; one-node chains are timed streamed behind the
+     * previous call (cs_program_t.streamed): no per-call fill. */
+    s->cut = p->chain && (p->proto != CS_PROTO_SIMPLE || p->streamed);
     for (int ch = 0; ch < p->nch; ch++)
         for (int pos = 0; pos < n; pos++) {
             int li = ch * n + pos;
