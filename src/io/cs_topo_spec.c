@@ -476,9 +476,13 @@ static cs_topo_t *select_visible(const cs_topo_spec_t *spec, const cs_topo_t *t,
         g_error_free(e);
         return NULL;
     }
+    /* the mask covers the smallest node's GPUs; a larger node's GPUs
+     * beyond them are never named */
     g_autofree gboolean *keep = g_new0(gboolean, MAX(1, t->ngpus));
-    for (int r = 0; r < t->ngpus; r++)
-        keep[r] = mask[cs_topo_rank_dev(t, r)->local];
+    for (int r = 0; r < t->ngpus; r++) {
+        int local = cs_topo_rank_dev(t, r)->local;
+        keep[r] = local < fewest && mask[local];
+    }
     int *rank_map = NULL, *link_map = NULL;
     cs_topo_t *v = cs_topo_select(t, keep, &rank_map, &link_map, err);
     g_free(rank_map);
