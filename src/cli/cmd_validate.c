@@ -830,8 +830,9 @@ static int validate(validate_args_t *a, GError **err)
     for (guint i = 0; i < cmp->len; i++) {
         if (i > 0 || log->notes->len > 0)
             printf("\n");
-        print_comparison(stdout, a->log, log->nccl_version, &g_array_index(cmp, compared_t, i), topo, s.env,
-                         &params);
+        /* the env notes judge variables by the run's NCCL: the flag's when given */
+        print_comparison(stdout, a->log, a->nccl_version != NULL ? a->nccl_version : log->nccl_version,
+                         &g_array_index(cmp, compared_t, i), topo, s.env, &params);
     }
     /* a failed write: one line (the output module's), exit 3, as run does */
     if (!cs_output_stdout_flush(err)) {
