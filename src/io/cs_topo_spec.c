@@ -575,8 +575,9 @@ static cs_topo_t *build(const cs_topo_spec_t *spec, GError **err)
             most = MAX(most, g);
         }
         if (spec->gpus > fewest) {
-            set_key_error(err, spec, "gpus", "%d GPUs per node requested; expected at most %d, the GPUs of each node of %s",
-                          spec->gpus, fewest, spec->preset != NULL ? spec->preset : spec->file);
+            set_key_error(err, spec, "gpus", "%d GPUs per node requested; expected at most %d, the GPUs of each node of %s%s",
+                          spec->gpus, fewest, spec->preset != NULL ? spec->preset : spec->file,
+                          spec->visible_gpus != NULL ? " that visible-gpus keeps" : "");
             return NULL;
         }
         if (most > spec->gpus) {

@@ -73,6 +73,11 @@ node() {
 [ "$rc" -eq 2 ] && [ "$(wc -l <e.txt)" -eq 1 ] && [ ! -s o.txt ] && \
     grep -qx 'collsim: --visible-gpus: GPU 9 does not exist; expected 0 to 7 (the GPUs of each node of dgx1-v100)' e.txt \
     && ok bad-index || bad "bad-index (rc $rc: $(cat e.txt))"
+# --gpus beyond the GPUs the list keeps: the bound is the list's, said so
+"$COLLSIM" run --topo dgx1-v100 --visible-gpus 0,1 --gpus 4 >o.txt 2>e.txt; rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <e.txt)" -eq 1 ] && [ ! -s o.txt ] && \
+    grep -qx 'collsim: --gpus: 4 GPUs per node requested; expected at most 2, the GPUs of each node of dgx1-v100 that visible-gpus keeps' e.txt \
+    && ok gpus-beyond-list || bad "gpus-beyond-list (rc $rc: $(cat e.txt))"
 printf '[topology]\npreset = dgx1-v100\nvisible-gpus = 0,x\n' >b.ini
 "$COLLSIM" run -s b.ini >o.txt 2>e.txt; rc=$?
 [ "$rc" -eq 2 ] && grep -qx "b.ini:3: visible-gpus: '0,x' is not an index list; expected GPU indices such as 0-3,8" e.txt \
