@@ -192,7 +192,7 @@ grep -q '^# modelled: note: NCCL_TREE_THRESHOLD (--env): NCCL 2.4.7 read it' v5.
     ! grep -q 'NCCL_TREE_THRESHOLD (--env): NCCL does not read' v5.txt &&
     ok nccl-version-env-note || bad "nccl-version-env-note ($(grep TREE v5.txt v5.err))"
 # a version with more after it is refused too, not read as its first part
-for v in 2.19.3junk 2.19.3.4; do
+for v in 2.19.3junk 2.19.3.4 4294967298.19.3; do
     "$COLLSIM" validate v.log --topo dgx-h100 --nccl-version "$v" > v4.txt 2> v4.err
     rc=$?
     [ $rc -eq 2 ] && [ "$(wc -l < v4.err)" -eq 1 ] && [ ! -s v4.txt ] &&
