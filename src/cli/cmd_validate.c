@@ -771,7 +771,13 @@ static int validate(validate_args_t *a, GError **err)
         goto out;
     /* The measured run's NCCL: only what the model prices by version
      * follows it (cs_comm_host_work_channels) */
-    if (a->nccl_version != NULL && cs_comm_set_nccl_version(comm, a->nccl_version) == 0) {
+    /* the flag is the version alone (a log's line may carry "+cuda12.2",
+     * which cs_comm_set_nccl_version reads past): "2.19.3junk" or
+     * "2.19.3.4" is refused, not read as 2.19.3; short numbers, so that
+     * sscanf's %d cannot overflow ("4294967298.19.3" read as 2.19.3) */
+    if (a->nccl_version != NULL &&
+        (!g_regex_match_simple("^[0-9]{1,4}\\.[0-9]{1,4}(\\.[0-9]{1,4})?$", a->nccl_version, 0, 0) ||
+         cs_comm_set_nccl_version(comm, a->nccl_version) == 0)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
                     "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
         goto out;
@@ -825,8 +831,9 @@ static int validate(validate_args_t *a, GError **err)
     for (guint i = 0; i < cmp->len; i++) {
         if (i > 0 || log->notes->len > 0)
             printf("\n");
-        print_comparison(stdout, a->log, log->nccl_version, &g_array_index(cmp, compared_t, i), topo, s.env,
-                         &params);
+        /* the env notes judge variables by the run's NCCL: the flag's when given */
+        print_comparison(stdout, a->log, a->nccl_version != NULL ? a->nccl_version : log->nccl_version,
+                         &g_array_index(cmp, compared_t, i), topo, s.env, &params);
     }
     /* a failed write: one line (the output module's), exit 3, as run does */
     if (!cs_output_stdout_flush(err)) {

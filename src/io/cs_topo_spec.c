@@ -476,9 +476,13 @@ static cs_topo_t *select_visible(const cs_topo_spec_t *spec, const cs_topo_t *t,
         g_error_free(e);
         return NULL;
     }
+    /* the mask covers the smallest node's GPUs; a larger node's GPUs
+     * beyond them are never named */
     g_autofree gboolean *keep = g_new0(gboolean, MAX(1, t->ngpus));
-    for (int r = 0; r < t->ngpus; r++)
-        keep[r] = mask[cs_topo_rank_dev(t, r)->local];
+    for (int r = 0; r < t->ngpus; r++) {
+        int local = cs_topo_rank_dev(t, r)->local;
+        keep[r] = local < fewest && mask[local];
+    }
     int *rank_map = NULL, *link_map = NULL;
     cs_topo_t *v = cs_topo_select(t, keep, &rank_map, &link_map, err);
     g_free(rank_map);
@@ -571,8 +575,9 @@ static cs_topo_t *build(const cs_topo_spec_t *spec, GError **err)
             most = MAX(most, g);
         }
         if (spec->gpus > fewest) {
-            set_key_error(err, spec, "gpus", "%d GPUs per node requested; expected at most %d, the GPUs of each node of %s",
-                          spec->gpus, fewest, spec->preset != NULL ? spec->preset : spec->file);
+            set_key_error(err, spec, "gpus", "%d GPUs per node requested; expected at most %d, the GPUs of each node of %s%s",
+                          spec->gpus, fewest, spec->preset != NULL ? spec->preset : spec->file,
+                          spec->visible_gpus != NULL ? " that visible-gpus keeps" : "");
             return NULL;
         }
         if (most > spec->gpus) {

@@ -174,6 +174,10 @@ gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, cs_flow_fo
                           cs_flow_stats_t *stats_p, GError **err);
 /* The last run's link statistics (cs_engine.h). */
 cs_link_stats_t *cs_flow_link_stats(const cs_flow_t *f);
+/* The host's floor of one call of the creating job (seconds,
+ * cs_flow_launch_host on the call's channels): calls timed back to back
+ * take at least this; the flow and packet engines' predict apply it. */
+double cs_flow_call_host(const cs_flow_t *f, const cs_engine_call_t *call);
 /* Where the timeline of every run goes (NULL: nowhere). With a sink,
  * channels are not merged and rings not folded, so every rank and
  * channel has its own track. */

@@ -2539,6 +2539,11 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
     return TRUE;
 }
 
+double cs_flow_call_host(const cs_flow_t *f, const cs_engine_call_t *call)
+{
+    return cs_flow_launch_host(&f->net, call->decision != NULL ? call->decision->nchannels : 1);
+}
+
 static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_engine_call_t *call,
                              double time_s[2], GError **err)
 {
@@ -2551,7 +2556,7 @@ static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_e
     f->last_cpu = cs_engine_cpu_seconds() - t0;
     /* calls timed back to back: the host issues one at most every
      * cs_flow_launch_host (its process layout), the GPUs wait for it */
-    double t = MAX(st.time_s, cs_flow_launch_host(&f->net, call->decision != NULL ? call->decision->nchannels : 1));
+    double t = MAX(st.time_s, cs_flow_call_host(f, call));
     time_s[CS_OOP] = t;
     time_s[CS_INP] = t;
     return TRUE;

@@ -482,6 +482,9 @@ static gboolean setup_lanes(sim_t *s, GError **err)
                 int b = cs_program_rank(p, ch, (pos + 1) % n);
                 if (!cs_flow_build_edge(c, ch, L->rank, b, p->proto, &s->edges[li], err))
                     return FALSE;
+                /* the edge's own ceiling (SHM: cs_shm_chan_bw), as the flow engine */
+                if (s->edges[li].cap > 0)
+                    s->cap[li] = MIN(cap, s->edges[li].cap);
             }
             gint64 expect = 0;
             for (gint64 i = 0; i < L->nops; i++) {
@@ -557,6 +560,10 @@ static gboolean setup_flows(sim_t *s, GError **err)
             if (!cs_flow_build_flow_edge(c, fl, ch, p->proto, &s->edges[fi], err))
                 return FALSE;
             s->cap[fi] = cs_flow_flow_cap(c, fl, &s->edges[fi], cap);
+            /* the SHM ceiling binds collectives' channels, not
+             * point-to-point flows, as the flow engine */
+            if (s->edges[fi].cap > 0 && !p->p2p)
+                s->cap[fi] = MIN(s->cap[fi], s->edges[fi].cap);
             F->ch = ch;
             F->nunits = cs_program_flow_units(p, ch, fi);
             F->route = add_route(s, fi, cs_flow_res_mem(c, fl->src), fl->mem_passes);

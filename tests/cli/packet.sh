@@ -128,6 +128,18 @@ for j in a b; do
     awk -v f="$(tcol jobs-flow.txt $j)" -v p="$(tcol jobs-packet.txt $j)" 'BEGIN { exit !(f > 0 && p >= 0.99 * f) }' \
         && ok "jobs: $j not faster than fair shares" || bad "jobs: $j ($(tcol jobs-flow.txt $j) vs $(tcol jobs-packet.txt $j))"
 done
+# The host's floor of the process layout (one process driving 8 GPUs
+# issues 8 kernels per call): a small call takes what the flow engine says,
+# above the one-process-per-GPU time (the packet engine dropped the floor)
+for m in flow packet; do
+    "$COLLSIM" run $T --nodes 2 --procs-per-node 1 --model $m -b 8 -e 8 >layout-$m.txt 2>&1 || bad "layout-$m"
+done
+"$COLLSIM" run $T --nodes 2 --model packet -b 8 -e 8 >layout-default.txt 2>&1 || bad layout-default
+lt() { awk '!/^#/ && $1 == 8 { print $6 }' "$1"; }
+[ -n "$(lt layout-packet.txt)" ] && [ "$(lt layout-packet.txt)" = "$(lt layout-flow.txt)" ] \
+    && awk -v a="$(lt layout-packet.txt)" -v b="$(lt layout-default.txt)" 'BEGIN { exit !(a > b) }' \
+    && ok "layout-host-floor ($(lt layout-default.txt) -> $(lt layout-packet.txt) us)" \
+    || bad "layout-host-floor (packet $(lt layout-packet.txt), flow $(lt layout-flow.txt), default $(lt layout-default.txt))"
 # A slow receive path backs up into the NIC's buffer (issue #11 item 1):
 # lab 9's 4:1 incast with every NIC on PCIe Gen3 x8 (63 Gb/s into the
 # host, under the 100G link). The senders are not paced by the receiver's

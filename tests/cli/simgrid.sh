@@ -59,6 +59,17 @@ done
 cmp -s nvlstree-simgrid.txt nvlstree-simgrid2.txt && ok dataflow-deterministic || bad dataflow-deterministic
 grep -q ' NVLS ' nvls-simgrid.txt && grep -q ' NVLSTree ' nvlstree-simgrid.txt && grep -q ' Tree ' tree-simgrid.txt \
     && ok dataflow-algos || bad dataflow-algos
+# SHM rings: each channel's receive is bound by chan.shm.<arch> (the
+# edge's own ceiling, cs_shm_chan_bw) in SimGrid as in the flow engine:
+# DGX A100 GPUs 0-3 with P2P off, 2 channels x 2.6 = 5.2 GB/s busbw (the
+# links alone would give 7.6)
+for m in flow simgrid; do
+    "$COLLSIM" run --topo dgx-a100 --gpus 4 --procs-per-node 1 --env NCCL_P2P_DISABLE=1 --model "$m" \
+        -b 16M -e 1G -f 8 >"shm-$m.txt" 2>"shm-$m.err" || bad "run-shm-$m ($(cat "shm-$m.err"))"
+done
+agree shm shm-flow.txt shm-simgrid.txt
+awk '!/^#/ && $1 == 1073741824 { g = $8 > 5.15 && $8 < 5.25 } END { exit !g }' shm-simgrid.txt \
+    && ok "shm-channel-ceiling" || bad "shm-channel-ceiling ($(awk '!/^#/ && $1 == 1073741824 {print $8}' shm-simgrid.txt))"
 # What the programs cannot express fails the same clean way as in the
 # flow engine: exit 2, one line.
 "$COLLSIM" run --topo dgx-h100 --model simgrid --op allgather --env NCCL_ALGO=NVLS -b 1G -e 1G >ag.txt 2>ag.err

@@ -186,6 +186,19 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l < v3.err)" -eq 1 ] && [ ! -s v3.txt ] &&
     grep -q "^collsim: --nccl-version: 'two' is not a version; expected MAJOR.MINOR" v3.err &&
     ok bad-nccl-version || bad "bad-nccl-version (rc=$rc: $(cat v3.err))"
+# the env notes follow --nccl-version too: NCCL 2.4.7 read NCCL_TREE_THRESHOLD
+"$COLLSIM" validate v.log --topo dgx-h100 --env NCCL_TREE_THRESHOLD=0 --nccl-version 2.4.7 > v5.txt 2> v5.err
+grep -q '^# modelled: note: NCCL_TREE_THRESHOLD (--env): NCCL 2.4.7 read it' v5.txt &&
+    ! grep -q 'NCCL_TREE_THRESHOLD (--env): NCCL does not read' v5.txt &&
+    ok nccl-version-env-note || bad "nccl-version-env-note ($(grep TREE v5.txt v5.err))"
+# a version with more after it is refused too, not read as its first part
+for v in 2.19.3junk 2.19.3.4 4294967298.19.3; do
+    "$COLLSIM" validate v.log --topo dgx-h100 --nccl-version "$v" > v4.txt 2> v4.err
+    rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l < v4.err)" -eq 1 ] && [ ! -s v4.txt ] &&
+        grep -q "^collsim: --nccl-version: '$v' is not a version; expected MAJOR.MINOR" v4.err &&
+        ok "bad-nccl-version-$v" || bad "bad-nccl-version-$v (rc=$rc: $(cat v4.err))"
+done
 
 # The measured run's process layout from the log itself: collsim's own
 # table of one process driving 8 GPUs says "nThread 1 nGpus 8", and

@@ -45,11 +45,39 @@ printf '[topology]\npreset = dgx1-v100\nvisible-gpus = 0,3\n' >s.ini
 "$COLLSIM" run -s s.ini --procs-per-node 1 -b 32M -e 32M >s.txt 2>/dev/null
 [ "$(row s.txt)" = "$(row nv2.txt)" ] && ok scenario || bad "scenario ($(row s.txt))"
 "$COLLSIM" run -s s.ini --dump | grep -qx 'visible-gpus=0,3' && ok dump || bad dump
+# nodes of different sizes (a file of two <node>s, 2 and 8 GPUs): 0,1
+# keeps GPUs 0 and 1 of each, 4 ranks; the larger node's GPUs beyond the
+# smaller's are not named (select_visible read past its list for them)
+node() {
+    printf '  <node id="%s">\n    <cpu id="cpu0" vendor="amd"/>\n    <pcisw id="sw0"/>\n' "$1"
+    printf '    <link a="cpu0" b="sw0" type="pcie" gen="4" width="16"/>\n'
+    i=0
+    while [ $i -lt "$2" ]; do
+        printf '    <gpu id="gpu%d" model="a100-sxm"/>\n    <link a="sw0" b="gpu%d" type="pcie"/>\n' $i $i
+        i=$((i + 1))
+    done
+    printf '    <nic id="nic0" type="roce-200g"/>\n    <link a="sw0" b="nic0" type="pcie"/>\n  </node>\n'
+}
+{
+    printf '<?xml version="1.0" encoding="UTF-8"?>\n<collsim-topology version="1" description="2 and 8 GPUs">\n'
+    node a 2
+    node b 8
+    printf '  <fabric kind="rail">\n    <switch id="rail0" tier="0"/>\n'
+    printf '    <link a="n0.nic0" b="rail0"/>\n    <link a="n1.nic0" b="rail0"/>\n  </fabric>\n</collsim-topology>\n'
+} >het.xml
+"$COLLSIM" run --topo het.xml --visible-gpus 0,1 -b 1M -e 1M >het.txt 2>het.err || bad "uneven nodes ($(cat het.err))"
+[ "$(grep -c '^#  Rank' het.txt)" -eq 4 ] && [ "$(grep -c '^#  Rank.* node1 device  [01] ' het.txt)" -eq 2 ] \
+    && ok uneven-nodes || bad "uneven-nodes ($(grep -c '^#  Rank' het.txt) ranks)"
 # bad input: one line, exit 2
 "$COLLSIM" run --topo dgx1-v100 --visible-gpus 0,9 >o.txt 2>e.txt; rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l <e.txt)" -eq 1 ] && [ ! -s o.txt ] && \
     grep -qx 'collsim: --visible-gpus: GPU 9 does not exist; expected 0 to 7 (the GPUs of each node of dgx1-v100)' e.txt \
     && ok bad-index || bad "bad-index (rc $rc: $(cat e.txt))"
+# --gpus beyond the GPUs the list keeps: the bound is the list's, said so
+"$COLLSIM" run --topo dgx1-v100 --visible-gpus 0,1 --gpus 4 >o.txt 2>e.txt; rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <e.txt)" -eq 1 ] && [ ! -s o.txt ] && \
+    grep -qx 'collsim: --gpus: 4 GPUs per node requested; expected at most 2, the GPUs of each node of dgx1-v100 that visible-gpus keeps' e.txt \
+    && ok gpus-beyond-list || bad "gpus-beyond-list (rc $rc: $(cat e.txt))"
 printf '[topology]\npreset = dgx1-v100\nvisible-gpus = 0,x\n' >b.ini
 "$COLLSIM" run -s b.ini >o.txt 2>e.txt; rc=$?
 [ "$rc" -eq 2 ] && grep -qx "b.ini:3: visible-gpus: '0,x' is not an index list; expected GPU indices such as 0-3,8" e.txt \
