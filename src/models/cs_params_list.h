@@ -289,18 +289,24 @@
      * as one CTA's copy throughput, except sm100: a CTA's copy is bound by   \
      * the bytes its threads keep in flight over the memory latency, and     \
      * Blackwell keeps Hopper's (NCCL_MAX_NTHREADS 640, SIMPLE 512, and       \
-     * ncclCollUnroll 8 x 16 B per thread on sm80-sm100, device.h), so sm100  \
-     * takes sm90's 38.7. The b200x8-nvswitch-1node-* sendrecv runs agree     \
-     * (20-22 GB/s per channel's send half at 4, 8 and 16 channels, g2-g8,    \
-     * as H100's 20.4 in h100x8-nvswitch-1node-srun-*); 70 predicted them     \
-     * 30-45% fast. No collective configuration is bound by it. */          \
+     * ncclCollUnroll 8 x 16 B per thread on sm80-sm100, device.h), not       \
+     * NCCL's 70 (which predicted the B200 sendrecv runs 30-45% fast). sm100  \
+     * was sm90's 38.7 until the p2p pipeline fill was priced apart (issue   \
+     * 12, docs/model-analytic.md "SendRecv and AlltoAll"); the Blackwell    \
+     * p2p tables where the CTA binds then read, per CTA: 43.6 (B200         \
+     * sendrecv -g 8, 4 channels, 16-64 MiB slope, one work per channel),    \
+     * 40.5 and 45.3 (B200 alltoall -g 2 and -g 4 at 16 GiB, 2 and 4 works   \
+     * per batch), 44.9 (GB200 alltoall, 4 GPUs, 8 GiB, OCI) and 45.8 (GB300, \
+     * same): their mean, 44. The spread follows the works per batch         \
+     * (sendrecv.h splits the warps among them), which one number does not   \
+     * model. No collective configuration is bound by it. */                \
     CS_PARAM(CH_SIMPLE_SM70, "chan.simple.sm70", 26.5, "GB/s",                \
              "payload one channel moves with Simple, Volta/Turing")           \
     CS_PARAM(CH_SIMPLE_SM80, "chan.simple.sm80", 24.0, "GB/s",                \
              "payload one channel moves with Simple, Ampere/Ada")             \
     CS_PARAM(CH_SIMPLE_SM90, "chan.simple.sm90", 38.7, "GB/s",                \
              "payload one channel moves with Simple, Hopper")                 \
-    CS_PARAM(CH_SIMPLE_SM100, "chan.simple.sm100", 38.7, "GB/s",              \
+    CS_PARAM(CH_SIMPLE_SM100, "chan.simple.sm100", 44.0, "GB/s",              \
              "payload one channel moves with Simple, Blackwell")              \
     /* A GPU that both writes and reads SHM buffers (every rank of an SHM  \
      * ring) issues its loads of host memory behind its own posted writes  \

@@ -1046,8 +1046,9 @@ static double t_pat(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_t
  * on another node), the busiest channel's CTA (its parts, B/nch each,
  * sent and received), GPU memory (read and write every byte). The
  * latency: the launch, then per batch a channel runs one after the other
- * (up to 8 sends and receives at once, enqueue.cc) a hop and the
- * protocol's synchronisation. */
+ * (up to 8 sends and receives at once, enqueue.cc) a hop, the
+ * protocol's synchronisation and, with Simple, the pipeline's fill (one
+ * step sent before its receive can start). */
 static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll, const cs_comm_info_t *info,
                     call_ctx_t *c)
 {
@@ -1083,7 +1084,22 @@ static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t 
         h += par(p, CS_P_LAT_SYNC_SIMPLE_NVLINK) * US;
     if (remote > 0)
         h = MAX(h, net_hop(hw, p, c->pr, FALSE));
-    return c->launch + MAX(1, plan->max_batches) * (h + c->tau) + c->S * c->lim.spb;
+    /* Simple moves a part through the connection's FIFO a step at a time
+     * (enqueue.cc addP2pToPlan: steps of p2pChunkSize; sendrecv.h runSend
+     * and runRecv loop over chunks; prims_simple.h: the receiver's
+     * waitPeer sees a step only after the sender's postPeer, once the
+     * whole step is written): the receive of a step starts when its send
+     * ends. The bandwidth term counts the send and the receive of every
+     * step at once; the first step's send has no receive beside it, so
+     * each batch adds one step (or the whole part, if smaller) at the
+     * CTA's rate. LL posts a flag with every line: no such fill. Across
+     * nodes the network sends end last: theirs (network chunk sizes). */
+    double fill = 0;
+    if (c->pr == CS_PROTO_SIMPLE) {
+        const cs_p2p_op_t *fop = remote > 0 ? &plan->op_net : &plan->op;
+        fill = MIN(B / MAX(1, fop->nch), (double)fop->chunk) / (c->b_sm / c->nch);
+    }
+    return c->launch + MAX(1, plan->max_batches) * (h + c->tau + fill) + c->S * c->lim.spb;
 }
 
 gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t coll,

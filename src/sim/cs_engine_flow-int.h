@@ -133,6 +133,13 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *n, const struct cs_prog_fl
 double cs_flow_flow_cap(const cs_flow_net_t *n, const struct cs_prog_flow *fl, const cs_flow_edge_t *e,
                         double chan_cap);
 
+/* Seconds after its last step arrives that a p2p Simple flow's receiver
+ * still copies it out: a step is received only once wholly sent
+ * (prims_simple.h waitPeer / postPeer), at the CTA's rate 'chan_cap'
+ * (bytes/s), as the analytic engine's fill (t_p2p); 0 for LL, for a send
+ * to the rank itself (one copy, sendrecv.h isCopy) and for collectives. */
+double cs_flow_p2p_drain(gboolean p2p, cs_proto_t pr, const struct cs_prog_flow *fl, double chan_cap);
+
 /* The shape of one call's program before any folding (what the engines'
  * memory follows): lanes (ring: channels x positions; dataflow: flows),
  * dependencies between flows, and the units each lane moves at most. */

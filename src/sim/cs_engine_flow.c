@@ -82,6 +82,7 @@ typedef struct {
     int mem_res;             /* the sender's GPU memory */
     double mult;             /* identical channels this lane stands for */
     int boff, bn;            /* into bhops[]: the resources it shares */
+    cs_time_t drain;         /* p2p Simple: its last step's receive, after it arrives */
 } lane_t;
 
 /* A dataflow lane waits for unit u - lag of lane 'lane' (global index). */
@@ -894,7 +895,18 @@ static void df_complete(cs_flow_t *f, int li)
 {
     lane_t *L = &f->lanes[li];
     L->sending = FALSE;
-    unit_out(f, li, li);
+    if (L->drain > 0 && L->op_next == L->nops - 1 && !lane_x(f, li)) {
+        /* the last step is received once wholly sent (the pipeline's
+         * fill at its end): arrives later than the latency's stream */
+        cs_event_t *ev = cs_evq_alloc(f->q);
+        ev->kind = EV_ARR;
+        ev->a = li;
+        ev->b = L->job;
+        f->jobs[L->job].inflight++;
+        cs_evq_push(f->q, ev, f->now + f->edges[li].lat + L->drain);
+    } else {
+        unit_out(f, li, li);
+    }
     op_done(f, li);
     df_advance(f, li);
     /* the units it read may be consumed now: their senders may go on */
@@ -1902,6 +1914,7 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
             L.mult = 1;
             L.mem_res = job_mem(f, J, fl->src);
             L.nops = cs_program_flow_units(prog, c, fi);
+            L.drain = (cs_time_t)llround(cs_flow_p2p_drain(prog->p2p, prog->proto, fl, cap) * CS_PS_PER_S);
             g_array_append_val(lanes, L);
         }
     /* Identical channels (NVLSTree: every GPU's tree leaves through its own

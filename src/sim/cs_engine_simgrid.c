@@ -109,6 +109,7 @@ typedef struct {
     sg_sem_t self_slot;              /* nothing consumes its units: slots freed on arrival */
     notice_q_t q;                    /* NOTICE_FLOW: units sent, not yet arrived */
     notice_q_t qh;                   /* NOTICE_FLOW_FIRST: units started, first bytes not yet arrived */
+    double drain;                    /* p2p Simple: its last unit's receive after it arrives (s) */
 } dflow_t;
 
 typedef struct {
@@ -409,7 +410,8 @@ static void flow_actor(int argc, char **argv)
             for (int k = d0; k < d1; k++)
                 if (p->deps[k].lag == 0)
                     sg_sem_acquire(s->arr[k]);   /* cannot forward what has not come */
-        notify(s, fi, NOTICE_FLOW, lat);
+        /* the last step is received once wholly sent: as the flow engine */
+        notify(s, fi, NOTICE_FLOW, lat + (u == F->nunits - 1 ? F->drain : 0));
         for (int k = d0; k < d1; k++)
             if (p->deps[k].lag == 0)
                 sg_sem_release(s->slot[k]);
@@ -566,6 +568,7 @@ static gboolean setup_flows(sim_t *s, GError **err)
                 s->cap[fi] = MIN(s->cap[fi], s->edges[fi].cap);
             F->ch = ch;
             F->nunits = cs_program_flow_units(p, ch, fi);
+            F->drain = cs_flow_p2p_drain(p->p2p, p->proto, fl, cap);
             F->route = add_route(s, fi, cs_flow_res_mem(c, fl->src), fl->mem_passes);
             notice_q_init(&F->q, p->credit + 2);
             notice_q_init(&F->qh, p->credit + 2);
@@ -603,7 +606,7 @@ static void start_flows(sim_t *s)
         g_snprintf(name, sizeof name, "flow%d", fi);
         const char *av[] = { "flow", arg, NULL };
         sg_actor_create(name, s->sink, flow_actor, 2, (char *const *)av);
-        if (F->nunits > 0 && s->edges[fi].lat > 0) {
+        if (F->nunits > 0 && (s->edges[fi].lat > 0 || F->drain > 0)) {
             const char *dv[] = { "deliver", arg, which, NULL };
             g_snprintf(name, sizeof name, "deliver-flow%d", fi);
             sg_actor_create(name, s->sink, delivery_actor, 3, (char *const *)dv);

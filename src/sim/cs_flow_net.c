@@ -657,6 +657,13 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
     return build_edge(f, CS_ALGO_TREE, ch, (guint32)ch, fl->src, fl->dst, pr, e, err);
 }
 
+double cs_flow_p2p_drain(gboolean p2p, cs_proto_t pr, const cs_prog_flow_t *fl, double chan_cap)
+{
+    if (!p2p || pr != CS_PROTO_SIMPLE || fl->kind != CS_FLOW_P2P || fl->src == fl->dst || !(chan_cap > 0))
+        return 0;
+    return (double)MIN(fl->bytes, fl->unit) / chan_cap;
+}
+
 double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_prog_flow_t *fl, const cs_flow_edge_t *e, double chan_cap)
 {
     /* the switches reduce at line rate: the root has no ceiling of its

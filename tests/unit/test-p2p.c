@@ -192,16 +192,27 @@ static cs_topo_t *two_b200(void)
     return t;
 }
 
+/* The built-in CTA rate of a Blackwell channel with Simple, GB/s. */
+static double chan_simple_sm100(void)
+{
+    cs_params_t par;
+    cs_params_init_defaults(&par);
+    double v = cs_params_get(&par, CS_P_CH_SIMPLE_SM100);
+    cs_params_clear(&par);
+    return v;
+}
+
 /* SendRecv between two B200s (dgx-b200, first 2 GPUs): p2pnChannels 32,
  * 2 x 18 NVLink5 channels per peer (pow2Up and capped: 32), halved to 16
  * for 2 ranks; 128 MiB and 256 MiB both run on 16 channels (parts of 8
  * and 16 MiB, at most 32 x 512 KiB), one batch each, so their difference
  * is the CTA term alone: each channel sends and receives one more 8 MiB
- * part, twice over its CTA at chan.simple.sm100 = 38.7 GB/s:
- * 2 x 8 MiB / 38.7 GB/s = 433.5 us. (With NCCL's tree tuning figure of
- * 70 GB/s it was 239.7 us. nccl-tests measures 794 - 222 = 572 us
- * between 64 and 256 MiB on 16 channels, 12 MiB more per part: 381 us
- * per 8 MiB, b200x8-nvswitch-1node-g2-g4-g8-sweep at -g 2.) */
+ * part, twice over its CTA at chan.simple.sm100 (44 GB/s: 2 x 8 MiB /
+ * 44 GB/s = 381.3 us; the pipeline fill, one 512 KiB step per batch, is
+ * the same at both sizes). (With NCCL's tree tuning figure of 70 GB/s it
+ * was 239.7 us. nccl-tests measures 794 - 222 = 572 us between 64 and
+ * 256 MiB on 16 channels, 12 MiB more per part: 381 us per 8 MiB,
+ * b200x8-nvswitch-1node-g2-g4-g8-sweep at -g 2.) */
 static void test_analytic_b200_channel(void)
 {
     g_autoptr(cs_topo_t) t = two_b200();
@@ -214,7 +225,27 @@ static void test_analytic_b200_channel(void)
     cs_p2p_op(in, 256 << 20, FALSE, &op);
     g_assert_cmpint(op.nch, ==, 16);
     double a = price(t, c, CS_COLL_SENDRECV, 128u << 20), b = price(t, c, CS_COLL_SENDRECV, 256u << 20);
-    g_assert_cmpfloat_with_epsilon(b - a, 2.0 * (8 << 20) / 38.7e9 * 1e6, 1e-6 * b);
+    g_assert_cmpfloat_with_epsilon(b - a, 2.0 * (8 << 20) / (chan_simple_sm100() * 1e9) * 1e6, 1e-6 * b);
+}
+
+/* The Simple pipeline's fill (prims_simple.h: a step is received only
+ * once it is wholly sent): SendRecv of 4 and 8 MiB between two B200s runs
+ * on 16 channels, parts of 256 and 512 KiB, one step each (the NVLink
+ * step is 512 KiB), one batch. Each part is sent, then received: the CTA
+ * term (two passes) and the fill (the part once) add 3 x 256 KiB at the
+ * CTA's rate from one to the other; without the fill it was 2 x. */
+static void test_analytic_fill(void)
+{
+    g_autoptr(cs_topo_t) t = two_b200();
+    g_autoptr(cs_comm_t) c = comm(t);
+    const cs_comm_info_t *in = cs_comm_info(c);
+    cs_p2p_op_t op;
+    cs_p2p_op(in, 4 << 20, FALSE, &op);
+    g_assert_cmpint(op.nch, ==, 16);
+    g_assert_cmpint(op.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_cmpuint(op.chunk, ==, 512 << 10);
+    double a = price(t, c, CS_COLL_SENDRECV, 4u << 20), b = price(t, c, CS_COLL_SENDRECV, 8u << 20);
+    g_assert_cmpfloat_with_epsilon(b - a, 3.0 * (256 << 10) / (chan_simple_sm100() * 1e9) * 1e6, 1e-6 * b);
 }
 
 /* AlltoAll between two B200s: 4 and 16 GiB send 2 and 8 GiB per peer,
@@ -222,8 +253,9 @@ static void test_analytic_b200_channel(void)
  * every channel holds round 0's part (the rank's own: one copy,
  * sendrecv.h isCopy) and round 1's (sent and received: two passes):
  * 3 passes. The CTA term binds (NVLink: 8 GiB at ~700 GB/s is 12 ms), so
- * the difference of the two is 3 x (256 - 64) MiB / 38.7 GB/s = 15.607
- * ms (4 passes, counting the copy as a send and a receive: 20.809 ms;
+ * the difference of the two is 3 x (256 - 64) MiB / chan.simple.sm100
+ * (44 GB/s: 13.727 ms; 4 passes, counting the copy as a send and a
+ * receive: 18.302 ms; the fill, one step per batch, cancels;
  * nccl-tests measures 14.887 ms, b200x8-nvswitch-1node-g2-g4-g8-sweep at
  * -g 2, and 9.77 ms in place, where NCCL skips the copy). */
 static void test_analytic_self_copy(void)
@@ -241,7 +273,7 @@ static void test_analytic_self_copy(void)
     g_assert_cmpint(sr->max_passes, ==, 2);
     double a = price(t, c, CS_COLL_ALLTOALL, G_GUINT64_CONSTANT(4) << 30);
     double b = price(t, c, CS_COLL_ALLTOALL, G_GUINT64_CONSTANT(16) << 30);
-    g_assert_cmpfloat_with_epsilon(b - a, 3.0 * (192 << 20) / 38.7e9 * 1e6, 1e-6 * b);
+    g_assert_cmpfloat_with_epsilon(b - a, 3.0 * (192 << 20) / (chan_simple_sm100() * 1e9) * 1e6, 1e-6 * b);
 }
 
 int main(int argc, char **argv)
@@ -252,6 +284,7 @@ int main(int argc, char **argv)
     g_test_add_func("/p2p/setup-two-nodes", test_setup_two_nodes);
     g_test_add_func("/p2p/analytic-channels", test_analytic_channels);
     g_test_add_func("/p2p/analytic-b200-channel", test_analytic_b200_channel);
+    g_test_add_func("/p2p/analytic-fill", test_analytic_fill);
     g_test_add_func("/p2p/analytic-self-copy", test_analytic_self_copy);
     return g_test_run();
 }
