@@ -8,6 +8,7 @@
 #include "cli/cs_progress.h"
 #include "sim/cs_engine.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -21,6 +22,8 @@
 struct cs_progress {
     GMutex lock;
     GCond wake;
+    GCond started;           /* the thread runs its loop (running) */
+    gboolean running;
     GThread *thread;
     gboolean stop;
     int fd;                  /* the terminal, or -1: no line */
@@ -38,6 +41,30 @@ struct cs_progress {
     void (*on_slow)(gpointer);
     gpointer on_slow_data;
 };
+
+/* fork() while the thread holds an allocator's lock leaves the child
+ * waiting for it forever: the SimGrid engine's and sweep's children run
+ * on without exec. Seen under ASan (its allocator has no fork handler),
+ * 1 run in 4 of a short SimGrid run, forked while the thread was still
+ * starting. So cs_progress_new returns once the thread runs its loop,
+ * where it allocates only under p->lock, and a fork takes that lock
+ * first (pthread_atfork): the thread is then waiting, holding nothing. */
+static GMutex active_lock;        /* static: needs no init */
+static cs_progress_t *active;     /* the progress whose lock a fork takes */
+
+static void atfork_prepare(void)
+{
+    g_mutex_lock(&active_lock);
+    if (active != NULL)
+        g_mutex_lock(&active->lock);
+}
+
+static void atfork_release(void)
+{
+    if (active != NULL)
+        g_mutex_unlock(&active->lock);
+    g_mutex_unlock(&active_lock);
+}
 
 static void on_sigint(int sig)
 {
@@ -152,6 +179,8 @@ static gpointer progress_thread(gpointer data)
 {
     cs_progress_t *p = data;
     g_mutex_lock(&p->lock);
+    p->running = TRUE;
+    g_cond_signal(&p->started);
     while (!p->stop) {
         g_cond_wait_until(&p->wake, &p->lock, g_get_monotonic_time() + TICK_US);
         if (p->stop)
@@ -189,6 +218,7 @@ cs_progress_t *cs_progress_new(FILE *stream, int n, const guint64 *weights)
     cs_progress_t *p = g_new0(cs_progress_t, 1);
     g_mutex_init(&p->lock);
     g_cond_init(&p->wake);
+    g_cond_init(&p->started);
     p->fd = stream != NULL && isatty(fileno(stream)) ? fileno(stream) : -1;
     p->n = MAX(0, n);
     p->w = g_new0(double, MAX(1, p->n));
@@ -200,7 +230,20 @@ cs_progress_t *cs_progress_new(FILE *stream, int n, const guint64 *weights)
     p->s_per_w = -1;
     p->t0 = g_get_monotonic_time();
     catch_sigint();
+    static gsize atfork_once = 0;
+    if (g_once_init_enter(&atfork_once)) {
+        pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+        g_once_init_leave(&atfork_once, 1);
+    }
     p->thread = g_thread_new("collsim-progress", progress_thread, p);
+    g_mutex_lock(&p->lock);
+    while (!p->running)
+        g_cond_wait(&p->started, &p->lock);
+    g_mutex_unlock(&p->lock);
+    g_mutex_lock(&active_lock);
+    if (active == NULL)
+        active = p;
+    g_mutex_unlock(&active_lock);
     return p;
 }
 
@@ -242,6 +285,10 @@ void cs_progress_free(cs_progress_t *p)
 {
     if (p == NULL)
         return;
+    g_mutex_lock(&active_lock);
+    if (active == p)
+        active = NULL;
+    g_mutex_unlock(&active_lock);
     g_mutex_lock(&p->lock);
     p->stop = TRUE;
     clear_line(p);
@@ -250,6 +297,7 @@ void cs_progress_free(cs_progress_t *p)
     g_thread_join(p->thread);
     g_mutex_clear(&p->lock);
     g_cond_clear(&p->wake);
+    g_cond_clear(&p->started);
     g_free(p->w);
     g_free(p->label);
     g_free(p);
