@@ -771,12 +771,11 @@ static int validate(validate_args_t *a, GError **err)
         goto out;
     /* The measured run's NCCL: only what the model prices by version
      * follows it (cs_comm_host_work_channels) */
-    /* the flag is the version alone (a log's line may carry "+cuda12.2",
-     * which cs_comm_set_nccl_version reads past): "2.19.3junk" or
-     * "2.19.3.4" is refused, not read as 2.19.3; short numbers, so that
-     * sscanf's %d cannot overflow ("4294967298.19.3" read as 2.19.3) */
+    /* the flag is the version alone (a log's line may carry "+cuda12.2"):
+     * "2.19.3junk" or "2.19.3.4" is refused, not read as 2.19.3 */
+    const char *end = NULL;
     if (a->nccl_version != NULL &&
-        (!g_regex_match_simple("^[0-9]{1,4}\\.[0-9]{1,4}(\\.[0-9]{1,4})?$", a->nccl_version, 0, 0) ||
+        (cs_nccl_version_code(a->nccl_version, &end) == 0 || *end != '\0' ||
          cs_comm_set_nccl_version(comm, a->nccl_version) == 0)) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
                     "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);

@@ -995,11 +995,7 @@ gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err)
 int cs_comm_set_nccl_version(cs_comm_t *c, const char *version)
 {
     g_return_val_if_fail(c != NULL, 0);
-    int major = 0, minor = 0, patch = 0;
-    c->info.nccl_version = 0;
-    if (version != NULL && sscanf(version, "%d.%d.%d", &major, &minor, &patch) >= 2 && major >= 1 && major < 100 &&
-        minor >= 0 && minor < 100 && patch >= 0 && patch < 100)
-        c->info.nccl_version = major * 10000 + minor * 100 + patch;
+    c->info.nccl_version = cs_nccl_version_code(version, NULL);
     return c->info.nccl_version;
 }
 

@@ -432,11 +432,32 @@ static const char *closest_known(const char *name)
 }
 
 /* "2.4.7+cuda10.1" -> 20407; 0 when it does not parse. */
-static int version_code(const char *v)
+/* One part of a version: 1 to 2 digits (a longer run is no version). */
+static const char *version_part(const char *v, int *part_p)
+{
+    int n = 0, x = 0;
+    while (g_ascii_isdigit(v[n]) && n < 3)
+        x = x * 10 + (v[n++] - '0');
+    if (n == 0 || n > 2)
+        return NULL;
+    *part_p = x;
+    return v + n;
+}
+
+int cs_nccl_version_code(const char *v, const char **end_p)
 {
     int major = 0, minor = 0, patch = 0;
-    if (v == NULL || sscanf(v, "%d.%d.%d", &major, &minor, &patch) < 2)
+    const char *q = v != NULL ? version_part(v, &major) : NULL;
+    if (q != NULL && *q == '.')
+        q = version_part(q + 1, &minor);
+    else
+        q = NULL;
+    if (q != NULL && *q == '.' && g_ascii_isdigit(q[1]))
+        q = version_part(q + 1, &patch);
+    if (q == NULL || major < 1)
         return 0;
+    if (end_p != NULL)
+        *end_p = q;
     return major * 10000 + minor * 100 + patch;
 }
 
@@ -460,7 +481,7 @@ GPtrArray *cs_nccl_env_warnings(const cs_nccl_env_t *e)
 GPtrArray *cs_nccl_env_warnings_for(const cs_nccl_env_t *e, const char *version, GPtrArray **notes_p)
 {
     GPtrArray *w = g_ptr_array_new_with_free_func(g_free);
-    int code = version_code(version);
+    int code = cs_nccl_version_code(version, NULL);
     for (guint i = 0; e != NULL && i < e->entries->len; i++) {
         const env_entry_t *ent = g_ptr_array_index(e->entries, i);
         const char *hint = cs_nccl_env_hint(ent->name);

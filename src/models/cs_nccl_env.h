@@ -32,6 +32,11 @@ GPtrArray *cs_nccl_env_warnings(const cs_nccl_env_t *e);
  * = unknown, judged as the modelled v2.28.9): a variable that version still
  * read is no warning but a line added to *notes_p (when not NULL) saying
  * that collsim, which models v2.28.9, does not honour it. */
+/* NCCL version text "MAJOR.MINOR[.PATCH]" (each part below 100, major
+ * from 1) as major x 10000 + minor x 100 + patch; 0 when it is not one.
+ * Reading stops after the version (a log's "2.19.3+cuda12.2"); *end_p,
+ * when not NULL, is set to where it stopped. */
+int cs_nccl_version_code(const char *v, const char **end_p);
 GPtrArray *cs_nccl_env_warnings_for(const cs_nccl_env_t *e, const char *version, GPtrArray **notes_p);
 /* NCCL's fallbacks that these settings caused on a topology (an
  * NCCL_IB_HCA that matches no HCA, a GID index no table has, ...), each

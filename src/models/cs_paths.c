@@ -185,33 +185,6 @@ gboolean cs_path_gpu_c2c(const cs_topo_t *t, int gpu)
     return FALSE;
 }
 
-/* ncclTopoComputePaths' P2C rule: a GPU whose local CPU is reached over
- * C2C, and a NIC behind that CPU's host bridge (PHB), are P2C apart. The
- * local CPU is ncclGetLocalCpu's: best path type, then fewest hops. */
-static cs_path_type_t p2c_type(const cs_topo_t *t, int gpu, int nic, iscratch_t *s)
-{
-    cs_topo_priv_t *p = cs_topo_priv(t);
-    int node = t->devs[gpu].node;
-    int best_cpu = -1, best_type = CS_PATH_DIS, best_count = 0, nic_type = CS_PATH_DIS;
-    for (int i = p->node_dev_off[node]; i < p->node_dev_off[node + 1]; i++) {
-        int c = p->node_devs[i];
-        if (t->devs[c].kind != CS_DEV_CPU)
-            continue;
-        intra_search(t, c, FALSE, s);
-        const ipath_t *g = &s->st[p->dev_pos[gpu]];
-        if (g->type < best_type || (g->type == best_type && g->count < best_count)) {
-            best_cpu = c;
-            best_type = g->type;
-            best_count = g->count;
-            nic_type = s->st[p->dev_pos[nic]].type;
-        }
-    }
-    if (best_cpu < 0)
-        return CS_PATH_DIS;
-    int lo = MIN(best_type, nic_type), hi = MAX(best_type, nic_type);
-    return lo == CS_PATH_C2C && hi == CS_PATH_PHB ? CS_PATH_P2C : CS_PATH_DIS;
-}
-
 /* The GPU and NIC of a path P2C may apply to (a GPU on C2C and a NIC, in
  * either order, not already P2C or better); FALSE otherwise. */
 static gboolean p2c_candidate(const cs_topo_t *t, int src, int dst, const cs_path_t *p, int *gpu_p, int *nic_p)
@@ -231,19 +204,13 @@ static gboolean p2c_candidate(const cs_topo_t *t, int src, int dst, const cs_pat
     return TRUE;
 }
 
-static void apply_p2c(const cs_topo_t *t, int src, int dst, iscratch_t *s, cs_path_t *p_p)
-{
-    int gpu, nic;
-    if (p2c_candidate(t, src, dst, p_p, &gpu, &nic) && p2c_type(t, gpu, nic, s) == CS_PATH_P2C)
-        p_p->type = CS_PATH_P2C;
-}
-
 /* The paths from each CPU of one node to its devices (type and hops, by
- * position), searched once: p2c_type's rule for every GPU x NIC pair of a
- * node would otherwise search from every CPU per pair (on an NVL72 rack,
- * 72 GPUs x 72 NICs x 36 Grace CPUs searches per node, most of a run's
- * time). */
+ * position), searched on first use and once per node: the P2C rule for
+ * every GPU x NIC pair would otherwise search from every CPU per pair (on
+ * an NVL72 rack, 72 GPUs x 72 NICs x 36 Grace CPUs searches per node,
+ * most of a run's time). */
 typedef struct {
+    int node;            /* -1: not searched yet */
     int ncpu, ndev;
     int *type, *count;   /* [cpu * ndev + pos] */
 } cpu_paths_t;
@@ -254,6 +221,7 @@ static void cpu_paths_init(const cs_topo_t *t, int node, iscratch_t *s, cpu_path
     int off = p->node_dev_off[node], ndev = p->node_dev_off[node + 1] - off, ncpu = 0;
     for (int i = 0; i < ndev; i++)
         ncpu += t->devs[p->node_devs[off + i]].kind == CS_DEV_CPU;
+    cp->node = node;
     cp->ncpu = ncpu;
     cp->ndev = ndev;
     cp->type = g_new(int, MAX(ncpu * ndev, 1));
@@ -274,16 +242,25 @@ static void cpu_paths_clear(cpu_paths_t *cp)
 {
     g_free(cp->type);
     g_free(cp->count);
+    cp->type = cp->count = NULL;
+    cp->node = -1;
 }
 
-/* p2c_type from the node's table: the same CPUs in the same order, the
- * same comparisons. */
-static void apply_p2c_cached(const cs_topo_t *t, const cpu_paths_t *cp, int src, int dst, cs_path_t *p_p)
+/* ncclTopoComputePaths' P2C rule: a GPU whose local CPU is reached over
+ * C2C, and a NIC behind that CPU's host bridge (PHB), are P2C apart. The
+ * local CPU is ncclGetLocalCpu's: best path type, then fewest hops. 'cp'
+ * holds the node's CPU paths, searched here (with the scratch 's') the
+ * first time a pair needs them. */
+static void apply_p2c(const cs_topo_t *t, cpu_paths_t *cp, iscratch_t *s, int src, int dst, cs_path_t *p_p)
 {
     cs_topo_priv_t *p = cs_topo_priv(t);
     int gpu, nic;
     if (!p2c_candidate(t, src, dst, p_p, &gpu, &nic))
         return;
+    if (cp->node != t->devs[gpu].node) {
+        cpu_paths_clear(cp);
+        cpu_paths_init(t, t->devs[gpu].node, s, cp);
+    }
     int gpos = p->dev_pos[gpu], npos = p->dev_pos[nic];
     int found = 0, best_type = CS_PATH_DIS, best_count = 0, nic_type = CS_PATH_DIS;
     for (int c = 0; c < cp->ncpu; c++) {
@@ -335,8 +312,10 @@ gboolean cs_path_intra(const cs_topo_t *t, int src, int dst, gboolean nvb_disabl
     intra_search(t, dst, nvb_disable, &s);
     cs_path_t r;
     path_from_state(t, &s.st[p->dev_pos[src]], &r);
+    cpu_paths_t cp = { .node = -1 };
     if (r.type != CS_PATH_DIS)
-        apply_p2c(t, src, dst, &s, &r);
+        apply_p2c(t, &cp, &s, src, dst, &r);
+    cpu_paths_clear(&cp);
     iscratch_clear(&s);
     *p_p = r;
     return r.type != CS_PATH_DIS;
@@ -614,8 +593,7 @@ cs_path_cache_t *cs_path_cache_new(const cs_topo_t *t, gboolean nvb_disable)
         const int *nics = p->node_nics + p->node_nic_off[n];
         int nn = p->node_nic_off[n + 1] - p->node_nic_off[n];
         s.ndev = s2.ndev = p->node_dev_off[n + 1] - p->node_dev_off[n];
-        cpu_paths_t cp;
-        cpu_paths_init(t, n, &s2, &cp);
+        cpu_paths_t cp = { .node = -1 };
         /* Paths to GPU b: one search from b serves every source a. */
         for (int b = 0; b < ng; b++) {
             int db = t->rank_dev[first + b];
@@ -635,7 +613,7 @@ cs_path_cache_t *cs_path_cache_new(const cs_topo_t *t, gboolean nvb_disable)
                 cs_path_t *e = &c->nic[c->nic_off[n] + a * nn + k];
                 path_from_state(t, &s.st[p->dev_pos[da]], e);
                 if (e->type != CS_PATH_DIS)
-                    apply_p2c_cached(t, &cp, da, nics[k], e);
+                    apply_p2c(t, &cp, &s2, da, nics[k], e);
             }
         }
         cpu_paths_clear(&cp);

@@ -189,15 +189,6 @@ static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean n
     return TRUE;
 }
 
-/* Rate of the slowest of 'nedges' edges that all carry the same traffic:
- * every directed link on an edge's path carries one unit per edge crossing
- * it, and the busiest link decides each edge's share. An SHM edge's links
- * run at each side's copy efficiency (cs_shm_side_eff: the sender's on the
- * way up to the buffer, the receiver's on the way down; two-way when that
- * GPU also moves data the other way), and the socket holding its buffer
- * writes and reads every byte, shared by the SHM edges whose buffers it
- * holds (cs_shm_host_mem_bw). Also returns the slowest edge's topology
- * latency. */
 /* Per-link, per-port and per-memory counts of edges_bw, zeroed once and
  * left zeroed after each call (only the entries the edges touch are
  * cleared): intra_ring calls it four times per channel, and clearing
@@ -226,6 +217,15 @@ static void edge_count_clear(edge_count_t *c)
     g_free(c->mem_load);
 }
 
+/* Rate of the slowest of 'nedges' edges that all carry the same traffic:
+ * every directed link on an edge's path carries one unit per edge crossing
+ * it, and the busiest link decides each edge's share. An SHM edge's links
+ * run at each side's copy efficiency (cs_shm_side_eff: the sender's on the
+ * way up to the buffer, the receiver's on the way down; two-way when that
+ * GPU also moves data the other way), and the socket holding its buffer
+ * writes and reads every byte, shared by the SHM edges whose buffers it
+ * holds (cs_shm_host_mem_bw). Also returns the slowest edge's topology
+ * latency. 'cnt' comes in zeroed and is left zeroed. */
 static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const ring_edge_t *edges, int nedges,
                        edge_count_t *cnt, double port_share, gboolean simple, double *lat_p)
 {

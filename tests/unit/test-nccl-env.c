@@ -294,6 +294,26 @@ static void test_levels_and_ints(void)
     cs_nccl_settings_clear(&s);
 }
 
+/* NCCL version text: a log's line may go on after the version; parts of
+ * more than two digits (an overflow of a %d scan once) are no version. */
+static void test_version_code(void)
+{
+    const char *end = NULL;
+    g_assert_cmpint(cs_nccl_version_code("2.19.3", &end), ==, 21903);
+    g_assert_cmpint(*end, ==, '\0');
+    g_assert_cmpint(cs_nccl_version_code("2.28.9+cuda12.8", &end), ==, 22809);
+    g_assert_cmpstr(end, ==, "+cuda12.8");
+    g_assert_cmpint(cs_nccl_version_code("2.19", NULL), ==, 21900);
+    g_assert_cmpint(cs_nccl_version_code("2.19.3.4", &end), ==, 21903);
+    g_assert_cmpstr(end, ==, ".4");
+    g_assert_cmpint(cs_nccl_version_code("4294967298.19.3", NULL), ==, 0);
+    g_assert_cmpint(cs_nccl_version_code("2.190.3", NULL), ==, 0);
+    g_assert_cmpint(cs_nccl_version_code("0.19.3", NULL), ==, 0);
+    g_assert_cmpint(cs_nccl_version_code("2", NULL), ==, 0);
+    g_assert_cmpint(cs_nccl_version_code("x", NULL), ==, 0);
+    g_assert_cmpint(cs_nccl_version_code(NULL, NULL), ==, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -306,5 +326,6 @@ int main(int argc, char **argv)
     g_test_add_func("/nccl-env/parse-list", test_parse_list);
     g_test_add_func("/nccl-env/bad-values", test_bad_values);
     g_test_add_func("/nccl-env/levels-ints", test_levels_and_ints);
+    g_test_add_func("/nccl-env/version-code", test_version_code);
     return g_test_run();
 }
