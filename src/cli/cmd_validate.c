@@ -769,20 +769,19 @@ static int validate(validate_args_t *a, GError **err)
     comm = cs_comm_new(topo, s.env, err);
     if (comm == NULL || !cs_run_args_apply_layout(&s, comm, err))
         goto out;
-    /* The measured run's NCCL: only what the model prices by version
-     * follows it (cs_comm_host_work_channels) */
-    /* the flag is the version alone (a log's line may carry "+cuda12.2"):
+    /* The measured run's NCCL, the flag's over the log's line: only what
+     * the model prices by version follows it (cs_comm_host_work_channels).
+     * The flag is the version alone (a log's line may go on, "+cuda12.2"):
      * "2.19.3junk" or "2.19.3.4" is refused, not read as 2.19.3 */
-    const char *end = NULL;
-    if (a->nccl_version != NULL &&
-        (cs_nccl_version_code(a->nccl_version, &end) == 0 || *end != '\0' ||
-         cs_comm_set_nccl_version(comm, a->nccl_version) == 0)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
-                    "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
-        goto out;
+    if (a->nccl_version != NULL) {
+        const char *end = NULL;
+        if (cs_nccl_version_code(a->nccl_version, &end) == 0 || *end != '\0') {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
+                        "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
+            goto out;
+        }
     }
-    if (a->nccl_version == NULL)
-        cs_comm_set_nccl_version(comm, log->nccl_version);
+    cs_comm_set_nccl_version(comm, a->nccl_version != NULL ? a->nccl_version : log->nccl_version);
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);
