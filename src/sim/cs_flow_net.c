@@ -264,25 +264,41 @@ static int chan_nic(const cs_flow_net_t *f, cs_algo_t algo, int r, int ch, int *
     return dev >= 0 ? k : -1;
 }
 
+/* Whether ring edge x -> y moves data through the GPUs' own copies
+ * (anything but the network: the NIC reads and writes GPU memory itself). */
+static gboolean intra_edge(const cs_flow_net_t *f, int x, int y)
+{
+    cs_link_choice_t lc;
+    cs_comm_pair(f->comm, x, y, &lc);
+    return lc.transport != CS_XPORT_NET_IB && lc.transport != CS_XPORT_NET_SOCKET;
+}
+
 /* Whether the GPUs of an SHM edge a -> b also move data the other way:
- * every rank of a ring, a tree or a point-to-point pattern sends and
- * receives; a chain (Broadcast, Reduce on Ring: the ring without the edge
- * into the root) has a first GPU that only sends and a last that only
- * receives. */
+ * a ring's GPU receives from its predecessor and sends to its successor,
+ * through its own SMs' copies unless that neighbour is across the network
+ * (so a GPU where a node's ring enters or leaves copies one way only, as
+ * the analytic engine counts a GPU's intra-node edges); a chain
+ * (Broadcast, Reduce on Ring: the ring without the edge into the root)
+ * has a first GPU that only sends and a last that only receives. Trees
+ * and point-to-point patterns are taken to copy both ways. */
 static void shm_twoway(const cs_flow_net_t *f, cs_algo_t algo, int ch, int a, int b, gboolean *send2, gboolean *recv2)
 {
     *send2 = *recv2 = TRUE;
-    if (algo != CS_ALGO_RING || (f->coll != CS_COLL_BROADCAST && f->coll != CS_COLL_REDUCE))
+    if (algo != CS_ALGO_RING)
         return;
+    gboolean chain = f->coll == CS_COLL_BROADCAST || f->coll == CS_COLL_REDUCE;
     int n = f->info->nranks;
     g_autofree int *order = g_new(int, MAX(1, n));
     cs_comm_chan_order(f->comm, CS_ALGO_RING, ch, order);
-    int last = -1;
-    for (int i = 0; i < n; i++)
-        if (order[(i + 1) % n] == f->root)
-            last = order[i];
-    *send2 = a != f->root;
-    *recv2 = b != last;
+    int prev_a = -1, next_b = -1;
+    for (int i = 0; i < n; i++) {
+        if (order[(i + 1) % n] == a)
+            prev_a = order[i];
+        if (order[i] == b)
+            next_b = order[(i + 1) % n];
+    }
+    *send2 = prev_a >= 0 && !(chain && a == f->root) && intra_edge(f, prev_a, a);
+    *recv2 = next_b >= 0 && !(chain && next_b == f->root) && intra_edge(f, b, next_b);
 }
 
 /* The edge a -> b; across nodes through NIC ka of a's node and kb of b's

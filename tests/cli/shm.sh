@@ -3,7 +3,8 @@
 # host-memory limit of 4 DGX H100 GPUs with P2P off, the proxy's copy with
 # NCCL_SHM_USE_CUDA_MEMCPY, the run note (socket crossing, NCCL's AMD
 # P2P rule, one process's buffer placement), a refused NCCL_SHM_LOCALITY,
-# and the flow engine agreeing with the analytic one on an SHM ring.
+# the flow engine agreeing with the analytic one on an SHM ring, and the
+# channel ceiling only on GPUs that copy both ways over SHM.
 . "${top_srcdir:?}/tests/cli/lib.sh"
 cd "$tmp" || exit 1
 
@@ -83,6 +84,17 @@ if "$COLLSIM" run --topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --m
     awk -v a="$(busbw a.txt)" -v f="$(busbw f.txt)" 'BEGIN { r = f / a; exit !(a > 0 && r > 0.95 && r < 1.05) }' \
         && ok "flow-agrees ($(busbw f.txt) vs $(busbw a.txt))" || bad "flow-agrees ($(busbw f.txt) vs $(busbw a.txt))"
 fi
+# Across nodes a node's ring enters at one GPU and leaves at another: on 2
+# nodes x 2 DGX A100 GPUs with P2P off, GPU 0 sends over SHM and receives
+# from the network, GPU 1 the reverse, so neither GPU's loads wait behind
+# its own posted writes and the per-channel SHM ceiling does not apply:
+# both engines give the network's rate (22.3), not 2 x 2.6 = 5.2
+x="--topo dgx-a100 --gpus 2 --nodes 2 --env NCCL_P2P_DISABLE=1 --env NCCL_ALGO=Ring -b 1G -e 1G"
+for m in analytic flow; do
+    "$COLLSIM" run $x --model $m >oneway-$m.txt 2>/dev/null
+    awk -v b="$(busbw oneway-$m.txt)" 'BEGIN { exit !(b > 20 && b < 25) }' && ok "one-way-shm-$m ($(busbw oneway-$m.txt))" \
+        || bad "one-way-shm-$m ($(busbw oneway-$m.txt), expected 20-25: the SHM channel ceiling applied to one-way GPUs)"
+done
 # the proxy's cudaMemcpy serves Simple only: an LL128 broadcast is priced the same with and
 # without it (analytic and flow alike), a Simple one is not
 x="--topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --op broadcast -b 1G -e 1G --env NCCL_SHM_MEMCPY_MODE=3"
