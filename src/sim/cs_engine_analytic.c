@@ -930,6 +930,19 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_
         limit_net(c, hw, hw->tree_degsum / 2.0);
     if (chain_hops > 0)
         limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (ring_edge_bw(hw, c->nch, FALSE, c->pr) * c->peff));
+    if (chain_hops > 0 && hw->intra_xport == CS_XPORT_SHM) {
+        /* Over SHM every GPU of a node's chain copies both ways (the head
+         * too: up from its child, down to it), so each channel's CTA
+         * loads its SHM bytes, S from each chain neighbour, behind its
+         * own posted writes: chan.shm.<arch> for all of them
+         * (cs_shm_chan_bw). The ring's rate holds it only where the ring
+         * copies both ways, not across nodes, where a node's ring enters
+         * and leaves at GPUs that copy one way. */
+        gboolean ce = c->pr == CS_PROTO_SIMPLE && hw->shm_mode.ce_recv;
+        double cap = cs_shm_chan_bw(p, hw->arch, ce, TRUE);
+        if (isfinite(cap))
+            limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (c->nch * cap * c->peff));
+    }
     limit(c, CS_LIMIT_SM, 2 / c->b_sm);
     limit(c, CS_LIMIT_MEM, 6 / hw->mem_bw);
     double spb = c->lim.spb;

@@ -301,6 +301,31 @@ static void shm_twoway(const cs_flow_net_t *f, cs_algo_t algo, int ch, int a, in
     *recv2 = next_b >= 0 && !(chain && next_b == f->root) && intra_edge(f, b, next_b);
 }
 
+/* How many SHM streams GPU b loads in channel ch of a Tree: its chain
+ * neighbours in its node (the channel's order lists each node's chain as
+ * one block), one up and one down, each over SHM. Its CTA's loads share
+ * the channel's SHM ceiling, as the analytic engine's t_tree prices it. */
+static int tree_shm_in(const cs_flow_net_t *f, int ch, int b)
+{
+    const cs_topo_t *t = f->topo;
+    int n = f->info->nranks, k = 0;
+    g_autofree int *order = g_new(int, MAX(1, n));
+    cs_comm_chan_order(f->comm, CS_ALGO_TREE, ch, order);
+    for (int i = 0; i < n; i++) {
+        if (order[i] != b)
+            continue;
+        int nb[2] = { i > 0 ? order[i - 1] : -1, i + 1 < n ? order[i + 1] : -1 };
+        for (int j = 0; j < 2; j++) {
+            if (nb[j] < 0 || t->devs[t->rank_dev[nb[j]]].node != t->devs[t->rank_dev[b]].node)
+                continue;
+            cs_link_choice_t lc;
+            cs_comm_pair(f->comm, nb[j], b, &lc);
+            k += lc.transport == CS_XPORT_SHM;
+        }
+    }
+    return MAX(1, k);
+}
+
 /* The edge a -> b; across nodes through NIC ka of a's node and kb of b's
  * (local indices), the fabric's route picked by 'hash'. */
 static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint32 hash, int a, int b, cs_proto_t pr,
@@ -415,6 +440,8 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         }
         e->lat += cs_shm_step_lat_us(f->par, &m) * US;
         double c = cs_shm_chan_bw(f->par, f->arch, m.ce_recv, recv2);
+        if (algo == CS_ALGO_TREE)
+            c /= tree_shm_in(f, ch, b);
         e->cap = isfinite(c) ? c : 0;
     } else {
         cs_path_t direct;

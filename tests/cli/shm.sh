@@ -95,6 +95,19 @@ for m in analytic flow; do
     awk -v b="$(busbw oneway-$m.txt)" 'BEGIN { exit !(b > 20 && b < 25) }' && ok "one-way-shm-$m ($(busbw oneway-$m.txt))" \
         || bad "one-way-shm-$m ($(busbw oneway-$m.txt), expected 20-25: the SHM channel ceiling applied to one-way GPUs)"
 done
+# Tree over SHM: every GPU of a node's chain copies both ways, and each
+# channel's CTA loads all its SHM bytes (S from each chain neighbour)
+# behind its own posted writes, at most chan.shm.sm80 2.6 GB/s: 4 DGX A100
+# GPUs, 2 channels, an inner GPU loads 2 S: busbw 1.5 x 2 x 2.6 / 2 = 3.9;
+# 2 nodes x 2 GPUs, each GPU loads S: 7.8 (not the network's 33), both engines
+for m in analytic flow; do
+    "$COLLSIM" run --topo dgx-a100 --gpus 4 --env NCCL_P2P_DISABLE=1 --env NCCL_ALGO=Tree --model $m -b 1G -e 1G \
+        >tree1-$m.txt 2>/dev/null
+    "$COLLSIM" run $x --env NCCL_ALGO=Tree --model $m >tree2-$m.txt 2>/dev/null
+    near "$(busbw tree1-$m.txt)" 3.9 0.1 && near "$(busbw tree2-$m.txt)" 7.8 0.1 \
+        && ok "tree-shm-$m ($(busbw tree1-$m.txt) $(busbw tree2-$m.txt))" \
+        || bad "tree-shm-$m ($(busbw tree1-$m.txt) $(busbw tree2-$m.txt), expected 3.9 and 7.8)"
+done
 # the proxy's cudaMemcpy serves Simple only: an LL128 broadcast is priced the same with and
 # without it (analytic and flow alike), a Simple one is not
 x="--topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --op broadcast -b 1G -e 1G --env NCCL_SHM_MEMCPY_MODE=3"
