@@ -1,12 +1,19 @@
 /* Private to the SimGrid engine and its tests. Model: docs/model-simgrid.md.
- * Only compiled where configure found SimGrid (HAVE_SIMGRID). */
+ * Only compiled where configure found SimGrid (HAVE_SIMGRID). cs_simgrid_simulate
+ * is in the engine itself: a program that calls it links cs_engine_simgrid.c
+ * and SimGrid (mk/simgrid.am). */
 #ifndef CS_ENGINE_SIMGRID_INT_H
 #define CS_ENGINE_SIMGRID_INT_H
 
 #include "sim/cs_engine.h"
 
-/* The engine's ops table, registered in cs_engine.c under HAVE_SIMGRID. */
+/* The registry's entry (cs_engine.c, under HAVE_SIMGRID): it loads the
+ * engine on first use (cs_engine_simgrid_load.c) and forwards to it. */
 extern const cs_engine_ops_t cs_engine_simgrid;
+/* The engine itself (cs_engine_simgrid.c): in the module
+ * collsim-simgrid.so that collsim loads, or linked into a test or a
+ * benchmark, where the registry's entry uses it directly. */
+extern const cs_engine_ops_t cs_engine_simgrid_impl;
 
 typedef struct {
     double time_s;           /* the call's time, launch included */

@@ -1060,10 +1060,11 @@ static void engine_close(void *state)
     ctx_free(state);
 }
 
-const cs_engine_ops_t cs_engine_simgrid = {
+/* Loaded by cs_engine_simgrid_load.c (the module collsim-simgrid.so), or
+ * linked in by the tests and benchmarks; the name and description are the
+ * registry's (cs_engine_simgrid). */
+const cs_engine_ops_t cs_engine_simgrid_impl = {
     .name = "simgrid",
-    .description = "rank programs executed as SimGrid actors (CM02 max-min sharing) on a platform "
-                   "generated from the topology; a cross-check of the flow engine",
     .open = engine_open,
     .estimate = engine_estimate,
     .predict = engine_predict,

@@ -22,6 +22,25 @@ fi
 "$COLLSIM" run --topo dgx-h100 --model flow -b 8 -e 8 >probe.txt 2>probe.err || {
     grep -q "unknown model 'flow'" probe.err && { echo "skip: flow engine not registered"; exit 77; }
 }
+# The engine is a module collsim loads for --model simgrid alone
+# (cs_engine_simgrid_load.c): collsim itself does not link SimGrid (its
+# ns-3 and Boost cost every process ~90 ms to load), and a collsim with no
+# module beside it nor installed says so in one line, exit 2
+if command -v ldd >/dev/null 2>&1; then
+    ldd "$COLLSIM" | grep -q 'libsimgrid' && bad "collsim links SimGrid: $(ldd "$COLLSIM" | grep simgrid)" \
+        || ok "not-linked"
+fi
+[ -f "$top_builddir/collsim-simgrid.so" ] && ok module-built || bad "module-built: no $top_builddir/collsim-simgrid.so"
+mkdir alone && cp "$COLLSIM" alone/collsim
+alone/collsim run --topo dgx-h100 --model simgrid -b 1M -e 1M >alone.txt 2>alone.err
+rc=$?
+if [ $rc -eq 0 ]; then
+    ok "module-missing: found installed (not beside the program)"
+else
+    [ $rc -eq 2 ] && [ "$(wc -l <alone.err)" -eq 1 ] && [ ! -s alone.txt ] \
+        && grep -q "the SimGrid engine's module (collsim-simgrid.so) could not be loaded" alone.err \
+        && ok "module-missing: $(cat alone.err)" || bad "module-missing (exit $rc: $(cat alone.err))"
+fi
 # The engine forks its SimGrid child without exec; a fork while the
 # progress thread was still starting (a short run) left the child waiting
 # on an allocator lock forever under ASan, 1 run in 4 (cs_progress.c):
