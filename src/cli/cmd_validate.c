@@ -781,7 +781,12 @@ static int validate(validate_args_t *a, GError **err)
             goto out;
         }
     }
-    cs_comm_set_nccl_version(comm, a->nccl_version != NULL ? a->nccl_version : log->nccl_version);
+    /* Without a version, a line only older NCCLs print bounds it: what
+     * changed above the bound follows that (cs_comm_nccl_version_at_most) */
+    if (cs_comm_set_nccl_version(comm, a->nccl_version != NULL ? a->nccl_version : log->nccl_version) == 0)
+        cs_comm_set_nccl_version_max(comm, log->nccl_version_max);
+    /* which NCCL calls the benchmark makes (cs_comm_p2p_extra_calls) */
+    cs_comm_set_nccltests_build(comm, log->nccltests_version, log->nccltests_headers);
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);
@@ -803,6 +808,23 @@ static int validate(validate_args_t *a, GError **err)
                                ci->nccl_version < 22200 ? "up to 2.21 its work is built per channel: "
                                                           "lat.launch.cpu.chan"
                                                         : "from 2.22 one work item for all channels");
+        if (ci->nccltests_version > 0 && c->measured->coll == CS_COLL_ALLTOALL)
+            cs_result_add_note(c->predicted, "nccl-tests %d.%d.%d built on NCCL %d.%d.%d headers (the log's): "
+                               "AlltoAll %s (lat.launch.cpu.api)", ci->nccltests_version / 10000,
+                               ci->nccltests_version / 100 % 100, ci->nccltests_version % 100,
+                               ci->nccltests_headers / 10000, ci->nccltests_headers / 100 % 100,
+                               ci->nccltests_headers % 100,
+                               cs_comm_p2p_extra_calls(ci, CS_COLL_ALLTOALL, ci->nranks) == 0
+                                   ? "is one ncclAlltoAll per GPU"
+                                   : "is ncclSend and ncclRecv per peer per GPU");
+        if (ci->nccl_version == 0 && ci->nccl_version_max > 0)
+            cs_result_add_note(c->predicted, "NCCL <= %d.%d (the log's line %d: %s): a call's host side follows "
+                               "it (%s); NCCL's decisions are v2.28.9's", ci->nccl_version_max / 10000,
+                               ci->nccl_version_max / 100 % 100, log->nccl_version_max_line,
+                               log->nccl_version_max_why,
+                               ci->nccl_version_max < 22200 ? "up to 2.21 its work is built per channel: "
+                                                              "lat.launch.cpu.chan"
+                                                            : "a bound above 2.21 says nothing of it: one work item");
         c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
         if (c->v == NULL)
             goto out;

@@ -9,6 +9,7 @@
  * (writeResultHeader, writeBenchmarkLine*, writeDeviceReport). */
 #include "config.h"
 #include "io/cs_nccltests_log-int.h"
+#include "models/cs_nccl_env.h"
 #include "util/cs_error.h"
 #include "util/cs_read_file.h"
 
@@ -837,6 +838,21 @@ static void comment_line(parser_t *p, const char *body, GPtrArray *tok)
     }
     if (g_str_has_prefix(body, "nccl-tests version")) {
         reset_ranks(p);
+        /* "nccl-tests version 2.18.3 nccl-headers=22903 nccl-library=22903":
+         * the benchmark's build, the first such line of the log */
+        const char *hdr = strstr(body, "nccl-headers=");
+        if (p->log->nccltests_version == 0 && tok->len >= 3) {
+            const char *end = NULL;
+            int code = cs_nccl_version_code(TOK(tok, 2), &end);
+            if (code > 0 && *end == '\0') {
+                p->log->nccltests_version = code;
+                if (hdr != NULL) {
+                    g_autofree char *num = g_strndup(hdr + 13, strspn(hdr + 13, "0123456789"));
+                    g_autofree char *ver = parse_long(num, 0, 1000000, &v) ? version_from_code(v) : NULL;
+                    p->log->nccltests_headers = ver != NULL ? cs_nccl_version_code(ver, NULL) : 0;
+                }
+            }
+        }
         const char *lib = strstr(body, "nccl-library=");
         if (lib != NULL && p->log->nccl_version == NULL) {
             g_autofree char *num = g_strndup(lib + 13, strspn(lib + 13, "0123456789"));
@@ -1015,11 +1031,27 @@ static gboolean command_line(parser_t *p, const char *line)
     return TRUE;
 }
 
+/* An NCCL INFO line that only older NCCLs print bounds the run's version
+ * (the first such line; a version line, when the log has one, wins in
+ * validate). "Launch mode Parallel" (or "Group"): enqueue.cc
+ * ncclBarrierEnqueueWait prints it once per process up to v2.12.12; v2.13.4
+ * dropped the launch modes and the line with them. */
+static void info_line(parser_t *p, const char *line)
+{
+    if (p->log->nccl_version_max == 0 && strstr(line, "NCCL INFO Launch mode ") != NULL) {
+        p->log->nccl_version_max = 21212;
+        p->log->nccl_version_max_line = p->line;
+        p->log->nccl_version_max_why = "'NCCL INFO Launch mode', which NCCL prints up to 2.12";
+    }
+}
+
 static gboolean prose_line(parser_t *p, const char *line, GError **err)
 {
     /* log noise and elision marks inside a table leave it open */
-    if (strstr(line, "NCCL INFO") != NULL || strstr(line, "NCCL WARN") != NULL)
+    if (strstr(line, "NCCL INFO") != NULL || strstr(line, "NCCL WARN") != NULL) {
+        info_line(p, line);
         return TRUE;
+    }
     if (g_str_has_prefix(line, "[...") || g_str_has_prefix(line, "...") ||
         g_str_has_prefix(line, "\xe2\x80\xa6"))
         return TRUE;

@@ -12,6 +12,16 @@ typedef struct {
     /* what the header says, when it says it (0/NULL otherwise) */
     int nranks;
     char *nccl_version;
+    /* Where no version is named: the newest NCCL that prints an INFO line
+     * the log shows (a version code, major x 10000 + minor x 100 + patch;
+     * 0 = none), the line's number and what it is. */
+    /* The nccl-tests build, from its "# nccl-tests version 2.18.3
+     * nccl-headers=22903" line: its version and the NCCL headers it was
+     * built with, as version codes (0 = not said). */
+    int nccltests_version, nccltests_headers;
+    int nccl_version_max;
+    int nccl_version_max_line;
+    const char *nccl_version_max_why;
     char *command;
     /* Per result: the number of its table in the file (1-based, counting
      * tables that were skipped), and its first row's line. */

@@ -999,6 +999,19 @@ int cs_comm_set_nccl_version(cs_comm_t *c, const char *version)
     return c->info.nccl_version;
 }
 
+void cs_comm_set_nccl_version_max(cs_comm_t *c, int code)
+{
+    g_return_if_fail(c != NULL);
+    c->info.nccl_version_max = MAX(0, code);
+}
+
+void cs_comm_set_nccltests_build(cs_comm_t *c, int version, int headers)
+{
+    g_return_if_fail(c != NULL);
+    c->info.nccltests_version = MAX(0, version);
+    c->info.nccltests_headers = MAX(0, headers);
+}
+
 const cs_comm_info_t *cs_comm_info(const cs_comm_t *c)
 {
     return &c->info;

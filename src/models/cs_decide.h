@@ -90,6 +90,15 @@ typedef struct {
      * modelled for both follow it (cs_comm_host_work_channels); every
      * decision stays v2.28.9's. */
     int nccl_version;
+    /* Where the version is not known, the newest the run can have used,
+     * from a line of its log that only older NCCLs print
+     * (cs_comm_set_nccl_version_max, same code); 0 = no such bound. */
+    int nccl_version_max;
+    /* The nccl-tests build of the measured run, where its log says it
+     * ("# nccl-tests version 2.18.3 nccl-headers=22903 ...": the same
+     * codes, 0 = not known): which NCCL calls the benchmark makes per
+     * iteration follows it (cs_comm_p2p_extra_calls). */
+    int nccltests_version, nccltests_headers;
 } cs_comm_info_t;
 
 typedef struct cs_comm cs_comm_t;
@@ -116,9 +125,44 @@ gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err);
  * host's cost of a call (cs_comm_host_work_channels). Returns the version
  * code set (0: none). */
 int cs_comm_set_nccl_version(cs_comm_t *c, const char *version);
+/* Bounds the measured run's NCCL from above where its version is not
+ * known: 'code' (major x 10000 + minor x 100 + patch; 0 = no bound) is the
+ * newest release that prints a line its log shows. It serves only where a
+ * mechanism changed at a version above the bound, and like the version it
+ * changes no decision (cs_comm_nccl_version_at_most). */
+void cs_comm_set_nccl_version_max(cs_comm_t *c, int code);
+/* The newest NCCL the measured run can have used: its version where
+ * known, else the bound (cs_comm_set_nccl_version_max), else 0 (unknown:
+ * the modelled v2.28.9). */
+static inline int cs_comm_nccl_version_at_most(const cs_comm_info_t *ci)
+{
+    return ci->nccl_version > 0 ? ci->nccl_version : ci->nccl_version_max;
+}
+/* Sets the measured run's nccl-tests build: its version and the NCCL
+ * headers it was built with (codes, 0 = not known). Like the NCCL version
+ * it changes no decision, only the host's cost of a call. */
+void cs_comm_set_nccltests_build(cs_comm_t *c, int version, int headers);
+/* NCCL calls nccl-tests makes per GPU for one iteration of 'coll' beyond
+ * the first, each one more ncclEnqueueCheck on the launching thread
+ * (lat.launch.cpu.api): SendRecv calls ncclSend and ncclRecv (1 more);
+ * AlltoAll ncclSend and ncclRecv for each of the n peers (2n - 1 more),
+ * but one ncclAlltoAll (0 more) where nccl-tests >= 2.17.0 is built on NCCL
+ * >= 2.28 headers and runs on NCCL >= 2.28 (src/alltoall.cu
+ * AlltoAllRunColl, v2.17.0 to v2.18.3; before 2.17.0 always the pairs).
+ * A build that is not known is taken for the pairs. */
+static inline int cs_comm_p2p_extra_calls(const cs_comm_info_t *ci, cs_coll_t coll, int nranks)
+{
+    if (coll == CS_COLL_SENDRECV)
+        return 1;
+    if (coll != CS_COLL_ALLTOALL)
+        return 0;
+    gboolean one_call = ci->nccltests_version >= 21700 && ci->nccltests_headers >= 22800 &&
+                        (ci->nccl_version == 0 || ci->nccl_version >= 22800);
+    return one_call ? 0 : 2 * MAX(1, nranks) - 1;
+}
 /* The channels of a call on 'nchannels' whose work the launching thread
- * builds and uploads one by one, for NCCL 'nccl_version' (a
- * cs_comm_info_t code): all of them up to 2.21 (a 512-byte ncclWork per
+ * builds and uploads one by one, for an NCCL no newer than 'nccl_version'
+ * (cs_comm_nccl_version_at_most): all of them up to 2.21 (a 512-byte ncclWork per
  * channel, enqueue.cc v2.19.3 uploadWork), one from 2.22 on (one
  * ncclDevWorkColl for the channel range, v2.22.3) and for the modelled
  * v2.28.9 (0). */

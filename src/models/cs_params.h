@@ -35,15 +35,18 @@ static inline double cs_params_get(const cs_params_t *p, cs_param_id_t id) { ret
  * channels for NCCL <= 2.21, 1 after; cs_comm_host_work_channels),
  * + lat.launch.cpu.net when the call crosses the network,
  * + lat.launch.cpu.p2p per round of point-to-point peers (AlltoAll: every
- * rank; SendRecv: one). nccl-tests times calls issued back to back, so a
- * call takes at least this (cs_params_list.h). */
+ * rank; SendRecv: one), + lat.launch.cpu.api per NCCL call of the
+ * benchmark's beyond the first ('extra_calls', cs_comm_p2p_extra_calls).
+ * nccl-tests times calls issued back to back, so a call takes at least
+ * this (cs_params_list.h). */
 static inline double cs_params_launch_host_s(const cs_params_t *p, int gpus_per_thread, int work_channels,
-                                             gboolean net, int p2p_rounds)
+                                             gboolean net, int p2p_rounds, int extra_calls)
 {
     double per = cs_params_get(p, CS_P_LAT_LAUNCH_CPU) +
                  (MAX(1, work_channels) - 1) * cs_params_get(p, CS_P_LAT_LAUNCH_CPU_CHAN) +
                  (net ? cs_params_get(p, CS_P_LAT_LAUNCH_CPU_NET) : 0) +
-                 MAX(0, p2p_rounds) * cs_params_get(p, CS_P_LAT_LAUNCH_CPU_P2P);
+                 MAX(0, p2p_rounds) * cs_params_get(p, CS_P_LAT_LAUNCH_CPU_P2P) +
+                 MAX(0, extra_calls) * cs_params_get(p, CS_P_LAT_LAUNCH_CPU_API);
     return MAX(1, gpus_per_thread) * per * 1e-6;
 }
 const char *cs_param_name(cs_param_id_t id);

@@ -68,12 +68,25 @@
              "extra host time per GPU of a thread when the call crosses the network (posting its proxy operations)") \
     /* Point-to-point calls are planned peer by peer on the launching thread \
      * (enqueue.cc scheduleP2pTasksToPlan: addP2pToPlan once per round of    \
-     * comm->p2pSchedule with a send or a receive; AlltoAll has every rank,  \
-     * itself included, SendRecv one). Fitted to the -g 8 alltoall_perf      \
-     * table of a100sxm4-40gb-x8-nvswitch-1node-azure-* (86-89 us flat to     \
-     * 128 KiB: 87.2 / 8 - 4.4 = 6.5 us for 8 rounds). */                    \
-    CS_PARAM(LAT_LAUNCH_CPU_P2P, "lat.launch.cpu.p2p", 0.8, "us",              \
+     * comm->p2pSchedule with a send or a receive; p2pTaskAppend per send    \
+     * and receive; AlltoAll has every rank, itself included, SendRecv one), \
+     * and every NCCL API call nccl-tests makes beyond a collective's one     \
+     * costs the thread another ncclEnqueueCheck (argument and comm checks,  \
+     * group nesting): SendRecv calls ncclSend and ncclRecv (1 more);        \
+     * AlltoAll ncclSend and ncclRecv for every peer (2n - 1 more), except   \
+     * where nccl-tests >= 2.17.0 is built on NCCL >= 2.28, which calls      \
+     * ncclAlltoAll once (nccl-tests v2.17.0..v2.18.3 src/alltoall.cu        \
+     * AlltoAllRunColl; NCCL v2.29.3 enqueue.cc taskAppend appends the same  \
+     * per-peer tasks). The two are fitted together: the -g 8 alltoall_perf  \
+     * table of a100sxm4-40gb-x8-nvswitch-1node-azure-* (NCCL <= 2.12: 2n    \
+     * calls; 86-89 us flat to 128 KiB, 86.4 / 8 - 4.4 = 6.4 us = 8 rounds + \
+     * 15 calls) and, in b200x8-nvswitch-1node-g2-g4-g8-sweep-* (nccl-tests  \
+     * 2.18.3, NCCL 2.29.3: one call), alltoall over sendrecv at -g 8, 1 MiB \
+     * (42.73 - 30.27) / 8 = 1.56 us = 7 rounds - 1 call: 0.26 and 0.29. */  \
+    CS_PARAM(LAT_LAUNCH_CPU_P2P, "lat.launch.cpu.p2p", 0.26, "us",             \
              "extra host time per GPU of a thread for each peer round of a point-to-point call (AlltoAll: every rank)") \
+    CS_PARAM(LAT_LAUNCH_CPU_API, "lat.launch.cpu.api", 0.29, "us",             \
+             "extra host time per GPU of a thread for each NCCL call nccl-tests makes beyond one (SendRecv: 1; AlltoAll: 2n - 1, or 0 with ncclAlltoAll)") \
     /* Fitted to a100x8-nvswitch-allreduce-1node-* and                        \
      * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* (LL times); NCCL's      \
      * own estimate of the same step is hwLat[NVLINK][Ring][LL] = 0.6 us      \

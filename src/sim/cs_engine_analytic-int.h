@@ -23,7 +23,8 @@ typedef struct {
     int arch;                 /* 0 sm70, 1 sm80, 2 sm90, 3 sm100 */
     gboolean mnnvl;           /* nodes joined by NVLink: one NVLink domain */
     int gpus_per_thread;      /* GPUs one host thread launches (the layout's nccl-tests -g); 0 = 1 */
-    int nccl_version;         /* the measured run's NCCL (cs_comm_info_t); 0 = the modelled v2.28.9 */
+    int p2p_extra_calls[2];   /* NCCL calls beyond one per GPU: [0] SendRecv, [1] AlltoAll (cs_comm_p2p_extra_calls) */
+    int nccl_version;         /* the newest NCCL the measured run can have used (cs_comm_nccl_version_at_most); 0 = the modelled v2.28.9 */
 
     cs_transport_t intra_xport;
     double intra_bw;          /* busiest intra-node ring edge, all channels; 0 = none */

@@ -531,7 +531,9 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
     h.nnodes = info->nnodes;
     h.ppn = info->ppn;
     h.gpus_per_thread = info->gpus_per_thread;
-    h.nccl_version = info->nccl_version;
+    h.nccl_version = cs_comm_nccl_version_at_most(info);
+    h.p2p_extra_calls[0] = cs_comm_p2p_extra_calls(info, CS_COLL_SENDRECV, info->nranks);
+    h.p2p_extra_calls[1] = cs_comm_p2p_extra_calls(info, CS_COLL_ALLTOALL, info->nranks);
     h.arch = arch_group(info->cc);
     h.intra_xport = info->intra_transport;
 
@@ -1141,8 +1143,9 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
      * the two (cs_params_launch_host_s). */
     c.launch = par(p, CS_P_LAT_LAUNCH) * US;
     int rounds = coll == CS_COLL_ALLTOALL ? c.n : coll == CS_COLL_SENDRECV ? 1 : 0;
+    int calls = coll == CS_COLL_ALLTOALL ? hw->p2p_extra_calls[1] : coll == CS_COLL_SENDRECV ? hw->p2p_extra_calls[0] : 0;
     double host = cs_params_launch_host_s(p, hw->gpus_per_thread, cs_comm_host_work_channels(hw->nccl_version, c.nch),
-                                          c.N > 1, rounds);
+                                          c.N > 1, rounds, calls);
 
     double t;
     if (c.n <= 1) {
@@ -1286,7 +1289,8 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
         int g = MAX(1, hw->gpus_per_thread);
         return g_strdup_printf("host launch: one thread issues %d GPU%s' kernels per call (nccl-tests -g %d, "
                                "lat.launch.cpu%s)", g, g == 1 ? "" : "s", g,
-                               d->algo == CS_ALGO_P2P ? ", planning every peer's sends: lat.launch.cpu.p2p" : "");
+                               d->algo == CS_ALGO_P2P ? ", planning every peer's sends: lat.launch.cpu.p2p, and each NCCL "
+                                                          "call nccl-tests makes beyond one: lat.launch.cpu.api" : "");
     }
     case CS_LIMIT_NONE:
         break;

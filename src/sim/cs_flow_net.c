@@ -171,7 +171,8 @@ double cs_flow_launch_host(const cs_flow_net_t *f, int nchannels)
     }
     int rounds = f->coll == CS_COLL_ALLTOALL ? f->info->nranks : f->coll == CS_COLL_SENDRECV ? 1 : 0;
     return cs_params_launch_host_s(f->par, f->info->gpus_per_thread,
-                                   cs_comm_host_work_channels(f->info->nccl_version, nchannels), net, rounds);
+                                   cs_comm_host_work_channels(cs_comm_nccl_version_at_most(f->info), nchannels), net, rounds,
+                                   cs_comm_p2p_extra_calls(f->info, f->coll, f->info->nranks));
 }
 
 /* ---- edges: the resources and costs of one ring edge ------------------- */

@@ -191,6 +191,22 @@ rc=$?
 grep -q '^# modelled: note: NCCL_TREE_THRESHOLD (--env): NCCL 2.4.7 read it' v5.txt &&
     ! grep -q 'NCCL_TREE_THRESHOLD (--env): NCCL does not read' v5.txt &&
     ok nccl-version-env-note || bad "nccl-version-env-note ($(grep TREE v5.txt v5.err))"
+# No version line, but NCCL's "Launch mode" INFO line, which NCCL prints
+# only up to 2.12 (enqueue.cc v2.12.12; gone in v2.13.4): the version is
+# bounded below 2.22, so the host builds the work per channel, as with
+# --nccl-version 2.19.3; the note says whence. Without the line, or with
+# --nccl-version 2.22.3 over it, one work item (v.log read back exactly).
+awk '{ print } /^#  *\(B\)/ { print "host:1:1 [0] NCCL INFO Launch mode Parallel" }' v.log > vlm.log
+if "$COLLSIM" validate vlm.log --topo dgx-h100 > v6.txt 2> v6.err &&
+   "$COLLSIM" validate vlm.log --topo dgx-h100 --nccl-version 2.22.3 > v7.txt 2> v7.err; then
+    grep -q "^# modelled: NCCL <= 2.12 (the log's line 22: 'NCCL INFO Launch mode', .*per channel" v6.txt &&
+        [ "$(awk '/^  *262144 / { print $3 }' v6.txt)" = "$(awk '/^  *262144 / { print $3 }' v1.txt)" ] &&
+        ! grep -q 'NCCL <=' v7.txt &&
+        awk '/^  *262144 / { e = $4; sub(/%/, "", e); exit !(e + 0 == 0) }' v7.txt &&
+        ok nccl-version-launch-mode || bad "nccl-version-launch-mode ($(grep -h 'NCCL\|^  *262144' v6.txt v7.txt))"
+else
+    bad "nccl-version-launch-mode ($(cat v6.err v7.err))"
+fi
 # a version with more after it is refused too, not read as its first part
 for v in 2.19.3junk 2.19.3.4 4294967298.19.3; do
     "$COLLSIM" validate v.log --topo dgx-h100 --nccl-version "$v" > v4.txt 2> v4.err

@@ -133,13 +133,49 @@ static void test_net_and_p2p(void)
     }
     g_autoptr(cs_topo_t) t = dgx_h100(1);
     g_autoptr(cs_comm_t) c = comm_of(t);
-    double per_a2a = par_us(CS_P_LAT_LAUNCH_CPU) + 8 * par_us(CS_P_LAT_LAUNCH_CPU_P2P);
+    /* nccl-tests' build not known: ncclSend and ncclRecv per peer, 15
+     * calls beyond the first */
+    double per_a2a = par_us(CS_P_LAT_LAUNCH_CPU) + 8 * par_us(CS_P_LAT_LAUNCH_CPU_P2P) +
+                     15 * par_us(CS_P_LAT_LAUNCH_CPU_API);
     g_assert_cmpfloat(time_of("analytic", t, c, CS_COLL_ALLTOALL, 1024), >=, per_a2a * (1 - 1e-9));
     g_assert_true(cs_comm_set_layout(c, 1, 1, NULL));
     assert_rel(time_of("analytic", t, c, CS_COLL_ALLTOALL, 1024), 8 * per_a2a);
-    /* SendRecv: one round */
-    assert_rel(time_of("analytic", t, c, CS_COLL_SENDRECV, 8),
-               8 * (par_us(CS_P_LAT_LAUNCH_CPU) + par_us(CS_P_LAT_LAUNCH_CPU_P2P)));
+    /* SendRecv: one round, ncclSend and ncclRecv */
+    double per_sr = par_us(CS_P_LAT_LAUNCH_CPU) + par_us(CS_P_LAT_LAUNCH_CPU_P2P) + par_us(CS_P_LAT_LAUNCH_CPU_API);
+    assert_rel(time_of("analytic", t, c, CS_COLL_SENDRECV, 8), 8 * per_sr);
+}
+
+/* nccl-tests' build decides what AlltoAll costs the host: from 2.17.0,
+ * built on and running NCCL >= 2.28, one ncclAlltoAll per GPU (the rounds
+ * are still planned); before, or on an older NCCL, ncclSend and ncclRecv
+ * per peer. SendRecv is the same pair with every build. Both engines,
+ * one DGX H100 at -g 8, 1 KiB (host-bound). */
+static void test_nccltests_build(void)
+{
+    static const char *const engines[] = { "analytic", "flow" };
+    double lc = par_us(CS_P_LAT_LAUNCH_CPU), lp = par_us(CS_P_LAT_LAUNCH_CPU_P2P), la = par_us(CS_P_LAT_LAUNCH_CPU_API);
+    g_assert_cmpfloat(la, >, 0);
+    for (gsize e = 0; e < G_N_ELEMENTS(engines); e++) {
+        g_autoptr(cs_topo_t) t = dgx_h100(1);
+        g_autoptr(cs_comm_t) c = comm_of(t);
+        g_assert_true(cs_comm_set_layout(c, 1, 1, NULL));
+        double pairs = 8 * (lc + 8 * lp + 15 * la), one = 8 * (lc + 8 * lp);
+        assert_rel(time_of(engines[e], t, c, CS_COLL_ALLTOALL, 1024), pairs);
+        cs_comm_set_nccltests_build(c, 21803, 22903);
+        assert_rel(time_of(engines[e], t, c, CS_COLL_ALLTOALL, 1024), one);
+        assert_rel(time_of(engines[e], t, c, CS_COLL_SENDRECV, 8), 8 * (lc + lp + la));
+        /* built on 2.27 headers, or running 2.27: the pairs */
+        cs_comm_set_nccltests_build(c, 21803, 22703);
+        assert_rel(time_of(engines[e], t, c, CS_COLL_ALLTOALL, 1024), pairs);
+        cs_comm_set_nccltests_build(c, 21803, 22903);
+        g_assert_cmpint(cs_comm_set_nccl_version(c, "2.27.3"), ==, 22703);
+        assert_rel(time_of(engines[e], t, c, CS_COLL_ALLTOALL, 1024), pairs);
+        g_assert_cmpint(cs_comm_set_nccl_version(c, "2.29.3"), ==, 22903);
+        assert_rel(time_of(engines[e], t, c, CS_COLL_ALLTOALL, 1024), one);
+        /* nccl-tests 2.16 always sends pairs */
+        cs_comm_set_nccltests_build(c, 21609, 22903);
+        assert_rel(time_of(engines[e], t, c, CS_COLL_ALLTOALL, 1024), pairs);
+    }
 }
 
 /* One size priced by 'engine': out-of-place time (seconds) and channels. */
@@ -189,6 +225,16 @@ static void test_nccl_version(void)
         g_assert_cmpint(nch, ==, 1);
         /* not a version: back to the modelled one */
         g_assert_cmpint(cs_comm_set_nccl_version(c, "two"), ==, 0);
+        assert_rel(time_nch_of(engines[e], t, c, 256 << 10, &nch), modelled);
+        /* no version, but a bound from a log line older NCCLs print (<= 2.12):
+         * below 2.22 as well, so per channel; a known version wins over it */
+        cs_comm_set_nccl_version_max(c, 21212);
+        g_assert_cmpint(cs_comm_nccl_version_at_most(cs_comm_info(c)), ==, 21212);
+        assert_rel(time_nch_of(engines[e], t, c, 256 << 10, &nch), old);
+        g_assert_cmpint(cs_comm_set_nccl_version(c, "2.22.3"), ==, 22203);
+        assert_rel(time_nch_of(engines[e], t, c, 256 << 10, &nch), modelled);
+        g_assert_cmpint(cs_comm_set_nccl_version(c, NULL), ==, 0);
+        cs_comm_set_nccl_version_max(c, 0);
         assert_rel(time_nch_of(engines[e], t, c, 256 << 10, &nch), modelled);
     }
 }
@@ -310,6 +356,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/comm", test_comm);
     g_test_add_func("/layout/engines-one-node", test_engines_one_node);
     g_test_add_func("/layout/net-and-p2p", test_net_and_p2p);
+    g_test_add_func("/layout/nccltests-build", test_nccltests_build);
     g_test_add_func("/layout/jobs-iters", test_jobs_iters);
     g_test_add_func("/layout/nccl-version", test_nccl_version);
     g_test_add_func("/layout/command", test_command);

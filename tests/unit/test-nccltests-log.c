@@ -93,6 +93,75 @@ static void test_old_format(void)
     g_assert_cmpint(row(r, 2)->wrong[CS_OOP], ==, -1); /* "error" is not a count */
 }
 
+/* NCCL's "Launch mode" INFO line (printed up to v2.12.12, enqueue.cc
+ * ncclBarrierEnqueueWait) bounds the version where no line names it; it is
+ * noise to the table, which reads on across it. */
+static void test_version_bound(void)
+{
+    static const char hdr[] =
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+    static const char rows[] =
+        "        1024           256   float     sum    36.07    0.03    0.05    N/A    35.77    0.03    0.05    N/A\n"
+        "        2048           512   float     sum    35.42    0.06    0.10    N/A    35.89    0.06    0.10    N/A\n";
+    static const char info[] = "hostname:3442:3442 [0] NCCL INFO Launch mode Parallel\n";
+    static const char other[] = "hostname:3442:3442 [0] NCCL INFO Channel 00/24 :    0   1   2   3\n";
+    g_autoptr(GError) err = NULL;
+
+    g_autofree char *with = g_strconcat(hdr, other, info, rows, NULL);
+    g_autoptr(cs_nccltests_log_t) a = cs_nccltests_log_parse(with, strlen(with), "a.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(a->results->len, ==, 1);
+    g_assert_cmpuint(res(a, 0)->rows->len, ==, 2);
+    g_assert_null(a->nccl_version);
+    g_assert_cmpint(a->nccl_version_max, ==, 21212);
+    g_assert_cmpint(a->nccl_version_max_line, ==, 4);
+    g_assert_nonnull(strstr(a->nccl_version_max_why, "Launch mode"));
+
+    /* other INFO lines bound nothing */
+    g_autofree char *without = g_strconcat(hdr, other, rows, NULL);
+    g_autoptr(cs_nccltests_log_t) b = cs_nccltests_log_parse(without, strlen(without), "b.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(b->nccl_version_max, ==, 0);
+    g_assert_null(b->nccl_version_max_why);
+
+    /* a version line is read as before; the bound beside it is kept */
+    g_autofree char *named = g_strconcat("NCCL version 2.8.3+cuda11.1\n", hdr, info, rows, NULL);
+    g_autoptr(cs_nccltests_log_t) c = cs_nccltests_log_parse(named, strlen(named), "c.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpstr(c->nccl_version, ==, "2.8.3+cuda11.1");
+    g_assert_cmpint(c->nccl_version_max, ==, 21212);
+    g_assert_cmpint(c->nccltests_version, ==, 0);
+}
+
+/* nccl-tests' own line: its version and the NCCL headers it was built on
+ * (both as version codes; headers before 2.9 used major x 1000), and the
+ * library's version as before. */
+static void test_nccltests_build(void)
+{
+    static const char rows[] =
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "        1024           256   float     sum    36.07    0.03    0.05    N/A    35.77    0.03    0.05    N/A\n";
+    g_autoptr(GError) err = NULL;
+    g_autofree char *a = g_strconcat("# nccl-tests version 2.18.3 nccl-headers=22903 nccl-library=22903\n", rows, NULL);
+    g_autoptr(cs_nccltests_log_t) la = cs_nccltests_log_parse(a, strlen(a), "a.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(la->nccltests_version, ==, 21803);
+    g_assert_cmpint(la->nccltests_headers, ==, 22903);
+    g_assert_cmpstr(la->nccl_version, ==, "2.29.3");
+    g_autofree char *b = g_strconcat("# nccl-tests version 2.17.10 nccl-headers=2708 nccl-library=2708\n", rows, NULL);
+    g_autoptr(cs_nccltests_log_t) lb = cs_nccltests_log_parse(b, strlen(b), "b.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(lb->nccltests_version, ==, 21710);
+    g_assert_cmpint(lb->nccltests_headers, ==, 20708);
+    /* not a version: nothing */
+    g_autofree char *c = g_strconcat("# nccl-tests version two nccl-headers=22903\n", rows, NULL);
+    g_autoptr(cs_nccltests_log_t) lc = cs_nccltests_log_parse(c, strlen(c), "c.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(lc->nccltests_version, ==, 0);
+    g_assert_cmpint(lc->nccltests_headers, ==, 0);
+}
+
 static void test_headerless(void)
 {
     g_autoptr(GError) err = NULL;
@@ -345,6 +414,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/nccltests-log/two-tables", test_two_tables);
     g_test_add_func("/nccltests-log/old-format", test_old_format);
+    g_test_add_func("/nccltests-log/version-bound", test_version_bound);
+    g_test_add_func("/nccltests-log/nccltests-build", test_nccltests_build);
     g_test_add_func("/nccltests-log/headerless", test_headerless);
     g_test_add_func("/nccltests-log/truncated", test_truncated);
     g_test_add_func("/nccltests-log/json", test_json);
