@@ -548,6 +548,64 @@ static void test_preset_dgx_h100(void)
     }
 }
 
+/* GB200 NVL72 racks (issue 12 item 8; docs/model-analytic.md "NVL72
+ * racks"): what NCCL runs there, from its source.
+ * - One rack of 72, NVLS off: Ring. The search finds 8 rings at 90 GB/s
+ *   (sm100 intra speeds; 18 NVLinks x 40 = 720, the GPU's total), the
+ *   duplication (bw 90 >= 50) gives 16 x 45, the postset 32 channels.
+ * - One rack with NVLS: 24 NVLS channels inside one NVLink domain
+ *   (nvls.cc v2.27.3 NVLS_NCHANNELS_SM100_NVL), 32 heads (search.cc: the
+ *   NVLS graph's maxChannels = min(NCCL_MAX_NVLS_ARITY 32, GPUs)).
+ * - Two racks of 64 over RoCE: NVLSTree (NVLS across nodes needs SHARP) on
+ *   32 channels (NVLS_NCHANNELS_SM100), 32 heads, chunk NCCL_NVLS_CHUNKSIZE
+ *   128 KiB at 8 GiB (enqueue.cc calcCollChunking shrinks it only below
+ *   4 x 32 x 32 chunks). */
+static void test_preset_nvl72(void)
+{
+    if (!cs_preset_exists("gb200-nvl72")) {
+        g_test_skip("no gb200-nvl72 preset");
+        return;
+    }
+    const guint64 gib = G_GUINT64_CONSTANT(1) << 30;
+    for (int nvls = 0; nvls <= 1; nvls++) {
+        cs_build_opts_t o;
+        cs_build_opts_init(&o);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(cs_topo_t) t = cs_preset_build("gb200-nvl72", &o, &err);
+        g_assert_nonnull(t);
+        const char *off[] = { "NCCL_NVLS_ENABLE", "0", NULL };
+        g_autoptr(cs_comm_t) c = comm_with(t, nvls ? NULL : off);
+        const cs_comm_info_t *in = cs_comm_info(c);
+        g_assert_cmpint(in->nranks, ==, 72);
+        g_assert_cmpint(in->ring_nch, ==, 16);
+        g_assert_cmpint(in->comm_nch, ==, 32);
+        cs_decision_t d;
+        decide(c, CS_COLL_ALLREDUCE, 4 * gib, &d);
+        g_assert_cmpint(d.algo, ==, nvls ? CS_ALGO_NVLS : CS_ALGO_RING);
+        g_assert_cmpint(d.proto, ==, CS_PROTO_SIMPLE);
+        g_assert_cmpint(d.nchannels, ==, nvls ? 24 : 32);
+        if (nvls)
+            g_assert_cmpint(in->nvls_nch, ==, 32);
+    }
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = 2;
+    o.gpus = 64;
+    o.nic = "roce-400g";
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_topo_t) t = cs_preset_build("gb200-nvl72", &o, &err);
+    g_assert_nonnull(t);
+    g_autoptr(cs_comm_t) c = comm_with(t, NULL);
+    const cs_comm_info_t *in = cs_comm_info(c);
+    g_assert_cmpint(in->nranks, ==, 128);
+    g_assert_cmpint(in->nvls_nch, ==, 32);
+    cs_decision_t d;
+    decide(c, CS_COLL_ALLREDUCE, 8 * gib, &d);
+    g_assert_cmpint(d.algo, ==, CS_ALGO_NVLS_TREE);
+    g_assert_cmpint(d.nchannels, ==, 32);
+    g_assert_cmpint(d.chunk_bytes, ==, 128 * 1024);
+}
+
 /* Many identical nodes share one search; rings stay permutations and the
  * decision does not depend on the node count beyond the model's terms. */
 static void test_many_nodes(void)
@@ -788,6 +846,7 @@ int main(int argc, char **argv)
     g_test_add_func("/decide/single-rank", test_single_rank);
     g_test_add_func("/decide/errors", test_errors);
     g_test_add_func("/decide/preset/dgx-h100", test_preset_dgx_h100);
+    g_test_add_func("/decide/preset/nvl72", test_preset_nvl72);
     g_test_add_func("/decide/many-nodes", test_many_nodes);
     g_test_add_func("/decide/fallback-warnings", test_fallback_warnings);
     g_test_add_func("/decide/collnet/decisions", test_collnet_decisions);
