@@ -88,8 +88,12 @@ typedef struct {
      * (cs_comm_set_nccl_version: major x 10000 + minor x 100 + patch); 0 =
      * the modelled v2.28.9. Only mechanisms that differ by version and are
      * modelled for both follow it (cs_comm_host_work_channels); every
-     * decision stays v2.28.9's. */
+     * decision stays v2.28.9's but the channel count below. */
     int nccl_version;
+    /* The channels every Ring and Tree call of that NCCL runs on, where its
+     * rule is modelled and differs from v2.28.9's (cs_comm_set_nccl_version:
+     * NCCL 2.4 across nodes); 0 = the v2.28.9 decision's. */
+    int nccl_nch;
 } cs_comm_info_t;
 
 typedef struct cs_comm cs_comm_t;
@@ -112,9 +116,11 @@ const cs_nccl_settings_t *cs_comm_settings(const cs_comm_t *c);
  * cs_launch_host_s). */
 gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err);
 /* Sets the NCCL version of the measured run ("2.19.3"; NULL or unparsable:
- * the modelled v2.28.9). Like the layout, it changes no decision, only the
- * host's cost of a call (cs_comm_host_work_channels). Returns the version
- * code set (0: none). */
+ * the modelled v2.28.9). It changes the host's cost of a call
+ * (cs_comm_host_work_channels), NCCL 2.4's channel count across nodes
+ * (info.nccl_nch: one ring per NIC, cs_decide.c v24_channels) and, in the
+ * engines, the tree all-reduce's phases (cs_tree_phases_in_sequence); no
+ * other decision. Returns the version code set (0: none). */
 int cs_comm_set_nccl_version(cs_comm_t *c, const char *version);
 /* The channels of a call on 'nchannels' whose work the launching thread
  * builds and uploads one by one, for NCCL 'nccl_version' (a
@@ -125,6 +131,17 @@ int cs_comm_set_nccl_version(cs_comm_t *c, const char *version);
 static inline int cs_comm_host_work_channels(int nccl_version, int nchannels)
 {
     return nccl_version > 0 && nccl_version < 22200 ? MAX(1, nchannels) : 1;
+}
+/* Whether NCCL 'nccl_version' (a cs_comm_info_t code) runs the Simple tree
+ * all-reduce's two phases one after the other: up to 2.7 every channel's
+ * threads reduce the whole buffer up the tree, then broadcast it down
+ * (device/all_reduce.h ncclAllReduceTreeKernel, v2.4.7 to v2.7.8: two
+ * loops over the buffer); from 2.8 the threads are split between the two,
+ * which run at once (v2.8.3 runTreeSplit: nthreadsSplit), as in the
+ * modelled v2.28.9 (0). */
+static inline gboolean cs_tree_phases_in_sequence(int nccl_version)
+{
+    return nccl_version > 0 && nccl_version < 20800;
 }
 /* Transport NCCL would use between two ranks. */
 void cs_comm_pair(const cs_comm_t *c, int rank_a, int rank_b, cs_link_choice_t *out);
