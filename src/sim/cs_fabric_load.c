@@ -239,16 +239,16 @@ static double max_spb(const cs_fabric_load_t *fl)
  * the links carry in all), for cs_fabric_load_links. */
 static void seq_tree_bound(cs_fabric_load_t *fl, const cs_decision_t *d, const int *orders, cs_fabric_bound_t *b)
 {
+    static const int phases[3] = { 0, 1, -1 };   /* up, down, then both again */
     double spb = 0;
-    for (int phase = 0; phase < 2; phase++) {
+    for (int k = 0; k < 3; k++) {
         memset(fl->load, 0, sizeof(double) * fl->net.nres);
-        if (!load_trees(fl, d, orders, phase, NULL))
+        fl->lat_sum = fl->nedges = fl->lanes = 0;
+        if (!load_trees(fl, d, orders, phases[k], NULL))
             return;
-        spb += max_spb(fl);
+        if (phases[k] >= 0)
+            spb += max_spb(fl);
     }
-    memset(fl->load, 0, sizeof(double) * fl->net.nres);
-    if (!load_trees(fl, d, orders, -1, NULL))
-        return;
     b->spb = MAX(b->spb, spb);
 }
 
