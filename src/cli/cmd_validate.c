@@ -802,12 +802,17 @@ static int validate(validate_args_t *a, GError **err)
                            ci->gpus_per_thread == 1 ? "" : "s",
                            layout_from != NULL ? layout_from : "nccl-tests' multi-node default: one per GPU");
         if (ci->nccl_version > 0)
-            cs_result_add_note(c->predicted, "NCCL %d.%d.%d (%s): a call's host side follows it (%s); NCCL's "
-                               "decisions are v2.28.9's", ci->nccl_version / 10000, ci->nccl_version / 100 % 100,
-                               ci->nccl_version % 100, a->nccl_version != NULL ? "--nccl-version" : "the log's",
+            cs_result_add_note(c->predicted, "NCCL %d.%d.%d (%s): a call's host side follows it (%s)%s%s; NCCL's "
+                               "other decisions are v2.28.9's", ci->nccl_version / 10000,
+                               ci->nccl_version / 100 % 100, ci->nccl_version % 100,
+                               a->nccl_version != NULL ? "--nccl-version" : "the log's",
                                ci->nccl_version < 22200 ? "up to 2.21 its work is built per channel: "
                                                           "lat.launch.cpu.chan"
-                                                        : "from 2.22 one work item for all channels");
+                                                        : "from 2.22 one work item for all channels",
+                               ci->nccl_nch > 0 ? ", and its rings: one per NIC, doubled with NVLink (2.4)" : "",
+                               cs_tree_phases_in_sequence(ci->nccl_version)
+                                   ? ", the Simple tree's reduce up, then broadcast down (up to 2.7)"
+                                   : "");
         if (ci->nccltests_version > 0 && c->measured->coll == CS_COLL_ALLTOALL)
             cs_result_add_note(c->predicted, "nccl-tests %d.%d.%d built on NCCL %d.%d.%d headers (the log's): "
                                "AlltoAll %s (lat.launch.cpu.api)", ci->nccltests_version / 10000,

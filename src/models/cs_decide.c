@@ -992,10 +992,47 @@ gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err)
     return TRUE;
 }
 
+/* Whether a GPU of the communicator has an NVLink (2.4's ncclNvlinkGpu,
+ * init.cc v2.4.7: getNvlinkGpu on the calling GPU). */
+static gboolean gpu_has_nvlink(const cs_comm_t *c)
+{
+    const cs_topo_t *t = c->t;
+    for (int l = 0; l < t->nlinks; l++) {
+        const cs_link_t *k = &t->links[l];
+        if (k->kind == CS_LINK_NVL &&
+            (t->devs[k->src].kind == CS_DEV_GPU || t->devs[k->dst].kind == CS_DEV_GPU))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* NCCL 2.4's channel count across nodes. ncclGetRings (misc/rings.cc
+ * v2.4.7) takes the fewest rings any transport level builds: the network's
+ * netGetRings (transport/net.cc) gives each ring a card no other ring of
+ * the node uses, so one ring per NIC (the intra-node levels give at least
+ * that many here); it doubles them when the GPU has NVLink ("Duplicate the
+ * rings in case of multinode+NVLink"), then applies NCCL_MAX_NRINGS and
+ * NCCL_MIN_NRINGS (default 1 from compute capability 5). Every Simple call
+ * runs on all of them (enqueue.cc getKernelInfo: comm->nChannels), the
+ * tree too (init.cc setupChannel: channel c < DIVUP(nChannels, 2) takes
+ * the first tree, so one channel takes only that tree). 2.5 replaced the
+ * ring search by the graph search (graph/search.cc). 0: another version,
+ * or one node (2.4's intra-node ring search is not modelled). */
+static int v24_channels(const cs_comm_t *c)
+{
+    int v = c->info.nccl_version;
+    if (v < 20400 || v >= 20500 || c->nnodes < 2)
+        return 0;
+    int nch = MAX(1, c->info.nics_used) * (gpu_has_nvlink(c) ? 2 : 1);
+    nch = MIN(MIN(nch, c->s.max_nchannels), CS_MAXCHANNELS);
+    return MAX(nch, MAX(1, c->s.min_nchannels));
+}
+
 int cs_comm_set_nccl_version(cs_comm_t *c, const char *version)
 {
     g_return_val_if_fail(c != NULL, 0);
     c->info.nccl_version = cs_nccl_version_code(version, NULL);
+    c->info.nccl_nch = v24_channels(c);
     return c->info.nccl_version;
 }
 

@@ -88,7 +88,7 @@ typedef struct {
      * (cs_comm_set_nccl_version: major x 10000 + minor x 100 + patch); 0 =
      * the modelled v2.28.9. Only mechanisms that differ by version and are
      * modelled for both follow it (cs_comm_host_work_channels); every
-     * decision stays v2.28.9's. */
+     * decision stays v2.28.9's but the channel count below. */
     int nccl_version;
     /* Where the version is not known, the newest the run can have used,
      * from a line of its log that only older NCCLs print
@@ -99,6 +99,10 @@ typedef struct {
      * codes, 0 = not known): which NCCL calls the benchmark makes per
      * iteration follows it (cs_comm_p2p_extra_calls). */
     int nccltests_version, nccltests_headers;
+    /* The channels every Ring and Tree call of that NCCL runs on, where its
+     * rule is modelled and differs from v2.28.9's (cs_comm_set_nccl_version:
+     * NCCL 2.4 across nodes); 0 = the v2.28.9 decision's. */
+    int nccl_nch;
 } cs_comm_info_t;
 
 typedef struct cs_comm cs_comm_t;
@@ -121,9 +125,11 @@ const cs_nccl_settings_t *cs_comm_settings(const cs_comm_t *c);
  * cs_launch_host_s). */
 gboolean cs_comm_set_layout(cs_comm_t *c, int procs, int threads, GError **err);
 /* Sets the NCCL version of the measured run ("2.19.3"; NULL or unparsable:
- * the modelled v2.28.9). Like the layout, it changes no decision, only the
- * host's cost of a call (cs_comm_host_work_channels). Returns the version
- * code set (0: none). */
+ * the modelled v2.28.9). It changes the host's cost of a call
+ * (cs_comm_host_work_channels), NCCL 2.4's channel count across nodes
+ * (info.nccl_nch: one ring per NIC, cs_decide.c v24_channels) and, in the
+ * engines, the tree all-reduce's phases (cs_tree_phases_in_sequence); no
+ * other decision. Returns the version code set (0: none). */
 int cs_comm_set_nccl_version(cs_comm_t *c, const char *version);
 /* Bounds the measured run's NCCL from above where its version is not
  * known: 'code' (major x 10000 + minor x 100 + patch; 0 = no bound) is the
@@ -169,6 +175,17 @@ static inline int cs_comm_p2p_extra_calls(const cs_comm_info_t *ci, cs_coll_t co
 static inline int cs_comm_host_work_channels(int nccl_version, int nchannels)
 {
     return nccl_version > 0 && nccl_version < 22200 ? MAX(1, nchannels) : 1;
+}
+/* Whether NCCL 'nccl_version' (a cs_comm_info_t code) runs the Simple tree
+ * all-reduce's two phases one after the other: up to 2.7 every channel's
+ * threads reduce the whole buffer up the tree, then broadcast it down
+ * (device/all_reduce.h ncclAllReduceTreeKernel, v2.4.7 to v2.7.8: two
+ * loops over the buffer); from 2.8 the threads are split between the two,
+ * which run at once (v2.8.3 runTreeSplit: nthreadsSplit), as in the
+ * modelled v2.28.9 (0). */
+static inline gboolean cs_tree_phases_in_sequence(int nccl_version)
+{
+    return nccl_version > 0 && nccl_version < 20800;
 }
 /* Transport NCCL would use between two ranks. */
 void cs_comm_pair(const cs_comm_t *c, int rank_a, int rank_b, cs_link_choice_t *out);

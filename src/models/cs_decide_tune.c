@@ -581,6 +581,10 @@ gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, gu
                 break;
         }
     }
+    /* the measured run's NCCL, where its channel rule is modelled
+     * (cs_comm_set_nccl_version: 2.4 builds one ring per NIC) */
+    if (c->info.nccl_nch > 0 && (algo == CS_ALGO_RING || algo == CS_ALGO_TREE))
+        nc = MIN(nc, c->info.nccl_nch);
     if (algo != CS_ALGO_NVLS && algo != CS_ALGO_NVLS_TREE && algo != CS_ALGO_COLLNET_DIRECT) {
         while (nbytes < (guint64)nc * nt * thr) {
             if (nt % 128 == 0)

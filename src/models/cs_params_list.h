@@ -241,9 +241,12 @@
              "extra cost of one SHM step for each side the proxy copies with cudaMemcpy") \
     /* Without GPUDirect the GPU's SMs store into and load from pinned host   \
      * memory over PCIe (loads are latency-bound). Fitted to                  \
-     * rtx2080ti-16nodes1gpu-ib100g-* (ring) (no GDR on GeForce: about 5      \
-     * GB/s over EDR 100G and a Gen3 x16 GPU). */                             \
-    CS_PARAM(EFF_HOST_STAGED, "eff.net.host_staged", 0.34, "fraction",        \
+     * rtx2080ti-16nodes1gpu-ib100g-* (no GDR on GeForce, EDR 100G, a Gen3    \
+     * x16 GPU): 5.1 GB/s each way, the ring's median busbw (5.08, a noisy   \
+     * run) and 4 x the forced tree's algbw (1.3 GB/s: NCCL 2.4.7's one       \
+     * binary tree moves 4S per NIC direction, docs/model-analytic.md "NCCL   \
+     * versions"): 0.42 x 12.1 GB/s (EDR 12.5 x eff.net 0.97) = 5.1. */     \
+    CS_PARAM(EFF_HOST_STAGED, "eff.net.host_staged", 0.42, "fraction",        \
              "relative efficiency of the host-memory bounce used without GPUDirect RDMA") \
     /* Fitted to h100x8-nvswitch-nvls-allreduce-1node-*,                      \
      * h200x8-nvswitch-nvls-forced-* and                                      \

@@ -95,11 +95,15 @@ static void add_dep(builder_t *b, int flow, int dep, int lag)
  * ranks of the nodes: per node v, up_p[v] the flow to its parent and
  * down_in_p[v] the flow bringing the result from it (-1 at the root).
  * 'local_in[v]' is the flow whose arrival makes the node's own partial
- * result available at its head (-1: the head's data alone). */
+ * result available at its head (-1: the head's data alone). 'seq': the
+ * phases one after the other (cs_tree_phases_in_sequence): a head sends
+ * down only once it has sent its last unit up, and the root once it has
+ * reduced its last unit (CS_PROG_LAG_END). */
 static void build_tree(builder_t *b, int nn, int tree, const int *head, int net_local, int mem_up,
-                       int mem_down, double share, double cap_div, const int *local_in, int *up_p,
-                       int *down_in_p)
+                       int mem_down, double share, double cap_div, gboolean seq, const int *local_in,
+                       int *up_p, int *down_in_p)
 {
+    int root_lag = seq ? CS_PROG_LAG_END : 0;
     /* up edges */
     for (int v = 0; v < nn; v++) {
         int u = cs_dtree_parent(nn, tree, v);
@@ -128,32 +132,39 @@ static void build_tree(builder_t *b, int nn, int tree, const int *head, int net_
         if (u < 0)
             continue;
         if (cs_dtree_parent(nn, tree, u) < 0) {
-            add_dep(b, down_in_p[v], local_in[u], 0);
+            add_dep(b, down_in_p[v], local_in[u], root_lag);
             for (int w = 0; w < nn; w++)
                 if (cs_dtree_parent(nn, tree, w) == u)
-                    add_dep(b, down_in_p[v], up_p[w], 0);
+                    add_dep(b, down_in_p[v], up_p[w], root_lag);
         } else {
             add_dep(b, down_in_p[v], down_in_p[u], 0);
+            if (seq)
+                add_dep(b, down_in_p[v], up_p[u], CS_PROG_LAG_END);
         }
     }
 }
 
 /* Makes 'fl' depend on the final result at node v of the tree: what came
- * down to it, or at the root its own inputs. */
-static void dep_result(builder_t *b, int fl, int nn, int tree, int v, const int *local_in, const int *up,
-                       const int *down_in)
+ * down to it, or at the root its own inputs. 'seq' (build_tree): at the
+ * root all of them, elsewhere also the node's last unit sent up. */
+static void dep_result(builder_t *b, int fl, int nn, int tree, int v, gboolean seq, const int *local_in,
+                       const int *up, const int *down_in)
 {
+    int root_lag = seq ? CS_PROG_LAG_END : 0;
     if (nn <= 1 || cs_dtree_parent(nn, tree, v) >= 0) {
-        if (nn > 1)
+        if (nn > 1) {
             add_dep(b, fl, down_in[v], 0);
-        else
-            add_dep(b, fl, local_in[v], 0);
+            if (seq)
+                add_dep(b, fl, up[v], CS_PROG_LAG_END);
+        } else {
+            add_dep(b, fl, local_in[v], root_lag);
+        }
         return;
     }
-    add_dep(b, fl, local_in[v], 0);
+    add_dep(b, fl, local_in[v], root_lag);
     for (int w = 0; w < nn; w++)
         if (cs_dtree_parent(nn, tree, w) == v)
-            add_dep(b, fl, up[w], 0);
+            add_dep(b, fl, up[w], root_lag);
 }
 
 /* Tree AllReduce, one channel: per node a chain through its GPUs in the
@@ -162,11 +173,16 @@ static void dep_result(builder_t *b, int fl, int nn, int tree, int v, const int 
  * intra[0] meets the other nodes), the tree
  * across nodes between heads. Reduce-up and broadcast-down run
  * concurrently on split threads (runTreeSplit): each flow may use half the
- * channel's ceiling. Memory (charged to the sender): 3 passes for a
+ * channel's ceiling; with 'seq' (NCCL <= 2.7 Simple,
+ * cs_tree_phases_in_sequence) one after the other with all of them: a GPU
+ * sends down once it has sent its last unit up (the root: reduced its
+ * last unit). Memory (charged to the sender): 3 passes for a
  * reducing send (local, received, result) and for a broadcast send
  * (received, output, onward copy), 2 for the chain's first sender. */
-static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const int *ring, int tree)
+static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const int *ring, int tree, gboolean seq)
 {
+    /* one after the other, each phase has all of the channel's threads */
+    double cap_div = seq ? 1 : 2;
     int nn = info->nnodes, m = info->ppn;
     g_autofree int *head = g_new(int, nn);
     g_autofree int *local_in = g_new(int, nn);
@@ -183,24 +199,27 @@ static void build_tree_channel(builder_t *b, const cs_comm_info_t *info, const i
         const int *blk = &ring[blk_of[v] * m];
         head[v] = blk[m - 1];
         for (int i = 0; i + 1 < m; i++) {
-            chain_up[v * m + i] = add_flow(b, CS_FLOW_P2P, blk[i], blk[i + 1], -1, i == 0 ? 2 : 3, 1.0, 2);
+            chain_up[v * m + i] = add_flow(b, CS_FLOW_P2P, blk[i], blk[i + 1], -1, i == 0 ? 2 : 3, 1.0, cap_div);
             if (i > 0)
                 add_dep(b, chain_up[v * m + i], chain_up[v * m + i - 1], 0);
         }
         local_in[v] = m > 1 ? chain_up[v * m + m - 2] : -1;
     }
     if (nn > 1)
-        build_tree(b, nn, tree, head, -1, 3, 3, 1.0, 2, local_in, up, down_in);
+        build_tree(b, nn, tree, head, -1, 3, 3, 1.0, cap_div, seq, local_in, up, down_in);
     /* broadcast down each chain from the head */
     for (int v = 0; v < nn; v++) {
         const int *blk = &ring[blk_of[v] * m];
         int prev = -1;
         for (int i = m - 1; i > 0; i--) {
-            int fl = add_flow(b, CS_FLOW_P2P, blk[i], blk[i - 1], -1, 3, 1.0, 2);
-            if (prev < 0)
-                dep_result(b, fl, nn, tree, v, local_in, up, down_in);
-            else
+            int fl = add_flow(b, CS_FLOW_P2P, blk[i], blk[i - 1], -1, 3, 1.0, cap_div);
+            if (prev < 0) {
+                dep_result(b, fl, nn, tree, v, seq, local_in, up, down_in);
+            } else {
                 add_dep(b, fl, prev, 0);
+                if (seq)   /* this GPU's own last unit up the chain */
+                    add_dep(b, fl, chain_up[v * m + i], CS_PROG_LAG_END);
+            }
             prev = fl;
         }
     }
@@ -250,11 +269,11 @@ static void build_nvls_channel(builder_t *b, const cs_comm_info_t *info, const i
             local_in[v] = red[v * H + h];
         }
         if (nn > 1)
-            build_tree(b, nn, tree, head, h, 0, 0, share, cap_div, local_in, up, down_in);
+            build_tree(b, nn, tree, head, h, 0, 0, share, cap_div, FALSE, local_in, up, down_in);
         for (int v = 0; v < nn; v++) {
             int k = v * H + h;
             mc[k] = add_flow(b, CS_FLOW_NVLS_MCAST, hr[k], hr[k], -1, 0, share, cap_div);
-            dep_result(b, mc[k], nn, tree, v, local_in, up, down_in);
+            dep_result(b, mc[k], nn, tree, v, FALSE, local_in, up, down_in);
             passed[k] = nn > 1 && cs_dtree_parent(nn, tree, v) >= 0 ? up[v] : mc[k];
         }
     }
@@ -406,7 +425,8 @@ static gboolean dataflow_new(cs_program_t *p, const cs_comm_info_t *info, const 
         } else if (p->nvls) {
             build_nvls_channel(&b, info, heads, tree, p->credit);
         } else {
-            build_tree_channel(&b, info, chan_ring(info, orders, c), tree);
+            build_tree_channel(&b, info, chan_ring(info, orders, c), tree,
+                               p->proto == CS_PROTO_SIMPLE && cs_tree_phases_in_sequence(info->nccl_version));
         }
     }
     p->flow_off[p->nch] = (int)b.flows->len;

@@ -122,5 +122,10 @@ char *cs_analytic_bottleneck(void *state);
 /* NCCL's double binary tree over 'nnodes' nodes (trees.cc ncclGetDtree):
  * the largest degree a node has in both trees together, and the depth. */
 void cs_analytic_dtree_shape(int nnodes, int *degsum_p, int *depth_p);
+/* The tree all-reduce's network bytes per byte of S at the busiest NIC
+ * when its phases run one after the other (NCCL <= 2.7,
+ * cs_tree_phases_in_sequence) on 'nch' channels: 4 on one channel (one
+ * binary tree: 2 S received, then 2 S sent), 2 on two (the two trees). */
+double cs_analytic_tree_seq_load(int nnodes, int nch);
 
 #endif

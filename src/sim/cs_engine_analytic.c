@@ -917,10 +917,43 @@ static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
     return c->launch + ring_time(c, hops, inter, hi, hn, b / c->nch, v / local.lim.spb / c->nch);
 }
 
+/* The network bytes per byte of S of the busiest node's NIC when the tree
+ * all-reduce runs its phases one after the other (cs_tree_phases_in_sequence:
+ * NCCL <= 2.7): the reduce moves everything up before the broadcast moves
+ * it down, so each phase is bound by the node that receives (up) or sends
+ * (down) the most, its children's share: 2 in a binary tree where one
+ * tree carries it all. Channel c of nch takes tree cs_program_tree_of
+ * (the first half tree 0: init.cc setupChannel v2.4.7, c < DIVUP(nch, 2)),
+ * each channel S/nch. Nothing overlaps a node's phases: 2 x the phase. */
+double cs_analytic_tree_seq_load(int nnodes, int nch)
+{
+    if (nnodes < 2)
+        return 0;
+    nch = MAX(1, nch);
+    double f[2] = { 0, 0 };
+    for (int ch = 0; ch < nch; ch++)
+        f[cs_program_tree_of(nch, ch)] += 1.0 / nch;
+    g_autofree double *kids = g_new0(double, nnodes);
+    g_autofree double *up = g_new0(double, nnodes);
+    for (int tree = 0; tree < 2; tree++)
+        for (int r = 0; r < nnodes && f[tree] > 0; r++) {
+            int u = cs_dtree_parent(nnodes, tree, r);
+            if (u < 0)
+                continue;
+            kids[u] += f[tree];
+            up[r] += f[tree];
+        }
+    double phase = 0;
+    for (int r = 0; r < nnodes; r++)
+        phase = MAX(phase, MAX(kids[r], up[r]));
+    return 2 * phase;
+}
+
 /* Tree AllReduce: a chain through each node's GPUs and NCCL's double
  * binary tree across nodes, reduce going up while broadcast comes down.
  * Each tree carries half the data; a node sends S/2 on each edge it has in
- * either tree, each direction. */
+ * either tree, each direction. A measured NCCL <= 2.7 runs the phases one
+ * after the other (cs_analytic_tree_seq_load). */
 static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_t *c)
 {
     int chain_hops = c->ppn - 1;
@@ -929,7 +962,9 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_
     double lat = 2 * (chain_hops * intra_hop(hw, p, c->pr) + depth * net_hop(hw, p, c->pr, TRUE)) + hops * c->tau;
     /* Seconds per byte of S on the busiest resource. */
     if (c->N > 1)
-        limit_net(c, hw, hw->tree_degsum / 2.0);
+        limit_net(c, hw, c->pr == CS_PROTO_SIMPLE && cs_tree_phases_in_sequence(hw->nccl_version)
+                             ? cs_analytic_tree_seq_load(c->N, c->nch)
+                             : hw->tree_degsum / 2.0);
     if (chain_hops > 0)
         limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (ring_edge_bw(hw, c->nch, FALSE, c->pr) * c->peff));
     if (chain_hops > 0 && hw->intra_xport == CS_XPORT_SHM) {

@@ -150,9 +150,11 @@ static gboolean load_program(cs_fabric_load_t *fl, const cs_program_t *p, GError
  * the nodes, carries 1/heads of the channel's data and leaves through the
  * NIC of the NVLS channels its sender heads (cs_flow_build_flow_edge).
  * Channels of one tree whose heads use the same NICs on node 0 load alike,
- * so each such group is loaded once with its channels' weight. FALSE: not
- * this shape (the caller builds the program). */
-static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const int *orders, GError **err)
+ * so each such group is loaded once with its channels' weight. 'phase':
+ * -1 both directions, 0 the edges up only, 1 down only. FALSE: not this
+ * shape (the caller builds the program). */
+static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const int *orders, int phase,
+                           GError **err)
 {
     const cs_comm_info_t *info = fl->net.info;
     int nn = info->nnodes, m = info->ppn, nch = d->nchannels, n = info->nranks;
@@ -195,6 +197,8 @@ static gboolean load_trees(cs_fabric_load_t *fl, const cs_decision_t *d, const i
                 if (hv / m != v || hu / m != u)
                     return FALSE;
                 for (int dir = 0; dir < 2; dir++) {
+                    if (phase >= 0 && dir != phase)
+                        continue;
                     f.src = dir == 0 ? hv : hu;
                     f.dst = dir == 0 ? hu : hv;
                     if (!is_net(fl, f.src, f.dst))
@@ -217,6 +221,37 @@ static gboolean priced(const cs_fabric_load_t *fl, int r)
     return r < t->nlinks && fl->load[r] > 0 && fl->net.res_cap[r] > 0 && t->links[r].kind == CS_LINK_NET;
 }
 
+/* The busiest priced link's seconds per byte of S under the loads now in
+ * fl->load. */
+static double max_spb(const cs_fabric_load_t *fl)
+{
+    double spb = 0;
+    for (int r = 0; r < fl->net.topo->nlinks; r++)
+        if (priced(fl, r))
+            spb = MAX(spb, fl->load[r] / fl->net.res_cap[r]);
+    return spb;
+}
+
+/* A tree all-reduce whose phases run one after the other (NCCL <= 2.7
+ * Simple, cs_tree_phases_in_sequence): the reduce's edges up load the
+ * links, then the broadcast's down, so the bound is the busiest link of
+ * the one plus that of the other. The loads left are both phases' (what
+ * the links carry in all), for cs_fabric_load_links. */
+static void seq_tree_bound(cs_fabric_load_t *fl, const cs_decision_t *d, const int *orders, cs_fabric_bound_t *b)
+{
+    static const int phases[3] = { 0, 1, -1 };   /* up, down, then both again */
+    double spb = 0;
+    for (int k = 0; k < 3; k++) {
+        memset(fl->load, 0, sizeof(double) * fl->net.nres);
+        fl->lat_sum = fl->nedges = fl->lanes = 0;
+        if (!load_trees(fl, d, orders, phases[k], NULL))
+            return;
+        if (phases[k] >= 0)
+            spb += max_spb(fl);
+    }
+    b->spb = MAX(b->spb, spb);
+}
+
 static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b)
 {
     const cs_flow_net_t *net = &fl->net;
@@ -233,7 +268,7 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
     memset(fl->load, 0, sizeof(double) * net->nres);
     fl->lat_sum = fl->nedges = fl->lanes = 0;
     g_autoptr(GError) err = NULL;
-    gboolean ok = load_trees(fl, &dd, orders, &err);
+    gboolean ok = load_trees(fl, &dd, orders, -1, &err), trees = ok;
     if (!ok && err == NULL) {
         /* The structure does not depend on the size: one byte per rank
          * and channel is enough to build it. */
@@ -264,6 +299,9 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
         if (r < t->nlinks && t->links[r].kind == CS_LINK_NET && t->devs[t->links[r].src].kind == CS_DEV_NIC)
             b->nic_spb = MAX(b->nic_spb, spb);
     }
+    if (trees && dd.algo == CS_ALGO_TREE && dd.proto == CS_PROTO_SIMPLE &&
+        cs_tree_phases_in_sequence(info->nccl_version))
+        seq_tree_bound(fl, &dd, orders, b);
 }
 
 static entry_t *entry(cs_fabric_load_t *fl, const cs_decision_t *d)

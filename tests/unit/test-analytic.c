@@ -433,6 +433,25 @@ static void test_dtree(void)
     }
 }
 
+/* The tree all-reduce with its phases one after the other (NCCL <= 2.7):
+ * the busiest NIC's bytes per byte of S. One channel takes the first
+ * binary tree alone: an inner node receives 2 S up, then sends 2 S down
+ * (4); two channels take both trees, S/2 each (2, as the double tree run
+ * at once); three: two channels on tree 0 (init.cc v2.4.7: c <
+ * DIVUP(3, 2)), an inner node of tree 0 receives 2 x 2/3 S. Two nodes:
+ * one edge, S each way per phase on one tree, S/2 on each of two. */
+static void test_tree_seq_load(void)
+{
+    static const struct { int n, nch; double load; } cases[] = {
+        { 1, 1, 0 }, { 2, 1, 2 }, { 2, 2, 1 }, { 16, 1, 4 }, { 16, 2, 2 }, { 16, 3, 8.0 / 3 }, { 16, 4, 2 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double got = cs_analytic_tree_seq_load(cases[i].n, cases[i].nch);
+        if (fabs(got - cases[i].load) > 1e-12)
+            g_error("%d nodes, %d channels: load %g, expected %g", cases[i].n, cases[i].nch, got, cases[i].load);
+    }
+}
+
 /* With the decision fixed, a bigger message never takes less time, and
  * faster links never make it slower. */
 static void test_monotonic(void)
@@ -842,6 +861,7 @@ int main(int argc, char **argv)
     g_test_add_func("/analytic/net", test_net);
     g_test_add_func("/analytic/net-c2c-staged", test_net_c2c_staged);
     g_test_add_func("/analytic/dtree", test_dtree);
+    g_test_add_func("/analytic/tree-seq-load", test_tree_seq_load);
     g_test_add_func("/analytic/monotonic", test_monotonic);
     g_test_add_func("/analytic/determinism", test_determinism);
     g_test_add_func("/analytic/unsupported", test_unsupported);

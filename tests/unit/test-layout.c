@@ -239,6 +239,53 @@ static void test_nccl_version(void)
     }
 }
 
+/* NCCL 2.4's tree all-reduce (the rtx2080ti-16nodes1gpu-* runs): 16 nodes
+ * of one RTX 2080 Ti and one 100G NIC. 2.4 builds one ring per NIC
+ * (misc/rings.cc v2.4.7), so one channel, whose tree is the first binary
+ * tree alone, and reduces the whole buffer up before it broadcasts down
+ * (device/all_reduce.h v2.4.7): an inner node receives 2 S, then sends
+ * 2 S, twice the network time of the modelled v2.28.9's two trees on two
+ * channels run at once. 2.8 (threads split between the phases) keeps
+ * v2.28.9's channels and phases: both engines. */
+static void test_nccl_24_tree(void)
+{
+    static const char *const engines[] = { "analytic", "flow" };
+    GError *err = NULL;
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.gpu = "rtx2080ti";
+    o.gpus = 1;
+    o.nodes = 16;
+    o.nic = "ib-edr";
+    o.nics_per_node = 1;
+    g_autoptr(cs_topo_t) t = cs_preset_build("pcie", &o, &err);
+    g_assert_no_error(err);
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    cs_nccl_env_set(env, "NCCL_ALGO", "Tree", "test");
+    g_autoptr(cs_comm_t) c = cs_comm_new(t, env, &err);
+    g_assert_no_error(err);
+    guint64 size = G_GUINT64_CONSTANT(512) << 20;
+    for (gsize e = 0; e < G_N_ELEMENTS(engines); e++) {
+        int nch = 0;
+        g_assert_cmpint(cs_comm_set_nccl_version(c, NULL), ==, 0);
+        g_assert_cmpint(cs_comm_info(c)->nccl_nch, ==, 0);
+        double modelled = time_nch_of(engines[e], t, c, size, &nch);
+        g_assert_cmpint(nch, ==, 2);
+        g_assert_cmpint(cs_comm_set_nccl_version(c, "2.8.3"), ==, 20803);
+        g_assert_cmpint(cs_comm_info(c)->nccl_nch, ==, 0);
+        double v28 = time_nch_of(engines[e], t, c, size, &nch);
+        g_assert_cmpint(nch, ==, 2);
+        g_assert_cmpfloat(fabs(v28 / modelled - 1), <, 0.01);
+        g_assert_cmpint(cs_comm_set_nccl_version(c, "2.4.7"), ==, 20407);
+        g_assert_cmpint(cs_comm_info(c)->nccl_nch, ==, 1);
+        double v24 = time_nch_of(engines[e], t, c, size, &nch);
+        g_assert_cmpint(nch, ==, 1);
+        if (v24 / modelled < 1.9 || v24 / modelled > 2.1)
+            g_error("%s: NCCL 2.4.7's tree takes %.3g s, v2.28.9's %.3g: expected twice", engines[e], v24,
+                    modelled);
+    }
+}
+
 /* Calls back to back in the flow engine's jobs (collsim run [job] iters):
  * with -g 8 the host issues call k at k x 8 lat.launch.cpu, and the GPUs,
  * faster at 8 B, wait for it: 4 calls end 3 host periods after the
@@ -359,6 +406,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/nccltests-build", test_nccltests_build);
     g_test_add_func("/layout/jobs-iters", test_jobs_iters);
     g_test_add_func("/layout/nccl-version", test_nccl_version);
+    g_test_add_func("/layout/nccl-24-tree", test_nccl_24_tree);
     g_test_add_func("/layout/command", test_command);
     g_test_add_func("/layout/scenario", test_scenario);
     return g_test_run();
