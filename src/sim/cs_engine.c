@@ -96,6 +96,36 @@ static const char *call_transport(const cs_comm_info_t *info, char *buf, size_t 
     return cs_transport_name(info->intra_transport);
 }
 
+/* RoCE data on a priority without PFC (NCCL_IB_TC through the fabric's
+ * DSCP map, or NCCL_IB_SL with trust pcp): under congestion the switches
+ * drop it and the NICs go back N, which only an engine that reads the
+ * fabric (the packet engine) models; the others price a lossless fabric
+ * and say so. NULL when the data is lossless, stays in a node or is not
+ * on RoCE. */
+static char *lossy_note(const cs_engine_ops_t *ops, const cs_engine_job_t *job, const cs_comm_info_t *info,
+                        const cs_topo_t *topo)
+{
+    if (ops->fabric || info->nnodes < 2 || info->inter_transport != CS_XPORT_NET_IB)
+        return NULL;
+    gboolean roce = FALSE;
+    for (int d = 0; d < topo->ndevs && !roce; d++)
+        roce = topo->devs[d].kind == CS_DEV_NIC && topo->devs[d].nic_kind == CS_NIC_ROCE;
+    if (!roce)
+        return NULL;
+    cs_fabric_cfg_t defaults;
+    cs_fabric_cfg_init(&defaults);
+    const cs_fabric_cfg_t *cfg = job->fabric != NULL ? job->fabric : &defaults;
+    g_autofree char *why = NULL;
+    int prio = cs_fabric_data_prio(cfg, cs_comm_settings(job->comm), &why);
+    gboolean lossless = (cfg->pfc >> prio & 1) != 0;
+    cs_fabric_cfg_clear(&defaults);
+    if (lossless)
+        return NULL;
+    return g_strdup_printf("RoCE on a lossy priority (%s; PFC is not on it): under congestion the switches drop "
+                           "and the NICs go back N; --model %s prices a lossless fabric, --model packet the drops",
+                           why, ops->name);
+}
+
 static void add_param_note(cs_result_t *r, const cs_params_t *params)
 {
     int n = 0;
@@ -404,6 +434,9 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     if (shm != NULL)
         cs_result_add_note(sw->r, "%s", shm);
     add_param_note(sw->r, job->params);
+    g_autofree char *lossy = lossy_note(ops, job, info, topo);
+    if (lossy != NULL)
+        cs_result_add_note(sw->r, "%s", lossy);
     if (cs_comm_collnet_note(job->comm) != NULL)
         cs_result_add_note(sw->r, "collnet: %s", cs_comm_collnet_note(job->comm));
     sw->xname = call_transport(info, sw->xport, sizeof sw->xport);

@@ -88,6 +88,19 @@ for m in analytic flow; do
 done
 "$COLLSIM" run $T --model packet -b 1M -e 1M >out.txt 2>err.txt
 grep -q "ignores them" out.txt err.txt && bad "no warning without [fabric]" || ok "no warning without [fabric]"
+# RoCE data on a priority without PFC (NCCL_IB_TC 0 -> DSCP 0 -> priority 0;
+# the default PFC is on 3): the engines that price a lossless fabric say
+# so in the header, and not for the default ToS (106 -> priority 3), nor
+# on InfiniBand, nor with the packet engine (which models the drops)
+for m in analytic flow; do
+    "$COLLSIM" run $T --env NCCL_IB_TC=0 -b 1M -e 1M --model $m >lossy-$m.txt 2>&1
+    grep -q "^# RoCE on a lossy priority (NCCL_IB_TC 0: DSCP 0, priority 0 by the DSCP map; PFC is not on it).*--model $m prices a lossless fabric" \
+        lossy-$m.txt && ok "lossy-tc-note-$m" || bad "lossy-tc-note-$m: $(grep -i lossy lossy-$m.txt)"
+done
+"$COLLSIM" run $T --env NCCL_IB_TC=106 -b 1M -e 1M >lossless.txt 2>&1
+"$COLLSIM" run --topo dgx-h100 --nic ib-ndr --nodes 4 --env NCCL_IB_TC=0 -b 1M -e 1M >ib.txt 2>&1
+grep -qi "lossy priority" lossless.txt ib.txt && bad "lossy-tc-note where the data is lossless or on IB" \
+    || ok "no lossy-tc-note for priority 3 or IB"
 
 # ---- what --model packet makes of it ---------------------------------------
 note() { grep '^# packet engine: RoCEv2' "$1"; }
