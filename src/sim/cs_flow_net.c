@@ -265,6 +265,15 @@ static int chan_nic(const cs_flow_net_t *f, cs_algo_t algo, int r, int ch, int *
     return dev >= 0 ? k : -1;
 }
 
+/* Whether a NIC has a network cable (a one-node topology has none). */
+static gboolean nic_wired(const cs_topo_t *t, int nic)
+{
+    for (int k = t->adj_off[nic]; k < t->adj_off[nic + 1]; k++)
+        if (t->links[t->adj[k]].kind == CS_LINK_NET)
+            return TRUE;
+    return FALSE;
+}
+
 /* Whether ring edge x -> y moves data through the GPUs' own copies
  * (anything but the network: the NIC reads and writes GPU memory itself). */
 static gboolean intra_edge(const cs_flow_net_t *f, int x, int y)
@@ -405,8 +414,21 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         const cs_path_t *pb = kb >= 0 ? cs_path_cache_nic(f->cache, b, kb) : NULL;
         if (pa == NULL || pb == NULL || pa->type == CS_PATH_DIS || pb->type == CS_PATH_DIS ||
             !cs_path_net(t, nic_a, nic_b, hash, &np)) {
-            g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no network route for channel %d",
-                        t->devs[da].name, t->devs[db].name, ch);
+            if (nic_a >= 0 && nic_b >= 0 && t->devs[nic_a].node == t->devs[nic_b].node)
+                /* NCCL's network loopback between GPUs of one node (no P2P,
+                 * no SHM) leaves through one NIC and comes back through
+                 * another: through a switch this topology does not have */
+                g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                            "%s -> %s: NCCL loops this pair back through the network (%s to %s), and %s; "
+                            "use --model analytic, or a fabric that joins them (--fabric fat-tree%s)",
+                            t->devs[da].name, t->devs[db].name, t->devs[nic_a].name, t->devs[nic_b].name,
+                            nic_wired(t, nic_a) ? "the fabric has no route between them (a rail fabric of a few "
+                                                  "nodes joins each rail's NICs alone)"
+                                                : "the topology has no switch between them",
+                            nic_wired(t, nic_a) ? "" : " with --nodes 2 or more");
+            else
+                g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no network route for channel %d",
+                            t->devs[da].name, t->devs[db].name, ch);
             return FALSE;
         }
         ok = (relay == a || add_nvlink(f, e, a, relay)) && add_path(f, e, pa, FALSE, TRUE, socket, extra) &&

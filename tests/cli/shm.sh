@@ -108,6 +108,14 @@ for m in analytic flow; do
         && ok "tree-shm-$m ($(busbw tree1-$m.txt) $(busbw tree2-$m.txt))" \
         || bad "tree-shm-$m ($(busbw tree1-$m.txt) $(busbw tree2-$m.txt), expected 3.9 and 7.8)"
 done
+# 8 DGX A100 GPUs with P2P off: NCCL crosses the sockets through a NIC
+# loopback (nic0 out, nic4 in); one node has no switch for the flow engine
+# to route it through: one line naming the pair and the way out, exit 2
+"$COLLSIM" run --topo dgx-a100 --env NCCL_P2P_DISABLE=1 --model flow -b 1G -e 1G >loop.txt 2>loop.err
+rc=$?
+[ $rc -eq 2 ] && [ ! -s loop.txt ] && [ "$(wc -l <loop.err)" -eq 1 ] &&
+    grep -q "NCCL loops this pair back through the network (nic[0-9] to nic[0-9]), and the topology has no switch" loop.err \
+    && ok "nic-loopback-refused" || bad "nic-loopback-refused (exit $rc: $(cat loop.err))"
 # the proxy's cudaMemcpy serves Simple only: an LL128 broadcast is priced the same with and
 # without it (analytic and flow alike), a Simple one is not
 x="--topo pcie --gpu rtx2080ti --gpus 2 --sockets 1 --p2p off --op broadcast -b 1G -e 1G --env NCCL_SHM_MEMCPY_MODE=3"
