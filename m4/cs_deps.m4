@@ -14,7 +14,8 @@ AC_DEFUN([CS_CHECK_SIMGRID], [
   AS_IF([test "x$with_simgrid" = xyes && test "x$have_simgrid" = xno],
     [AC_MSG_ERROR([--with-simgrid was given but SimGrid >= 3.32 was not found (Debian: libsimgrid-dev)])])
   AM_CONDITIONAL([HAVE_SIMGRID], [test "x$have_simgrid" = xyes])
-  AS_IF([test "x$have_simgrid" = xyes], [AC_DEFINE([HAVE_SIMGRID], [1], [SimGrid engine available])])
+  AS_IF([test "x$have_simgrid" = xyes], [AC_DEFINE([HAVE_SIMGRID], [1], [SimGrid engine available])
+    simgrid_note="(a module collsim loads for --model simgrid: collsim-simgrid.so)"])
 ])
 
 AC_DEFUN([CS_CHECK_VERBS], [
