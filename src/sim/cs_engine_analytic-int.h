@@ -25,6 +25,8 @@ typedef struct {
     int gpus_per_thread;      /* GPUs one host thread launches (the layout's nccl-tests -g); 0 = 1 */
     int p2p_extra_calls[2];   /* NCCL calls beyond one per GPU: [0] SendRecv, [1] AlltoAll (cs_comm_p2p_extra_calls) */
     int nccl_version;         /* the newest NCCL the measured run can have used (cs_comm_nccl_version_at_most); 0 = the modelled v2.28.9 */
+    gboolean tree_seq;        /* its Simple tree runs up, then down (cs_tree_phases_in_sequence: the
+                               * version itself, not a bound, as the flow engine's program) */
 
     cs_transport_t intra_xport;
     double intra_bw;          /* busiest intra-node ring edge, all channels; 0 = none */

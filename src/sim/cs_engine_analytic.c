@@ -532,6 +532,7 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
     h.ppn = info->ppn;
     h.gpus_per_thread = info->gpus_per_thread;
     h.nccl_version = cs_comm_nccl_version_at_most(info);
+    h.tree_seq = cs_tree_phases_in_sequence(info->nccl_version);
     h.p2p_extra_calls[0] = cs_comm_p2p_extra_calls(info, CS_COLL_SENDRECV, info->nranks);
     h.p2p_extra_calls[1] = cs_comm_p2p_extra_calls(info, CS_COLL_ALLTOALL, info->nranks);
     h.arch = arch_group(info->cc);
@@ -962,7 +963,7 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_
     double lat = 2 * (chain_hops * intra_hop(hw, p, c->pr) + depth * net_hop(hw, p, c->pr, TRUE)) + hops * c->tau;
     /* Seconds per byte of S on the busiest resource. */
     if (c->N > 1)
-        limit_net(c, hw, c->pr == CS_PROTO_SIMPLE && cs_tree_phases_in_sequence(hw->nccl_version)
+        limit_net(c, hw, c->pr == CS_PROTO_SIMPLE && hw->tree_seq
                              ? cs_analytic_tree_seq_load(c->N, c->nch)
                              : hw->tree_degsum / 2.0);
     if (chain_hops > 0)
