@@ -314,7 +314,8 @@ static void shm_twoway(const cs_flow_net_t *f, cs_algo_t algo, int ch, int a, in
 /* How many SHM streams GPU b loads in channel ch of a Tree: its chain
  * neighbours in its node (the channel's order lists each node's chain as
  * one block), one up and one down, each over SHM. Its CTA's loads share
- * the channel's SHM ceiling, as the analytic engine's t_tree prices it. */
+ * the channel's SHM ceiling, as the analytic engine's t_tree prices it,
+ * when the two phases run at once (from NCCL 2.8). */
 static int tree_shm_in(const cs_flow_net_t *f, int ch, int b)
 {
     const cs_topo_t *t = f->topo;
@@ -463,7 +464,9 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         }
         e->lat += cs_shm_step_lat_us(f->par, &m) * US;
         double c = cs_shm_chan_bw(f->par, f->arch, m.ce_recv, recv2);
-        if (algo == CS_ALGO_TREE)
+        /* phases one after the other (NCCL <= 2.7 Simple) load one
+         * stream at a time, each with the whole ceiling */
+        if (algo == CS_ALGO_TREE && !(pr == CS_PROTO_SIMPLE && cs_tree_phases_in_sequence(f->info->nccl_version)))
             c /= tree_shm_in(f, ch, b);
         e->cap = isfinite(c) ? c : 0;
     } else {
