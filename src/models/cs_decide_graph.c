@@ -797,21 +797,69 @@ static int cmp_score(const void *a, const void *b)
     return s1->start - s2->start;
 }
 
+/* A candidate next GPU of ncclTopoSearchNextGpuSort: a path to it, not
+ * disconnected, not yet in this channel. */
+static gboolean next_candidate(const search_t *se, int g, int c)
+{
+    const cs_sys_t *sys = se->sys;
+    int G = sys->ngpus;
+    const cs_spath_t *p = &sys->g2g[g * G + c];
+    guint64 flag = G_GUINT64_CONSTANT(1) << se->tmp->nch;
+    return c != g && p->nhops != 0 && p->type < CS_PATH_DIS && !(sys->used[c] & flag);
+}
+
+/* search.cc ncclTopoSearchNextGpuSort with NVSwitches: they prefer few
+ * peers, so only the index neighbours that are candidates are kept, each
+ * moved to the front of the sorted list in turn: the sort's order never
+ * shows, and this finds the same list without it (an NVL72 domain's
+ * search makes this call about a million times). */
+static int next_nvs_neighbours(const search_t *se, int g, int *next)
+{
+    int G = se->sys->ngpus;
+    int prev = (g - 1 + G) % G, nxt = (g + 1) % G;
+    int first[2], nfirst;
+    if (se->tmp->pattern == CS_PATTERN_RING) {
+        first[0] = nxt;
+        first[1] = prev;
+        nfirst = 2;
+    } else if (se->tmp->pattern == CS_PATTERN_SPLIT_TREE || se->tmp->pattern == CS_PATTERN_BALANCED_TREE) {
+        first[0] = prev;
+        first[1] = nxt;
+        nfirst = 2;
+    } else {
+        first[0] = nxt;
+        nfirst = 1;
+    }
+    if (nxt == prev && nfirst == 2)
+        nfirst = 1;
+    int count = 0;
+    for (int f = 0; f < nfirst; f++) {
+        if (!next_candidate(se, g, first[f]))
+            continue;
+        for (int i = count; i > 0; i--)
+            next[i] = next[i - 1];
+        next[0] = first[f];
+        count++;
+    }
+    return count;
+}
+
 /* search.cc ncclTopoSearchNextGpuSort: candidates for the next GPU. */
 static int next_gpus(search_t *se, int g, int sort_net, int *next)
 {
     cs_sys_t *sys = se->sys;
     cs_graph_t *tmp = se->tmp;
     int G = sys->ngpus;
-    guint64 flag = G_GUINT64_CONSTANT(1) << tmp->nch;
     score_t *sc = se->scores;
     int net = sort_net ? tmp->inter[tmp->nch * 2] : -1;
     int count = 0;
+    if (sys->nvs)   /* the sort's order would not show */
+        return next_nvs_neighbours(se, g, next);
     for (int i = 1; i < G; i++) {
         int c = (g + i) % G;
-        const cs_spath_t *p = &sys->g2g[g * G + c];
-        if (p->nhops == 0 || p->type >= CS_PATH_DIS || (sys->used[c] & flag))
+        if (!next_candidate(se, g, c))
             continue;
+        const cs_spath_t *p = &sys->g2g[g * G + c];
         score_t s = { c, i, p->nhops, (int)p->bw, 0, 0, 0 };
         if (net >= 0) {
             const cs_spath_t *np = &sys->n2g[net * G + c];
@@ -834,39 +882,6 @@ static int next_gpus(search_t *se, int g, int sort_net, int *next)
     for (int i = 0; i < count; i++)
         next[i] = sort_net == -1 && same ? sc[count - 1 - i].g : sc[i].g;
 
-    if (sys->nvs) {
-        /* NVSwitches prefer few peers: only the neighbours in index order,
-         * each moved to the front in turn. */
-        int prev = (g - 1 + G) % G, nxt = (g + 1) % G;
-        int first[2], nfirst;
-        if (tmp->pattern == CS_PATTERN_RING) {
-            first[0] = nxt;
-            first[1] = prev;
-            nfirst = 2;
-        } else if (tmp->pattern == CS_PATTERN_SPLIT_TREE || tmp->pattern == CS_PATTERN_BALANCED_TREE) {
-            first[0] = prev;
-            first[1] = nxt;
-            nfirst = 2;
-        } else {
-            first[0] = nxt;
-            nfirst = 1;
-        }
-        if (nxt == prev && nfirst == 2)
-            nfirst = 1;
-        int real = 0;
-        for (int f = 0; f < nfirst; f++) {
-            int i;
-            for (i = 0; i < count && next[i] != first[f]; i++)
-                ;
-            if (i < count) {
-                for (; i > 0; i--)
-                    next[i] = next[i - 1];
-                next[0] = first[f];
-                real++;
-            }
-        }
-        count = real;
-    }
     return count;
 }
 

@@ -293,6 +293,76 @@ static void path_loc(cs_path_t *p_p)
     p_p->bw = NCCL_LOC_BW * 1e9;
 }
 
+/* The searches cs_path_intra made, kept with the topology: the decisions
+ * ask for a node's paths pair by pair, from several places (transports,
+ * NCCL's system, P2P checks), so one search per pair repeated each
+ * base's search about as many times as the node has devices (an NVL72
+ * rack: ~15,000 searches of ~250 devices, and the P2C rule's 36 CPU
+ * searches per GPU-NIC pair, most of a run's time). A search from a base
+ * gives every device's path to it; the slots are direct-mapped by base
+ * (a collision searches again, nothing else changes), each holding the
+ * base node's device states. */
+#define INTRA_MEMO_SLOTS 512
+
+typedef struct {
+    int key[INTRA_MEMO_SLOTS];       /* 2 x base + nvb_disable, + 1; 0: empty */
+    ipath_t *st[INTRA_MEMO_SLOTS];   /* the base node's device states, by position */
+    int cap[INTRA_MEMO_SLOTS];       /* entries st holds */
+    iscratch_t s, s2;                /* search scratch, sized for the largest node */
+    cpu_paths_t cp;                  /* CPU paths of the last node the P2C rule needed */
+} intra_memo_t;
+
+static void intra_memo_free(gpointer data)
+{
+    intra_memo_t *m = data;
+    for (int i = 0; i < INTRA_MEMO_SLOTS; i++)
+        g_free(m->st[i]);
+    iscratch_clear(&m->s);
+    iscratch_clear(&m->s2);
+    cpu_paths_clear(&m->cp);
+    g_free(m);
+}
+
+/* Under p->intra_lock. */
+static intra_memo_t *intra_memo(const cs_topo_t *t)
+{
+    cs_topo_priv_t *p = cs_topo_priv(t);
+    if (p->intra != NULL)
+        return p->intra;
+    int maxdev = 1;
+    for (int n = 0; n < t->nnodes; n++)
+        maxdev = MAX(maxdev, p->node_dev_off[n + 1] - p->node_dev_off[n]);
+    intra_memo_t *m = g_new0(intra_memo_t, 1);
+    iscratch_init(&m->s, maxdev);
+    iscratch_init(&m->s2, maxdev);
+    m->cp.node = -1;
+    p->intra = m;
+    p->intra_free = intra_memo_free;
+    return m;
+}
+
+/* The states of every device of dst's node towards dst (under the lock). */
+static const ipath_t *intra_memo_search(const cs_topo_t *t, intra_memo_t *m, int dst, gboolean nvb_disable)
+{
+    cs_topo_priv_t *p = cs_topo_priv(t);
+    int node = t->devs[dst].node;
+    int ndev = p->node_dev_off[node + 1] - p->node_dev_off[node];
+    int key = 2 * dst + (nvb_disable ? 1 : 0) + 1;
+    int slot = (key - 1) % INTRA_MEMO_SLOTS;
+    if (m->key[slot] == key)
+        return m->st[slot];
+    m->s.ndev = ndev;
+    intra_search(t, dst, nvb_disable, &m->s);
+    if (m->cap[slot] < ndev) {
+        g_free(m->st[slot]);
+        m->st[slot] = g_new(ipath_t, ndev);
+        m->cap[slot] = ndev;
+    }
+    memcpy(m->st[slot], m->s.st, sizeof(ipath_t) * ndev);
+    m->key[slot] = key;
+    return m->st[slot];
+}
+
 gboolean cs_path_intra(const cs_topo_t *t, int src, int dst, gboolean nvb_disable, cs_path_t *p_p)
 {
     g_return_val_if_fail(t != NULL && t->finished && p_p != NULL, FALSE);
@@ -306,17 +376,17 @@ gboolean cs_path_intra(const cs_topo_t *t, int src, int dst, gboolean nvb_disabl
         return TRUE;
     }
     cs_topo_priv_t *p = cs_topo_priv(t);
-    int node = t->devs[dst].node;
-    iscratch_t s;
-    iscratch_init(&s, p->node_dev_off[node + 1] - p->node_dev_off[node]);
-    intra_search(t, dst, nvb_disable, &s);
     cs_path_t r;
-    path_from_state(t, &s.st[p->dev_pos[src]], &r);
-    cpu_paths_t cp = { .node = -1 };
-    if (r.type != CS_PATH_DIS)
-        apply_p2c(t, &cp, &s, src, dst, &r);
-    cpu_paths_clear(&cp);
-    iscratch_clear(&s);
+    g_mutex_lock(&p->intra_lock);
+    intra_memo_t *m = intra_memo(t);
+    const ipath_t *st = intra_memo_search(t, m, dst, nvb_disable);
+    path_from_state(t, &st[p->dev_pos[src]], &r);
+    if (r.type != CS_PATH_DIS) {
+        int node = t->devs[dst].node;
+        m->s2.ndev = p->node_dev_off[node + 1] - p->node_dev_off[node];
+        apply_p2c(t, &m->cp, &m->s2, src, dst, &r);
+    }
+    g_mutex_unlock(&p->intra_lock);
     *p_p = r;
     return r.type != CS_PATH_DIS;
 }

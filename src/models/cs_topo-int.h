@@ -22,6 +22,12 @@ typedef struct {
     GMutex route_lock;
     void *route;
     GDestroyNotify route_free;
+
+    /* Intra-node searches already made (cs_paths.c cs_path_intra),
+     * likewise built lazily, logically const, under their own lock. */
+    GMutex intra_lock;
+    void *intra;
+    GDestroyNotify intra_free;
 } cs_topo_priv_t;
 
 static inline cs_topo_priv_t *cs_topo_priv(const cs_topo_t *t)

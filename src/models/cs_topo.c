@@ -49,6 +49,7 @@ cs_topo_t *cs_topo_new(const char *source)
 {
     cs_topo_priv_t *p = g_new0(cs_topo_priv_t, 1);
     g_mutex_init(&p->route_lock);
+    g_mutex_init(&p->intra_lock);
     p->pub.source = g_strdup(source);
     p->pub.fabric.oversubscription = 1.0;
     return &p->pub;
@@ -72,6 +73,9 @@ static void topo_clear_derived(cs_topo_t *t)
     if (p->route != NULL && p->route_free != NULL)
         p->route_free(p->route);
     p->route = NULL;
+    if (p->intra != NULL && p->intra_free != NULL)
+        p->intra_free(p->intra);
+    p->intra = NULL;
     t->nnodes = 0;
     t->ngpus = 0;
     t->finished = FALSE;
@@ -92,6 +96,7 @@ void cs_topo_free(cs_topo_t *t)
     g_free(t->source);
     g_free(t->description);
     g_mutex_clear(&p->route_lock);
+    g_mutex_clear(&p->intra_lock);
     g_free(p);
 }
 
