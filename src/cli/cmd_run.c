@@ -494,6 +494,7 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     cs_engine_job_t job = cs_design_job(&d, s);
     job.sink = trace != NULL ? cs_trace_sink(trace) : NULL;
     job.link_stats = stats;
+    job.time_steps = verbose;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
     char *fw = cs_engine_fabric_warning(d.ops, &s->fabric);
     if (fw != NULL)

@@ -384,7 +384,7 @@ gboolean cs_engine_interrupted(void)
 double cs_engine_cpu_seconds(void)
 {
     struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
         return 0;
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
@@ -477,8 +477,9 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
     const cs_engine_ops_t *ops = sw->ops;
     const cs_comm_info_t *info = cs_comm_info(job->comm);
     int i = sw->next;
-    double cpu0 = cs_engine_cpu_seconds();
-    gint64 wall0 = g_get_monotonic_time();
+    gboolean timed = job->time_steps;
+    double cpu0 = timed ? cs_engine_cpu_seconds() : 0;
+    gint64 wall0 = timed ? g_get_monotonic_time() : 0;
 
     cs_result_row_t row;
     memset(&row, 0, sizeof row);
@@ -545,8 +546,8 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
     sw->next++;
     sw->step = (cs_engine_step_t){
         .index = sw->r->rows->len - 1,
-        .cpu_s = cs_engine_cpu_seconds() - cpu0,
-        .wall_s = (g_get_monotonic_time() - wall0) * 1e-6,
+        .cpu_s = timed ? cs_engine_cpu_seconds() - cpu0 : 0,
+        .wall_s = timed ? (g_get_monotonic_time() - wall0) * 1e-6 : 0,
         .counters = sw->counters,
     };
     if (step_p != NULL)

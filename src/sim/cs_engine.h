@@ -80,6 +80,9 @@ typedef struct {
     GPtrArray *link_stats;   /* engines with ops->link_stats: cs_engine_run_sweep appends one
                               * cs_link_stats_t per size priced; NULL: none wanted (and none built) */
     const cs_fabric_cfg_t *fabric; /* engines with ops->fabric: the [fabric] section; NULL: its defaults */
+    gboolean time_steps;     /* cs_engine_sweep_next measures each size's CPU and wall time
+                              * (collsim run -v); else they stay 0: the clocks are system
+                              * calls, and a fit prices thousands of sizes */
 } cs_engine_job_t;
 
 /* One call of the collective: inputs and the decision already taken. */
@@ -246,8 +249,8 @@ typedef struct cs_engine_sweep cs_engine_sweep_t;
 /* What pricing one size took, for `collsim run -v`. */
 typedef struct {
     guint index;             /* the row just filled: r->rows[index] */
-    double cpu_s;            /* process CPU time spent in it (every thread) */
-    double wall_s;           /* wall-clock time spent in it */
+    double cpu_s;            /* the calling thread's CPU time spent in it (job->time_steps; else 0) */
+    double wall_s;           /* wall-clock time spent in it (job->time_steps; else 0) */
     const char *counters;    /* the engine's counters (ops->counters), or NULL */
 } cs_engine_step_t;
 
@@ -311,7 +314,11 @@ gboolean cs_engine_child_bind(pid_t parent);
  * interruption, not that error. The analytic engine needs no polling. */
 void cs_engine_interrupt(void);   /* also kills the registered children */
 gboolean cs_engine_interrupted(void);
-/* CPU seconds this process has used (CLOCK_PROCESS_CPUTIME_ID), 0 if unknown. */
+/* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID), 0 if
+ * unknown: the engines price a call in the thread that asks, so this is
+ * the call's CPU without the progress thread's; and it is the cheap clock
+ * (the process clock sums every thread in the kernel, which cost
+ * calibrate's fit, thousands of analytic sweeps, a quarter of its time). */
 double cs_engine_cpu_seconds(void);
 
 #endif
