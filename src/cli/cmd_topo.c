@@ -544,10 +544,11 @@ static int topo_xml(int argc, char **argv)
     cs_topo_spec_clear(&spec);
     if (t == NULL)
         return rc;
-    g_autofree char *xml = cs_topo_xml_write(t);
     /* what topo xml writes must load again: refuse a file past the
-     * topology reading limit (cs_read_file.h) instead of writing one */
-    gsize len = strlen(xml);
+     * topology reading limit (cs_read_file.h) instead of writing one, and
+     * find that out without holding the text (a cluster of the largest
+     * size --nodes allows is GiBs of it) */
+    gsize len = cs_topo_xml_length(t);
     if (len > CS_READ_LIMIT_TOPOLOGY) {
         GError *err = NULL;
         g_set_error(&err, CS_ERROR, CS_ERROR_INPUT,
@@ -556,7 +557,8 @@ static int topo_xml(int argc, char **argv)
                     "file and give --nodes to run)", len >> 20, CS_READ_LIMIT_TOPOLOGY >> 20);
         return fail(err);
     }
-    g_autoptr(GString) o = g_string_new(xml);
+    g_autofree char *xml = cs_topo_xml_write(t);
+    g_autoptr(GString) o = g_string_new_len(xml, len);
     return write_output(out_path, o, &rc) ? 0 : (rc ? rc : 1);
 }
 

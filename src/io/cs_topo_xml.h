@@ -11,7 +11,11 @@
 cs_topo_t *cs_topo_xml_load(const char *path, GError **err);
 /* Same, from memory (fuzz targets, tests); 'name' is used in messages. */
 cs_topo_t *cs_topo_xml_load_mem(const char *buf, size_t len, const char *name, GError **err);
-/* Writes a topology as collsim XML (round trip: load(write(t)) == t). */
+/* Writes a topology as collsim XML (round trip: load(write(t)) == t);
+ * cs_topo_xml_write.c. */
 char *cs_topo_xml_write(const cs_topo_t *t);
+/* The length in bytes of what cs_topo_xml_write would return, counted
+ * without keeping the text. */
+gsize cs_topo_xml_length(const cs_topo_t *t);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <string.h>
 #include <glib/gstdio.h>
+#include <libxml/tree.h>
 
 #include "io/cs_topo_xml.h"
 #include "models/cs_paths.h"
@@ -713,6 +714,7 @@ static void roundtrip(const cs_topo_t *t)
     g_autofree char *xml = cs_topo_xml_write(t);
     g_autofree char *again = cs_topo_xml_write(t);
     g_assert_cmpstr(xml, ==, again);   /* deterministic */
+    g_assert_cmpuint(cs_topo_xml_length(t), ==, strlen(xml));   /* counted as written */
     g_assert_true(g_str_has_prefix(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<collsim-topology version=\"1\""));
     g_autoptr(GError) err = NULL;
     g_autoptr(cs_topo_t) u = load_str(xml, "written.xml", &err);
@@ -777,6 +779,39 @@ static void test_write_content(void)
     g_assert_nonnull(strstr(xml, "<switch id=\"spine0\" tier=\"1\"/>"));
 }
 
+/* Attribute values escaped as libxml2 escapes them (the reader reads them
+ * back, and files written before keep their bytes); control characters,
+ * which XML 1.0 cannot carry, as '?'. */
+static void test_write_escapes(void)
+{
+    g_autofree char *path = topo_path("dgx-h100.xml");
+    g_autoptr(cs_topo_t) t = load_ok(path);
+    g_free(t->description);
+    t->description = g_strdup("a & b <c> \"d\" 'e' \u00e9\tf\ng");
+    g_autofree char *xml = cs_topo_xml_write(t);
+    g_assert_nonnull(strstr(xml, "description=\"a &amp; b &lt;c&gt; &quot;d&quot; 'e' \u00e9?f?g\">\n  <node>\n"));
+    g_assert_cmpuint(cs_topo_xml_length(t), ==, strlen(xml));
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_topo_t) u = load_str(xml, "escaped.xml", &err);
+    g_assert_no_error(err);
+    g_assert_cmpstr(u->description, ==, "a & b <c> \"d\" 'e' \u00e9?f?g");
+    g_assert_true(g_str_has_suffix(xml, "  </node>\n</collsim-topology>\n"));
+    /* the same value as libxml2's formatted dump writes it */
+    xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
+    xmlNodePtr root = xmlNewNode(NULL, (const xmlChar *)"collsim-topology");
+    xmlDocSetRootElement(doc, root);
+    xmlSetProp(root, (const xmlChar *)"description", (const xmlChar *)u->description);
+    xmlChar *mem = NULL;
+    int len = 0;
+    xmlDocDumpFormatMemoryEnc(doc, &mem, &len, "UTF-8", 1);
+    const char *tag = strstr((const char *)mem, " description=");
+    g_assert_nonnull(tag);
+    g_autofree char *attr = g_strndup(tag, strchr(tag + 14, '"') + 1 - tag);
+    g_assert_nonnull(strstr(xml, attr));
+    xmlFree(mem);
+    xmlFreeDoc(doc);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -798,5 +833,6 @@ int main(int argc, char **argv)
     g_test_add_func("/topo-xml/roundtrip-files", test_roundtrip_files);
     g_test_add_func("/topo-xml/roundtrip-presets", test_roundtrip_presets);
     g_test_add_func("/topo-xml/write-content", test_write_content);
+    g_test_add_func("/topo-xml/write-escapes", test_write_escapes);
     return g_test_run();
 }
