@@ -191,3 +191,12 @@ gboolean cs_params_load(cs_params_t *p, const char *path, GError **err)
     *p = next;
     return TRUE;
 }
+
+double cs_params_nvlink_eff(const cs_params_t *p, int sm)
+{
+    if (sm >= 70 && sm < 80)
+        return cs_params_get(p, CS_P_EFF_NVLINK_SM70);
+    if (sm >= 90 && sm < 100)
+        return cs_params_get(p, CS_P_EFF_NVLINK_SM90);
+    return cs_params_get(p, CS_P_EFF_NVLINK);
+}

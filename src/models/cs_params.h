@@ -54,6 +54,9 @@ const char *cs_param_unit(cs_param_id_t id);
 const char *cs_param_doc(cs_param_id_t id);
 gboolean cs_param_lookup(const char *name, cs_param_id_t *id_p);
 double cs_param_default(cs_param_id_t id);
+/* The NVLink efficiency of a GPU's generation by its compute capability
+ * (sm 70-79: eff.nvlink.sm70, 90-99: eff.nvlink.sm90, else eff.nvlink). */
+double cs_params_nvlink_eff(const cs_params_t *p, int sm);
 
 /* Loads "name = value" overrides from an INI file's [params] group
  * (the format collsim calibrate writes). Errors: FILE:LINE. */

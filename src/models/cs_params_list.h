@@ -169,7 +169,33 @@
      * off over 18 x 25 GB/s (0.82). 0.78 is the joint fit with the           \
      * mid-size files. */                                                     \
     CS_PARAM(EFF_NVLINK, "eff.nvlink", 0.78, "fraction",                      \
-             "payload fraction of NVLink bandwidth a ring of channels achieves") \
+             "payload fraction of NVLink bandwidth a ring of channels achieves (NVLink3 and NVLink5: A100, B200, GB200/GB300, and any GPU without its own figure)") \
+    /* NVLink2 (V100, RTX 2080 Ti): the DGX-1 pairs over one and two     \
+     * direct links (v100sxm2-32gb-dgx1-*, all-reduce at 32 MiB) 0.87 and    \
+     * 0.85 of the datasheet's 25 GB/s a link, the DGX-2's NVSwitch ring     \
+     * 0.82 (123 GB/s on 6 x 25, not in the manifest), an RTX 2080 Ti        \
+     * NVLink-bridge pair 0.79-0.86 at 8-128 MiB: 0.85. The generations      \
+     * differ by more than the spread within one: NVLink3 rings 0.77-0.78    \
+     * (A100: OCI's 232 GB/s, Azure's 231-235), NVLink4 0.815. */            \
+    CS_PARAM(EFF_NVLINK_SM70, "eff.nvlink.sm70", 0.85, "fraction",            \
+             "as eff.nvlink for NVLink2 (sm70, sm75)")                       \
+    /* NVLink4 (H100, H200, H800): large-message busbw over 18 x 25 GB/s     \
+     * of three machines: H100 sendrecv 367.3 (h100x8-nvswitch-1node-srun-*, \
+     * 16 GiB), H200 sendrecv, reduce, broadcast 366.6, 367.3, 365.2         \
+     * (h200x8-nvswitch-1node-g8-*, 16 GiB), the NVLS-off ring of            \
+     * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* 368.8: 0.815-0.82. */  \
+    CS_PARAM(EFF_NVLINK_SM90, "eff.nvlink.sm90", 0.815, "fraction",           \
+             "as eff.nvlink for NVLink4 (sm90)")                             \
+    /* All-to-all through NVSwitch against one peer per GPU at the largest  \
+     * size, the same machine and run: Azure ND A100 v4 alltoall 224.3 vs   \
+     * all-reduce 235.3 GB/s busbw at 8 GiB (0.953), H100 (srun, 2.29.2)    \
+     * 348.0 vs sendrecv 367.3 at 16 GiB (0.948), H200 348.0 vs 366.6       \
+     * (0.949); B200 647.7 vs 695.0 (0.93), where the model's B200 all-to-all \
+     * is bound by its CTAs' copies first. No vendor figure found; the likely \
+     * cause is the switch's output arbitration when every port receives    \
+     * from several inputs at once. */                                       \
+    CS_PARAM(EFF_NVSWITCH_FANOUT, "eff.nvswitch.fanout", 0.95, "fraction",    \
+             "share of its NVLink rate a GPU keeps when its traffic through NVSwitch goes to several peers at once (all-to-all) instead of one") \
     /* Fitted to rtx5090x8-pcie5-2socket-* (45.7 GB/s ring busbw over PCIe    \
      * Gen5 x16, 63 GB/s after 128b/130b coding) and                          \
      * pciegpu5kpro-x8-2nodes-*. */                                           \

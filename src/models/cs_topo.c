@@ -711,3 +711,14 @@ int cs_topo_node_cpu_of(const cs_topo_t *t, int dev)
     }
     return -1;
 }
+
+int cs_topo_link_gpu_sm(const cs_topo_t *t, int link)
+{
+    const cs_link_t *l = &t->links[link];
+    const cs_device_t *a = &t->devs[l->src], *b = &t->devs[l->dst];
+    if (a->kind == CS_DEV_GPU && a->gpu != NULL)
+        return a->gpu->sm;
+    if (b->kind == CS_DEV_GPU && b->gpu != NULL)
+        return b->gpu->sm;
+    return 0;
+}

@@ -164,5 +164,6 @@ static inline gboolean cs_device_p2p(const cs_device_t *d)
 int cs_topo_node_gpus(const cs_topo_t *t, int node);   /* ranks on node */
 int cs_topo_node_nics(const cs_topo_t *t, int node, int *nic_devs, int max); /* NIC device indices, local order */
 int cs_topo_node_cpu_of(const cs_topo_t *t, int dev);  /* the CPU socket device a device hangs under, -1 */
+int cs_topo_link_gpu_sm(const cs_topo_t *t, int link);  /* compute capability of the link's GPU end (src first), 0 none */
 
 #endif

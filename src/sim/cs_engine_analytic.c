@@ -36,10 +36,10 @@ static int arch_group(int cc)
 }
 
 /* Efficiency of one link kind for GPU-driven (SM) traffic. */
-static double link_eff(const cs_params_t *p, cs_link_kind_t k)
+static double link_eff(const cs_params_t *p, const cs_topo_t *t, int link)
 {
-    switch (k) {
-    case CS_LINK_NVL: return par(p, CS_P_EFF_NVLINK);
+    switch (t->links[link].kind) {
+    case CS_LINK_NVL: return cs_params_nvlink_eff(p, cs_topo_link_gpu_sm(t, link));
     case CS_LINK_C2C: return par(p, CS_P_EFF_C2C);
     case CS_LINK_PCI: return par(p, CS_P_EFF_PCIE);
     case CS_LINK_SYS: return par(p, CS_P_EFF_SYS);
@@ -49,9 +49,9 @@ static double link_eff(const cs_params_t *p, cs_link_kind_t k)
 }
 
 /* ... and for a NIC's DMA (GPU-NIC and host-NIC paths). */
-static double dma_eff(const cs_params_t *p, cs_link_kind_t k)
+static double dma_eff(const cs_params_t *p, const cs_topo_t *t, int link)
 {
-    return k == CS_LINK_PCI ? par(p, CS_P_EFF_PCIE_DMA) : link_eff(p, k);
+    return t->links[link].kind == CS_LINK_PCI ? par(p, CS_P_EFF_PCIE_DMA) : link_eff(p, t, link);
 }
 
 /* Payload rate of a path for NIC DMA: its slowest link after efficiency. */
@@ -60,7 +60,7 @@ static double path_dma_bw(const cs_topo_t *t, const cs_params_t *p, const cs_pat
     double bw = INFINITY;
     for (int h = 0; h < path->nhops; h++) {
         const cs_link_t *l = &t->links[path->links[h]];
-        bw = MIN(bw, l->bw * dma_eff(p, l->kind));
+        bw = MIN(bw, l->bw * dma_eff(p, t, path->links[h]));
     }
     return bw;
 }
@@ -199,6 +199,8 @@ typedef struct {
     double *port_out;   /* per rank */
     double *port_in;
     double *mem_load;   /* per device */
+    int *peer_out;      /* per rank: its one peer of switched edges + 1, 0 none, -1 several */
+    int *peer_in;
 } edge_count_t;
 
 static void edge_count_init(edge_count_t *c, const cs_topo_t *t, int nranks)
@@ -207,6 +209,8 @@ static void edge_count_init(edge_count_t *c, const cs_topo_t *t, int nranks)
     c->port_out = g_new0(double, MAX(1, nranks));
     c->port_in = g_new0(double, MAX(1, nranks));
     c->mem_load = g_new0(double, MAX(1, t->ndevs));
+    c->peer_out = g_new0(int, MAX(1, nranks));
+    c->peer_in = g_new0(int, MAX(1, nranks));
 }
 
 static void edge_count_clear(edge_count_t *c)
@@ -215,6 +219,18 @@ static void edge_count_clear(edge_count_t *c)
     g_free(c->port_out);
     g_free(c->port_in);
     g_free(c->mem_load);
+    g_free(c->peer_out);
+    g_free(c->peer_in);
+}
+
+/* Records that 'rank' talks to 'peer' (one direction): *slot keeps the one
+ * peer + 1, or -1 once there are several. */
+static void note_peer(int *slot, int peer)
+{
+    if (*slot == 0)
+        *slot = peer + 1;
+    else if (*slot != peer + 1)
+        *slot = -1;
 }
 
 /* Rate of the slowest of 'nedges' edges that all carry the same traffic:
@@ -234,6 +250,10 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
         const ring_edge_t *e = &edges[k];
         port_out[e->a] += 1;
         port_in[e->b] += 1;
+        if (e->switched) {
+            note_peer(&cnt->peer_out[e->a], e->b);
+            note_peer(&cnt->peer_in[e->b], e->a);
+        }
         for (int h = 0; h < e->nlinks; h++)
             load[e->links[h]] += 1;
         if (e->xport == CS_XPORT_SHM && e->shm_mem >= 0)
@@ -246,11 +266,16 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
         if (e->switched) {
             double out = gpu_nvlink_bw(t, t->rank_dev[e->a], 0) / (port_out[e->a] * port_share);
             double in = gpu_nvlink_bw(t, t->rank_dev[e->b], 1) / (port_in[e->b] * port_share);
-            ebw = MIN(out, in) * par(p, CS_P_EFF_NVLINK);
+            ebw = MIN(out, in) * cs_params_nvlink_eff(p, t->devs[t->rank_dev[e->a]].gpu->sm);
+            /* point-to-point edges (arch -1) to several peers at once:
+             * all-to-all (a ring through NVSwitch keeps one peer a GPU,
+             * NCCL's search taking the index neighbours) */
+            if (arch < 0 && (cnt->peer_out[e->a] < 0 || cnt->peer_in[e->b] < 0))
+                ebw *= par(p, CS_P_EFF_NVSWITCH_FANOUT);
         }
         for (int h = 0; h < e->nlinks; h++) {
             const cs_link_t *l = &t->links[e->links[h]];
-            double r = l->bw * link_eff(p, l->kind) / load[e->links[h]];
+            double r = l->bw * link_eff(p, t, e->links[h]) / load[e->links[h]];
             if (e->xport == CS_XPORT_SHM)
                 /* the proxy's copy engine serves Simple only (transport/shm.cc) */
                 r *= h < e->shm_nup ? cs_shm_side_eff(p, simple && e->shm.ce_send, port_in[e->a] > 0)
@@ -270,6 +295,7 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
     for (int k = 0; k < nedges; k++) {   /* zeroed again for the next call */
         const ring_edge_t *e = &edges[k];
         port_out[e->a] = port_in[e->b] = 0;
+        cnt->peer_out[e->a] = cnt->peer_in[e->b] = 0;
         for (int h = 0; h < e->nlinks; h++)
             load[e->links[h]] = 0;
         if (e->shm_mem >= 0)
@@ -563,7 +589,7 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
     /* CollNet: the direct heads, and the NICs the chain's channels take
      * on node 0 (each channel's head meets SHARP through its NIC) */
     h.collnet_heads = info->collnet_heads;
-    h.collnet_nvl_bw = isfinite(nvl) ? nvl * par(p, CS_P_EFF_NVLINK) : 0;
+    h.collnet_nvl_bw = isfinite(nvl) ? nvl * cs_params_nvlink_eff(p, info->cc) : 0;
     if (comm != NULL && info->collnet_supported && h.nnodes > 1) {
         guint64 seen = 0;
         for (int ch = 0; ch < MAX(1, info->comm_nch); ch++)

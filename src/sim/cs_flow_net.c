@@ -24,10 +24,10 @@ static double par(const cs_flow_net_t *f, cs_param_id_t id)
 
 /* The analytic engine's efficiencies, by link kind, for SM-driven traffic
  * and for a NIC's DMA (docs/model-analytic.md). */
-static double link_eff(const cs_flow_net_t *f, cs_link_kind_t k, gboolean dma, gboolean socket)
+static double link_eff(const cs_flow_net_t *f, int link, gboolean dma, gboolean socket)
 {
-    switch (k) {
-    case CS_LINK_NVL: return par(f, CS_P_EFF_NVLINK);
+    switch (f->topo->links[link].kind) {
+    case CS_LINK_NVL: return cs_params_nvlink_eff(f->par, cs_topo_link_gpu_sm(f->topo, link));
     case CS_LINK_C2C: return par(f, CS_P_EFF_C2C);
     case CS_LINK_PCI: return par(f, dma ? CS_P_EFF_PCIE_DMA : CS_P_EFF_PCIE);
     case CS_LINK_SYS: return par(f, CS_P_EFF_SYS);
@@ -186,7 +186,7 @@ static gboolean add_path(const cs_flow_net_t *f, cs_flow_edge_t *e, const cs_pat
         if (e->n >= CS_FLOW_HMAX - 1)
             return FALSE;
         e->h[e->n].res = l;
-        e->h[e->n].coeff = 1.0 / (link_eff(f, t->links[l].kind, dma, socket) * extra);
+        e->h[e->n].coeff = 1.0 / (link_eff(f, l, dma, socket) * extra);
         e->n++;
         e->lat += t->links[l].lat;
         if (t->devs[t->links[l].dst].kind == CS_DEV_SWITCH)
@@ -378,7 +378,7 @@ static gboolean add_nvlink(const cs_flow_net_t *f, cs_flow_edge_t *e, int a, int
     if (p == NULL || p->type == CS_PATH_DIS || p->nhops == 0)
         return FALSE;
     if (t->devs[t->links[p->links[0]].dst].kind == CS_DEV_NVSWITCH) {
-        double c = 1.0 / par(f, CS_P_EFF_NVLINK);
+        double c = 1.0 / cs_params_nvlink_eff(f->par, cs_topo_link_gpu_sm(t, p->links[0]));
         e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_out(f, a), c };
         e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_in(f, i), c };
         e->lat += p->lat;
@@ -418,8 +418,10 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
             if (nic_a >= 0 && nic_b >= 0 && t->devs[nic_a].node == t->devs[nic_b].node)
                 /* NCCL's network loopback between GPUs of one node (no P2P,
                  * no SHM) leaves through one NIC and comes back through
-                 * another: through a switch this topology does not have */
-                g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                 * another: through a switch this topology does not have
+                 * (a topology error, not a shape this engine leaves out:
+                 * validate --skip-unsupported must not skip it as one) */
+                g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY,
                             "%s -> %s: NCCL loops this pair back through the network (%s to %s), and %s; "
                             "use --model analytic, or a fabric that joins them (--fabric fat-tree%s)",
                             t->devs[da].name, t->devs[db].name, t->devs[nic_a].name, t->devs[nic_b].name,
@@ -485,7 +487,10 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         if (nvl && t->devs[t->links[p->links[0]].dst].kind == CS_DEV_NVSWITCH) {
             /* An NVSwitch spreads a GPU's traffic over all its NVLinks:
              * the GPU's ports are the resources, as in the analytic model. */
-            double c = 1.0 / par(f, CS_P_EFF_NVLINK);
+            double c = 1.0 / cs_params_nvlink_eff(f->par, cs_topo_link_gpu_sm(t, p->links[0]));
+            /* all-to-all: each GPU's ports serve several peers at once */
+            if (f->coll == CS_COLL_ALLTOALL && f->info->ppn > 2)
+                c /= par(f, CS_P_EFF_NVSWITCH_FANOUT);
             e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_out(f, a), c };
             e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_in(f, b), c };
             e->lat += p->lat;

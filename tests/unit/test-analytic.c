@@ -301,7 +301,7 @@ static void test_nvswitch(void)
     comm_fix(&c, t, CS_XPORT_P2P_NVL, CS_XPORT_NET_IB, 0, 0, FALSE);
     cs_analytic_hw_t hw;
     hw_of(&hw, t, &c);
-    double B = 450e9 * par(CS_P_EFF_NVLINK);
+    double B = 450e9 * cs_params_nvlink_eff(&P, 90);   /* H100: NVLink4 */
     assert_rel(hw.intra_bw, B);
     assert_rel(hw.chain_bw, B);
     assert_rel(hw.nvls_bw, 450e9 * par(CS_P_EFF_NVLS_SM90));
@@ -608,9 +608,9 @@ static void test_collnet(void)
     cs_engine_analytic.close(state);
     g_test_message("%s", why);
     g_assert_nonnull(strstr(why, "intra-node"));
-    /* NVLink: 18 x 25 GB/s x eff.nvlink for 1.75 S; the latency is under
+    /* NVLink: 18 x 25 GB/s x eff.nvlink.sm90 for 1.75 S; the latency is under
      * 1% of 8 GiB's time */
-    double nvl = 1.75 * (double)S / (18 * 25e9 * par(CS_P_EFF_NVLINK) * par(CS_P_PROTO_EFF_SIMPLE));
+    double nvl = 1.75 * (double)S / (18 * 25e9 * cs_params_nvlink_eff(&P, 90) * par(CS_P_PROTO_EFF_SIMPLE));
     g_assert_cmpfloat(tm[CS_OOP], >, nvl);
     g_assert_cmpfloat(tm[CS_OOP], <, nvl * 1.01);
     double slice = (double)S / 8 / (par(CS_P_EFF_NET) * par(CS_P_PROTO_EFF_SIMPLE));
@@ -817,7 +817,7 @@ static void test_dgx1_rings(void)
             nl++;
         }
     g_assert_cmpint(nl, ==, 4);
-    link = link / 6 * par(CS_P_EFF_NVLINK);
+    link = link / 6 * cs_params_nvlink_eff(&P, 70);   /* V100: NVLink2 */
     cs_analytic_hw_t hw;
     g_assert_true(cs_analytic_hw_init(&hw, t, info, comm, &P, 0, &err));
     g_assert_no_error(err);

@@ -123,7 +123,7 @@ static void test_agree_1node(void)
     g_assert_false(st.folded);
     /* The volume term alone: 14/8 S over the NVLink ports at eff.nvlink,
      * below the time, and the time within 10 step latencies of it. */
-    double B = 450e9 * cs_params_get(&j.params, CS_P_EFF_NVLINK);
+    double B = 450e9 * cs_params_nvlink_eff(&j.params, 90);   /* H100: NVLink4 */
     double vol = 14.0 / 8 * (1 << 30) / B;
     g_assert_cmpfloat(tf, >, vol);
     g_assert_cmpfloat(tf, <, vol + 200e-6);

@@ -357,7 +357,7 @@ static void test_tree(void)
         job_fix_t j;
         fix_init(&j, dgx_h100(nodes[i]), "Tree", NULL);
         double launch = cs_params_get(&j.params, CS_P_LAT_LAUNCH) * 1e-6;
-        double port = 450e9 * cs_params_get(&j.params, CS_P_EFF_NVLINK);
+        double port = 450e9 * cs_params_nvlink_eff(&j.params, 90);   /* H100: NVLink4 */
         double lat = tree_path_lat(&j.params, nodes[i], 8, CS_PROTO_LL128);
         double vol = 2.0 * 7 / 8 * (1 << 20) / (port * cs_params_get(&j.params, CS_P_PROTO_EFF_LL128));
         dataflow_check(&j, G_GUINT64_CONSTANT(1) << 20, CS_ALGO_TREE, CS_PROTO_LL128, launch + MAX(lat, vol));
