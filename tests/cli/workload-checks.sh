@@ -40,8 +40,8 @@ TOL=5   # percentage points; docs/workloads.md, "Tolerance"
 e1=$(eff a1.txt); e1a=$(eff a1-after.txt)
 if within "$e1" $((76 - TOL)) $((76 + TOL)); then ok "A1: overlapped DDP $e1% within $TOL points of 76%"
 else xfail "A1: overlapped DDP $e1% vs published 76% (documented miss: collsim over-predicts)"; fi
-# the documented band: 82-88% (the page's 85.1% +- 3)
-within "$e1" 82 88 && ok "A1: $e1% in the documented band 82-88%" || bad "A1: $e1% outside 82-88%"
+# the documented band: 83-89% (the page's 86.1% +- 3)
+within "$e1" 83 89 && ok "A1: $e1% in the documented band 83-89%" || bad "A1: $e1% outside 83-89%"
 # the published figure lies between the two schedules Megatron offered
 within 76 "$e1a" "$e1" && ok "A1: 76% between all-reduce after backward ($e1a%) and overlapped ($e1%)" \
     || bad "A1: 76% not between $e1a% and $e1%"
