@@ -314,6 +314,15 @@ gboolean cs_engine_child_bind(pid_t parent);
  * interruption, not that error. The analytic engine needs no polling. */
 void cs_engine_interrupt(void);   /* also kills the registered children */
 gboolean cs_engine_interrupted(void);
+/* The share of its NVSwitch port rate a GPU keeps in a call: all-to-all
+ * with more than two GPUs a node sends to several peers at once
+ * (eff.nvswitch.fanout); one peer at a time (rings, chains, SendRecv)
+ * keeps it all. The analytic and flow engines both take it from here. */
+static inline double cs_engine_nvswitch_share(const cs_params_t *p, cs_coll_t coll, int ppn)
+{
+    return coll == CS_COLL_ALLTOALL && ppn > 2 ? cs_params_get(p, CS_P_EFF_NVSWITCH_FANOUT) : 1.0;
+}
+
 /* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID), 0 if
  * unknown: the engines price a call in the thread that asks, so this is
  * the call's CPU without the progress thread's; and it is the cheap clock

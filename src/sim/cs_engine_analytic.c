@@ -199,8 +199,6 @@ typedef struct {
     double *port_out;   /* per rank */
     double *port_in;
     double *mem_load;   /* per device */
-    int *peer_out;      /* per rank: its one peer of switched edges + 1, 0 none, -1 several */
-    int *peer_in;
 } edge_count_t;
 
 static void edge_count_init(edge_count_t *c, const cs_topo_t *t, int nranks)
@@ -209,8 +207,6 @@ static void edge_count_init(edge_count_t *c, const cs_topo_t *t, int nranks)
     c->port_out = g_new0(double, MAX(1, nranks));
     c->port_in = g_new0(double, MAX(1, nranks));
     c->mem_load = g_new0(double, MAX(1, t->ndevs));
-    c->peer_out = g_new0(int, MAX(1, nranks));
-    c->peer_in = g_new0(int, MAX(1, nranks));
 }
 
 static void edge_count_clear(edge_count_t *c)
@@ -219,18 +215,6 @@ static void edge_count_clear(edge_count_t *c)
     g_free(c->port_out);
     g_free(c->port_in);
     g_free(c->mem_load);
-    g_free(c->peer_out);
-    g_free(c->peer_in);
-}
-
-/* Records that 'rank' talks to 'peer' (one direction): *slot keeps the one
- * peer + 1, or -1 once there are several. */
-static void note_peer(int *slot, int peer)
-{
-    if (*slot == 0)
-        *slot = peer + 1;
-    else if (*slot != peer + 1)
-        *slot = -1;
 }
 
 /* Rate of the slowest of 'nedges' edges that all carry the same traffic:
@@ -240,20 +224,18 @@ static void note_peer(int *slot, int peer)
  * way up to the buffer, the receiver's on the way down; two-way when that
  * GPU also moves data the other way), and the socket holding its buffer
  * writes and reads every byte, shared by the SHM edges whose buffers it
- * holds (cs_shm_host_mem_bw). Also returns the slowest edge's topology
- * latency. 'cnt' comes in zeroed and is left zeroed. */
+ * holds (cs_shm_host_mem_bw). Edges through NVSwitch keep 'switched_share'
+ * of their ports' rate (cs_engine_nvswitch_share). Also returns the slowest
+ * edge's topology latency. 'cnt' comes in zeroed and is left zeroed. */
 static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const ring_edge_t *edges, int nedges,
-                       edge_count_t *cnt, double port_share, gboolean simple, double *lat_p)
+                       edge_count_t *cnt, double port_share, double switched_share, gboolean simple,
+                       double *lat_p)
 {
     double *load = cnt->load, *port_out = cnt->port_out, *port_in = cnt->port_in, *mem_load = cnt->mem_load;
     for (int k = 0; k < nedges; k++) {
         const ring_edge_t *e = &edges[k];
         port_out[e->a] += 1;
         port_in[e->b] += 1;
-        if (e->switched) {
-            note_peer(&cnt->peer_out[e->a], e->b);
-            note_peer(&cnt->peer_in[e->b], e->a);
-        }
         for (int h = 0; h < e->nlinks; h++)
             load[e->links[h]] += 1;
         if (e->xport == CS_XPORT_SHM && e->shm_mem >= 0)
@@ -266,12 +248,7 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
         if (e->switched) {
             double out = gpu_nvlink_bw(t, t->rank_dev[e->a], 0) / (port_out[e->a] * port_share);
             double in = gpu_nvlink_bw(t, t->rank_dev[e->b], 1) / (port_in[e->b] * port_share);
-            ebw = MIN(out, in) * cs_params_nvlink_eff(p, t->devs[t->rank_dev[e->a]].gpu->sm);
-            /* point-to-point edges (arch -1) to several peers at once:
-             * all-to-all (a ring through NVSwitch keeps one peer a GPU,
-             * NCCL's search taking the index neighbours) */
-            if (arch < 0 && (cnt->peer_out[e->a] < 0 || cnt->peer_in[e->b] < 0))
-                ebw *= par(p, CS_P_EFF_NVSWITCH_FANOUT);
+            ebw = MIN(out, in) * cs_params_nvlink_eff(p, t->devs[t->rank_dev[e->a]].gpu->sm) * switched_share;
         }
         for (int h = 0; h < e->nlinks; h++) {
             const cs_link_t *l = &t->links[e->links[h]];
@@ -295,7 +272,6 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
     for (int k = 0; k < nedges; k++) {   /* zeroed again for the next call */
         const ring_edge_t *e = &edges[k];
         port_out[e->a] = port_in[e->b] = 0;
-        cnt->peer_out[e->a] = cnt->peer_in[e->b] = 0;
         for (int h = 0; h < e->nlinks; h++)
             load[e->links[h]] = 0;
         if (e->shm_mem >= 0)
@@ -385,13 +361,13 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
             share = (info->ppn - 1) / (double)info->ppn;
         if (nedges > 0) {
             double lat, k = c + 1;
-            hw->intra_bw_ch[c] = k * edges_bw(t, p, hw->arch, edges, nedges, &cnt, share, TRUE, &hw->intra_lat);
-            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, &cnt, share, TRUE, &lat)
+            hw->intra_bw_ch[c] = k * edges_bw(t, p, hw->arch, edges, nedges, &cnt, share, 1.0, TRUE, &hw->intra_lat);
+            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, &cnt, share, 1.0, TRUE, &lat)
                                             : hw->intra_bw_ch[c];
             gboolean ce = hw->shm_mode.ce_send || hw->shm_mode.ce_recv;
-            hw->intra_bw_ch_ll[c] = ce ? k * edges_bw(t, p, hw->arch, edges, nedges, &cnt, share, FALSE, &lat)
+            hw->intra_bw_ch_ll[c] = ce ? k * edges_bw(t, p, hw->arch, edges, nedges, &cnt, share, 1.0, FALSE, &lat)
                                        : hw->intra_bw_ch[c];
-            hw->chain_bw_ch_ll[c] = ce && nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, &cnt, share, FALSE, &lat)
+            hw->chain_bw_ch_ll[c] = ce && nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, &cnt, share, 1.0, FALSE, &lat)
                                     : ce ? hw->intra_bw_ch_ll[c] : hw->chain_bw_ch[c];
         }
     }
@@ -670,7 +646,8 @@ gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
     if (ok && edges->len > 0) {
         edge_count_t cnt;
         edge_count_init(&cnt, t, n);
-        hw->p2p_edge_bw = edges_bw(t, p, -1, (const ring_edge_t *)edges->data, (int)edges->len, &cnt, 1.0, TRUE,
+        hw->p2p_edge_bw = edges_bw(t, p, -1, (const ring_edge_t *)edges->data, (int)edges->len, &cnt, 1.0,
+                                   cs_engine_nvswitch_share(p, coll, info->ppn), TRUE,
                                    &hw->p2p_edge_lat);
         edge_count_clear(&cnt);
     }

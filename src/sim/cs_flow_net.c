@@ -487,10 +487,8 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         if (nvl && t->devs[t->links[p->links[0]].dst].kind == CS_DEV_NVSWITCH) {
             /* An NVSwitch spreads a GPU's traffic over all its NVLinks:
              * the GPU's ports are the resources, as in the analytic model. */
-            double c = 1.0 / cs_params_nvlink_eff(f->par, cs_topo_link_gpu_sm(t, p->links[0]));
-            /* all-to-all: each GPU's ports serve several peers at once */
-            if (f->coll == CS_COLL_ALLTOALL && f->info->ppn > 2)
-                c /= par(f, CS_P_EFF_NVSWITCH_FANOUT);
+            double c = 1.0 / (cs_params_nvlink_eff(f->par, cs_topo_link_gpu_sm(t, p->links[0])) *
+                              cs_engine_nvswitch_share(f->par, f->coll, f->info->ppn));
             e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_out(f, a), c };
             e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_in(f, b), c };
             e->lat += p->lat;
