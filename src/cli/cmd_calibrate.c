@@ -504,7 +504,12 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
         cs_topo_spec_t spec;
         cs_topo_spec_init(&spec);
         g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
-        gboolean ok = cs_topo_spec_set_topo(&spec, g_strstrip(topo), &e);
+        /* a topology file is named relative to the manifest (a preset has no '/') */
+        const char *tname = g_strstrip(topo);
+        g_autofree char *mdir = g_path_get_dirname(path);
+        g_autofree char *tpath = strchr(tname, '/') != NULL && !g_path_is_absolute(tname)
+                                     ? g_build_filename(mdir, tname, NULL) : g_strdup(tname);
+        gboolean ok = cs_topo_spec_set_topo(&spec, tpath, &e);
         const char *bad_key = "topo";
         for (int k = 0; ok && topo_keys[k] != NULL; k++) {
             g_autofree char *v = g_key_file_get_string(kf, grp, topo_keys[k], NULL);

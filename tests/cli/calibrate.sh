@@ -51,6 +51,15 @@ grep -q '^# inputs (1):' "$tmp/man-fit.ini" || fail "manifest: inputs"
 grep -q '^# manifest \[old\] not used: skipped there' "$tmp/man-fit.ini" || fail "manifest: skip not noted"
 grep -q '^# manifest \[gone\] not used: nosuch.txt is absent' "$tmp/man-fit.ini" || fail "manifest: absent not noted"
 
+# a topology file in a manifest is named relative to the manifest, not to
+# the working directory (validation/manifest.ini: ../topologies/NAME.xml)
+mkdir "$tmp/repo" "$tmp/repo/validation" "$tmp/repo/topologies"
+cp "$top_srcdir/topologies/dgx-h100.xml" "$tmp/repo/topologies/h.xml"
+"$COLLSIM" run --topo "$tmp/repo/topologies/h.xml" -b 1M -e 64M -f 4 > "$tmp/data/h.txt" || fail "run on a topology file"
+printf '[h]\nfile = h.txt\ntopo = ../topologies/h.xml\n' > "$tmp/repo/validation/m.ini"
+(cd "$tmp/data" && "$COLLSIM" calibrate --manifest "$tmp/repo/validation/m.ini" --data "$tmp/data" -o "$tmp/h-fit.ini") \
+    > /dev/null 2> "$tmp/err" && grep -q '^# inputs (1):' "$tmp/h-fit.ini" || fail "manifest topology file: $(cat "$tmp/err")"
+
 # the process layout: a run of one process driving 8 GPUs ("nThread 1 nGpus
 # 8") agrees with the model when calibrate takes the layout from the log's
 # line, as validate does; a manifest that says 8 processes makes the fit move
