@@ -23,6 +23,7 @@ manifest=$2
 data=$3
 out=$4
 plots=${out%.md}
+mdir=$(cd "$(dirname "$manifest")" && pwd)
 if [ ! -d "$data" ]; then
     echo "validation: $data: no such directory; expected the shared data set (shared/data/real) beside the repository" >&2
     exit 1
@@ -123,6 +124,11 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
         printf '%s\037%s\n' "$file" "$id" >> "$tmp/absent.tsv"
         continue
     fi
+    # a topology file is named relative to the manifest (a preset has no '/')
+    case $topo in
+    /*) ;;
+    */*) topo=$mdir/$topo ;;
+    esac
     set -- validate "$data/$file" --topo "$topo"
     [ -n "$table" ] && set -- "$@" --table "$table"
     [ -n "$nodes" ] && set -- "$@" --nodes "$nodes"
@@ -139,7 +145,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
         set -- "$@" --env "$kv"
     done
     # the command as the report shows it (data directory written as DATA)
-    shown=$(printf '%s ' "$@" | sed "s|$data/|DATA/|; s/ \$//")
+    shown=$(printf '%s ' "$@" | sed "s|$data/|DATA/|; s|--topo $mdir/\.\./|--topo |; s|--topo $mdir/|--topo validation/|; s/ \$//")
     # the plot's file: the configuration's name in letters, digits, '.',
     # '-' and '_', made unique
     svg=$(printf '%s' "$id" | tr -c 'A-Za-z0-9._-' '-' | tr -s '-')
@@ -155,7 +161,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
         printf '%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "${table:-1}" "$config" \
             "$nsizes" "$bw" "$tm" "$exclude" "$note" "$shown" "$svg.svg" >> "$tmp/results.tsv"
     else
-        msg=$(head -n 1 "$tmp/err" | sed "s|$data/||g")
+        msg=$(head -n 1 "$tmp/err" | sed "s|$data/||g; s|$mdir/\.\./||g; s|$mdir/||g")
         printf '%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "$exclude" "$msg" "$shown" >> "$tmp/failed.tsv"
     fi
     # The flow engine on the same configuration, same flags: the sizes it
@@ -169,7 +175,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
         fbw="0$tab-$tab-$tab-${tab}none"
         ftm=$fbw
         fsk="0$tab${tab}0$tab"
-        fmsg=$(head -n 1 "$tmp/ferr" | sed "s|$data/||g")
+        fmsg=$(head -n 1 "$tmp/ferr" | sed "s|$data/||g; s|$mdir/\.\./||g; s|$mdir/||g")
         # a crash says nothing on stderr: the report must not read it as "no sizes"
         [ -n "$fmsg" ] || fmsg="collsim --model flow stopped without a message"
     fi
@@ -191,7 +197,10 @@ the published runs in `shared/data/real`; do not edit by hand.
   in-place columns are not used.
 - **Modelled**: `collsim validate FILE --topo PRESET ...` with the flags listed per
   configuration: the topology from a preset with the hardware the file's header
-  states, and the NCCL variables the header states for that run. The model is
+  states (or, for machines no preset builds, a topology file in `topologies/`
+  written from the header and the run's NCCL INFO lines: the DGX-2 and the AMD
+  EPYC Turin RTX PRO 6000 server, each file saying what it takes from where),
+  and the NCCL variables the header states for that run. The model is
   `model:analytic` with its built-in parameters; nothing is fitted per file, and the
   manifest holds no measured number or correction.
 - **SHARP (CollNet)**: the three coreweave SHARP runs are modelled with

@@ -49,6 +49,9 @@ expect_line 0 "$topos/dgx-h100.xml: ok: 1 nodes, 8 GPUs, 33 links" check "$topos
 expect_line 0 "$topos/cluster-2node-rail.xml: ok: 2 nodes, 8 GPUs, 34 links" check "$topos/cluster-2node-rail.xml"
 expect_line 0 "$topos/pcie-2socket.xml: ok: 1 nodes, 8 GPUs, 15 links" check "$topos/pcie-2socket.xml"
 expect 0 check "$topos/cluster-16node-fat-tree.xml"
+# the machines the validation set needs a file for (validation/manifest.ini)
+expect_line 0 "$topos/dgx2-v100.xml: ok: 1 nodes, 16 GPUs, 53 links" check "$topos/dgx2-v100.xml"
+expect_line 0 "$topos/rtxpro6000-turin-nps4.xml: ok: 1 nodes, 8 GPUs, 47 links" check "$topos/rtxpro6000-turin-nps4.xml"
 expect_line 0 "$data/nccl-dgx-h100.xml: ok: 1 nodes, 8 GPUs, 35 links" check "$data/nccl-dgx-h100.xml"
 for f in "$data"/bad-*.xml; do
     expect 2 check "$f"
