@@ -280,8 +280,13 @@
      * NVLS moves S(1+1/n) over each GPU's 450 GB/s of NVLink). */            \
     CS_PARAM(EFF_NVLS_SM90, "eff.nvls.sm90", 0.67, "fraction",                \
              "fraction of a Hopper GPU's NVLink bandwidth NVLS (NVSwitch multicast/reduction) achieves") \
-    /* Fitted to b200x8-1node-vs-4nodes32gpu-* (table 1, 1 node) (8-16 GiB,   \
-     * 839-846 GB/s busbw over 900 GB/s NVLink5). */                          \
+    /* Set from b200x8-1node-vs-4nodes32gpu-* table 1 (839-846 GB/s busbw  \
+     * at 8-16 GiB, torch.distributed) when the NVLS time had other terms;   \
+     * it prices 793 on 8 B200 at 16 GiB now. The 8-GPU Blackwell NVLS runs  \
+     * of the data set disagree, by their times: the B200 -g 8 sweep         \
+     * 829-840, OCI GB300 2 hosts 838-842, OCI GB200 2 hosts 761-793 (its    \
+     * busbw column is for 64 ranks), the unversioned                        \
+     * b200x8-nvswitch-1node-g8-* 787-797: left as it was. */                \
     CS_PARAM(EFF_NVLS_SM100, "eff.nvls.sm100", 0.58, "fraction",              \
              "fraction of a Blackwell GPU's NVLink bandwidth NVLS achieves")  \
     /* STREAM-like kernels reach 80-90% of HBM peak on data-centre GPUs       \

@@ -323,6 +323,32 @@ static inline double cs_engine_nvswitch_share(const cs_params_t *p, cs_coll_t co
     return coll == CS_COLL_ALLTOALL && ppn > 2 ? cs_params_get(p, CS_P_EFF_NVSWITCH_FANOUT) : 1.0;
 }
 
+/* NVLS all-reduce: the share of its NVLS rate (eff.nvls.<arch> of the
+ * NVLink bandwidth, fitted on 8-GPU nodes with a head each) a GPU keeps
+ * with 'heads' NVLS heads among 'nranks' ranks. Both engines move the
+ * heads' S(1 + 1/heads) each way (the switch's reduction, then the
+ * multicast), which alone would have the per-GPU rate rise with the
+ * heads; measured, it does not (OCI GB300 NVL72 in one run set: 8 GPUs
+ * with 8 heads 838-842 GB/s busbw, algbw 480; 64 GPUs with 32 heads
+ * 897-930, algbw 472, where S(1 + 1/heads) gives +9 %). NCCL's own model
+ * has that shape (tuning.cc: nHeads channels at (nHeads - 1)/nHeads of
+ * their rate, busbw twice that, algbw = busbw n / (2 (n - 1)): an algbw of
+ * (m - 1)/m x n/(n - 1) of the rate, about constant in n with a head per
+ * GPU); this share gives it over the heads' traffic, 1 on 8 GPUs of 8
+ * heads where the efficiencies were fitted. 'domain' is the GPUs of the
+ * NVLink domain the NVLS stage runs in (a node, or an NVL72 rack's): NVLSTree
+ * runs one per node, as the single-node NVLS the efficiencies come from
+ * (NCCL's n/(n - 1) there counts every node's ranks, which the measured
+ * 2-node H100 NVLSTree run does not follow: 469 GB/s busbw at 16 GiB,
+ * one node's NVLS 474-482, where that n would take 7 % off). The analytic and flow
+ * engines both take it from here. */
+static inline double cs_engine_nvls_ar_share(int heads, int domain)
+{
+    double m = MAX(2, heads), n = MAX(2, domain);
+    const double fitted = (1.0 - 1.0 / 64) * 8 / 7;   /* 8 heads of 8 GPUs */
+    return (1.0 - 1.0 / (m * m)) * n / (n - 1) / fitted;
+}
+
 /* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID), 0 if
  * unknown: the engines price a call in the thread that asks, so this is
  * the call's CPU without the progress thread's; and it is the cheap clock

@@ -1015,7 +1015,7 @@ static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
         lat += 2 * hw->tree_depth * net_hop(hw, p, c->pr, TRUE);
         stages += 2 * hw->tree_depth;   /* up and down the node tree */
     }
-    limit(c, CS_LIMIT_NVLS, v / hw->nvls_bw);
+    limit(c, CS_LIMIT_NVLS, v / (hw->nvls_bw * (coll == CS_COLL_ALLREDUCE ? cs_engine_nvls_ar_share(m, c->ppn) : 1)));
     limit(c, CS_LIMIT_SM, v / c->b_sm);
     double D = c->S / c->nch;
     return c->launch + lat + lane_time(D, nsteps(D, m * c->chunk), MAX(1, stages), 1 / c->lim.spb / c->nch, c->tau);

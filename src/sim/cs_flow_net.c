@@ -517,11 +517,13 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
  * cs_program_nvls_heads; in: the reduced slice) or its multicast (out:
  * the slice; in: every head's slice), over the NVLS efficiency the
  * analytic engine uses (eff.nvls.sm90 / eff.nvls.sm100 of the NVLink
- * bandwidth). Latency: the step's synchronisation (lat.sync.<proto>). */
+ * bandwidth, times cs_engine_nvls_ar_share for the heads among the
+ * ranks). Latency: the step's synchronisation (lat.sync.<proto>). */
 void cs_flow_build_nvls(const cs_flow_net_t *f, int rank, gboolean reduce, int ppn, cs_proto_t pr,
                         cs_flow_edge_t *e)
 {
-    double eff = f->arch >= 3 ? par(f, CS_P_EFF_NVLS_SM100) : par(f, CS_P_EFF_NVLS_SM90);
+    double eff = (f->arch >= 3 ? par(f, CS_P_EFF_NVLS_SM100) : par(f, CS_P_EFF_NVLS_SM90)) *
+                 cs_engine_nvls_ar_share(ppn, f->info->ppn);
     memset(e, 0, sizeof *e);
     e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_out(f, rank), (reduce ? ppn : 1) / eff };
     e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_nvl_in(f, rank), (reduce ? 1 : ppn) / eff };

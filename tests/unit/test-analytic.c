@@ -528,6 +528,24 @@ static void test_determinism(void)
     g_assert_cmpmem(&x, sizeof x, &y, sizeof y);
 }
 
+/* NVLS all-reduce's heads' share (cs_engine_nvls_ar_share): 1 on the 8
+ * GPUs of 8 heads the efficiencies were fitted on; over the heads'
+ * S(1 + 1/m) it leaves a GPU an algbw of (m-1)/m x n/(n-1) of that
+ * node's, NCCL's own shape: 64 GPUs of an NVL72 rack with 32 heads keep
+ * 0.984 of 8 GPUs' algbw (the OCI GB300 runs: 472 against 480 GB/s),
+ * where the heads' traffic alone would give them 9 % more. */
+static void test_nvls_share(void)
+{
+    assert_rel(cs_engine_nvls_ar_share(8, 8), 1.0);
+    double algbw8 = cs_engine_nvls_ar_share(8, 8) / (1 + 1.0 / 8);
+    double algbw64 = cs_engine_nvls_ar_share(32, 64) / (1 + 1.0 / 32);
+    assert_rel(algbw64 / algbw8, (31.0 / 32) * (64.0 / 63) / ((7.0 / 8) * (8.0 / 7)));
+    g_assert_cmpfloat(algbw64 / algbw8, <, 1.0);
+    /* degenerate counts stay finite and positive */
+    g_assert_cmpfloat(cs_engine_nvls_ar_share(0, 1), >, 0);
+    g_assert_true(isfinite(cs_engine_nvls_ar_share(1, 1)));
+}
+
 /* NVLS across nodes needs SHARP (NVLS+CollNet), which is not modelled;
  * CollNet is modelled for all-reduce across nodes only, and CollNetDirect
  * needs its heads (none in a hand-written communicator). */
@@ -865,6 +883,7 @@ int main(int argc, char **argv)
     g_test_add_func("/analytic/monotonic", test_monotonic);
     g_test_add_func("/analytic/determinism", test_determinism);
     g_test_add_func("/analytic/unsupported", test_unsupported);
+    g_test_add_func("/analytic/nvls-share", test_nvls_share);
     g_test_add_func("/analytic/collnet", test_collnet);
     g_test_add_func("/analytic/fabric", test_fabric);
     g_test_add_func("/analytic/link-stats", test_link_stats);
