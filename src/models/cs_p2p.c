@@ -155,6 +155,7 @@ void cs_p2p_plan_free(cs_p2p_plan_t *p)
     g_free(p->ch_parts);
     g_free(p->ch_batches);
     g_free(p->ch_passes);
+    g_free(p->ch_recvs);
     g_free(p);
 }
 
@@ -172,6 +173,7 @@ cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint
     p->ch_parts = g_new0(int, nch);
     p->ch_batches = g_new0(int, nch);
     p->ch_passes = g_new0(int, nch);
+    p->ch_recvs = g_new0(int, nch);
     g_autofree int *s = g_new(int, MAX(1, n));
     g_autofree int *r = g_new(int, MAX(1, n));
     schedule(info, 0, s, r);
@@ -206,6 +208,8 @@ cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint
             int c = cs_p2p_channel(info, k, part);
             p->ch_parts[c]++;
             p->ch_passes[c] += passes;
+            if (k != 0 && (coll == CS_COLL_ALLTOALL || r[k] == n - 1))
+                p->ch_recvs[c]++;
             if (cur_group[c] != k / CS_P2P_PER_BATCH || cur_n[c] == CS_P2P_PER_BATCH) {
                 p->ch_batches[c]++;
                 cur_group[c] = k / CS_P2P_PER_BATCH;
@@ -218,6 +222,7 @@ cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint
         p->max_parts = MAX(p->max_parts, p->ch_parts[c]);
         p->max_batches = MAX(p->max_batches, p->ch_batches[c]);
         p->max_passes = MAX(p->max_passes, p->ch_passes[c]);
+        p->max_recvs = MAX(p->max_recvs, p->ch_recvs[c]);
     }
     return p;
 }

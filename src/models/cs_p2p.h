@@ -53,7 +53,9 @@ typedef struct {
     int *ch_passes;          /* p2p_nch: copies of a part its CTA makes:
                               * a peer's part twice (sent and received),
                               * a self part once (one copy) */
-    int max_parts, max_batches, max_passes;
+    int *ch_recvs;           /* p2p_nch: parts each channel receives from
+                              * another rank (not the self copy) */
+    int max_parts, max_batches, max_passes, max_recvs;
 } cs_p2p_plan_t;
 
 cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint64 bytes_per_peer);

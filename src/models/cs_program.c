@@ -516,6 +516,7 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
     g_autofree int *bat = g_new(int, (gsize)n * nl);
     g_autofree int *boff = g_new0(int, (gsize)n * nch + 1);
     GArray *works = g_array_new(FALSE, TRUE, sizeof(int));
+    GArray *rworks = g_array_new(FALSE, TRUE, sizeof(int));   /* per slot: works receiving from a peer */
     for (int r = 0; r < n; r++) {
         const int *sr = send + (gsize)r * n, *rr = recv + (gsize)r * n;
         for (int c = 0; c < nch; c++) {
@@ -530,12 +531,15 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                 if (group != k / CS_P2P_PER_BATCH || cur == CS_P2P_PER_BATCH) {
                     int zero = 0;
                     g_array_append_val(works, zero);
+                    g_array_append_val(rworks, zero);
                     nb++;
                     group = k / CS_P2P_PER_BATCH;
                     cur = 0;
                 }
                 cur++;
                 g_array_index(works, int, base + nb - 1)++;
+                if (ra && rr[k] != r)
+                    g_array_index(rworks, int, base + nb - 1)++;
                 bat[(gsize)r * nl + i] = nb - 1;
             }
             boff[(gsize)r * nch + c + 1] = base + nb;
@@ -573,6 +577,7 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                                 cs_coll_name(p->coll), r, peer, k);
                     g_array_free(fslot, TRUE);
                     g_array_free(works, TRUE);
+                    g_array_free(rworks, TRUE);
                     g_array_free(b.flows, TRUE);
                     g_array_free(b.pend, TRUE);
                     return FALSE;
@@ -590,6 +595,7 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                 gboolean net = blocks ? r / m != peer / m : info->nnodes > 1;
                 int fi = add_flow(&b, CS_FLOW_P2P, r, peer, CS_PROG_NET_P2P, 2, 1.0, div);
                 cs_prog_flow_t *fl = &g_array_index(b.flows, cs_prog_flow_t, fi);
+                fl->recv_div = MAX(1, g_array_index(rworks, int, rs));
                 fl->bytes = B / parts + ((guint64)q < B % parts ? 1 : 0);
                 fl->unit = MAX(1, net ? opn.chunk : op.chunk);
                 cb += fl->bytes;
@@ -644,6 +650,7 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
     }
     g_array_free(fslot, TRUE);
     g_array_free(works, TRUE);
+    g_array_free(rworks, TRUE);
     p->nflows = nf;
     return flows_finish(p, &b);
 }

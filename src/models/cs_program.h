@@ -110,6 +110,8 @@ typedef struct cs_prog_flow {
     int mem_passes;          /* passes over a unit through the sender's GPU memory */
     double share;            /* fraction of a unit this flow carries (NVLS: 1/heads) */
     double cap_div;          /* the channel's ceiling is divided among this many flows of a GPU */
+    double recv_div;         /* point-to-point: the works of its receiver's batch that receive
+                              * from another rank, sharing that channel's SHM ceiling (0: 1) */
     guint64 bytes, unit;     /* point-to-point: the part's bytes and step (else 0: share x the channel's) */
 } cs_prog_flow_t;
 

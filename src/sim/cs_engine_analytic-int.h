@@ -66,6 +66,8 @@ typedef struct {
     double p2p_edge_lat;      /* topology latency of the slowest such edge */
     cs_transport_t p2p_xport; /* costliest intra-node peer transport */
     double p2p_nic_bw;        /* a GPU's network rate for its peers on other nodes; 0 = none */
+    gboolean p2p_shm;         /* some intra-node peer edge goes through SHM */
+    gboolean p2p_shm_ce_recv; /* ... and every such edge's receive is the proxy's copy (Simple) */
     const cs_comm_info_t *p2p_info; /* the communicator's p2p setup (borrowed) */
 
     cs_shm_mode_t shm_mode;   /* SHM edges' copy for Simple (cs_shm.h); zeroed: direct */

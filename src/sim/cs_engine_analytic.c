@@ -263,7 +263,8 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
             ebw = MIN(ebw, cs_shm_host_mem_bw(t, e->shm_mem, p) / mem_load[e->shm_mem]);
         /* each edge is one channel's: its CTA's loads behind its GPU's
          * own posted writes (cs_shm_chan_bw); arch -1: the point-to-point
-         * edges, which carry all of a pair's channels, are not bound */
+         * edges, which carry all of a pair's channels, are bound per
+         * channel in t_p2p instead */
         if (e->xport == CS_XPORT_SHM && arch >= 0)
             ebw = MIN(ebw, cs_shm_chan_bw(p, arch, simple && e->shm.ce_recv, port_out[e->b] > 0));
         bw = MIN(bw, ebw);
@@ -614,6 +615,8 @@ gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
     hw->p2p_edge_lat = 0;
     hw->p2p_xport = CS_XPORT_P2P_NVL;
     hw->p2p_nic_bw = 0;
+    hw->p2p_shm = FALSE;
+    hw->p2p_shm_ce_recv = TRUE;
     if (n < 2)
         return TRUE;
     gboolean nvb_disable = comm != NULL ? cs_comm_settings(comm)->nvb_disable > 0 : FALSE;
@@ -639,6 +642,10 @@ gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
                 if (ok) {
                     if (edges->len == 0 || k_max_xport(e.xport) > k_max_xport(hw->p2p_xport))
                         hw->p2p_xport = e.xport;
+                    if (e.xport == CS_XPORT_SHM) {
+                        hw->p2p_shm = TRUE;
+                        hw->p2p_shm_ce_recv &= e.shm.ce_recv;
+                    }
                     g_array_append_val(edges, e);
                 }
             }
@@ -1130,6 +1137,15 @@ static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t 
      * part (AlltoAll's round 0) once, a copy between its buffers */
     double part = B / MAX(1, plan->op.nch);
     limit(c, CS_LIMIT_SM, plan->max_passes * part / c->S / (c->b_sm / c->nch));
+    /* over SHM a channel's CTA loads what it receives from the host
+     * buffer behind its GPU's own posted writes, as a ring's channel does
+     * (cs_shm_chan_bw): the busiest channel's received parts at that
+     * ceiling (every rank here also sends) */
+    if (hw->p2p_shm) {
+        double cap = cs_shm_chan_bw(p, hw->arch, c->pr == CS_PROTO_SIMPLE && hw->p2p_shm_ce_recv, TRUE);
+        if (isfinite(cap) && plan->max_recvs > 0)
+            limit(c, CS_LIMIT_INTRA, plan->max_recvs * part / c->S / (cap * c->peff));
+    }
     limit(c, CS_LIMIT_MEM, 2.0 * (a2a ? n : 1) * B / c->S / hw->mem_bw);
     cs_param_id_t hid = hw->p2p_xport == CS_XPORT_P2P_NVL ? CS_P_LAT_HOP_NVLINK
                       : hw->p2p_xport == CS_XPORT_P2P_PCI ? CS_P_LAT_HOP_PCIE : CS_P_LAT_HOP_SHM;

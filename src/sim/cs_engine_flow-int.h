@@ -133,6 +133,11 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *n, const struct cs_prog_fl
 double cs_flow_flow_cap(const cs_flow_net_t *n, const struct cs_prog_flow *fl, const cs_flow_edge_t *e,
                         double chan_cap);
 
+/* A flow's ceiling 'cap' (cs_flow_flow_cap) under its edge's SHM ceiling
+ * (e->cap: cs_shm_chan_bw per channel): a collective lane takes it whole,
+ * the receiving point-to-point works of a channel's batch share it. */
+double cs_flow_shm_cap(gboolean p2p, const struct cs_prog_flow *fl, const cs_flow_edge_t *e, double cap);
+
 /* Seconds after its last step arrives that a p2p Simple flow's receiver
  * still copies it out: a step is received only once wholly sent
  * (prims_simple.h waitPeer / postPeer), at the CTA's rate 'chan_cap'

@@ -1468,7 +1468,8 @@ static gboolean same_df_channel(const cs_flow_t *f, const cs_program_t *p, const
         int fa = p->flow_off[a] + i, fb = p->flow_off[b] + i;
         const cs_prog_flow_t *x = &p->flows[fa], *y = &p->flows[fb];
         if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->mem_passes != y->mem_passes ||
-            x->share != y->share || x->cap_div != y->cap_div || x->bytes != y->bytes || x->unit != y->unit)
+            x->share != y->share || x->cap_div != y->cap_div || x->recv_div != y->recv_div || x->bytes != y->bytes ||
+            x->unit != y->unit)
             return FALSE;
         int nd = p->dep_off[fa + 1] - p->dep_off[fa];
         if (nd != p->dep_off[fb + 1] - p->dep_off[fb])
@@ -1903,9 +1904,7 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
                 return FALSE;
             edge_t e;
             double fcap = cs_flow_flow_cap(net, fl, &eb, cap);
-            /* the SHM ceiling binds collectives' channels; point-to-point
-             * is left to the links, as in the analytic engine */
-            edge_from(f, J, &eb, eb.cap > 0 && !prog->p2p ? MIN(fcap, eb.cap) : fcap, hops, &e);
+            edge_from(f, J, &eb, cs_flow_shm_cap(prog->p2p, fl, &eb, fcap), hops, &e);
             g_array_append_val(edges, e);
             lane_t L = { 0 };
             L.job = (int)(J - f->jobs);

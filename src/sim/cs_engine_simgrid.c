@@ -561,11 +561,7 @@ static gboolean setup_flows(sim_t *s, GError **err)
             }
             if (!cs_flow_build_flow_edge(c, fl, ch, p->proto, &s->edges[fi], err))
                 return FALSE;
-            s->cap[fi] = cs_flow_flow_cap(c, fl, &s->edges[fi], cap);
-            /* the SHM ceiling binds collectives' channels, not
-             * point-to-point flows, as the flow engine */
-            if (s->edges[fi].cap > 0 && !p->p2p)
-                s->cap[fi] = MIN(s->cap[fi], s->edges[fi].cap);
+            s->cap[fi] = cs_flow_shm_cap(p->p2p, fl, &s->edges[fi], cs_flow_flow_cap(c, fl, &s->edges[fi], cap));
             F->ch = ch;
             F->nunits = cs_program_flow_units(p, ch, fi);
             F->drain = cs_flow_p2p_drain(p->p2p, p->proto, fl, cap);

@@ -756,6 +756,18 @@ double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_prog_flow_t *fl, const 
     return cap;
 }
 
+double cs_flow_shm_cap(gboolean p2p, const cs_prog_flow_t *fl, const cs_flow_edge_t *e, double cap)
+{
+    if (!(e->cap > 0))
+        return cap;
+    /* a collective's flow is its channel's one stream; a point-to-point
+     * part shares the channel's SHM ceiling with the other works of its
+     * receiver's batch that receive from a peer (recv_div, cs_program.c
+     * p2p_new; not the self copy), as t_p2p bounds the busiest channel's
+     * received parts */
+    return MIN(cap, p2p ? e->cap / MAX(1.0, fl->recv_div) : e->cap);
+}
+
 gboolean cs_flow_program_shape(const cs_flow_net_t *f, const cs_engine_call_t *call, cs_flow_shape_t *shape_p,
                                GError **err)
 {

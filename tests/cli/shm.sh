@@ -27,6 +27,20 @@ for m in analytic flow; do
         -b 1G -e 1G >a100$m.txt 2>/dev/null
     near "$(busbw a100$m.txt)" 5.2 0.05 && ok "a100-$m ($(busbw a100$m.txt))" || bad "a100-$m ($(busbw a100$m.txt), expected 5.2)"
 done
+# Point-to-point over SHM takes the same ceiling per channel: each channel's
+# CTA loads the parts it receives from the host buffer behind its GPU's
+# own writes (t_p2p; flow and simgrid: cs_flow_shm_cap, the batch's
+# receiving works share it): SendRecv and AlltoAll 5.2 as the ring, where
+# the links alone give 7.6 (the RTX PRO 6000 4-GPU SHM run measures
+# sendrecv and alltoall at the ring's 13.1 GB/s)
+for op in sendrecv alltoall; do
+    for m in analytic flow; do
+        "$COLLSIM" run --topo dgx-a100 --gpus 4 --procs-per-node 1 --env NCCL_P2P_DISABLE=1 --model $m --op $op \
+            -b 1G -e 1G >p2p-$op-$m.txt 2>/dev/null
+        b=$(busbw p2p-$op-$m.txt)
+        near "$b" 5.2 0.05 && ok "p2p-ceiling-$op-$m ($b)" || bad "p2p-ceiling-$op-$m ($b, expected 5.2)"
+    done
+done
 # Without the ceiling the host memory decides: 8 x DDR5-4800 x 8 B =
 # 307.2 GB/s x eff.host.mem 0.75 / (4 edges x 2) = 28.8 GB/s busbw
 printf '[params]\nchan.shm.sm90 = 1000\n' >nocap.ini
