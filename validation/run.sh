@@ -45,7 +45,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 tab=$(printf '\037')
 
 # The manifest as one tab-separated line per group, keys in a fixed order.
-keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus"
+keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus nccl-version"
 awk -v keys="$keys" '
 function flush(   i, line) {
     if (group == "") return
@@ -115,7 +115,7 @@ human_size() {
 : > "$tmp/failed.tsv"
 : > "$tmp/flow.tsv"
 mkdir "$tmp/svg"
-while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p bridge nic nics procs env exclude skip note visible; do
+while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p bridge nic nics procs env exclude skip note visible ncclv; do
     if [ -n "$skip" ]; then
         printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
         continue
@@ -141,6 +141,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
     [ -n "$nic" ] && set -- "$@" --nic "$nic"
     [ -n "$nics" ] && set -- "$@" --nics-per-node "$nics"
     [ -n "$procs" ] && set -- "$@" --procs-per-node "$procs"
+    [ -n "$ncclv" ] && set -- "$@" --nccl-version "$ncclv"
     for kv in $env; do
         set -- "$@" --env "$kv"
     done

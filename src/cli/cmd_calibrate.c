@@ -305,7 +305,7 @@ static gboolean set_layout(cs_comm_t *comm, const cs_topo_t *topo, const cs_resu
  * its tables to the set. */
 static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo_spec_t *spec,
                             const cs_nccl_env_t *env, int procs, int threads, const char *layout_at, int table,
-                            const char *op, const char *how, GError **err)
+                            const char *op, const char *version, const char *how, GError **err)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
@@ -385,6 +385,12 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
             cs_topo_free(topo);
             goto out;
         }
+        /* the measured run's NCCL, as validate takes it: the one given
+         * (a manifest's nccl-version, from the file's header), else the
+         * log's; the host's cost of a call follows it */
+        if (cs_comm_set_nccl_version(comm, version != NULL ? version : log != NULL ? log->nccl_version : NULL) == 0 &&
+            log != NULL)
+            cs_comm_set_nccl_version_max(comm, log->nccl_version_max);
         if (!cs_calib_set_add(set, label, m, topo, comm, err))
             goto out;
     }
@@ -419,7 +425,7 @@ static gboolean add_group(cs_calib_set_t *set, const group_t *defaults, const gr
                     "PRESET|FILE or --scenario FILE after it", g->path);
         goto out;
     }
-    ok = add_results(set, g->path, &s.topo, s.env, s.procs_per_node, s.nthreads, NULL, g->table, g->op != NULL ? g->op : defaults->op,
+    ok = add_results(set, g->path, &s.topo, s.env, s.procs_per_node, s.nthreads, NULL, g->table, g->op != NULL ? g->op : defaults->op, NULL,
                      g->how->len ? g->how->str : "defaults", err);
 out:
     cs_scenario_clear(&s);
@@ -470,7 +476,7 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
     static const char *const known[] = { "file", "table", "config", "topo", "nodes", "gpus", "gpu", "sockets",
                                          "p2p", "nic", "nics-per-node", "fabric", "oversubscription",
                                          "nvlink-bridge", "visible-gpus", "env", "procs-per-node", "nthreads",
-                                         "exclude", "skip", "note", NULL };
+                                         "nccl-version", "exclude", "skip", "note", NULL };
     static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "p2p", "nodes", "nic", "nics-per-node",
                                              "fabric", "oversubscription", "nvlink-bridge", "visible-gpus", NULL };
     for (int gi = 0; groups[gi] != NULL; gi++) {
@@ -481,7 +487,7 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
                 cs_set_error_at(err, path, manifest_line(text, grp, keys[k]),
                                 "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, p2p, nic, "
                                 "nics-per-node, fabric, oversubscription, nvlink-bridge, visible-gpus, env, procs-per-node, "
-                                "nthreads, exclude, skip, config or note", keys[k]);
+                                "nthreads, nccl-version, exclude, skip, config or note", keys[k]);
                 return FALSE;
             }
         if (g_key_file_has_key(kf, grp, "skip", NULL) || g_key_file_has_key(kf, grp, "exclude", NULL)) {
@@ -568,10 +574,26 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
             cs_topo_spec_clear(&spec);
             return FALSE;
         }
+        g_autofree char *version = g_key_file_get_string(kf, grp, "nccl-version", NULL);
+        if (ok && version != NULL) {
+            const char *end = NULL;
+            g_strstrip(version);
+            if (cs_nccl_version_code(version, &end) == 0 || *end != '\0') {
+                bad_key = "nccl-version";
+                ok = FALSE;
+                g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], "
+                            "e.g. 2.19.3", version);
+            }
+        }
+        if (!ok) {
+            cs_set_error_at(err, path, manifest_line(text, grp, bad_key), "%s: %s", bad_key, e->message);
+            cs_topo_spec_clear(&spec);
+            return FALSE;
+        }
         g_autofree char *how = g_strdup_printf("manifest group [%s]", grp);
         int lline = manifest_line(text, grp, layout[0] > 0 ? "procs-per-node" : "nthreads");
         g_autofree char *layout_at = layout[0] > 0 || layout[1] > 0 ? g_strdup_printf("%s:%d", path, lline) : NULL;
-        ok = add_results(set, fpath, &spec, env, layout[0], layout[1], layout_at, table, NULL, how, err);
+        ok = add_results(set, fpath, &spec, env, layout[0], layout[1], layout_at, table, NULL, version, how, err);
         cs_topo_spec_clear(&spec);
         if (!ok)
             return FALSE;

@@ -60,6 +60,16 @@ printf '[h]\nfile = h.txt\ntopo = ../topologies/h.xml\n' > "$tmp/repo/validation
 (cd "$tmp/data" && "$COLLSIM" calibrate --manifest "$tmp/repo/validation/m.ini" --data "$tmp/data" -o "$tmp/h-fit.ini") \
     > /dev/null 2> "$tmp/err" && grep -q '^# inputs (1):' "$tmp/h-fit.ini" || fail "manifest topology file: $(cat "$tmp/err")"
 
+# nccl-version: the run's NCCL as a file's header states it (validate's
+# --nccl-version); a value that is not a version is refused at its line
+printf '[h]\nfile = h.txt\ntopo = dgx-h100\nnccl-version = 2.19.3\n' > "$tmp/v.ini"
+"$COLLSIM" calibrate --manifest "$tmp/v.ini" --data "$tmp/data" -o "$tmp/v-fit.ini" > /dev/null 2> "$tmp/err" &&
+    grep -q '^# inputs (1):' "$tmp/v-fit.ini" || fail "nccl-version: $(cat "$tmp/err")"
+printf '[h]\nfile = h.txt\ntopo = dgx-h100\nnccl-version = two\n' > "$tmp/vbad.ini"
+"$COLLSIM" calibrate --manifest "$tmp/vbad.ini" --data "$tmp/data" -o "$tmp/vbad-fit.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ ! -e "$tmp/vbad-fit.ini" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+    grep -q "vbad.ini:4: nccl-version: 'two' is not a version" "$tmp/err" || fail "bad nccl-version: $(cat "$tmp/err")"
+
 # the process layout: a run of one process driving 8 GPUs ("nThread 1 nGpus
 # 8") agrees with the model when calibrate takes the layout from the log's
 # line, as validate does; a manifest that says 8 processes makes the fit move
