@@ -13,6 +13,7 @@
 #include "config.h"
 #include "cli/cs_cmd_calibrate.h"
 #include "cli/cs_commands.h"
+#include "cli/cs_predict.h"
 #include "io/cs_calibrate.h"
 #include "io/cs_nccltests_log.h"
 #include "io/cs_result_json.h"
@@ -385,12 +386,9 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
             cs_topo_free(topo);
             goto out;
         }
-        /* the measured run's NCCL, as validate takes it: the one given
-         * (a manifest's nccl-version, from the file's header), else the
-         * log's; the host's cost of a call follows it */
-        if (cs_comm_set_nccl_version(comm, version != NULL ? version : log != NULL ? log->nccl_version : NULL) == 0 &&
-            log != NULL)
-            cs_comm_set_nccl_version_max(comm, log->nccl_version_max);
+        /* the measured run's NCCL and nccl-tests build, as validate takes
+         * them (a manifest's nccl-version: the file's header's) */
+        cs_predict_measured_nccl(comm, version, log);
         if (!cs_calib_set_add(set, label, m, topo, comm, err))
             goto out;
     }
@@ -569,21 +567,12 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
                 cs_nccl_env_set(env, name, eq + 1, "manifest");
             }
         }
-        if (!ok) {
-            cs_set_error_at(err, path, manifest_line(text, grp, bad_key), "%s: %s", bad_key, e->message);
-            cs_topo_spec_clear(&spec);
-            return FALSE;
-        }
         g_autofree char *version = g_key_file_get_string(kf, grp, "nccl-version", NULL);
-        if (ok && version != NULL) {
-            const char *end = NULL;
-            g_strstrip(version);
-            if (cs_nccl_version_code(version, &end) == 0 || *end != '\0') {
-                bad_key = "nccl-version";
-                ok = FALSE;
-                g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], "
-                            "e.g. 2.19.3", version);
-            }
+        if (ok && version != NULL && !cs_nccl_version_whole(g_strstrip(version))) {
+            bad_key = "nccl-version";
+            ok = FALSE;
+            g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], "
+                        "e.g. 2.19.3", version);
         }
         if (!ok) {
             cs_set_error_at(err, path, manifest_line(text, grp, bad_key), "%s: %s", bad_key, e->message);

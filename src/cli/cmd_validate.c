@@ -11,6 +11,7 @@
 #include "io/cs_output.h"
 #include "io/cs_run_args.h"
 #include "cli/cs_commands.h"
+#include "cli/cs_predict.h"
 #include "io/cs_nccltests_log.h"
 #include "io/cs_scenario.h"
 #include "io/cs_validate.h"
@@ -773,20 +774,12 @@ static int validate(validate_args_t *a, GError **err)
      * the model prices by version follows it (cs_comm_host_work_channels).
      * The flag is the version alone (a log's line may go on, "+cuda12.2"):
      * "2.19.3junk" or "2.19.3.4" is refused, not read as 2.19.3 */
-    if (a->nccl_version != NULL) {
-        const char *end = NULL;
-        if (cs_nccl_version_code(a->nccl_version, &end) == 0 || *end != '\0') {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
-                        "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
-            goto out;
-        }
+    if (a->nccl_version != NULL && !cs_nccl_version_whole(a->nccl_version)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
+                    "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
+        goto out;
     }
-    /* Without a version, a line only older NCCLs print bounds it: what
-     * changed above the bound follows that (cs_comm_nccl_version_at_most) */
-    if (cs_comm_set_nccl_version(comm, a->nccl_version != NULL ? a->nccl_version : log->nccl_version) == 0)
-        cs_comm_set_nccl_version_max(comm, log->nccl_version_max);
-    /* which NCCL calls the benchmark makes (cs_comm_p2p_extra_calls) */
-    cs_comm_set_nccltests_build(comm, log->nccltests_version, log->nccltests_headers);
+    cs_predict_measured_nccl(comm, a->nccl_version, log);
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);

@@ -353,3 +353,12 @@ char **cs_predict_split_settings(const char *list, GError **err)
     g_ptr_array_add(out, NULL);
     return (char **)g_ptr_array_free(out, FALSE);
 }
+
+void cs_predict_measured_nccl(cs_comm_t *comm, const char *version, const cs_nccltests_log_t *log)
+{
+    if (cs_comm_set_nccl_version(comm, version != NULL ? version : log != NULL ? log->nccl_version : NULL) == 0 &&
+        log != NULL)
+        cs_comm_set_nccl_version_max(comm, log->nccl_version_max);
+    if (log != NULL)
+        cs_comm_set_nccltests_build(comm, log->nccltests_version, log->nccltests_headers);
+}

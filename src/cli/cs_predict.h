@@ -15,6 +15,7 @@
 #include "models/cs_params.h"
 #include "models/cs_result.h"
 #include "sim/cs_engine.h"
+#include "io/cs_nccltests_log.h"
 
 /* ---- a design made ready to price -------------------------------------------- */
 
@@ -107,5 +108,13 @@ char **cs_predict_split_list(const char *list);
  * NCCL_IB_HCA=mlx5_0,mlx5_1 is one setting. Returns NULL-terminated pairs
  * (name, value, name, value, ...) or NULL with err set (no prefix). */
 char **cs_predict_split_settings(const char *list, GError **err);
+
+/* The measured run's NCCL on 'comm', as validate and calibrate price a
+ * log: 'version' (a flag's or a manifest's, checked whole) over the log's
+ * line; without either, the bound a line only older NCCLs print sets what
+ * changed above it (cs_comm_nccl_version_at_most); and the nccl-tests build
+ * that says which NCCL calls the benchmark makes (cs_comm_p2p_extra_calls).
+ * 'log' may be NULL (a collsim JSON result). */
+void cs_predict_measured_nccl(cs_comm_t *comm, const char *version, const cs_nccltests_log_t *log);
 
 #endif

@@ -461,6 +461,12 @@ int cs_nccl_version_code(const char *v, const char **end_p)
     return major * 10000 + minor * 100 + patch;
 }
 
+gboolean cs_nccl_version_whole(const char *v)
+{
+    const char *end = NULL;
+    return v != NULL && cs_nccl_version_code(v, &end) != 0 && *end == '\0';
+}
+
 void cs_nccl_env_log(const cs_nccl_env_t *e, const char *line)
 {
     g_return_if_fail(e != NULL && line != NULL);

@@ -37,6 +37,9 @@ GPtrArray *cs_nccl_env_warnings(const cs_nccl_env_t *e);
  * Reading stops after the version (a log's "2.19.3+cuda12.2"); *end_p,
  * when not NULL, is set to where it stopped. */
 int cs_nccl_version_code(const char *v, const char **end_p);
+/* TRUE when 'v' is a version and nothing more (a flag's or a manifest's
+ * value: "2.19.3junk" or "2.19.3.4" is not read as 2.19.3). */
+gboolean cs_nccl_version_whole(const char *v);
 GPtrArray *cs_nccl_env_warnings_for(const cs_nccl_env_t *e, const char *version, GPtrArray **notes_p);
 /* NCCL's fallbacks that these settings caused on a topology (an
  * NCCL_IB_HCA that matches no HCA, a GID index no table has, ...), each
