@@ -45,7 +45,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 tab=$(printf '\037')
 
 # The manifest as one tab-separated line per group, keys in a fixed order.
-keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus nccl-version"
+keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus nccl-version cause cause-flags"
 awk -v keys="$keys" '
 function flush(   i, line) {
     if (group == "") return
@@ -114,8 +114,9 @@ human_size() {
 : > "$tmp/absent.tsv"
 : > "$tmp/failed.tsv"
 : > "$tmp/flow.tsv"
+: > "$tmp/cause.tsv"
 mkdir "$tmp/svg"
-while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p bridge nic nics procs env exclude skip note visible ncclv; do
+while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p bridge nic nics procs env exclude skip note visible ncclv cause causeflags; do
     if [ -n "$skip" ]; then
         printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
         continue
@@ -164,6 +165,27 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
     else
         msg=$(head -n 1 "$tmp/err" | sed "s|$data/||g; s|$mdir/\.\./||g; s|$mdir/||g")
         printf '%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "$exclude" "$msg" "$shown" >> "$tmp/failed.tsv"
+    fi
+    # A labelled run with the cause its file states (or the one it names as
+    # likely): the same configuration again with the flags that express the
+    # cause, reported beside the plain prediction, never instead of it.
+    if [ -n "$causeflags" ]; then
+        if [ -z "$exclude" ]; then
+            echo "validation: [$id]: cause-flags is for labelled (excluded) configurations; expected an exclude key" >&2
+            exit 2
+        fi
+        # shellcheck disable=SC2086  # the flags are words
+        if "$collsim" "$@" $causeflags > "$tmp/cout" 2> "$tmp/cerr"; then
+            cbw=$(summary_fields "$tmp/cout" "busbw >=1MiB")
+            ctm=$(summary_fields "$tmp/cout" "time <=64KiB")
+            cmsg=""
+        else
+            cbw="0$tab-$tab-$tab-${tab}none"
+            ctm=$cbw
+            cmsg=$(head -n 1 "$tmp/cerr" | sed "s|$data/||g; s|$mdir/\.\./||g; s|$mdir/||g")
+            [ -n "$cmsg" ] || cmsg="collsim stopped without a message"
+        fi
+        printf '%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$cause" "$causeflags" "$cbw" "$ctm" "$cmsg" >> "$tmp/cause.tsv"
     fi
     # The flow engine on the same configuration, same flags: the sizes it
     # cannot price (an algorithm it does not model) are left out and named.
@@ -377,6 +399,51 @@ echo "## Not counted (labelled, or hardware not fully stated)"
 echo
 awk -F "$tab" '$16 != "" { printf "- **%s**: %s. Bus bandwidth %s, time %s.\n", $1, $16, ($6 == "0" ? "-" : $7 " (" $10 ")"), ($11 == "0" ? "-" : $12 " (" $15 ")"); any = 1 }
 END { if (!any) print "None." }' "$tmp/results.tsv"
+
+echo
+echo "## Labelled runs with their cause modelled"
+echo
+cat <<'EOF'
+Where a labelled (not counted) file states why its run fell short, or names the
+likely cause itself, the configuration is modelled a second time with the
+flags that express that cause (manifest key `cause-flags`), beside the plain
+prediction of a healthy run. A cause is **explained** when the prediction with
+it meets the targets, **partly** when it brings a median error down, and none
+up, without meeting them, and **not** otherwise. The cause is the file's; nothing here is
+fitted, and the counted results above do not use these runs.
+
+| configuration | cause (from the file) | modelled with | busbw >= 1 MiB: healthy / with the cause | time <= 64 KiB: healthy / with the cause | explained |
+|---|---|---|---|---|---|
+EOF
+awk -F "$tab" '
+function pct(s) { sub(/%/, "", s); return s + 0 }
+function cell(n, med, res, cn, cmed, cres) {
+    if (n == "0" && cn == "0") return "no sizes"
+    return (n == "0" ? "-" : med " (" res ")") " / " (cn == "0" ? "-" : cmed " (" cres ")")
+}
+FNR == NR { bn[$1] = $6; bm[$1] = $7; br[$1] = $10; tn[$1] = $11; tm[$1] = $12; tr[$1] = $15; next }
+$14 != "" { k++; printf "| %s | %s | `%s` | collsim failed: `%s` | | not |\n", $1, $2, $3, $14; next }
+{
+    id = $1; k++
+    # closer: some median comes down and none goes up
+    pass = 1; down = 0; up = 0; any = 0
+    if ($4 != "0") {
+        any = 1; if ($8 != "pass") pass = 0
+        if (bn[id] != "0") { if (pct($5) < pct(bm[id])) down = 1; else if (pct($5) > pct(bm[id])) up = 1 }
+    }
+    if ($9 != "0") {
+        any = 1; if ($13 != "pass") pass = 0
+        if (tn[id] != "0") { if (pct($10) < pct(tm[id])) down = 1; else if (pct($10) > pct(tm[id])) up = 1 }
+    }
+    v = !any ? "not" : pass ? "explained" : (down && !up) ? "partly" : "not"
+    if (v == "explained") e++; else if (v == "partly") pa++
+    printf "| %s | %s | `%s` | %s | %s | %s |\n", id, $2, $3, cell(bn[id], bm[id], br[id], $4, $5, $8),
+        cell(tn[id], tm[id], tr[id], $9, $10, $13), v
+}
+END {
+    if (!k) { print "| none | | | | | |"; exit }
+    printf "\nLabelled configurations with a cause modelled: %d; explained by it: %d; partly: %d.\n", k, e + 0, pa + 0
+}' "$tmp/results.tsv" "$tmp/cause.tsv"
 
 echo
 echo "## Notes"

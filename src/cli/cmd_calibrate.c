@@ -474,7 +474,7 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
     static const char *const known[] = { "file", "table", "config", "topo", "nodes", "gpus", "gpu", "sockets",
                                          "p2p", "nic", "nics-per-node", "fabric", "oversubscription",
                                          "nvlink-bridge", "visible-gpus", "env", "procs-per-node", "nthreads",
-                                         "nccl-version", "exclude", "skip", "note", NULL };
+                                         "nccl-version", "exclude", "cause", "cause-flags", "skip", "note", NULL };
     static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "p2p", "nodes", "nic", "nics-per-node",
                                              "fabric", "oversubscription", "nvlink-bridge", "visible-gpus", NULL };
     for (int gi = 0; groups[gi] != NULL; gi++) {
@@ -485,9 +485,15 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
                 cs_set_error_at(err, path, manifest_line(text, grp, keys[k]),
                                 "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, p2p, nic, "
                                 "nics-per-node, fabric, oversubscription, nvlink-bridge, visible-gpus, env, procs-per-node, "
-                                "nthreads, nccl-version, exclude, skip, config or note", keys[k]);
+                                "nthreads, nccl-version, exclude, cause, cause-flags, skip, config or note", keys[k]);
                 return FALSE;
             }
+        if (g_key_file_has_key(kf, grp, "cause-flags", NULL) && !g_key_file_has_key(kf, grp, "exclude", NULL)) {
+            cs_set_error_at(err, path, manifest_line(text, grp, "cause-flags"),
+                            "[%s] has cause-flags but no exclude; expected a cause only on a labelled (excluded) "
+                            "configuration", grp);
+            return FALSE;
+        }
         if (g_key_file_has_key(kf, grp, "skip", NULL) || g_key_file_has_key(kf, grp, "exclude", NULL)) {
             g_string_append_printf(notes, "manifest [%s] not used: %s\n", grp,
                                    g_key_file_has_key(kf, grp, "skip", NULL) ? "skipped there" : "excluded there (not counted)");
