@@ -517,6 +517,7 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
     g_autofree int *boff = g_new0(int, (gsize)n * nch + 1);
     GArray *works = g_array_new(FALSE, TRUE, sizeof(int));
     GArray *rworks = g_array_new(FALSE, TRUE, sizeof(int));   /* per slot: works receiving from a peer */
+    GArray *passes = g_array_new(FALSE, TRUE, sizeof(int));   /* per slot: copies its CTA makes of a part */
     for (int r = 0; r < n; r++) {
         const int *sr = send + (gsize)r * n, *rr = recv + (gsize)r * n;
         for (int c = 0; c < nch; c++) {
@@ -532,6 +533,7 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                     int zero = 0;
                     g_array_append_val(works, zero);
                     g_array_append_val(rworks, zero);
+                    g_array_append_val(passes, zero);
                     nb++;
                     group = k / CS_P2P_PER_BATCH;
                     cur = 0;
@@ -540,6 +542,9 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                 g_array_index(works, int, base + nb - 1)++;
                 if (ra && rr[k] != r)
                     g_array_index(rworks, int, base + nb - 1)++;
+                /* a peer's part is copied by its send and by its
+                 * receive, a self part once (as cs_p2p_plan_t.ch_passes) */
+                g_array_index(passes, int, base + nb - 1) += sr[k] == r ? 1 : (sa ? 1 : 0) + (ra ? 1 : 0);
                 bat[(gsize)r * nl + i] = nb - 1;
             }
             boff[(gsize)r * nch + c + 1] = base + nb;
@@ -578,20 +583,28 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                     g_array_free(fslot, TRUE);
                     g_array_free(works, TRUE);
                     g_array_free(rworks, TRUE);
+                    g_array_free(passes, TRUE);
                     g_array_free(b.flows, TRUE);
                     g_array_free(b.pend, TRUE);
                     return FALSE;
                 }
                 int ss = boff[(gsize)r * nch + c] + bat[(gsize)r * nl + i];
                 int rs = boff[(gsize)peer * nch + c] + brecv;
-                gboolean psa, pra;
-                p2p_active(p->coll, n, peer, send + (gsize)peer * n, recv + (gsize)peer * n, kr, &psa, &pra);
-                /* device/sendrecv.h: a send to the rank itself is one
-                 * copy by all of its work's warps (isCopy), not a send
-                 * and a receive on half of them each */
-                double div = peer == r ? (double)g_array_index(works, int, ss)
-                           : MAX((double)g_array_index(works, int, ss) * (sa + ra),
-                                 (double)g_array_index(works, int, rs) * (psa + pra));
+                /* A batch's CTA copies every part of its works, a
+                 * peer's twice (its send here, its receive there), a
+                 * self part once; each flow gets the CTA's rate over the
+                 * copies of the busier of its two ends' batches. NCCL
+                 * splits a batch's warps evenly between its works
+                 * (device/sendrecv.h: nWarpPerWork, a self copy on all of
+                 * its work's warps), which would leave a self copy's
+                 * warps idle once it is done; the measured AlltoAll runs
+                 * reach the CTA's pooled rate instead (B200 -g 2/4/8: 432,
+                 * 621, 672 GB/s at 16 GiB, the even split gives 352, 527,
+                 * 615; GB200/GB300 one tray 615/628, split 527), as the
+                 * analytic engine prices it (t_p2p: the busiest
+                 * channel's passes). */
+                double div = peer == r ? (double)g_array_index(passes, int, ss)
+                           : MAX((double)g_array_index(passes, int, ss), (double)g_array_index(passes, int, rs));
                 gboolean net = blocks ? r / m != peer / m : info->nnodes > 1;
                 int fi = add_flow(&b, CS_FLOW_P2P, r, peer, CS_PROG_NET_P2P, 2, 1.0, div);
                 cs_prog_flow_t *fl = &g_array_index(b.flows, cs_prog_flow_t, fi);
@@ -651,6 +664,7 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
     g_array_free(fslot, TRUE);
     g_array_free(works, TRUE);
     g_array_free(rworks, TRUE);
+    g_array_free(passes, TRUE);
     p->nflows = nf;
     return flows_finish(p, &b);
 }

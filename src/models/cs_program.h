@@ -79,9 +79,10 @@ typedef struct {
  * after the other (enqueue.cc ncclAddWorkBatchToPlan; the kernel loads a
  * batch, runs it, then the next): a flow of a batch depends with
  * CS_PROG_LAG_END on every flow of the previous batch of its channel at
- * its sender and at its receiver. A batch's warps are split evenly
- * between its works, and a work's between its send and its receive
- * (device/sendrecv.h): cap_div is the larger of the two ends' splits. */
+ * its sender and at its receiver. A batch's CTA copies a peer's part at
+ * each end (the send, the receive) and a self part once: cap_div is the
+ * larger of the two ends' batches' copies, the CTA as one pool (p2p_new
+ * says why not NCCL's even split of warps). */
 #define CS_PROG_LAG_END G_MININT
 /* net_local of a point-to-point flow: across nodes it leaves and enters
  * through each GPU's own NIC for its channel (cs_comm_chan_nic with

@@ -353,9 +353,11 @@ static void test_p2p(void)
  * of 8 rounds, enqueue.cc): the first batch's 8 x 16 flows wait for
  * nothing; each of the second's waits for the whole (CS_PROG_LAG_END) of
  * the first batch's flows at its sender and its receiver: their 8 sends
- * and 8 receives each, 32 flows less the ones counted at both ends. Each
- * work has 1/8 of the CTA, split between send and receive: cap_div 16
- * (round 0's copy to the rank itself takes its work's whole 1/8: 8). */
+ * and 8 receives each, 32 flows less the ones counted at both ends. A
+ * batch's CTA copies each peer part twice (send, receive) and a self part
+ * once, and each flow takes the CTA over its batch's copies: the first
+ * batch 1 + 7 x 2 = 15 (round 0's copy to the rank itself included), the
+ * second 8 x 2 = 16. */
 static void test_p2p_batches(void)
 {
     cs_comm_info_t in;
@@ -369,7 +371,7 @@ static void test_p2p_batches(void)
         const cs_prog_flow_t *fl = &p->flows[fi];
         int round = (fl->dst - fl->src + 16) % 16;
         int nd = p->dep_off[fi + 1] - p->dep_off[fi];
-        g_assert_cmpfloat(fl->cap_div, ==, round == 0 ? 8 : 16);
+        g_assert_cmpfloat(fl->cap_div, ==, round < 8 ? 15 : 16);
         if (round < 8) {
             g_assert_cmpint(nd, ==, 0);
             continue;
