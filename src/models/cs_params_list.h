@@ -309,7 +309,15 @@
      * sm80 to a100x8-nvswitch-allreduce-1node-*, sm90 to                     \
      * h100x8-2nodes-ib-8xndr400-allreduce-nvlstree-* and                     \
      * h100x8-4nodes-ib-8xndr400-*, sm100 to b200x8-1node-vs-4nodes32gpu-*    \
-     * (table 1, 1 node) (LL sizes); sm70 assumed a little below sm80. */     \
+     * (table 1, 1 node) (LL sizes); sm70 assumed a little below sm80. That    \
+     * torch.distributed table is no longer validated (not nccl-tests); on    \
+     * the counted B200 -g tables 3.4 still fits best: 6.0 brings two rows'   \
+     * medians down (-g 4 all-gather 16.4 -> 14.4 %, all-reduce 7.4 -> 4.6)   \
+     * and four up (-g 2 reduce-scatter 42.7 -> 53.8, -g 8 all-reduce 6.0     \
+     * -> 8.3, the unversioned -g 8 all-reduce 26.2 -> 29.1 and all-gather    \
+     * 9.6 -> 10.6, a miss). Consumer Blackwell (sm120: RTX 5090, RTX PRO)    \
+     * takes it too; rtx5090x8-pcie5-* reads faster LL at 256-512 KiB (not    \
+     * a judged size range). */                                               \
     CS_PARAM(CH_LL_SM70, "chan.ll.sm70", 2.5, "GB/s",                         \
              "payload one channel moves with LL, Volta/Turing")               \
     CS_PARAM(CH_LL_SM80, "chan.ll.sm80", 2.9, "GB/s",                         \
