@@ -318,6 +318,34 @@ gboolean cs_engine_interrupted(void);
  * with more than two GPUs a node sends to several peers at once
  * (eff.nvswitch.fanout); one peer at a time (rings, chains, SendRecv)
  * keeps it all. The analytic and flow engines both take it from here. */
+/* Out-of-place ring AllGather: the first step of every channel copies the
+ * rank's own chunk into its output as it sends it (device/all_gather.h
+ * runRing: directCopySend, one read and two writes, where in place it is
+ * directSend), so a rank's own S/n passes its CTAs once more than in place.
+ * Measured, that copy adds its time at the channels' copy rate to the call
+ * rather than hiding behind the links, on every interconnect in the data:
+ * out of place / in place busbw B200 -g 2/4/8 481/628/672 against
+ * 584/667/684 (the sweep's 16 GiB), 2 x B200 over RoCE (GKE, 4 channels)
+ * 36.7 against 45.1, A100 -g 8 223 against 230, 2 x RTX 2080 Ti over SHM
+ * and 2-4 RTX PRO 6000 over PCIe alike. Where it does not show: H200 -g 8
+ * (NCCL unstated) 369 both ways, and Broadcast, whose root runs the same
+ * directCopySend on every step at the links' rate; so the two writes alone
+ * are not the whole mechanism, and this is the measured cost, not a
+ * simulation of it. The copy into the output is a plain copy whatever
+ * the protocol: 'ch_bw' is one channel's full Simple copy rate
+ * (chan.simple.<arch>), scaled by the call's threads as the engines do
+ * (NCCL's full blocks: LL 512, LL128 640, Simple 512 threads). Seconds to
+ * add to the out-of-place time (0 for anything else). */
+static inline double cs_engine_ag_self_copy_s(cs_coll_t coll, const cs_decision_t *d, int nranks, double S,
+                                              double ch_bw)
+{
+    static const int full[CS_PROTO_COUNT] = { 512, 640, 512 };
+    if (coll != CS_COLL_ALLGATHER || d->algo != CS_ALGO_RING || nranks < 2 || !(ch_bw > 0))
+        return 0;
+    double scale = d->nthreads > 0 ? MIN(1.0, (double)d->nthreads / full[d->proto]) : 1.0;
+    return S / nranks / (MAX(1, d->nchannels) * ch_bw * scale);
+}
+
 static inline double cs_engine_nvswitch_share(const cs_params_t *p, cs_coll_t coll, int ppn)
 {
     return coll == CS_COLL_ALLTOALL && ppn > 2 ? cs_params_get(p, CS_P_EFF_NVSWITCH_FANOUT) : 1.0;

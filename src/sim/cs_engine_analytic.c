@@ -1262,14 +1262,17 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
                     cs_algo_name(d->algo));
         return FALSE;
     }
-    if (host > t) {
+    /* out of place, a ring all-gather also copies each rank's own part
+     * into its output (cs_engine_ag_self_copy_s) */
+    double t_oop = t + cs_engine_ag_self_copy_s(coll, d, c.n, c.S, channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0));
+    if (host > t_oop) {
         /* the GPUs wait for the host: its issue rate is the call's time */
-        t = host;
+        t = t_oop = host;
         c.lim.kind = CS_LIMIT_HOST;
         c.lim.spb = 0;
     }
-    time_s[CS_OOP] = t;
-    time_s[CS_INP] = t;
+    time_s[CS_OOP] = t_oop;
+    time_s[CS_INP] = MAX(t, host);
     if (limit_p != NULL) {
         *limit_p = c.lim;
         limit_p->busy = c.lim.kind == CS_LIMIT_HOST ? 1.0 : t > 0 ? c.S * c.lim.spb / t : 0;

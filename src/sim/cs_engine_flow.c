@@ -2551,6 +2551,11 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
     return TRUE;
 }
 
+double cs_flow_copy_bw(const cs_flow_t *f)
+{
+    return cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE);
+}
+
 double cs_flow_call_host(const cs_flow_t *f, const cs_engine_call_t *call)
 {
     return cs_flow_launch_host(&f->net, call->decision != NULL ? call->decision->nchannels : 1);
@@ -2568,9 +2573,13 @@ static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_e
     f->last_cpu = cs_engine_cpu_seconds() - t0;
     /* calls timed back to back: the host issues one at most every
      * cs_flow_launch_host (its process layout), the GPUs wait for it */
-    double t = MAX(st.time_s, cs_flow_call_host(f, call));
-    time_s[CS_OOP] = t;
-    time_s[CS_INP] = t;
+    double host = cs_flow_call_host(f, call);
+    /* out of place, a ring all-gather's copy of each rank's own part, as
+     * the analytic engine adds it (not simulated) */
+    double copy = cs_engine_ag_self_copy_s(job->coll, call->decision, f->net.info->nranks, (double)call->nccl_bytes,
+                                           cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE));
+    time_s[CS_OOP] = MAX(st.time_s + copy, host);
+    time_s[CS_INP] = MAX(st.time_s, host);
     return TRUE;
 }
 

@@ -1008,9 +1008,14 @@ static gboolean engine_predict(void *state, const cs_engine_job_t *job, const cs
 {
     (void)job;
     cs_simgrid_stats_t st;
-    if (!simulate_ctx(state, call, NULL, &st, err))
+    ctx_t *c = state;
+    if (!simulate_ctx(c, call, NULL, &st, err))
         return FALSE;
-    time_s[CS_OOP] = st.time_s;
+    /* out of place, a ring all-gather's copy of each rank's own part, as
+     * the analytic and flow engines add it (not simulated) */
+    time_s[CS_OOP] = st.time_s + cs_engine_ag_self_copy_s(c->coll, call->decision, c->info->nranks,
+                                                          (double)call->nccl_bytes,
+                                                          cs_flow_channel_bw(c, CS_PROTO_SIMPLE));
     time_s[CS_INP] = st.time_s;
     return TRUE;
 }
