@@ -2577,7 +2577,7 @@ static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_e
     /* out of place, a ring all-gather's copy of each rank's own part, as
      * the analytic engine adds it (not simulated) */
     double copy = cs_engine_ag_self_copy_s(job->coll, call->decision, f->net.info->nranks, (double)call->nccl_bytes,
-                                           cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE));
+                                           cs_flow_copy_bw(f));
     time_s[CS_OOP] = MAX(st.time_s + copy, host);
     time_s[CS_INP] = MAX(st.time_s, host);
     return TRUE;
