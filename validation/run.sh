@@ -46,13 +46,25 @@ tab=$(printf '\037')
 
 # The manifest as one tab-separated line per group, keys in a fixed order.
 keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus nccl-version cause cause-flags"
-awk -v keys="$keys" '
+awk -v keys="$keys" -v manifest="$manifest" '
+function fail(line, what) {
+    printf "validation: %s:%d: [%s] %s\n", manifest, line, group, what > "/dev/stderr"
+    bad = 1
+    exit 2
+}
 function flush(   i, line) {
     if (group == "") return
+    # a cause is modelled only for a labelled (excluded) configuration,
+    # and needs both its words and its flags
+    if (("cause-flags" in v) && !("exclude" in v))
+        fail(at["cause-flags"], "has cause-flags but no exclude; expected a cause only on a labelled (excluded) configuration")
+    if (("cause" in v) != ("cause-flags" in v))
+        fail(("cause" in v) ? at["cause"] : at["cause-flags"], "has one of cause and cause-flags; expected both (the shortfall the file states, and the flags that express it)")
     line = group
     for (i = 1; i <= nk; i++) line = line "\037" ((k[i] in v) ? v[k[i]] : "")
     print line
     delete v
+    delete at
 }
 BEGIN { nk = split(keys, k, " ") }
 /^[ \t]*(#|;|$)/ { next }
@@ -64,8 +76,9 @@ BEGIN { nk = split(keys, k, " ") }
     gsub(/^[ \t]+|[ \t]+$/, "", key); gsub(/^[ \t]+|[ \t]+$/, "", val)
     gsub(/\037/, " ", val)
     v[key] = val
+    at[key] = NR
 }
-END { flush() }
+END { if (!bad) flush() }
 ' "$manifest" > "$tmp/manifest.tsv"
 
 # The fields of one "# summary ..." line: n median worst at result.
@@ -97,6 +110,12 @@ skipped_fields() {
         if (size >= 1 && size <= 65536) { ns++; as = add(as, algo) }
     }
     END { print (nl + 0) "\037" al "\037" (ns + 0) "\037" as }' "$1"
+}
+
+# The first line of a collsim error, without the data and manifest
+# directories (the report holds no absolute path).
+first_line() {
+    head -n 1 "$1" | sed "s|$data/||g; s|$mdir/\.\./||g; s|$mdir/||g"
 }
 
 human_size() {
@@ -163,17 +182,13 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
         printf '%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "${table:-1}" "$config" \
             "$nsizes" "$bw" "$tm" "$exclude" "$note" "$shown" "$svg.svg" >> "$tmp/results.tsv"
     else
-        msg=$(head -n 1 "$tmp/err" | sed "s|$data/||g; s|$mdir/\.\./||g; s|$mdir/||g")
+        msg=$(first_line "$tmp/err")
         printf '%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "$exclude" "$msg" "$shown" >> "$tmp/failed.tsv"
     fi
     # A labelled run with the cause its file states (or the one it names as
     # likely): the same configuration again with the flags that express the
     # cause, reported beside the plain prediction, never instead of it.
     if [ -n "$causeflags" ]; then
-        if [ -z "$exclude" ]; then
-            echo "validation: [$id]: cause-flags is for labelled (excluded) configurations; expected an exclude key" >&2
-            exit 2
-        fi
         # shellcheck disable=SC2086  # the flags are words
         if "$collsim" "$@" $causeflags > "$tmp/cout" 2> "$tmp/cerr"; then
             cbw=$(summary_fields "$tmp/cout" "busbw >=1MiB")
@@ -182,7 +197,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
         else
             cbw="0$tab-$tab-$tab-${tab}none"
             ctm=$cbw
-            cmsg=$(head -n 1 "$tmp/cerr" | sed "s|$data/||g; s|$mdir/\.\./||g; s|$mdir/||g")
+            cmsg=$(first_line "$tmp/cerr")
             [ -n "$cmsg" ] || cmsg="collsim stopped without a message"
         fi
         printf '%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$cause" "$causeflags" "$cbw" "$ctm" "$cmsg" >> "$tmp/cause.tsv"
@@ -198,7 +213,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
         fbw="0$tab-$tab-$tab-${tab}none"
         ftm=$fbw
         fsk="0$tab${tab}0$tab"
-        fmsg=$(head -n 1 "$tmp/ferr" | sed "s|$data/||g; s|$mdir/\.\./||g; s|$mdir/||g")
+        fmsg=$(first_line "$tmp/ferr")
         # a crash says nothing on stderr: the report must not read it as "no sizes"
         [ -n "$fmsg" ] || fmsg="collsim --model flow stopped without a message"
     fi

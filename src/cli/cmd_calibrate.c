@@ -488,10 +488,20 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
                                 "nthreads, nccl-version, exclude, cause, cause-flags, skip, config or note", keys[k]);
                 return FALSE;
             }
-        if (g_key_file_has_key(kf, grp, "cause-flags", NULL) && !g_key_file_has_key(kf, grp, "exclude", NULL)) {
+        /* validation/run.sh's rule: a cause (its words and its flags) only
+         * on a labelled, excluded configuration */
+        gboolean cause = g_key_file_has_key(kf, grp, "cause", NULL);
+        gboolean flags = g_key_file_has_key(kf, grp, "cause-flags", NULL);
+        if (flags && !g_key_file_has_key(kf, grp, "exclude", NULL)) {
             cs_set_error_at(err, path, manifest_line(text, grp, "cause-flags"),
                             "[%s] has cause-flags but no exclude; expected a cause only on a labelled (excluded) "
                             "configuration", grp);
+            return FALSE;
+        }
+        if (cause != flags) {
+            cs_set_error_at(err, path, manifest_line(text, grp, cause ? "cause" : "cause-flags"),
+                            "[%s] has one of cause and cause-flags; expected both (the shortfall the file states, "
+                            "and the flags that express it)", grp);
             return FALSE;
         }
         if (g_key_file_has_key(kf, grp, "skip", NULL) || g_key_file_has_key(kf, grp, "exclude", NULL)) {

@@ -197,13 +197,8 @@ cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint
             continue;
         p->rounds[p->nops++] = k;
         int parts = p->op.nch;
-        /* device/sendrecv.h: a work's warps copy its send into the peer's
-         * buffer and its receive out of its own (two passes over the
-         * part's bytes, on every rank); a send to the rank itself is one
-         * reduceCopy from the send to the receive buffer (isCopy). A
-         * SendRecv round may hold only the send or only the receive. */
-        int passes = k == 0 ? 1
-                   : coll == CS_COLL_ALLTOALL ? 2 : (s[k] == 1 % n) + (r[k] == n - 1);
+        int passes = cs_p2p_work_passes(k == 0, coll == CS_COLL_ALLTOALL || s[k] == 1 % n,
+                                        coll == CS_COLL_ALLTOALL || r[k] == n - 1);
         for (int part = 0; part < parts; part++) {
             int c = cs_p2p_channel(info, k, part);
             p->ch_parts[c]++;

@@ -14,6 +14,16 @@
 
 #define CS_P2P_PER_BATCH 8   /* device.h NCCL_MAX_DEV_WORK_P2P_PER_BATCH */
 
+/* Copies a channel's CTA makes of one part of a work (device/sendrecv.h):
+ * a work's warps copy its send into the peer's buffer and its receive out
+ * of its own, two passes over the part's bytes; a send to the rank itself
+ * is one reduceCopy from the send to the receive buffer (isCopy). A
+ * SendRecv round may hold only the send or only the receive. */
+static inline int cs_p2p_work_passes(gboolean self, gboolean send, gboolean recv)
+{
+    return self ? 1 : (send ? 1 : 0) + (recv ? 1 : 0);
+}
+
 /* One send (or receive) of 'bytes' as addP2pToPlan plans it. */
 typedef struct {
     int nch;                 /* channels it is split over (its parts) */

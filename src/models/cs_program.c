@@ -510,18 +510,18 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
     }
     /* batches of every rank on every channel: ncclAddWorkBatchToPlan, a
      * new batch at a new group of 8 rounds or after 8 works. bat[r][i]:
-     * the batch of list entry i at rank r (-1: no work), works[slot]: the
-     * works of batch slot (boff[r * nch + c] + batch) */
+     * the batch of list entry i at rank r (-1: no work); per batch slot
+     * (boff[r * nch + c] + batch) the copies its CTA makes of a part
+     * (passes) and its works that receive from a peer (rworks) */
     gsize nl = (gsize)n * parts;
     g_autofree int *bat = g_new(int, (gsize)n * nl);
     g_autofree int *boff = g_new0(int, (gsize)n * nch + 1);
-    GArray *works = g_array_new(FALSE, TRUE, sizeof(int));
     GArray *rworks = g_array_new(FALSE, TRUE, sizeof(int));   /* per slot: works receiving from a peer */
     GArray *passes = g_array_new(FALSE, TRUE, sizeof(int));   /* per slot: copies its CTA makes of a part */
     for (int r = 0; r < n; r++) {
         const int *sr = send + (gsize)r * n, *rr = recv + (gsize)r * n;
         for (int c = 0; c < nch; c++) {
-            int base = (int)works->len, nb = 0, group = -1, cur = 0;
+            int base = (int)passes->len, nb = 0, group = -1, cur = 0;
             for (int i = lst_off[c]; i < lst_off[c + 1]; i++) {
                 int k = lst[i] / parts;
                 gboolean sa, ra;
@@ -531,7 +531,6 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                     continue;
                 if (group != k / CS_P2P_PER_BATCH || cur == CS_P2P_PER_BATCH) {
                     int zero = 0;
-                    g_array_append_val(works, zero);
                     g_array_append_val(rworks, zero);
                     g_array_append_val(passes, zero);
                     nb++;
@@ -539,18 +538,15 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                     cur = 0;
                 }
                 cur++;
-                g_array_index(works, int, base + nb - 1)++;
                 if (ra && rr[k] != r)
                     g_array_index(rworks, int, base + nb - 1)++;
-                /* a peer's part is copied by its send and by its
-                 * receive, a self part once (as cs_p2p_plan_t.ch_passes) */
-                g_array_index(passes, int, base + nb - 1) += sr[k] == r ? 1 : (sa ? 1 : 0) + (ra ? 1 : 0);
+                g_array_index(passes, int, base + nb - 1) += cs_p2p_work_passes(sr[k] == r, sa, ra);
                 bat[(gsize)r * nl + i] = nb - 1;
             }
             boff[(gsize)r * nch + c + 1] = base + nb;
         }
     }
-    int nslots = (int)works->len;
+    int nslots = (int)passes->len;
     /* list entry of (round, part): its index in lst */
     g_autofree int *entry = g_new(int, nl);
     for (gsize i = 0; i < nl; i++)
@@ -581,7 +577,6 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                                 "%s: rank %d's send to %d in round %d has no matching receive",
                                 cs_coll_name(p->coll), r, peer, k);
                     g_array_free(fslot, TRUE);
-                    g_array_free(works, TRUE);
                     g_array_free(rworks, TRUE);
                     g_array_free(passes, TRUE);
                     g_array_free(b.flows, TRUE);
@@ -662,7 +657,6 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
         }
     }
     g_array_free(fslot, TRUE);
-    g_array_free(works, TRUE);
     g_array_free(rworks, TRUE);
     g_array_free(passes, TRUE);
     p->nflows = nf;

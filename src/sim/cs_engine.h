@@ -314,10 +314,19 @@ gboolean cs_engine_child_bind(pid_t parent);
  * interruption, not that error. The analytic engine needs no polling. */
 void cs_engine_interrupt(void);   /* also kills the registered children */
 gboolean cs_engine_interrupted(void);
-/* The share of its NVSwitch port rate a GPU keeps in a call: all-to-all
- * with more than two GPUs a node sends to several peers at once
- * (eff.nvswitch.fanout); one peer at a time (rings, chains, SendRecv)
- * keeps it all. The analytic and flow engines both take it from here. */
+/* The share of a channel's ceiling a call's CTA keeps with 'nthreads'
+ * threads: NCCL gives small calls fewer threads (enqueue.cc: nt halves
+ * while nBytes < nc * nt * threshold), and a CTA's throughput is bound by
+ * the bytes its threads keep in flight, so it scales with the threads up
+ * to the protocol's full block (device.h: NCCL_LL_MAX_NTHREADS 512,
+ * NCCL_LL128_MAX_NTHREADS 640, NCCL_SIMPLE_MAX_NTHREADS 512). 0 threads:
+ * the full block. */
+static inline double cs_engine_threads_share(cs_proto_t pr, int nthreads)
+{
+    static const int full[CS_PROTO_COUNT] = { 512, 640, 512 };
+    return nthreads > 0 ? MIN(1.0, (double)nthreads / full[pr]) : 1.0;
+}
+
 /* Out-of-place ring AllGather: the first step of every channel copies the
  * rank's own chunk into its output as it sends it (device/all_gather.h
  * runRing: directCopySend, one read and two writes, where in place it is
@@ -331,21 +340,23 @@ gboolean cs_engine_interrupted(void);
  * (NCCL unstated) 369 both ways, and Broadcast, whose root runs the same
  * directCopySend on every step at the links' rate; so the two writes alone
  * are not the whole mechanism, and this is the measured cost, not a
- * simulation of it. The copy into the output is a plain copy whatever
- * the protocol: 'ch_bw' is one channel's full Simple copy rate
- * (chan.simple.<arch>), scaled by the call's threads as the engines do
- * (NCCL's full blocks: LL 512, LL128 640, Simple 512 threads). Seconds to
- * add to the out-of-place time (0 for anything else). */
+ * simulation of it. The copy into the output is a plain copy whatever the
+ * protocol: 'ch_bw' is one channel's full Simple copy rate
+ * (chan.simple.<arch>), taken at the call's threads
+ * (cs_engine_threads_share). Seconds to add to the out-of-place time (0
+ * for anything else). Every engine adds it the same way. */
 static inline double cs_engine_ag_self_copy_s(cs_coll_t coll, const cs_decision_t *d, int nranks, double S,
                                               double ch_bw)
 {
-    static const int full[CS_PROTO_COUNT] = { 512, 640, 512 };
     if (coll != CS_COLL_ALLGATHER || d->algo != CS_ALGO_RING || nranks < 2 || !(ch_bw > 0))
         return 0;
-    double scale = d->nthreads > 0 ? MIN(1.0, (double)d->nthreads / full[d->proto]) : 1.0;
-    return S / nranks / (MAX(1, d->nchannels) * ch_bw * scale);
+    return S / nranks / (MAX(1, d->nchannels) * ch_bw * cs_engine_threads_share(d->proto, d->nthreads));
 }
 
+/* The share of its NVSwitch port rate a GPU keeps in a call: all-to-all
+ * with more than two GPUs a node sends to several peers at once
+ * (eff.nvswitch.fanout); one peer at a time (rings, chains, SendRecv)
+ * keeps it all. The analytic and flow engines both take it from here. */
 static inline double cs_engine_nvswitch_share(const cs_params_t *p, cs_coll_t coll, int ppn)
 {
     return coll == CS_COLL_ALLTOALL && ppn > 2 ? cs_params_get(p, CS_P_EFF_NVSWITCH_FANOUT) : 1.0;

@@ -684,12 +684,8 @@ static double proto_sync(const cs_params_t *p, cs_proto_t pr)
           : pr == CS_PROTO_LL128 ? par(p, CS_P_LAT_SYNC_LL128) : par(p, CS_P_LAT_SYNC_SIMPLE)) * US;
 }
 
-/* Payload one channel (one CTA on one SM) moves with a protocol. NCCL
- * gives small calls fewer threads (enqueue.cc: nt halves while nBytes <
- * nc * nt * threshold); a CTA's throughput is bound by the bytes its
- * threads keep in flight, so it scales with the threads up to the full
- * block: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640 (device.h),
- * NCCL_SIMPLE_MAX_NTHREADS 512 (device.h). */
+/* Payload one channel (one CTA on one SM) moves with a protocol, at the
+ * call's threads (cs_engine_threads_share). */
 static double channel_bw(const cs_params_t *p, int arch, cs_proto_t pr, int nthreads)
 {
     static const cs_param_id_t ids[CS_PROTO_COUNT][4] = {
@@ -697,9 +693,7 @@ static double channel_bw(const cs_params_t *p, int arch, cs_proto_t pr, int nthr
         { CS_P_CH_LL128_SM70, CS_P_CH_LL128_SM80, CS_P_CH_LL128_SM90, CS_P_CH_LL128_SM100 },
         { CS_P_CH_SIMPLE_SM70, CS_P_CH_SIMPLE_SM80, CS_P_CH_SIMPLE_SM90, CS_P_CH_SIMPLE_SM100 },
     };
-    static const int full[CS_PROTO_COUNT] = { 512, 640, 512 };
-    double scale = nthreads > 0 ? MIN(1.0, (double)nthreads / full[pr]) : 1.0;
-    return par(p, ids[pr][arch]) * GBPS * scale;
+    return par(p, ids[pr][arch]) * GBPS * cs_engine_threads_share(pr, nthreads);
 }
 
 /* Fixed cost of one step between GPUs of a node (the protocol's per-step
@@ -1264,14 +1258,15 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
     }
     /* out of place, a ring all-gather also copies each rank's own part
      * into its output (cs_engine_ag_self_copy_s) */
-    double t_oop = t + cs_engine_ag_self_copy_s(coll, d, c.n, c.S, channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0));
-    if (host > t_oop) {
+    double copy = cs_engine_ag_self_copy_s(coll, d, c.n, c.S, channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0));
+    if (host > t + copy) {
         /* the GPUs wait for the host: its issue rate is the call's time */
-        t = t_oop = host;
+        t = host;
+        copy = 0;
         c.lim.kind = CS_LIMIT_HOST;
         c.lim.spb = 0;
     }
-    time_s[CS_OOP] = t_oop;
+    time_s[CS_OOP] = t + copy;
     time_s[CS_INP] = MAX(t, host);
     if (limit_p != NULL) {
         *limit_p = c.lim;

@@ -186,8 +186,11 @@ gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, cs_flow_fo
                           cs_flow_stats_t *stats_p, GError **err);
 /* The last run's link statistics (cs_engine.h). */
 cs_link_stats_t *cs_flow_link_stats(const cs_flow_t *f);
-/* One channel's full plain-copy rate (bytes/s): chan.simple.<arch>. */
-double cs_flow_copy_bw(const cs_flow_t *f);
+/* A call's times (out of place, in place) from its simulated 'sim_s':
+ * no less than the host's floor (cs_flow_call_host), and out of place a
+ * ring all-gather's own-part copy (cs_engine_ag_self_copy_s). The flow and
+ * packet engines' predict. */
+void cs_flow_call_times(const cs_flow_t *f, const cs_engine_call_t *call, double sim_s, double time_s[2]);
 /* The host's floor of one call of the creating job (seconds,
  * cs_flow_launch_host on the call's channels): calls timed back to back
  * take at least this; the flow and packet engines' predict apply it. */

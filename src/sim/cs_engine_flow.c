@@ -2551,9 +2551,17 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
     return TRUE;
 }
 
-double cs_flow_copy_bw(const cs_flow_t *f)
+void cs_flow_call_times(const cs_flow_t *f, const cs_engine_call_t *call, double sim_s, double time_s[2])
 {
-    return cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE);
+    /* calls timed back to back: the host issues one at most every
+     * cs_flow_launch_host (its process layout), the GPUs wait for it; out
+     * of place, a ring all-gather's copy of each rank's own part, as the
+     * analytic engine adds it (not simulated) */
+    double host = cs_flow_call_host(f, call);
+    double copy = cs_engine_ag_self_copy_s(f->net.coll, call->decision, f->net.info->nranks,
+                                           (double)call->nccl_bytes, cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE));
+    time_s[CS_OOP] = MAX(sim_s + copy, host);
+    time_s[CS_INP] = MAX(sim_s, host);
 }
 
 double cs_flow_call_host(const cs_flow_t *f, const cs_engine_call_t *call)
@@ -2571,15 +2579,7 @@ static gboolean flow_predict(void *state, const cs_engine_job_t *job, const cs_e
     if (!cs_flow_simulate(f, call, job->exact ? CS_FLOW_FOLD_EXACT : CS_FLOW_FOLD_AUTO, &st, err))
         return FALSE;
     f->last_cpu = cs_engine_cpu_seconds() - t0;
-    /* calls timed back to back: the host issues one at most every
-     * cs_flow_launch_host (its process layout), the GPUs wait for it */
-    double host = cs_flow_call_host(f, call);
-    /* out of place, a ring all-gather's copy of each rank's own part, as
-     * the analytic engine adds it (not simulated) */
-    double copy = cs_engine_ag_self_copy_s(job->coll, call->decision, f->net.info->nranks, (double)call->nccl_bytes,
-                                           cs_flow_copy_bw(f));
-    time_s[CS_OOP] = MAX(st.time_s + copy, host);
-    time_s[CS_INP] = MAX(st.time_s, host);
+    cs_flow_call_times(f, call, st.time_s, time_s);
     return TRUE;
 }
 

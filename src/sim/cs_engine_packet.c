@@ -1472,16 +1472,10 @@ static gboolean pk_predict(void *state, const cs_engine_job_t *job, const cs_eng
     if (!ok)
         run_error(pk, &e, err);
     if (ok) {
-        /* calls timed back to back: the host's floor of the process
-         * layout and NCCL version, as the flow engine (cs_flow_call_host);
-         * several jobs get it from cs_flow_run's launches */
-        double host = cs_flow_call_host(pk->flow, call);
-        /* out of place, a ring all-gather's copy of each rank's own part,
-         * as the analytic and flow engines add it (not simulated) */
-        double copy = cs_engine_ag_self_copy_s(job->coll, call->decision, cs_comm_info(job->comm)->nranks,
-                                               (double)call->nccl_bytes, cs_flow_copy_bw(pk->flow));
-        time_s[CS_OOP] = MAX(st.time_s + copy, host);
-        time_s[CS_INP] = MAX(st.time_s, host);
+        /* the host's floor and the all-gather's own-part copy, as the
+         * flow engine (cs_flow_call_times); several jobs get the floor
+         * from cs_flow_run's launches */
+        cs_flow_call_times(pk->flow, call, st.time_s, time_s);
         pk->events = st.events;
         pk->cpu = cs_engine_cpu_seconds() - t0;
         cs_link_stats_free(pk->stats);

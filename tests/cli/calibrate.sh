@@ -24,6 +24,10 @@ printf '[a]\nfile = x.txt\ntopo = dgx-h100\ncause-flags = --env NCCL_ALGO=Ring\n
 "$COLLSIM" calibrate --manifest "$tmp/m.ini" -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
 [ "$st" -eq 2 ] && [ ! -e "$tmp/x.ini" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "cause on a counted group: exit $st"
 grep -q "m.ini:4: \[a\] has cause-flags but no exclude" "$tmp/err" || fail "cause on a counted group: $(cat "$tmp/err")"
+printf '[a]\nfile = x.txt\ntopo = dgx-h100\nexclude = labelled\ncause = slow\n' > "$tmp/m.ini"
+"$COLLSIM" calibrate --manifest "$tmp/m.ini" -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ ! -e "$tmp/x.ini" ] && grep -q "m.ini:5: \[a\] has one of cause and cause-flags" "$tmp/err" ||
+    fail "cause without its flags: $(cat "$tmp/err")"
 "$COLLSIM" calibrate "$tmp/m.ini" --topo dgx-h100 --env FOO=1 -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
 [ "$st" -eq 2 ] && grep -q '^collsim: --env: ' "$tmp/err" || fail "bad --env: $(cat "$tmp/err")"
 

@@ -145,8 +145,13 @@ else
 fi
 printf '[counted]\nfile = two-tables.txt\ntable = 1\nconfig = c\ntopo = dgx-h100\nnodes = 2\ngpus = 2\ncause-flags = --env NCCL_ALGO=Ring\n' >cc.ini
 sh "$top_srcdir/validation/run.sh" "$COLLSIM" cc.ini "$logs" ccrep/report.md >ccrep.out 2>ccrep.err
-[ $? -eq 2 ] && grep -q 'cause-flags is for labelled (excluded) configurations' ccrep.err && [ ! -e ccrep/report.md ] \
+[ $? -eq 2 ] && [ "$(wc -l <ccrep.err)" -eq 1 ] && grep -q '^validation: cc.ini:8: \[counted\] has cause-flags but no exclude' ccrep.err && [ ! -e ccrep/report.md ] \
     && ok validation-cause-counted || bad "validation-cause-counted ($(cat ccrep.err))"
+
+printf '[half]\nfile = two-tables.txt\ntopo = dgx-h100\nexclude = labelled SLOW\ncause = rings only\n' >ch.ini
+sh "$top_srcdir/validation/run.sh" "$COLLSIM" ch.ini "$logs" chrep/report.md >chrep.out 2>chrep.err
+[ $? -eq 2 ] && grep -q '^validation: ch.ini:5: \[half\] has one of cause and cause-flags; expected both' chrep.err \
+    && [ ! -e chrep/report.md ] && ok validation-cause-half || bad "validation-cause-half ($(cat chrep.err))"
 
 # ---- several scenarios on one plot: compare ---------------------------------------
 printf '[topology]\npreset = dgx-h100\n[collective]\nminbytes = 1M\nmaxbytes = 64M\nstepfactor = 4\n' >h100.ini
