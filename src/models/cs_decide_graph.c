@@ -364,6 +364,81 @@ static void compute_local_nets(cs_sys_t *sys)
     sys->local_net = cache;
 }
 
+/* The order in which NCCL's topology lists the GPUs (the GPU node
+ * indices, which its search tries in order and its fallback ring follows).
+ * topo.cc ncclTopoGetSystem (v2.28.9): each rank's XML holds its own GPU
+ * (ncclTopoFillGpu: the PCI path up to its CPU, each node created where
+ * first needed) and then every NIC (ncclTopoProcessNet, in the network
+ * plugin's order); the host's XMLs are fused in local rank order
+ * (xml.cc ncclTopoFuseXml: a node not yet present is appended under its
+ * parent) and ncclTopoGetSystemFromXml numbers the GPUs depth first. So a
+ * CPU, switch or GPU takes its place where it first appears in: rank 0's
+ * GPU path, the NICs' paths, the other ranks' GPU paths. On most machines
+ * that is the rank order (CUDA's PCI order follows the CPUs); on the AMD
+ * Turin NPS=4 node of rtxpro6000bw-x8-* (one GPU per NUMA node, the NICs
+ * on NUMA nodes 3, 5 and 0) NCCL lists them 0 2 4 3 1 5 6 7, the ring its
+ * log prints after "falling back to simple order". The NICs are the
+ * node's in the topology's order (no NCCL_IB_HCA filter); a GPU without a
+ * path to a CPU leaves the rank order. Output: sys->topo_order. */
+typedef struct {
+    int local;
+    int n;
+    int key[16];   /* first-appearance index of each node of its path, CPU first */
+} order_key_t;
+
+static int order_key_cmp(const void *a, const void *b)
+{
+    const order_key_t *x = a, *y = b;
+    for (int i = 0; i < MIN(x->n, y->n); i++)
+        if (x->key[i] != y->key[i])
+            return x->key[i] < y->key[i] ? -1 : 1;
+    return x->n != y->n ? (x->n < y->n ? -1 : 1) : x->local - y->local;
+}
+
+static void topo_order_compute(cs_sys_t *sys, const cs_topo_t *t, const int *gpu_devs, int G)
+{
+    enum { MAXCHAIN = 16 };
+    for (int g = 0; g < G; g++)
+        sys->topo_order[g] = g;
+    int node = t->devs[gpu_devs[0]].node;
+    int nn = cs_topo_node_nics(t, node, NULL, 0);
+    g_autofree int *nics = g_new(int, MAX(nn, 1));
+    nn = cs_topo_node_nics(t, node, nics, nn);
+    /* the devices whose paths build the XML, in the order they do */
+    g_autofree int *seq = g_new(int, G + nn);
+    int ns = 0;
+    seq[ns++] = gpu_devs[0];
+    for (int i = 0; i < nn; i++)
+        seq[ns++] = nics[i];
+    for (int g = 1; g < G; g++)
+        seq[ns++] = gpu_devs[g];
+    g_autoptr(GHashTable) first = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autofree order_key_t *keys = g_new0(order_key_t, G);
+    int chain[MAXCHAIN];
+    for (int i = 0; i < ns; i++) {
+        int n = cs_topo_pci_chain(t, seq[i], chain, MAXCHAIN);
+        if (n == 0) {
+            if (t->devs[seq[i]].kind == CS_DEV_GPU)
+                return;   /* no CPU above a GPU: keep the rank order */
+            continue;
+        }
+        for (int k = 0; k < n; k++)
+            if (!g_hash_table_contains(first, GINT_TO_POINTER(chain[k])))
+                g_hash_table_insert(first, GINT_TO_POINTER(chain[k]),
+                                    GINT_TO_POINTER(g_hash_table_size(first)));
+    }
+    for (int g = 0; g < G; g++) {
+        int n = cs_topo_pci_chain(t, gpu_devs[g], chain, MAXCHAIN);
+        keys[g].local = g;
+        keys[g].n = n;
+        for (int k = 0; k < n; k++)
+            keys[g].key[k] = GPOINTER_TO_INT(g_hash_table_lookup(first, GINT_TO_POINTER(chain[k])));
+    }
+    qsort(keys, G, sizeof *keys, order_key_cmp);
+    for (int g = 0; g < G; g++)
+        sys->topo_order[g] = keys[g].local;
+}
+
 cs_sys_t *cs_sys_new(const cs_topo_t *t, const cs_nccl_settings_t *s, const int *gpu_devs,
                      int ngpus, int host_gpus, const cs_netsel_t *nets, gboolean inter)
 {
@@ -374,6 +449,8 @@ cs_sys_t *cs_sys_new(const cs_topo_t *t, const cs_nccl_settings_t *s, const int 
     sys->ngpus = G;
     sys->gpu_dev = g_memdup2(gpu_devs, sizeof(int) * G);
     sys->gpu_local = g_new0(int, G);
+    sys->topo_order = g_new0(int, G);
+    topo_order_compute(sys, t, gpu_devs, G);
     sys->gpu_pci_bw = g_new0(double, G);
     sys->inter = inter;
     sys->nets = nets->devs;
@@ -624,6 +701,7 @@ void cs_sys_free(cs_sys_t *sys)
     g_free(sys->s2g);
     g_free(sys->gpu_dev);
     g_free(sys->gpu_local);
+    g_free(sys->topo_order);
     g_free(sys->gpu_pci_bw);
     g_free(sys->cap);
     g_free(sys->used);
@@ -1421,10 +1499,11 @@ void cs_graph_compute(cs_sys_t *sys, cs_graph_t *graph)
     g_free(se.cap);
 
     if (graph->nch == 0 && !graph->collnet && graph->pattern != CS_PATTERN_NVLS) {
-        /* search.cc: no path found, fall back to the simple order (not
-         * for CollNet graphs: init.cc then turns CollNet off) */
+        /* search.cc: no path found, fall back to the simple order, the
+         * topology's GPU order (not for CollNet graphs: init.cc then
+         * turns CollNet off) */
         for (int i = 0; i < G; i++)
-            graph->intra[i] = i;
+            graph->intra[i] = sys->topo_order[i];
         graph->inter[0] = graph->inter[1] = 0;
         graph->bw_intra = graph->bw_inter = 0.1;
         graph->type_intra = graph->type_inter = CS_PATH_SYS;

@@ -69,6 +69,7 @@ typedef struct {
     int ngpus;
     int *gpu_dev;             /* local index -> topology device */
     int *gpu_local;           /* local index -> host-local GPU index (NCCL's gpu.dev) */
+    int *topo_order;          /* local indices in the order NCCL's topology lists the GPUs (cs_sys_new) */
     double *gpu_pci_bw;       /* search.cc gpuPciBw */
     int nnets;                /* 0 unless the system is "inter" */
     const cs_netdev_t *nets;

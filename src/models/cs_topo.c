@@ -674,25 +674,29 @@ int cs_topo_node_nics(const cs_topo_t *t, int node, int *nic_devs, int max)
 }
 
 /* The CPU reached in the fewest PCIe (or C2C, for Grace) hops without
- * crossing another GPU, NIC or CPU; -1 if none. */
-int cs_topo_node_cpu_of(const cs_topo_t *t, int dev)
+ * crossing another GPU, NIC or CPU, and the switches on the way: BFS over
+ * the node's devices only, so this stays cheap on big graphs. */
+int cs_topo_pci_chain(const cs_topo_t *t, int dev, int *chain, int max)
 {
-    g_return_val_if_fail(t != NULL && t->finished, -1);
-    if (dev < 0 || dev >= t->ndevs)
-        return -1;
-    if (t->devs[dev].kind == CS_DEV_CPU)
-        return dev;
+    g_return_val_if_fail(t != NULL && t->finished, 0);
+    if (dev < 0 || dev >= t->ndevs || max < 1)
+        return 0;
+    if (t->devs[dev].kind == CS_DEV_CPU) {
+        chain[0] = dev;
+        return 1;
+    }
     cs_topo_priv_t *p = cs_topo_priv(t);
     int node = t->devs[dev].node;
     if (node < 0)
-        return -1;
-    /* BFS over the node's devices only, so this stays cheap on big graphs. */
+        return 0;
     int ndev = p->node_dev_off[node + 1] - p->node_dev_off[node];
-    g_autofree guint8 *seen = g_new0(guint8, ndev);
+    g_autofree int *from = g_new(int, ndev);   /* BFS parent, by node position; -2 unseen */
     g_autofree int *queue = g_new(int, ndev);
+    for (int i = 0; i < ndev; i++)
+        from[i] = -2;
     int head = 0, tail = 0;
     queue[tail++] = dev;
-    seen[p->dev_pos[dev]] = 1;
+    from[p->dev_pos[dev]] = -1;
     while (head < tail) {
         int d = queue[head++];
         if (d != dev && t->devs[d].kind != CS_DEV_PCISW && t->devs[d].kind != CS_DEV_NVSWITCH)
@@ -701,15 +705,42 @@ int cs_topo_node_cpu_of(const cs_topo_t *t, int dev)
             const cs_link_t *l = &t->links[t->adj[k]];
             if (l->kind != CS_LINK_PCI && l->kind != CS_LINK_C2C)
                 continue;
-            if (t->devs[l->dst].kind == CS_DEV_CPU)
-                return l->dst;
-            if (t->devs[l->dst].node != node || seen[p->dev_pos[l->dst]])
+            if (t->devs[l->dst].kind == CS_DEV_CPU) {
+                int n = 0;   /* CPU first, then down to dev */
+                for (int x = d; x >= 0; x = from[p->dev_pos[x]])
+                    n++;
+                if (n + 1 > max)
+                    return 0;
+                chain[0] = l->dst;   /* d is next below the CPU, dev at the end */
+                int at = 1;
+                for (int x = d; x >= 0; x = from[p->dev_pos[x]])
+                    chain[at++] = x;
+                return n + 1;
+            }
+            if (t->devs[l->dst].node != node || from[p->dev_pos[l->dst]] != -2)
                 continue;
-            seen[p->dev_pos[l->dst]] = 1;
+            from[p->dev_pos[l->dst]] = d;
             queue[tail++] = l->dst;
         }
     }
-    return -1;
+    return 0;
+}
+
+int cs_topo_node_cpu_of(const cs_topo_t *t, int dev)
+{
+    g_return_val_if_fail(t != NULL && t->finished, -1);
+    if (dev < 0 || dev >= t->ndevs)
+        return -1;
+    if (t->devs[dev].kind == CS_DEV_CPU)
+        return dev;
+    int node = t->devs[dev].node;
+    if (node < 0)
+        return -1;
+    /* a chain holds the node's devices at most, and a CPU */
+    cs_topo_priv_t *p = cs_topo_priv(t);
+    int max = p->node_dev_off[node + 1] - p->node_dev_off[node] + 1;
+    g_autofree int *chain = g_new(int, max);
+    return cs_topo_pci_chain(t, dev, chain, max) > 0 ? chain[0] : -1;
 }
 
 int cs_topo_link_gpu_sm(const cs_topo_t *t, int link)

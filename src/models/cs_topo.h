@@ -164,6 +164,10 @@ static inline gboolean cs_device_p2p(const cs_device_t *d)
 int cs_topo_node_gpus(const cs_topo_t *t, int node);   /* ranks on node */
 int cs_topo_node_nics(const cs_topo_t *t, int node, int *nic_devs, int max); /* NIC device indices, local order */
 int cs_topo_node_cpu_of(const cs_topo_t *t, int dev);  /* the CPU socket device a device hangs under, -1 */
+/* The device's PCIe (or C2C) path from the CPU it hangs under: chain[0]
+ * the CPU, then the switches, last the device itself; returns its length,
+ * 0 when there is none or it does not fit in max. */
+int cs_topo_pci_chain(const cs_topo_t *t, int dev, int *chain, int max);
 int cs_topo_link_gpu_sm(const cs_topo_t *t, int link);  /* compute capability of the link's GPU end (src first), 0 none */
 
 #endif

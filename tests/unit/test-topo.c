@@ -285,6 +285,24 @@ static void test_queries(void)
     g_assert_cmpint(cs_topo_node_cpu_of(t, f.cpu1), ==, f.cpu1);
     g_assert_cmpint(cs_topo_node_cpu_of(t, f.sw2), ==, f.cpu1);
     g_assert_cmpint(cs_topo_node_cpu_of(t, -1), ==, -1);
+    /* PCIe paths from the CPU down: through both switch levels, and not
+     * through gpu2's NVLinks (gpu3 hangs under sw2 of cpu1) */
+    int chain[8];
+    g_assert_cmpint(cs_topo_pci_chain(t, f.gpu[1], chain, 8), ==, 4);
+    g_assert_cmpint(chain[0], ==, f.cpu0);
+    g_assert_cmpint(chain[1], ==, f.sw0);
+    g_assert_cmpint(chain[2], ==, f.sw1a);
+    g_assert_cmpint(chain[3], ==, f.gpu[1]);
+    g_assert_cmpint(cs_topo_pci_chain(t, f.nic0, chain, 8), ==, 4);
+    g_assert_cmpint(chain[2], ==, f.sw1b);
+    g_assert_cmpint(cs_topo_pci_chain(t, f.gpu[3], chain, 8), ==, 3);
+    g_assert_cmpint(chain[0], ==, f.cpu1);
+    g_assert_cmpint(chain[1], ==, f.sw2);
+    g_assert_cmpint(cs_topo_pci_chain(t, f.gpu[4], chain, 8), ==, 2);
+    g_assert_cmpint(cs_topo_pci_chain(t, f.cpu1, chain, 8), ==, 1);
+    g_assert_cmpint(chain[0], ==, f.cpu1);
+    g_assert_cmpint(cs_topo_pci_chain(t, f.gpu[1], chain, 3), ==, 0);   /* does not fit */
+    g_assert_cmpint(cs_topo_pci_chain(t, -1, chain, 8), ==, 0);
 
     /* NICs in local order, whatever the order they were added in. */
     g_autoptr(cs_topo_t) m = cs_topo_new("nics");
