@@ -153,6 +153,8 @@ static gboolean read_gpu(nccl_t *s, xmlNodePtr pci, xmlNodePtr gpu, int parent)
     rec(s, r)->busid = busid_attr(s, pci, "busid");
     if (rec(s, r)->busid == NULL || !pci_link_attrs(s, pci, rec(s, r)))
         return FALSE;
+    if (!cs_topo_busid_parse(rec(s, r)->busid, &rec(s, r)->d.pci_busid))
+        rec(s, r)->d.pci_busid = 0;   /* a name NCCL's log would not print: the CUDA index instead */
     gint64 rank = -1, sm = 0, gdr = 0;
     if (!cs_xml_attr_int(s->c, gpu, "rank", 0, G_MAXINT, &rank) ||
         !cs_xml_attr_int(s->c, gpu, "sm", 10, 1000, &sm) ||

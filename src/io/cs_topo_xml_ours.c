@@ -78,7 +78,7 @@ static const char *const attrs_root[] = { "version", "description", NULL };
 static const char *const attrs_node[] = { "id", "count", NULL };
 static const char *const attrs_cpu[] = { "id", "vendor", "socket", "familyid", "modelid", NULL };
 static const char *const attrs_plain[] = { "id", NULL };
-static const char *const attrs_gpu[] = { "id", "model", "gdr", "p2p", NULL };
+static const char *const attrs_gpu[] = { "id", "model", "gdr", "p2p", "busid", NULL };
 static const char *const attrs_nic[] = { "id", "type", "kind", "speed", "ports", "gdr", "ifname", NULL };
 static const char *const attrs_link[] = { "a", "b", "type", "count", "gen", "width", "bw", "lat", NULL };
 static const char *const attrs_fabric[] = { "kind", "oversubscription", "nodes-per-leaf", "switch-lat", NULL };
@@ -295,6 +295,7 @@ static gboolean parse_gpu(cs_xml_ctx_t *c, tnode_t *n, xmlNodePtr el, int *ngpu)
     if (!check_element(c, el, attrs_gpu) || !check_empty(c, el))
         return FALSE;
     g_autofree char *p2ps = cs_xml_attr(el, "p2p");
+    g_autofree char *busid = cs_xml_attr(el, "busid");
     char *id = get_id(c, el);
     if (id == NULL)
         return FALSE;
@@ -314,6 +315,22 @@ static gboolean parse_gpu(cs_xml_ctx_t *c, tnode_t *n, xmlNodePtr el, int *ngpu)
         if (!cs_xml_attr_bool(c, el, "p2p", &p2p))
             goto err_id;
         td.d.p2p_force = p2p ? 1 : -1;
+    }
+    if (busid != NULL) {
+        /* NCCL's name for the GPU in its log (collsim topo graph) */
+        if (!cs_topo_busid_parse(g_strstrip(busid), &td.d.pci_busid)) {
+            cs_xml_fail(c, el, "bad busid '%s' on <gpu>; expected a PCI bus id such as \"0000:03:00.0\"",
+                        busid);
+            goto err_id;
+        }
+        for (guint i = 0; i < n->devs->len; i++) {
+            const tdev_t *o = tdev(n, (int)i);
+            if (o->d.kind == CS_DEV_GPU && o->d.pci_busid == td.d.pci_busid) {
+                cs_xml_fail(c, el, "GPU '%s' has busid '%s', as GPU '%s' at line %d has; expected each GPU's "
+                            "own bus id", id, busid, o->d.name, o->d.line);
+                goto err_id;
+            }
+        }
     }
     td.d.local = (*ngpu)++;
     return tdev_add(c, n, el, &td, id);

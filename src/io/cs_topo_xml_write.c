@@ -146,6 +146,11 @@ static void write_device(xw_t *w, const cs_device_t *d, gboolean prefixed)
         attr(w, "gdr", d->gdr ? "yes" : "no");
         if (d->p2p_force != 0)
             attr(w, "p2p", d->p2p_force > 0 ? "yes" : "no");
+        if (d->pci_busid != 0) {
+            char bus[24];
+            cs_topo_busid_format(d->pci_busid, bus);
+            attr(w, "busid", bus);
+        }
         break;
     case CS_DEV_CPU:
         attr(w, "vendor", cs_cpu_vendor_name(d->vendor));

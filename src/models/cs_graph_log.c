@@ -252,7 +252,14 @@ static void print_graph(GString *o, const char *pfx, const cs_comm_t *c, int n, 
         if (sys->inter)
             g_string_append_printf(o, " NET/0-%x", (unsigned)MAX(g->inter[ch * 2], 0));
         for (int i = 0; i < G; i++) {
-            g_string_append_printf(o, " GPU/0-%x", (unsigned)sys->gpu_local[g->intra[ch * G + i]]);
+            /* NCCL's GPU id, its bus id, where the topology has it (this
+             * node's own GPU, not the shape's first node's) */
+            int l = g->intra[ch * G + i];
+            const cs_device_t *d = &c->t->devs[c->t->rank_dev[c->nodes[n].ranks[l]]];
+            if (d->pci_busid != 0)
+                g_string_append_printf(o, " GPU/0-%" G_GINT64_MODIFIER "x", d->pci_busid);
+            else
+                g_string_append_printf(o, " GPU/0-%x", (unsigned)sys->gpu_local[l]);
             if (g->id == 3)
                 break;   /* NVLS graphs only use the first GPU */
         }

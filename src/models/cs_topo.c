@@ -673,6 +673,40 @@ int cs_topo_node_nics(const cs_topo_t *t, int node, int *nic_devs, int max)
     return MAX(n, 0);
 }
 
+/* Up to 'max' hex digits at *p into *v (shifted in); how many were read. */
+static int hex_digits(const char **p, int max, guint64 *v)
+{
+    int n = 0;
+    for (; n < max && g_ascii_isxdigit(**p); (*p)++, n++)
+        *v = *v << 4 | (guint64)g_ascii_xdigit_value(**p);
+    return n;
+}
+
+gboolean cs_topo_busid_parse(const char *s, gint64 *id_p)
+{
+    /* DDDD:BB:DD[.F]: 1-8 domain digits, 2 bus, 2 device, 1 function */
+    if (s == NULL)
+        return FALSE;
+    const char *p = s;
+    guint64 v = 0;
+    if (hex_digits(&p, 8, &v) == 0 || *p++ != ':' || hex_digits(&p, 2, &v) != 2 || *p++ != ':' ||
+        hex_digits(&p, 2, &v) != 2)
+        return FALSE;
+    if (*p == '\0')
+        v <<= 4;   /* function 0 */
+    else if (*p++ != '.' || hex_digits(&p, 1, &v) != 1 || *p != '\0')
+        return FALSE;
+    *id_p = (gint64)v;
+    return TRUE;
+}
+
+void cs_topo_busid_format(gint64 id, char buf[24])
+{
+    guint64 v = (guint64)id;
+    g_snprintf(buf, 24, "%04x:%02x:%02x.%x", (unsigned)(v >> 20), (unsigned)(v >> 12) & 0xff,
+               (unsigned)(v >> 4) & 0xff, (unsigned)v & 0xf);
+}
+
 /* The CPU reached in the fewest PCIe (or C2C, for Grace) hops without
  * crossing another GPU, NIC or CPU, and the switches on the way: BFS over
  * the node's devices only, so this stays cheap on big graphs. */

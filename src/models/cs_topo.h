@@ -43,6 +43,10 @@ typedef struct {
     int local;               /* index among the node's GPUs (or NICs, for NICs) */
     int rank;                /* GPU: global rank; others: -1 */
     gboolean gdr;            /* GPU or NIC: GPUDirect RDMA capable */
+    gint64 pci_busid;        /* GPU: its PCI bus id as NCCL numbers its GPU
+                              * nodes (utils.cc busIdToInt64: "0000:03:00.0"
+                              * -> 0x3000, "GPU/0-3000" in NCCL's log); 0
+                              * unknown (presets) */
     int p2p_force;           /* GPU: PCIe peer-to-peer as this node's driver
                               * allows it: 0 = the model's gpu->p2p, 1 = on
                               * (e.g. a patched GeForce driver), -1 = off.
@@ -164,6 +168,12 @@ static inline gboolean cs_device_p2p(const cs_device_t *d)
 int cs_topo_node_gpus(const cs_topo_t *t, int node);   /* ranks on node */
 int cs_topo_node_nics(const cs_topo_t *t, int node, int *nic_devs, int max); /* NIC device indices, local order */
 int cs_topo_node_cpu_of(const cs_topo_t *t, int dev);  /* the CPU socket device a device hangs under, -1 */
+/* A PCI bus id "DDDD:BB:DD.F" (or without ".F"; hex, either case) as NCCL
+ * numbers it (busIdToInt64: the hex digits read as one number, 0x3000 for
+ * 0000:03:00.0). FALSE, *id_p unset, for anything else. */
+gboolean cs_topo_busid_parse(const char *s, gint64 *id_p);
+/* The same id written back as "DDDD:BB:DD.F" (lower case) into buf. */
+void cs_topo_busid_format(gint64 id, char buf[24]);
 /* The device's PCIe (or C2C) path from the CPU it hangs under: chain[0]
  * the CPU, then the switches, last the device itself; returns its length,
  * 0 when there is none or it does not fit in max. */

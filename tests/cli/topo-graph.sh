@@ -1,15 +1,15 @@
 #!/bin/sh
 # collsim topo graph: NCCL's own INFO lines for its graphs and channels.
 #  - Against real logs: the NCCL_DEBUG=INFO lines of the RTX PRO 6000 runs
-#    in ../shared/data/real (tests/data/graph/*.xml describe those machines
-#    as their logs' topology lines show them). Every line NCCL printed about
-#    graphs, trees and rings must come out the same, rank by rank, GPU ids
-#    aside (NCCL prints PCI bus ids, collsim CUDA device indices). The
-#    8-GPU log's search fell back to "simple order", the order in which
-#    NCCL's topology lists the GPUs (0 2 4 3 1 5 6 7 there: the XMLs of
-#    rank 0's GPU, the NICs, then the other ranks' GPUs, fused); its machine
-#    is topologies/rtxpro6000-turin-nps4.xml, which places the NICs too.
-#    The log's excerpt has the search lines of rank 3 only.
+#    in ../shared/data/real, on their machine as topologies/
+#    rtxpro6000-turin-nps4.xml describes it (NUMA placement, NICs and the
+#    GPUs' bus ids from those logs; the 2-GPU run saw GPUs 0 and 1). Every
+#    line NCCL printed about graphs, trees and rings must come out the same,
+#    rank by rank, GPU ids (bus ids) included. The 8-GPU log's search fell
+#    back to "simple order", the order in which NCCL's topology lists the
+#    GPUs (0 2 4 3 1 5 6 7 there: the XMLs of rank 0's GPU, the NICs, then
+#    the other ranks' GPUs, fused); its excerpt has the search lines of
+#    rank 3 only.
 #  - The formats (rings.cc dumpLine, init.cc "Trees"), --rank, --dump-xml
 #    (NCCL_GRAPH_DUMP_FILE), channel counts under NCCL_MIN/MAX_NCHANNELS,
 #    two nodes, and bad input.
@@ -19,17 +19,16 @@
 . "$top_srcdir/tests/cli/lib.sh"
 unset $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p') 2>/dev/null || true
 
-topos="$top_srcdir/tests/data/graph"
+turin="$top_srcdir/topologies/rtxpro6000-turin-nps4.xml"
 real="$top_srcdir/../shared/data/real"
 
-# keep ARGS...: the graph, tree and ring lines of a log or of collsim's
-# output (stdin), without the prefix before "NCCL INFO ", GPU/NET ids
-# blanked, the comm pointer dropped.
+# keep: the graph, tree and ring lines of a log or of collsim's output
+# (stdin), without the prefix before "NCCL INFO ", the comm pointer dropped.
 keep() {
     sed -n 's/^.*NCCL INFO //p' |
         grep -E '^(Pattern |  ?[0-9]+ :|Tree [0-9]+ :|Channel [0-9]+/[0-9]+ :|Ring [0-9]+ :|Trees|comm [^ ]* rank [0-9]+ nRanks )' |
         grep -v ' via ' |
-        sed -e 's#GPU/[0-9a-f]*-[0-9a-f]*#GPU#g' -e 's/^comm [^ ]* rank/comm rank/'
+        sed -e 's/^comm [^ ]* rank/comm rank/'
 }
 
 # ---- the 2-GPU log: every line, per rank -----------------------------------
@@ -37,7 +36,7 @@ log2=$(ls "$real"/rtxpro6000bw-x2-pcie5-SYS-amd-*INFO*.txt 2>/dev/null | head -n
 if [ -n "$log2" ]; then
     for r in 0 1; do
         grep -F "[$r] NCCL INFO" "$log2" | keep >"$tmp/nccl$r"
-        "$COLLSIM" topo graph "$topos/rtxpro6000-x2-amd-sys.xml" --rank $r | keep >"$tmp/ours$r"
+        "$COLLSIM" topo graph "$turin" --visible-gpus 0,1 --rank $r | keep >"$tmp/ours$r"
         if [ -s "$tmp/nccl$r" ] && cmp -s "$tmp/nccl$r" "$tmp/ours$r"; then
             ok "2-GPU log, rank $r: $(wc -l <"$tmp/nccl$r") lines as NCCL printed them"
         else
@@ -53,7 +52,7 @@ log8=$(ls "$real"/rtxpro6000bw-x8-pcie5-2socket-amd-*INFO*.txt 2>/dev/null | hea
 if [ -n "$log8" ]; then
     for r in 0 1 2 3 4 5 6 7; do
         grep -F "[$r] NCCL INFO" "$log8" | keep >"$tmp/n8.$r"
-        "$COLLSIM" topo graph "$top_srcdir/topologies/rtxpro6000-turin-nps4.xml" --rank $r --env NCCL_NVLS_ENABLE=0 |
+        "$COLLSIM" topo graph "$turin" --rank $r --env NCCL_NVLS_ENABLE=0 |
             keep >"$tmp/o8.$r"
         [ "$r" = 3 ] || { grep -Ev '^(Pattern |  ?[0-9]+ :)' "$tmp/o8.$r" >"$tmp/x8" && mv "$tmp/x8" "$tmp/o8.$r"; }
         if [ -s "$tmp/n8.$r" ] && cmp -s "$tmp/n8.$r" "$tmp/o8.$r"; then

@@ -268,6 +268,7 @@ static void test_nccl_dump(void)
     for (int r = 0; r < 8; r++) {
         const cs_device_t *g = cs_topo_rank_dev(t, r);
         g_assert_cmpstr(g->gpu->name, ==, "h100-sxm");   /* PCI id 0x2330 */
+        g_assert_cmpint(g->pci_busid, !=, 0);            /* NCCL's GPU/0-<bus id> */
         g_assert_true(g->gdr);
         /* The four NVSwitch targets (5+4+4+5 links) are one NVSwitch. */
         const cs_link_t *l = need_link(t, g->name, "nvs0", CS_LINK_NVL);
@@ -486,11 +487,14 @@ static const struct {
     { "bad-root.xml", "bad-root.xml:2: unknown root element <topology>; expected <collsim-topology> (collsim-topology(5)) or <system> (an NCCL_TOPO_DUMP_FILE dump)" },
     { "bad-version.xml", "bad-version.xml:2: unsupported version=\"2\"; expected version=\"1\"" },
     { "bad-unknown-element.xml", "bad-unknown-element.xml:5: unknown element <gpus> inside <node>; expected <cpu>, <pcisw>, <gpu>, <nvswitch>, <nic> or <link>" },
-    { "bad-unknown-attr.xml", "bad-unknown-attr.xml:4: unknown attribute 'modle' on <gpu>; expected one of id, model, gdr or p2p" },
+    { "bad-unknown-attr.xml", "bad-unknown-attr.xml:4: unknown attribute 'modle' on <gpu>; expected one of id, model, gdr, p2p or busid" },
     { "bad-text.xml", "bad-text.xml:5: unexpected text inside <node>; expected only elements and comments" },
     { "bad-missing-model.xml", "bad-missing-model.xml:5: missing attribute 'model' on <gpu>; expected a GPU model from the catalogue" },
     { "bad-gpu-model.xml", NULL /* built below: lists the catalogue */ },
     { "bad-dup-id.xml", "bad-dup-id.xml:6: duplicate id 'gpu0' (first at line 4); expected ids unique within a <node>" },
+    { "bad-busid.xml", "bad-busid.xml:4: bad busid '0000:1b:00.0.1' on <gpu>; expected a PCI bus id such as \"0000:03:00.0\"" },
+    { "bad-dup-busid.xml", "bad-dup-busid.xml:5: GPU 'gpu1' has busid '0000:1B:00', as GPU 'gpu0' at line 4 has; "
+                           "expected each GPU's own bus id" },
     { "bad-link-unknown.xml", "bad-link-unknown.xml:8: unknown device 'gpu9' in a=; expected the id of a device declared in this <node>" },
     { "bad-link-type.xml", "bad-link-type.xml:6: unknown link type 'nvlnk'; expected nvlink, pcie, sys or c2c" },
     { "bad-bw-unit.xml", "bad-bw-unit.xml:7: bad bw=\"400Gbx\" on <link>; expected a bandwidth > 0 such as \"400Gbps\", \"50GB/s\" or \"5e10\" (bytes/s)" },
@@ -677,6 +681,7 @@ static void assert_same(const cs_topo_t *a, const cs_topo_t *b)
         g_assert_cmpint(x->local, ==, y->local);
         g_assert_cmpint(x->rank, ==, y->rank);
         g_assert_cmpint(x->gdr, ==, y->gdr);
+        g_assert_cmpint(x->pci_busid, ==, y->pci_busid);
         g_assert_cmpint(cs_device_p2p(x), ==, cs_device_p2p(y));
         g_assert_cmpint(x->vendor, ==, y->vendor);
         g_assert_cmpint(x->socket, ==, y->socket);
@@ -729,7 +734,7 @@ static void roundtrip(const cs_topo_t *t)
 static void test_roundtrip_files(void)
 {
     static const char *const topos[] = { "dgx-h100.xml", "pcie-2socket.xml", "cluster-2node-rail.xml",
-                                         "cluster-16node-fat-tree.xml" };
+                                         "cluster-16node-fat-tree.xml", "rtxpro6000-turin-nps4.xml" };
     for (gsize i = 0; i < G_N_ELEMENTS(topos); i++) {
         g_autofree char *path = topo_path(topos[i]);
         g_autoptr(cs_topo_t) t = load_ok(path);
@@ -738,6 +743,35 @@ static void test_roundtrip_files(void)
     g_autofree char *dump = data_path("nccl-dgx-h100.xml");
     g_autoptr(cs_topo_t) t = load_ok(dump);
     roundtrip(t);
+}
+
+/* PCI bus ids as NCCL numbers them (utils.cc busIdToInt64), and back. */
+static void test_busid(void)
+{
+    static const struct { const char *s; gint64 id; const char *back; } ok[] = {
+        { "0000:03:00.0", 0x3000, "0000:03:00.0" },
+        { "0001:04:00.0", 0x104000, "0001:04:00.0" },
+        { "0000:C7:00", 0xc7000, "0000:c7:00.0" },
+        { "0:1b:00.1", 0x1b001, "0000:1b:00.1" },
+        { "abcd1234:ff:1f.7", 0xabcd1234ff1f7LL, "abcd1234:ff:1f.7" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(ok); i++) {
+        gint64 id = -1;
+        g_assert_true(cs_topo_busid_parse(ok[i].s, &id));
+        g_assert_cmpint(id, ==, ok[i].id);
+        char buf[24];
+        cs_topo_busid_format(id, buf);
+        g_assert_cmpstr(buf, ==, ok[i].back);
+    }
+    static const char *const bad[] = { "", "0000", "0000:03", "0000:3:00.0", "0000:03:0.0", "0000:03:00.",
+                                       "0000:03:00.00", "0000:03:00.0 x", "x000:03:00.0", ":03:00.0",
+                                       "123456789:03:00.0", "0000-03-00.0" };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        gint64 id = 7;
+        g_assert_false(cs_topo_busid_parse(bad[i], &id));
+        g_assert_cmpint(id, ==, 7);   /* output set only on success */
+    }
+    g_assert_false(cs_topo_busid_parse(NULL, NULL));
 }
 
 static void test_roundtrip_presets(void)
@@ -831,6 +865,7 @@ int main(int argc, char **argv)
     g_test_add_func("/topo-xml/quiet", test_quiet);
     g_test_add_func("/topo-xml/schema", test_schema);
     g_test_add_func("/topo-xml/roundtrip-files", test_roundtrip_files);
+    g_test_add_func("/topo-xml/busid", test_busid);
     g_test_add_func("/topo-xml/roundtrip-presets", test_roundtrip_presets);
     g_test_add_func("/topo-xml/write-content", test_write_content);
     g_test_add_func("/topo-xml/write-escapes", test_write_escapes);
