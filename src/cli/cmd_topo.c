@@ -172,6 +172,11 @@ static void describe_device(GString *o, const cs_device_t *d)
         g_string_append_printf(o, " %s (%s), sm %d, rank %d, GPUDirect RDMA %s, PCIe P2P %s",
                                d->gpu->name, d->gpu->marketing, d->gpu->sm, d->rank,
                                d->gdr ? "yes" : "no", cs_device_p2p(d) ? "yes" : "no");
+        if (d->pci_busid != 0) {
+            char bus[24];
+            cs_topo_busid_format(d->pci_busid, bus);
+            g_string_append_printf(o, ", bus %s", bus);
+        }
         break;
     case CS_DEV_CPU:
         g_string_append_printf(o, " %s, socket %d", cs_cpu_vendor_name(d->vendor), d->socket);

@@ -77,6 +77,8 @@ grep -q '^gpu3 .*PIX 63.0/48.0' "$tmp/show1" || { echo "FAIL: show: gpu3 has no 
 expect 0 show "$topos/dgx-h100.xml"
 cmp -s "$tmp/out" "$tmp/show1" || { echo "FAIL: show output differs between runs"; fail=1; }
 # The file and the preset describe the same machine: same path matrices.
+expect 0 show "$topos/rtxpro6000-turin-nps4.xml"
+grep -q '^  gpu2 .*PCIe P2P yes, bus 0000:8c:00.0$' "$tmp/out" || { echo "FAIL: show: gpu2's bus id"; fail=1; }
 expect 0 show dgx-h100
 sed -n '/^GPU to GPU/,$p' "$tmp/out" >"$tmp/preset.paths"
 sed -n '/^GPU to GPU/,$p' "$tmp/show1" >"$tmp/file.paths"
