@@ -153,6 +153,10 @@ static gboolean read_gpu(nccl_t *s, xmlNodePtr pci, xmlNodePtr gpu, int parent)
     rec(s, r)->busid = busid_attr(s, pci, "busid");
     if (rec(s, r)->busid == NULL || !pci_link_attrs(s, pci, rec(s, r)))
         return FALSE;
+    for (int i = 0; i < r; i++)
+        if (rec(s, i)->d.kind == CS_DEV_GPU && g_strcmp0(rec(s, i)->busid, rec(s, r)->busid) == 0)
+            return cs_xml_fail(s->c, pci, "a second GPU at bus id %s (the first at line %d); expected each GPU's "
+                               "own bus id, as NCCL writes them", rec(s, r)->busid, cs_xml_line(rec(s, i)->el));
     if (!cs_topo_busid_parse(rec(s, r)->busid, &rec(s, r)->d.pci_busid))
         rec(s, r)->d.pci_busid = 0;   /* a name NCCL's log would not print: the CUDA index instead */
     gint64 rank = -1, sm = 0, gdr = 0;

@@ -514,6 +514,8 @@ static const struct {
     { "bad-nccl-rank.xml", "bad-nccl-rank.xml:4: bad rank=\"zero\" on <gpu>; expected an integer from 0 to 2147483647" },
     { "bad-nccl-nogpu.xml", "bad-nccl-nogpu.xml:1: no <gpu> with a rank; expected an NCCL topology dump with at least one GPU" },
     { "bad-nccl-dup-rank.xml", "bad-nccl-dup-rank.xml:8: duplicate rank 0 (first at line 5); expected one GPU per rank" },
+    { "bad-nccl-dup-busid.xml", "bad-nccl-dup-busid.xml:8: a second GPU at bus id 0000:18:00.0 (the first at line 3); "
+                                "expected each GPU's own bus id, as NCCL writes them" },
     { "bad-nccl-class.xml", "bad-nccl-class.xml:3: missing attribute 'class' on <pci>; expected a PCI class such as \"0x060400\"" },
     { "bad-nccl-two-hosts.xml", "bad-nccl-two-hosts.xml:7: a second host (host_hash 0x2222, first 0x1111 at line 2); expected a one-node dump (replicate it with --nodes)" },
     { "bad-nccl-sm.xml", NULL /* built below */ },
