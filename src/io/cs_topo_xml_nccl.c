@@ -145,6 +145,15 @@ static unsigned hex_attr(xmlNodePtr el, const char *name)
     return end != v && *end == '\0' && x <= G_MAXUINT ? (unsigned)x : 0;
 }
 
+/* The first record of a kind at a bus id, -1 if none. */
+static int find_busid(nccl_t *s, cs_dev_kind_t kind, const char *busid)
+{
+    for (guint i = 0; i < s->recs->len; i++)
+        if (rec(s, i)->d.kind == kind && g_strcmp0(rec(s, i)->busid, busid) == 0)
+            return (int)i;
+    return -1;
+}
+
 static gboolean read_gpu(nccl_t *s, xmlNodePtr pci, xmlNodePtr gpu, int parent)
 {
     int r = rec_add(s, CS_DEV_GPU, pci, parent);
@@ -153,10 +162,10 @@ static gboolean read_gpu(nccl_t *s, xmlNodePtr pci, xmlNodePtr gpu, int parent)
     rec(s, r)->busid = busid_attr(s, pci, "busid");
     if (rec(s, r)->busid == NULL || !pci_link_attrs(s, pci, rec(s, r)))
         return FALSE;
-    for (int i = 0; i < r; i++)
-        if (rec(s, i)->d.kind == CS_DEV_GPU && g_strcmp0(rec(s, i)->busid, rec(s, r)->busid) == 0)
-            return cs_xml_fail(s->c, pci, "a second GPU at bus id %s (the first at line %d); expected each GPU's "
-                               "own bus id, as NCCL writes them", rec(s, r)->busid, cs_xml_line(rec(s, i)->el));
+    int same = find_busid(s, CS_DEV_GPU, rec(s, r)->busid);
+    if (same != r)   /* an earlier GPU has it */
+        return cs_xml_fail(s->c, pci, "a second GPU at bus id %s (the first at line %d); expected each GPU's "
+                           "own bus id, as NCCL writes them", rec(s, r)->busid, cs_xml_line(rec(s, same)->el));
     if (!cs_topo_busid_parse(rec(s, r)->busid, &rec(s, r)->d.pci_busid))
         rec(s, r)->d.pci_busid = 0;   /* a name NCCL's log would not print: the CUDA index instead */
     gint64 rank = -1, sm = 0, gdr = 0;
@@ -358,14 +367,6 @@ static gboolean read_cpu(nccl_t *s, xmlNodePtr el, int *ncpu)
 }
 
 /* ---- second pass: NVLink, C2C and pcilink ------------------------------ */
-
-static int find_busid(nccl_t *s, cs_dev_kind_t kind, const char *busid)
-{
-    for (guint i = 0; i < s->recs->len; i++)
-        if (rec(s, i)->d.kind == kind && g_strcmp0(rec(s, i)->busid, busid) == 0)
-            return (int)i;
-    return -1;
-}
 
 static int rec_cpu(nccl_t *s, int r)
 {

@@ -380,10 +380,12 @@ static void compute_local_nets(cs_sys_t *sys)
  * log prints after "falling back to simple order". The NICs are the
  * node's in the topology's order (no NCCL_IB_HCA filter); a GPU without a
  * path to a CPU leaves the rank order. Output: sys->topo_order. */
+enum { ORDER_MAXCHAIN = 16 };   /* CPU, switches, GPU: deeper PCIe trees keep the rank order */
+
 typedef struct {
     int local;
     int n;
-    int key[16];   /* first-appearance index of each node of its path, CPU first */
+    int key[ORDER_MAXCHAIN];   /* first-appearance index of each node of its path, CPU first */
 } order_key_t;
 
 static int order_key_cmp(const void *a, const void *b)
@@ -397,42 +399,36 @@ static int order_key_cmp(const void *a, const void *b)
 
 static void topo_order_compute(cs_sys_t *sys, const cs_topo_t *t, const int *gpu_devs, int G)
 {
-    enum { MAXCHAIN = 16 };
     for (int g = 0; g < G; g++)
         sys->topo_order[g] = g;
     int node = t->devs[gpu_devs[0]].node;
     int nn = cs_topo_node_nics(t, node, NULL, 0);
     g_autofree int *nics = g_new(int, MAX(nn, 1));
     nn = cs_topo_node_nics(t, node, nics, nn);
-    /* the devices whose paths build the XML, in the order they do */
-    g_autofree int *seq = g_new(int, G + nn);
-    int ns = 0;
-    seq[ns++] = gpu_devs[0];
-    for (int i = 0; i < nn; i++)
-        seq[ns++] = nics[i];
-    for (int g = 1; g < G; g++)
-        seq[ns++] = gpu_devs[g];
     g_autoptr(GHashTable) first = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_autofree order_key_t *keys = g_new0(order_key_t, G);
-    int chain[MAXCHAIN];
-    for (int i = 0; i < ns; i++) {
-        int n = cs_topo_pci_chain(t, seq[i], chain, MAXCHAIN);
-        if (n == 0) {
-            if (t->devs[seq[i]].kind == CS_DEV_GPU)
-                return;   /* no CPU above a GPU: keep the rank order */
-            continue;
+    /* the devices whose paths build the XML, in the order they do: rank 0's
+     * GPU, the NICs, the other GPUs (local index, -1 for a NIC) */
+    for (int i = 0; i < G + nn; i++) {
+        int local = i == 0 ? 0 : i <= nn ? -1 : i - nn;
+        int dev = local >= 0 ? gpu_devs[local] : nics[i - 1];
+        int chain[ORDER_MAXCHAIN];
+        int n = cs_topo_pci_chain(t, dev, chain, ORDER_MAXCHAIN);
+        if (n == 0 && local >= 0)
+            return;   /* no CPU above a GPU: keep the rank order */
+        for (int k = 0; k < n; k++) {
+            gpointer at;
+            if (!g_hash_table_lookup_extended(first, GINT_TO_POINTER(chain[k]), NULL, &at)) {
+                at = GINT_TO_POINTER(g_hash_table_size(first));
+                g_hash_table_insert(first, GINT_TO_POINTER(chain[k]), at);
+            }
+            if (local >= 0)
+                keys[local].key[k] = GPOINTER_TO_INT(at);
         }
-        for (int k = 0; k < n; k++)
-            if (!g_hash_table_contains(first, GINT_TO_POINTER(chain[k])))
-                g_hash_table_insert(first, GINT_TO_POINTER(chain[k]),
-                                    GINT_TO_POINTER(g_hash_table_size(first)));
-    }
-    for (int g = 0; g < G; g++) {
-        int n = cs_topo_pci_chain(t, gpu_devs[g], chain, MAXCHAIN);
-        keys[g].local = g;
-        keys[g].n = n;
-        for (int k = 0; k < n; k++)
-            keys[g].key[k] = GPOINTER_TO_INT(g_hash_table_lookup(first, GINT_TO_POINTER(chain[k])));
+        if (local >= 0) {
+            keys[local].local = local;
+            keys[local].n = n;
+        }
     }
     qsort(keys, G, sizeof *keys, order_key_cmp);
     for (int g = 0; g < G; g++)
