@@ -327,30 +327,51 @@ static inline double cs_engine_threads_share(cs_proto_t pr, int nthreads)
     return nthreads > 0 ? MIN(1.0, (double)nthreads / full[pr]) : 1.0;
 }
 
-/* Out-of-place ring AllGather: the first step of every channel copies the
- * rank's own chunk into its output as it sends it (device/all_gather.h
- * runRing: directCopySend, one read and two writes, where in place it is
- * directSend), so a rank's own S/n passes its CTAs once more than in place.
- * Measured, that copy adds its time at the channels' copy rate to the call
- * rather than hiding behind the links, on every interconnect in the data:
- * out of place / in place busbw B200 -g 2/4/8 481/628/672 against
- * 584/667/684 (the sweep's 16 GiB), 2 x B200 over RoCE (GKE, 4 channels)
- * 36.7 against 45.1, A100 -g 8 223 against 230, 2 x RTX 2080 Ti over SHM
- * and 2-4 RTX PRO 6000 over PCIe alike. Where it does not show: H200 -g 8
- * (NCCL unstated) 369 both ways, and Broadcast, whose root runs the same
- * directCopySend on every step at the links' rate; so the two writes alone
- * are not the whole mechanism, and this is the measured cost, not a
- * simulation of it. The copy into the output is a plain copy whatever the
- * protocol: 'ch_bw' is one channel's full Simple copy rate
- * (chan.simple.<arch>), taken at the call's threads
- * (cs_engine_threads_share). Seconds to add to the out-of-place time (0
- * for anything else). Every engine adds it the same way. */
-static inline double cs_engine_ag_self_copy_s(cs_coll_t coll, const cs_decision_t *d, int nranks, double S,
-                                              double ch_bw)
+/* A ring channel is one group of warps that runs its steps in order
+ * (device/all_gather.h, reduce_scatter.h runRing: a step's copy ends
+ * before the next step starts), so a pass over the rank's own part that
+ * moves nothing over a link holds the channel while its links idle. Two
+ * such passes, each the rank's S/n at the channels' full Simple copy rate
+ * (chan.simple.<arch>, taken at the call's threads:
+ * cs_engine_threads_share) on top of the ring's time; 'pass_s' gets the
+ * seconds to add out of place [CS_OOP] and in place [CS_INP] (0 for
+ * anything else). Every engine adds them the same way.
+ *
+ * - ReduceScatter, both placements: the last step of every chunk,
+ *   recvReduceCopy, reduces what the previous rank sent (its FIFO: reduce
+ *   scatter has no direct mode) with the rank's own input into its output
+ *   and sends nothing. With n ranks a chunk's n-1 link steps are followed
+ *   by this one, which weighs most on few ranks. Measured against Reduce
+ *   (one way, the same links, no such step on any rank; 16 GiB busbw):
+ *   B200 -g 2/4/8 541/665/694 against 711/701/701, 2 and 4 RTX PRO 6000
+ *   over PCIe 24.9/33.9 against 44.2/42.6, in place as out of place. The
+ *   reduction reads two inputs, but the Simple copy rate prices it: the
+ *   data holds no separate rate for it.
+ * - Out-of-place AllGather: the first step of every channel copies the
+ *   rank's own chunk into its output as it sends it (directCopySend, one
+ *   read and two writes, where in place it is directSend), so a rank's own
+ *   S/n passes its CTAs once more than in place. Measured, that copy adds
+ *   its time at the channels' copy rate to the call rather than hiding
+ *   behind the links, on every interconnect in the data: out of place /
+ *   in place busbw B200 -g 2/4/8 481/628/672 against 584/667/684 (16
+ *   GiB), 2 x B200 over RoCE (GKE, 4 channels) 36.7 against 45.1, A100 -g
+ *   8 223 against 230, 2 x RTX 2080 Ti over SHM and 2-4 RTX PRO 6000 over
+ *   PCIe alike. Where it does not show: H200 -g 8 (NCCL unstated) 369
+ *   both ways, and Broadcast, whose root runs the same directCopySend on
+ *   every step at the links' rate; so the two writes alone are not the
+ *   whole mechanism, and this is the measured cost, not a simulation of
+ *   it. The copy into the output is a plain copy whatever the protocol. */
+static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d, int nranks, double S, double ch_bw,
+                                         double pass_s[2])
 {
-    if (coll != CS_COLL_ALLGATHER || d->algo != CS_ALGO_RING || nranks < 2 || !(ch_bw > 0))
-        return 0;
-    return S / nranks / (MAX(1, d->nchannels) * ch_bw * cs_engine_threads_share(d->proto, d->nthreads));
+    pass_s[CS_OOP] = pass_s[CS_INP] = 0;
+    if (d->algo != CS_ALGO_RING || nranks < 2 || !(ch_bw > 0))
+        return;
+    double t = S / nranks / (MAX(1, d->nchannels) * ch_bw * cs_engine_threads_share(d->proto, d->nthreads));
+    if (coll == CS_COLL_REDUCESCATTER)
+        pass_s[CS_OOP] = pass_s[CS_INP] = t;
+    else if (coll == CS_COLL_ALLGATHER)
+        pass_s[CS_OOP] = t;
 }
 
 /* The share of its NVSwitch port rate a GPU keeps in a call: all-to-all

@@ -1256,18 +1256,20 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
                     cs_algo_name(d->algo));
         return FALSE;
     }
-    /* out of place, a ring all-gather also copies each rank's own part
-     * into its output (cs_engine_ag_self_copy_s) */
-    double copy = cs_engine_ag_self_copy_s(coll, d, c.n, c.S, channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0));
-    if (host > t + copy) {
+    /* a ring's passes over the rank's own part that hold its channels
+     * while the links idle: reduce-scatter's last step, all-gather's copy
+     * out of place (cs_engine_ring_pass_s) */
+    double pass[2];
+    cs_engine_ring_pass_s(coll, d, c.n, c.S, channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0), pass);
+    if (host > t + pass[CS_OOP]) {
         /* the GPUs wait for the host: its issue rate is the call's time */
         t = host;
-        copy = 0;
+        pass[CS_OOP] = pass[CS_INP] = 0;
         c.lim.kind = CS_LIMIT_HOST;
         c.lim.spb = 0;
     }
-    time_s[CS_OOP] = t + copy;
-    time_s[CS_INP] = MAX(t, host);
+    time_s[CS_OOP] = t + pass[CS_OOP];
+    time_s[CS_INP] = MAX(t + pass[CS_INP], host);
     if (limit_p != NULL) {
         *limit_p = c.lim;
         limit_p->busy = c.lim.kind == CS_LIMIT_HOST ? 1.0 : t > 0 ? c.S * c.lim.spb / t : 0;

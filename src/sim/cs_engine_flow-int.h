@@ -187,9 +187,10 @@ gboolean cs_flow_simulate(cs_flow_t *f, const cs_engine_call_t *call, cs_flow_fo
 /* The last run's link statistics (cs_engine.h). */
 cs_link_stats_t *cs_flow_link_stats(const cs_flow_t *f);
 /* A call's times (out of place, in place) from its simulated 'sim_s':
- * no less than the host's floor (cs_flow_call_host), and out of place a
- * ring all-gather's own-part copy (cs_engine_ag_self_copy_s). The flow and
- * packet engines' predict. */
+ * no less than the host's floor (cs_flow_call_host), and a ring's passes
+ * over the rank's own part (cs_engine_ring_pass_s: reduce-scatter's last
+ * step, all-gather's copy out of place). The flow and packet engines'
+ * predict. */
 void cs_flow_call_times(const cs_flow_t *f, const cs_engine_call_t *call, double sim_s, double time_s[2]);
 /* The host's floor of one call of the creating job (seconds,
  * cs_flow_launch_host on the call's channels): calls timed back to back

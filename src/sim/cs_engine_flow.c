@@ -2554,14 +2554,16 @@ static gboolean flow_open(const cs_engine_job_t *job, void **state_p, GError **e
 void cs_flow_call_times(const cs_flow_t *f, const cs_engine_call_t *call, double sim_s, double time_s[2])
 {
     /* calls timed back to back: the host issues one at most every
-     * cs_flow_launch_host (its process layout), the GPUs wait for it; out
-     * of place, a ring all-gather's copy of each rank's own part, as the
-     * analytic engine adds it (not simulated) */
+     * cs_flow_launch_host (its process layout), the GPUs wait for it; a
+     * ring's passes over the rank's own part (reduce-scatter's last step,
+     * all-gather's copy out of place), as the analytic engine adds them
+     * (cs_engine_ring_pass_s, not simulated) */
     double host = cs_flow_call_host(f, call);
-    double copy = cs_engine_ag_self_copy_s(f->net.coll, call->decision, f->net.info->nranks,
-                                           (double)call->nccl_bytes, cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE));
-    time_s[CS_OOP] = MAX(sim_s + copy, host);
-    time_s[CS_INP] = MAX(sim_s, host);
+    double pass[2];
+    cs_engine_ring_pass_s(f->net.coll, call->decision, f->net.info->nranks, (double)call->nccl_bytes,
+                          cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE), pass);
+    time_s[CS_OOP] = MAX(sim_s + pass[CS_OOP], host);
+    time_s[CS_INP] = MAX(sim_s + pass[CS_INP], host);
 }
 
 double cs_flow_call_host(const cs_flow_t *f, const cs_engine_call_t *call)

@@ -1011,12 +1011,14 @@ static gboolean engine_predict(void *state, const cs_engine_job_t *job, const cs
     ctx_t *c = state;
     if (!simulate_ctx(c, call, NULL, &st, err))
         return FALSE;
-    /* out of place, a ring all-gather's copy of each rank's own part, as
-     * the analytic and flow engines add it (not simulated) */
-    time_s[CS_OOP] = st.time_s + cs_engine_ag_self_copy_s(c->coll, call->decision, c->info->nranks,
-                                                          (double)call->nccl_bytes,
-                                                          cs_flow_channel_bw(c, CS_PROTO_SIMPLE));
-    time_s[CS_INP] = st.time_s;
+    /* a ring's passes over the rank's own part (reduce-scatter's last
+     * step, all-gather's copy out of place), as the analytic and flow
+     * engines add them (cs_engine_ring_pass_s, not simulated) */
+    double pass[2];
+    cs_engine_ring_pass_s(c->coll, call->decision, c->info->nranks, (double)call->nccl_bytes,
+                          cs_flow_channel_bw(c, CS_PROTO_SIMPLE), pass);
+    time_s[CS_OOP] = st.time_s + pass[CS_OOP];
+    time_s[CS_INP] = st.time_s + pass[CS_INP];
     return TRUE;
 }
 
