@@ -337,11 +337,17 @@ static inline double cs_engine_threads_share(cs_proto_t pr, int nthreads)
  * seconds to add out of place [CS_OOP] and in place [CS_INP] (0 for
  * anything else). Every engine adds them the same way.
  *
- * - ReduceScatter, both placements: the last step of every chunk,
- *   recvReduceCopy, reduces what the previous rank sent (its FIFO: reduce
- *   scatter has no direct mode) with the rank's own input into its output
- *   and sends nothing. With n ranks a chunk's n-1 link steps are followed
- *   by this one, which weighs most on few ranks. Measured against Reduce
+ * - ReduceScatter, both placements, on a ring whose every edge the CTAs
+ *   drive ('net' FALSE: P2P and SHM, one node or one NVLink domain): the
+ *   last step of every chunk, recvReduceCopy, reduces what the previous
+ *   rank sent (its FIFO: reduce-scatter has no direct mode) with the
+ *   rank's own input into its output and sends nothing. With n ranks a
+ *   chunk's n-1 link steps are followed by this one, which weighs most on
+ *   few ranks. A network edge is the NIC's: the proxy posts what the CTA
+ *   put in the FIFO and the NIC sends it while the CTA reduces, so a ring
+ *   across nodes does not idle its bottleneck there (2 x B200 over RoCE,
+ *   one GPU each: all-gather in place 45.1 GB/s busbw, the NIC's rate,
+ *   with the same local last step, recv, on both ranks). Measured against Reduce
  *   (one way, the same links, no such step on any rank; 16 GiB busbw):
  *   B200 -g 2/4/8 541/665/694 against 711/701/701, 2 and 4 RTX PRO 6000
  *   over PCIe 24.9/33.9 against 44.2/42.6, in place as out of place. The
@@ -361,17 +367,27 @@ static inline double cs_engine_threads_share(cs_proto_t pr, int nthreads)
  *   every step at the links' rate; so the two writes alone are not the
  *   whole mechanism, and this is the measured cost, not a simulation of
  *   it. The copy into the output is a plain copy whatever the protocol. */
-static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d, int nranks, double S, double ch_bw,
-                                         double pass_s[2])
+static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d, int nranks, gboolean net, double S,
+                                         double ch_bw, double pass_s[2])
 {
     pass_s[CS_OOP] = pass_s[CS_INP] = 0;
     if (d->algo != CS_ALGO_RING || nranks < 2 || !(ch_bw > 0))
         return;
     double t = S / nranks / (MAX(1, d->nchannels) * ch_bw * cs_engine_threads_share(d->proto, d->nthreads));
-    if (coll == CS_COLL_REDUCESCATTER)
+    if (coll == CS_COLL_REDUCESCATTER && !net)
         pass_s[CS_OOP] = pass_s[CS_INP] = t;
     else if (coll == CS_COLL_ALLGATHER)
         pass_s[CS_OOP] = t;
+}
+
+/* Whether a ring of the communicator has a network edge (NET over IB
+ * verbs or sockets, between nodes or, where P2P and SHM are off, inside
+ * one): cs_engine_ring_pass_s's 'net'. */
+static inline gboolean cs_engine_ring_net(const cs_comm_info_t *info)
+{
+    gboolean inter = info->inter_transport == CS_XPORT_NET_IB || info->inter_transport == CS_XPORT_NET_SOCKET;
+    gboolean intra = info->intra_transport == CS_XPORT_NET_IB || info->intra_transport == CS_XPORT_NET_SOCKET;
+    return intra || (info->nnodes > 1 && inter);
 }
 
 /* The share of its NVSwitch port rate a GPU keeps in a call: all-to-all

@@ -1260,7 +1260,8 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
      * while the links idle: reduce-scatter's last step, all-gather's copy
      * out of place (cs_engine_ring_pass_s) */
     double pass[2];
-    cs_engine_ring_pass_s(coll, d, c.n, c.S, channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0), pass);
+    gboolean net = c.N > 1 || hw->intra_xport == CS_XPORT_NET_IB || hw->intra_xport == CS_XPORT_NET_SOCKET;
+    cs_engine_ring_pass_s(coll, d, c.n, net, c.S, channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0), pass);
     if (host > t + pass[CS_OOP]) {
         /* the GPUs wait for the host: its issue rate is the call's time */
         t = host;

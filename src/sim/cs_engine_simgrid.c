@@ -1015,8 +1015,8 @@ static gboolean engine_predict(void *state, const cs_engine_job_t *job, const cs
      * step, all-gather's copy out of place), as the analytic and flow
      * engines add them (cs_engine_ring_pass_s, not simulated) */
     double pass[2];
-    cs_engine_ring_pass_s(c->coll, call->decision, c->info->nranks, (double)call->nccl_bytes,
-                          cs_flow_channel_bw(c, CS_PROTO_SIMPLE), pass);
+    cs_engine_ring_pass_s(c->coll, call->decision, c->info->nranks, cs_engine_ring_net(c->info),
+                          (double)call->nccl_bytes, cs_flow_channel_bw(c, CS_PROTO_SIMPLE), pass);
     time_s[CS_OOP] = st.time_s + pass[CS_OOP];
     time_s[CS_INP] = st.time_s + pass[CS_INP];
     return TRUE;
