@@ -37,8 +37,10 @@ static void write_first_line(FILE *f, const cs_result_t *r)
 }
 
 /* "#  Rank  0 Group  0 Pid 584419 on        dkh device  0 [0000:14:00] NAME":
- * the same columns; what only a real run knows (pid, PCI bus id) is a
- * placeholder. Large jobs show the first ranks only. */
+ * the same columns (nccl-tests 2.18 common.cu: the bus id as domain, bus
+ * and device, "[%04x:%02x:%02x]"); what only a real run knows is a
+ * placeholder: the pid, and the bus id where the topology does not give
+ * it (presets). Large jobs show the first ranks only. */
 #define ALL_RANKS_UP_TO 64
 #define RANKS_SHOWN 8
 
@@ -50,8 +52,13 @@ static void write_devices(FILE *f, const cs_topo_t *t)
         const cs_device_t *d = cs_topo_rank_dev(t, rank);
         char host[32];
         snprintf(host, sizeof host, "node%d", d->node);
-        fprintf(f, "#  Rank %2d Group %2d Pid %6s on %10s device %2d [----:--:--] %s\n", rank, 0, "-", host,
-                d->local, d->gpu != NULL ? d->gpu->marketing : "unknown GPU");
+        char bus[24] = "----:--:--";
+        if (d->pci_busid > 0) {
+            cs_topo_busid_format(d->pci_busid, bus);
+            *strrchr(bus, '.') = '\0';   /* nccl-tests leaves the function out */
+        }
+        fprintf(f, "#  Rank %2d Group %2d Pid %6s on %10s device %2d [%s] %s\n", rank, 0, "-", host, d->local, bus,
+                d->gpu != NULL ? d->gpu->marketing : "unknown GPU");
     }
     if (shown < t->ngpus)
         fprintf(f, "# ... %d more ranks\n", t->ngpus - shown);

@@ -10,6 +10,8 @@
 #    GPUs (0 2 4 3 1 5 6 7 there: the XMLs of rank 0's GPU, the NICs, then
 #    the other ranks' GPUs, fused); its excerpt has the search lines of
 #    rank 3 only.
+#  - `collsim run` names the devices by the same bus ids, as nccl-tests
+#    prints them ("[0000:03:00]"); a preset has none (a placeholder).
 #  - The formats (rings.cc dumpLine, init.cc "Trees"), --rank, --dump-xml
 #    (NCCL_GRAPH_DUMP_FILE), channel counts under NCCL_MIN/MAX_NCHANNELS,
 #    two nodes, and bad input.
@@ -43,9 +45,22 @@ if [ -n "$log2" ]; then
             bad "2-GPU log, rank $r differs (< NCCL, > collsim)"; diff "$tmp/nccl$r" "$tmp/ours$r"
         fi
     done
+    # nccl-tests' device lines: rank, device and bus id as the run printed
+    # them (its first table)
+    devs() { sed -n 's/^#  Rank *\([0-9]*\) .* device *\([0-9]*\) \(\[[^]]*\]\).*/\1 \2 \3/p'; }
+    awk '/^# Using devices/ { on = 1; next } on && !/^#  Rank/ { exit } on' "$log2" | devs >"$tmp/devs.nccl"
+    "$COLLSIM" run --topo "$turin" --visible-gpus 0,1 --procs-per-node 1 --op sendrecv -b 1M -e 1M \
+        --env NCCL_NVLS_ENABLE=0 2>&1 | devs >"$tmp/devs.ours"
+    if [ "$(wc -l <"$tmp/devs.nccl")" -eq 2 ] && cmp -s "$tmp/devs.nccl" "$tmp/devs.ours"; then
+        ok "2-GPU log: the devices' bus ids as nccl-tests printed them"
+    else
+        bad "2-GPU log: device lines differ (< nccl-tests, > collsim run)"; diff "$tmp/devs.nccl" "$tmp/devs.ours"
+    fi
 else
     echo "# skip: the RTX PRO 6000 2-GPU log is not in $real"
 fi
+"$COLLSIM" run --topo dgx-h100 --op allreduce -b 1M -e 1M 2>&1 | grep -q 'device  0 \[----:--:--\] ' \
+    && ok "a preset's devices: the bus id left a placeholder" || bad "a preset's bus id placeholder"
 
 # ---- the 8-GPU log: every line, per rank (the search's where the excerpt has them)
 log8=$(ls "$real"/rtxpro6000bw-x8-pcie5-2socket-amd-*INFO*.txt 2>/dev/null | head -n 1)
