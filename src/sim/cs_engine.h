@@ -343,16 +343,16 @@ static inline double cs_engine_threads_share(cs_proto_t pr, int nthreads)
  *   rank sent (its FIFO: reduce-scatter has no direct mode) with the
  *   rank's own input into its output and sends nothing. With n ranks a
  *   chunk's n-1 link steps are followed by this one, which weighs most on
- *   few ranks. A network edge is the NIC's: the proxy posts what the CTA
- *   put in the FIFO and the NIC sends it while the CTA reduces, so a ring
+ *   few ranks. Measured against Reduce (one way, the same links, no such
+ *   step on any rank; 16 GiB busbw): B200 -g 2/4/8 541/665/694 against
+ *   711/701/701, 2 and 4 RTX PRO 6000 over PCIe 24.9/33.9 against
+ *   44.2/42.6, in place as out of place. The reduction reads two inputs,
+ *   but the Simple copy rate prices it: the data holds no separate rate
+ *   for it. A network edge is the NIC's: the proxy posts what the CTA put
+ *   in the FIFO and the NIC sends it while the CTA reduces, so a ring
  *   across nodes does not idle its bottleneck there (2 x B200 over RoCE,
- *   one GPU each: all-gather in place 45.1 GB/s busbw, the NIC's rate,
- *   with the same local last step, recv, on both ranks). Measured against Reduce
- *   (one way, the same links, no such step on any rank; 16 GiB busbw):
- *   B200 -g 2/4/8 541/665/694 against 711/701/701, 2 and 4 RTX PRO 6000
- *   over PCIe 24.9/33.9 against 44.2/42.6, in place as out of place. The
- *   reduction reads two inputs, but the Simple copy rate prices it: the
- *   data holds no separate rate for it.
+ *   one GPU each: all-gather in place at 45.1 GB/s busbw, the NIC's rate,
+ *   with the same local last step, recv, on both ranks).
  * - Out-of-place AllGather: the first step of every channel copies the
  *   rank's own chunk into its output as it sends it (directCopySend, one
  *   read and two writes, where in place it is directSend), so a rank's own
