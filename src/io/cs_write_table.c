@@ -53,7 +53,7 @@ static void write_devices(FILE *f, const cs_topo_t *t)
         char host[32];
         snprintf(host, sizeof host, "node%d", d->node);
         char bus[24] = "----:--:--";
-        if (d->pci_busid > 0) {
+        if (d->pci_busid != 0) {
             cs_topo_busid_format(d->pci_busid, bus);
             *strrchr(bus, '.') = '\0';   /* nccl-tests leaves the function out */
         }

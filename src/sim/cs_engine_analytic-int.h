@@ -29,6 +29,7 @@ typedef struct {
                                * version itself, not a bound, as the flow engine's program) */
 
     cs_transport_t intra_xport;
+    gboolean ring_net;        /* a ring has a network edge (cs_engine_ring_net) */
     double intra_bw;          /* busiest intra-node ring edge, all channels; 0 = none */
     double chain_bw;          /* the same for the chain from the root (Broadcast, Reduce) */
     int ring_nch;             /* channels whose rings were priced: the communicator's (1 without one) */
