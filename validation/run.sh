@@ -45,7 +45,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 tab=$(printf '\037')
 
 # The manifest as one tab-separated line per group, keys in a fixed order.
-keys="file table config topo nodes gpus gpu sockets p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus nccl-version cause cause-flags"
+keys="file table config topo nodes gpus gpu sockets cpu p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus nccl-version cause cause-flags"
 awk -v keys="$keys" -v manifest="$manifest" '
 function fail(line, what) {
     printf "validation: %s:%d: [%s] %s\n", manifest, line, group, what > "/dev/stderr"
@@ -135,7 +135,7 @@ human_size() {
 : > "$tmp/flow.tsv"
 : > "$tmp/cause.tsv"
 mkdir "$tmp/svg"
-while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p bridge nic nics procs env exclude skip note visible ncclv cause causeflags; do
+while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets cpu p2p bridge nic nics procs env exclude skip note visible ncclv cause causeflags; do
     if [ -n "$skip" ]; then
         printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
         continue
@@ -156,6 +156,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets p2p br
     [ -n "$gpus" ] && set -- "$@" --gpus "$gpus"
     [ -n "$gpu" ] && set -- "$@" --gpu "$gpu"
     [ -n "$sockets" ] && set -- "$@" --sockets "$sockets"
+    [ -n "$cpu" ] && set -- "$@" --cpu "$cpu"
     [ -n "$p2p" ] && set -- "$@" --p2p "$p2p"
     [ -n "$bridge" ] && set -- "$@" --nvlink-bridge "$bridge"
     [ -n "$nic" ] && set -- "$@" --nic "$nic"

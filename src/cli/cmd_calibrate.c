@@ -472,10 +472,10 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
     g_autofree char *dir = data_dir != NULL ? g_strdup(data_dir) : g_path_get_dirname(path);
     g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
     static const char *const known[] = { "file", "table", "config", "topo", "nodes", "gpus", "gpu", "sockets",
-                                         "p2p", "nic", "nics-per-node", "fabric", "oversubscription",
+                                         "cpu", "p2p", "nic", "nics-per-node", "fabric", "oversubscription",
                                          "nvlink-bridge", "visible-gpus", "env", "procs-per-node", "nthreads",
                                          "nccl-version", "exclude", "cause", "cause-flags", "skip", "note", NULL };
-    static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "p2p", "nodes", "nic", "nics-per-node",
+    static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "cpu", "p2p", "nodes", "nic", "nics-per-node",
                                              "fabric", "oversubscription", "nvlink-bridge", "visible-gpus", NULL };
     for (int gi = 0; groups[gi] != NULL; gi++) {
         const char *grp = groups[gi];
@@ -483,7 +483,7 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
         for (int k = 0; keys[k] != NULL; k++)
             if (!g_strv_contains(known, keys[k])) {
                 cs_set_error_at(err, path, manifest_line(text, grp, keys[k]),
-                                "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, p2p, nic, "
+                                "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, cpu, p2p, nic, "
                                 "nics-per-node, fabric, oversubscription, nvlink-bridge, visible-gpus, env, procs-per-node, "
                                 "nthreads, nccl-version, exclude, cause, cause-flags, skip, config or note", keys[k]);
                 return FALSE;

@@ -234,7 +234,7 @@ gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int a
 static void note_topo_flag_origins(cs_scenario_t *s, const cs_topo_spec_t *f)
 {
     struct { const char *key; gboolean set; } set[] = {
-        { "gpu", f->gpu != NULL }, { "gpus", f->gpus > 0 }, { "sockets", f->sockets > 0 },
+        { "gpu", f->gpu != NULL }, { "gpus", f->gpus > 0 }, { "sockets", f->sockets > 0 }, { "cpu", f->cpu != NULL },
         { "p2p", f->p2p != -1 }, { "nodes", f->nodes > 0 }, { "nic", f->nic != NULL },
         { "nics-per-node", f->nics_per_node > 0 }, { "fabric", f->fabric != NULL },
         { "oversubscription", f->oversubscription > 0 },

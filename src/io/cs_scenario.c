@@ -767,6 +767,7 @@ static gboolean topo_flag_set(const cs_topo_spec_t *t, const char *key)
 {
     if (strcmp(key, "gpu") == 0) return t->gpu != NULL;
     if (strcmp(key, "sockets") == 0) return t->sockets > 0;
+    if (strcmp(key, "cpu") == 0) return t->cpu != NULL;
     if (strcmp(key, "p2p") == 0) return t->p2p != -1;
     if (strcmp(key, "nic") == 0) return t->nic != NULL;
     if (strcmp(key, "nics-per-node") == 0) return t->nics_per_node > 0;
@@ -792,7 +793,7 @@ static gboolean validate_topology(const cs_scenario_t *s, GError **err)
     }
     if (t->file == NULL) {
         /* a fixed machine (every preset but pcie) takes no node option */
-        static const char *const node_keys[] = { "gpu", "sockets", "p2p", "nvlink-bridge", NULL };
+        static const char *const node_keys[] = { "gpu", "sockets", "cpu", "p2p", "nvlink-bridge", NULL };
         for (int i = 0; node_keys[i] != NULL; i++) {
             if (!topo_flag_set(t, node_keys[i]))
                 continue;
@@ -810,7 +811,7 @@ static gboolean validate_topology(const cs_scenario_t *s, GError **err)
     }
     /* A file names its own GPUs, links and NICs: the builders' options apply to a
      * file only when --nodes replicates it into a cluster. */
-    static const char *const node_keys[] = { "gpu", "sockets", "p2p", "nvlink-bridge", NULL };
+    static const char *const node_keys[] = { "gpu", "sockets", "cpu", "p2p", "nvlink-bridge", NULL };
     for (int i = 0; node_keys[i] != NULL; i++) {
         if (topo_flag_set(t, node_keys[i])) {
             g_autofree char *id = g_strdup_printf("topology.%s", node_keys[i]);
@@ -914,6 +915,7 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
         g_key_file_set_integer(kf, "topology", "gpus", t->gpus);
     if (t->sockets > 0)
         g_key_file_set_integer(kf, "topology", "sockets", t->sockets);
+    kf_set_opt(kf, "topology", "cpu", t->cpu);
     if (t->p2p != -1)
         g_key_file_set_string(kf, "topology", "p2p", t->p2p ? "on" : "off");
     if (t->nodes > 0)

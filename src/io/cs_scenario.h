@@ -12,9 +12,9 @@
 #include "models/cs_workload.h"
 
 /* The [topology] keys (cs_topo_spec_keys): file, preset, gpu, gpus,
- * sockets, p2p, nodes, nic, nics-per-node, fabric, oversubscription,
+ * sockets, cpu, p2p, nodes, nic, nics-per-node, fabric, oversubscription,
  * nvlink-bridge, visible-gpus. */
-#define CS_TOPO_SPEC_NKEYS 13
+#define CS_TOPO_SPEC_NKEYS 14
 
 /* How to obtain the topology: a file (our XML or an NCCL dump) or a preset,
  * plus builder parameters. Unset fields are 0/NULL. */
@@ -26,6 +26,7 @@ typedef struct {
     char *visible_gpus;    /* --visible-gpus LIST: the GPUs of each node a
                             * run sees, as CUDA_VISIBLE_DEVICES (NULL = all) */
     int sockets;           /* --sockets S (pcie preset) */
+    char *cpu;             /* --cpu PART (pcie preset): a cs_cpu_part_find_x86 key */
     int p2p;               /* --p2p on|off: 1/0, -1 unset */
     int nvlink_bridge;     /* --nvlink-bridge: a cs_nvlink_bridge_t, 0 unset */
     int nodes;             /* --nodes N (0 = the preset's own, 1) */
@@ -144,7 +145,7 @@ char *cs_scenario_to_ini(const cs_scenario_t *s);
 
 
 /* Command-line side: the topology flags (--topo PRESET|FILE, --gpu, --gpus,
- * --sockets, --p2p, --nodes, --nic, --nics-per-node, --fabric,
+ * --sockets, --cpu, --p2p, --nodes, --nic, --nics-per-node, --fabric,
  * --oversubscription) as a GOptionGroup writing into 'spec', shared by
  * `collsim run`, `collsim topo` and `collsim validate`. Values are checked
  * when the group is parsed (errors "collsim: --flag: ..."). */

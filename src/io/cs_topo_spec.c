@@ -17,6 +17,7 @@ const cs_scenario_key_t cs_topo_spec_keys[] = {
     { "topology", "gpu", 0, "gpu", NULL, "MODEL", "GPU model of the pcie preset" },
     { "topology", "gpus", 'g', "gpus", "ngpus", "N", "Use the first N GPUs of each node (as nccl-tests -g)" },
     { "topology", "sockets", 0, "sockets", NULL, "1|2", "CPU sockets of the pcie preset" },
+    { "topology", "cpu", 0, "cpu", NULL, "PART", "CPU of the pcie preset's sockets: bdw, skl, icx, spr, emr (Intel), rome, genoa, turin (AMD) (default: an Intel part of the GPU's PCIe generation)" },
     { "topology", "p2p", 0, "p2p", NULL, "on|off", "PCIe peer-to-peer between GPUs of the pcie preset" },
     { "topology", "nodes", 0, "nodes", NULL, "N", "Number of nodes, 1 to " G_STRINGIFY(CS_MAX_NODES) " (a preset's node, or the file's, replicated)" },
     { "topology", "nic", 0, "nic", NULL, "KIND", "NIC type of every node (e.g. ib-ndr, roce-400g, eth-1g)" },
@@ -76,6 +77,7 @@ static gboolean key_is_set(const cs_topo_spec_t *spec, const char *key)
     if (strcmp(key, "gpu") == 0) return spec->gpu != NULL;
     if (strcmp(key, "gpus") == 0) return spec->gpus > 0;
     if (strcmp(key, "sockets") == 0) return spec->sockets > 0;
+    if (strcmp(key, "cpu") == 0) return spec->cpu != NULL;
     if (strcmp(key, "p2p") == 0) return spec->p2p != -1;
     if (strcmp(key, "nodes") == 0) return spec->nodes > 0;
     if (strcmp(key, "nic") == 0) return spec->nic != NULL;
@@ -141,6 +143,7 @@ void cs_topo_spec_clear(cs_topo_spec_t *spec)
     g_free(spec->file);
     g_free(spec->preset);
     g_free(spec->gpu);
+    g_free(spec->cpu);
     g_free(spec->visible_gpus);
     g_free(spec->nic);
     g_free(spec->fabric);
@@ -214,6 +217,13 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
         return cs_scenario_parse_count(v, 1, MAX_GPUS_PER_NODE, "a number of GPUs per node of at least 1", &spec->gpus, err);
     } else if (strcmp(key, "sockets") == 0) {
         return cs_scenario_parse_count(v, 1, 2, "1 or 2", &spec->sockets, err);
+    } else if (strcmp(key, "cpu") == 0) {
+        const cs_cpu_part_t *c = cs_cpu_part_find_x86(v);
+        if (c == NULL) {
+            set_input_error(err, "unknown CPU part '%s'; expected one of %s", v, cs_cpu_part_x86_names());
+            return FALSE;
+        }
+        replace_str(&spec->cpu, g_strdup(c->key));
     } else if (strcmp(key, "p2p") == 0) {
         if (g_ascii_strcasecmp(v, "on") == 0 || g_ascii_strcasecmp(v, "yes") == 0 ||
             g_ascii_strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0)
@@ -375,6 +385,10 @@ void cs_topo_spec_merge(cs_topo_spec_t *spec, const cs_topo_spec_t *flags)
         spec->sockets = flags->sockets;
         merge_origin(spec, flags, "sockets");
     }
+    if (flags->cpu != NULL) {
+        replace_str(&spec->cpu, g_strdup(flags->cpu));
+        merge_origin(spec, flags, "cpu");
+    }
     if (flags->p2p != -1) {
         spec->p2p = flags->p2p;
         merge_origin(spec, flags, "p2p");
@@ -508,6 +522,8 @@ static void spec_to_opts(const cs_topo_spec_t *spec, cs_build_opts_t *o)
         o->gpus = spec->gpus;
     if (spec->sockets > 0)
         o->sockets = spec->sockets;
+    if (spec->cpu != NULL)
+        o->cpu = spec->cpu;
     if (spec->p2p != -1)
         o->p2p = spec->p2p;
     if (spec->nodes > 0)

@@ -337,6 +337,18 @@ static const cs_cpu_part_t cpu_parts[] = {
      * 32 GB/s per link per direction (DGX A100 user guide: 2x EPYC 7742). */
     { "rome", "AMD EPYC 7742 (Rome)", CS_CPU_AMD, 23, 0x31, 4 * 16e9 * 16 / 8,
       /* AMD EPYC 7742 product page: 8 channels DDR4-3200, 204.8 GB/s */ 204.8e9 },
+    /* AMD EPYC 9004 (Genoa, Zen 4: CPUID family 0x19, models 0x10-0x1F;
+     * 0x11 the 96-core parts) and 9005 (Turin, Zen 5: family 0x1A, the
+     * Zen 5 core parts models 0x00-0x0F, 0x02 for the 9575F): AMD's EPYC
+     * 9004/9005 architecture overviews give up to 4 x16 xGMI3 links between
+     * the sockets at up to 32 Gbps, 4 x 32 GT/s x 16 lanes / 8 = 256 GB/s
+     * per direction (a platform that routes one link to PCIe has 3), and
+     * 12 DDR5 channels a socket: DDR5-4800 on Genoa (460.8 GB/s, the
+     * product pages' per-socket figure), DDR5-6000 on Turin (576 GB/s). */
+    { "genoa", "AMD EPYC 9004 (Genoa)", CS_CPU_AMD, 0x19, 0x11, 4 * 32e9 * 16 / 8,
+      12 * 4800e6 * 8 },
+    { "turin", "AMD EPYC 9005 (Turin)", CS_CPU_AMD, 0x1A, 0x02, 4 * 32e9 * 16 / 8,
+      12 * 6000e6 * 8 },
     /* NVIDIA Grace (Arm Neoverse V2). NCCL gives Arm CPUs no CPUID
      * family/model (topo.cc: arch ARM). Grace CPU Superchip datasheet: two
      * Grace dies joined by NVLink-C2C at 900 GB/s bidirectional = 450 GB/s
@@ -361,7 +373,10 @@ const cs_cpu_part_t *cs_cpu_part_find(const char *key)
 }
 
 /* NCCL's own thresholds (graph/topo.cc:748-751) for Intel family 6, plus
- * Ice Lake-SP (model 0x6A) for the link figures; AMD family 23 = Zen 2. */
+ * Ice Lake-SP (model 0x6A) for the link figures; AMD family 23 = Zen 2,
+ * family 25 from model 0x10 = Zen 4 (family 25 below it is Zen 3, Milan,
+ * which the catalogue does not have), family 26 = Zen 5. NCCL itself gives
+ * every AMD CPU one SYS figure (AMD_BW); these set the physical link. */
 const cs_cpu_part_t *cs_cpu_part_by_cpuid(cs_cpu_vendor_t vendor, int family, int model)
 {
     if (vendor == CS_CPU_INTEL && family == 6 && model > 0) {
@@ -371,5 +386,30 @@ const cs_cpu_part_t *cs_cpu_part_by_cpuid(cs_cpu_vendor_t vendor, int family, in
     }
     if (vendor == CS_CPU_AMD && family == 23)
         return cs_cpu_part_find("rome");
+    if (vendor == CS_CPU_AMD && family == 0x19 && model >= 0x10 && model <= 0x1F)
+        return cs_cpu_part_find("genoa");
+    if (vendor == CS_CPU_AMD && family == 0x1A)
+        return cs_cpu_part_find("turin");
     return NULL;
+}
+
+const cs_cpu_part_t *cs_cpu_part_find_x86(const char *key)
+{
+    const cs_cpu_part_t *c = cs_cpu_part_find(key);
+    return c != NULL && (c->vendor == CS_CPU_INTEL || c->vendor == CS_CPU_AMD) ? c : NULL;
+}
+
+const char *cs_cpu_part_x86_names(void)
+{
+    static gsize once = 0;
+    static char *names;
+    if (g_once_init_enter(&once)) {
+        GString *s = g_string_new(NULL);
+        for (gsize i = 0; i < G_N_ELEMENTS(cpu_parts); i++)
+            if (cpu_parts[i].vendor == CS_CPU_INTEL || cpu_parts[i].vendor == CS_CPU_AMD)
+                g_string_append_printf(s, "%s%s", s->len ? ", " : "", cpu_parts[i].key);
+        names = g_string_free(s, FALSE);
+        g_once_init_leave(&once, 1);
+    }
+    return names;
 }

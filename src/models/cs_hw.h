@@ -39,10 +39,16 @@ typedef struct {
     double mem_bw;           /* DRAM peak of one socket, bytes/s (SHM buffers: cs_shm.h) */
 } cs_cpu_part_t;
 
-/* By key ("bdw", "skl", "icx", "spr", "emr", "rome", "grace", "gb10-cpu"); NULL if unknown. */
+/* By key ("bdw", "skl", "icx", "spr", "emr", "rome", "genoa", "turin",
+ * "grace", "gb10-cpu"); NULL if unknown. */
 const cs_cpu_part_t *cs_cpu_part_find(const char *key);
+/* The x86 parts only (Intel and AMD: what a PCIe server's sockets hold,
+ * the pcie preset's --cpu), and their keys comma-separated for messages. */
+const cs_cpu_part_t *cs_cpu_part_find_x86(const char *key);
+const char *cs_cpu_part_x86_names(void);
 /* The catalogue part of the same generation as a CPUID (Intel family 6 by
- * model thresholds, AMD family 23 = Zen 2), or NULL when nothing fits. */
+ * model thresholds, AMD family 23 = Zen 2, 25 from model 0x10 = Zen 4,
+ * 26 = Zen 5), or NULL when nothing fits. */
 const cs_cpu_part_t *cs_cpu_part_by_cpuid(cs_cpu_vendor_t vendor, int family, int model);
 
 typedef enum { CS_NIC_IB = 0, CS_NIC_ROCE, CS_NIC_ETH } cs_nic_kind_t;

@@ -408,7 +408,15 @@ static cs_topo_t *build_pcie_shape(const cs_build_opts_t *o, const pcie_shape_t 
         return NULL;
     }
     int nics = nt == NULL ? 0 : o->nics_per_node > 0 ? o->nics_per_node : 1;
-    const cs_cpu_part_t *cp = m->pcie_gen <= 3 ? cpu_part("skl") : m->pcie_gen == 4 ? cpu_part("icx") : cpu_part("spr");
+    /* the sockets' part: the one asked (--cpu), else an Intel server of
+     * the GPU's PCIe generation */
+    const cs_cpu_part_t *cp = o->cpu != NULL ? cs_cpu_part_find_x86(o->cpu)
+                            : m->pcie_gen <= 3 ? cpu_part("skl") : m->pcie_gen == 4 ? cpu_part("icx") : cpu_part("spr");
+    if (cp == NULL) {
+        cs_set_flag_error(err, "--cpu", "unknown CPU part '%s'; expected one of %s", o->cpu,
+                          cs_cpu_part_x86_names());
+        return NULL;
+    }
     int gen = m->pcie_gen;
 
     cs_topo_t *t = cs_topo_new(NULL);
@@ -635,7 +643,7 @@ static const cs_node_preset_t node_presets[] = {
     { "dgx-spark", "NVIDIA DGX Spark: 1x GB10 (unified memory), ConnectX-7 200 GbE as 2 RDMA devices "
       "of 100G; --nodes 2 for the usual pair of boxes", "roce-100g", build_dgx_spark, FALSE },
     { "pcie", "Generic PCIe server: --gpu MODEL (required), --gpus N (8), --sockets 1|2, "
-      "--p2p on|off, --nvlink-bridge none|pairs (none), 2 GPUs per PCIe switch, "
+      "--cpu PART (an Intel Xeon of the GPU's PCIe generation), --p2p on|off, --nvlink-bridge none|pairs (none), 2 GPUs per PCIe switch, "
       "with --nic one NIC unless --nics-per-node", NULL, build_pcie, TRUE },
     { "pcie-nvlink-pair", "Workstation with two PCIe cards joined by an NVLink bridge: --gpu MODEL "
       "(rtx-a6000; also a40, rtx3090, a100-pcie, h100-pcie, rtx2080ti), 1 socket; takes the pcie "

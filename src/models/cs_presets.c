@@ -80,6 +80,8 @@ static void set_source(cs_topo_t *t, const cs_node_preset_t *p, const cs_build_o
             bridges += t->links[l].kind == CS_LINK_NVL;
         const cs_gpu_model_t *m = cs_topo_rank_dev(t, 0)->gpu;
         g_string_append_printf(s, " --gpu %s --gpus %d --sockets %d", m->name, t->ngpus, sockets);
+        if (o->cpu != NULL)
+            g_string_append_printf(s, " --cpu %s", o->cpu);
         if (m->nvlinks > 0)
             g_string_append_printf(s, " --nvlink-bridge %s", bridges > 0 ? "pairs" : "none");
         if (o->nic != NULL && !clustered)
@@ -110,8 +112,8 @@ cs_topo_t *cs_preset_build(const char *name, const cs_build_opts_t *opts, GError
     if (!cs_build_opts_check(o, err))
         return NULL;
     /* a fixed machine takes no node option: one set would be ignored */
-    const char *given = o->gpu != NULL ? "--gpu" : o->sockets > 0 ? "--sockets" : o->p2p != -1 ? "--p2p"
-                      : o->nvlink_bridge != CS_BRIDGE_UNSET ? "--nvlink-bridge" : NULL;
+    const char *given = o->gpu != NULL ? "--gpu" : o->sockets > 0 ? "--sockets" : o->cpu != NULL ? "--cpu"
+                      : o->p2p != -1 ? "--p2p" : o->nvlink_bridge != CS_BRIDGE_UNSET ? "--nvlink-bridge" : NULL;
     g_autofree char *refusal = given != NULL ? cs_preset_node_option_refusal(p->name, given) : NULL;
     if (refusal != NULL) {
         cs_set_flag_error(err, given, "%s", refusal);

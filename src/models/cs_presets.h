@@ -31,6 +31,7 @@ typedef struct {
     const char *gpu;         /* pcie preset: GPU model (default per preset) */
     int gpus;                /* pcie preset: GPUs per node (default 8); any preset: 0 = all */
     int sockets;             /* pcie preset: 1 or 2 (default 2) */
+    const char *cpu;         /* pcie preset: x86 CPU part (cs_cpu_part_find_x86); NULL = by PCIe generation */
     int p2p;                 /* pcie preset: 1 on, 0 off, -1 = the GPU's default */
     cs_nvlink_bridge_t nvlink_bridge; /* pcie presets: bridges on GPU pairs */
     int nodes;               /* >= 1 (default 1) */
@@ -50,7 +51,7 @@ gboolean cs_preset_exists(const char *name);
 const char *cs_preset_names(void);   /* comma-separated */
 const char *cs_preset_doc(const char *name);
 
-/* Whether a preset is built from the node options gpu, sockets, p2p and
+/* Whether a preset is built from the node options gpu, sockets, cpu, p2p and
  * nvlink-bridge (the pcie presets); the others are fixed machines whose
  * GPUs, sockets and GPU-to-GPU links come from the vendor, so those options
  * are an error with them. cs_preset_node_option_refusal returns that error's text

@@ -127,7 +127,7 @@ static GOptionEntry *verbs_entries(vb_opts_t *o, gboolean *verbs_p)
 
 static gboolean topo_flags_given(const cs_topo_spec_t *t)
 {
-    return t->file != NULL || t->preset != NULL || t->gpu != NULL || t->gpus > 0 || t->sockets > 0 ||
+    return t->file != NULL || t->preset != NULL || t->gpu != NULL || t->gpus > 0 || t->sockets > 0 || t->cpu != NULL ||
            t->p2p != -1 || t->nodes > 0 || t->nic != NULL || t->nics_per_node > 0 || t->fabric != NULL ||
            t->oversubscription > 0 || t->nvlink_bridge != CS_BRIDGE_UNSET;
 }

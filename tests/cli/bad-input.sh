@@ -64,6 +64,10 @@ check bad-ratio exact "collsim: --oversubscription: 'x' is not a ratio; expected
 FIXED="is a fixed machine: its GPUs, sockets and GPU links are the vendor's)"
 check gpu-fixed-preset exact "collsim: --gpu: applies to the pcie preset only (dgx-h100 $FIXED; expected no --gpu with dgx-h100" -- run $H --gpu a100-pcie
 check sockets-fixed-preset exact "collsim: --sockets: applies to the pcie preset only (dgx-h100 $FIXED; expected no --sockets with dgx-h100" -- run $H --sockets 1
+check cpu-fixed-preset exact "collsim: --cpu: applies to the pcie preset only (dgx-h100 $FIXED; expected no --cpu with dgx-h100" -- run $H --cpu turin
+check cpu-unknown exact "collsim: --cpu: unknown CPU part 'grace'; expected one of bdw, skl, icx, spr, emr, rome, genoa, turin" -- run --topo pcie --gpu l40s --cpu grace
+printf '[topology]\npreset = pcie\ngpu = l40s\ncpu = zen9\n' >cpu.ini
+check ini-cpu-unknown exact "cpu.ini:4: cpu: unknown CPU part 'zen9'; expected one of bdw, skl, icx, spr, emr, rome, genoa, turin" -- run cpu.ini
 check p2p-fixed-preset exact "collsim: --p2p: applies to the pcie preset only (dgx-h100 $FIXED; expected no --p2p with dgx-h100" -- topo show $H --p2p off
 check nodes-limit exact "collsim: --nodes: 65537 is out of range; expected a number of nodes from 1 to 65536" -- run $H --nodes 65537
 check nics-limit exact "collsim: --nics-per-node: 145 is out of range; expected a number of NICs per node from 1 to 144" -- run $H --nics-per-node 145

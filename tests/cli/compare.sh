@@ -103,7 +103,7 @@ check one-design "collsim: compare: 1 design given; expected two or more (scenar
     "$S/default.ini"
 check no-label "collsim: --design: 'x' is not a design; expected LABEL:KEY=VALUE[,KEY=VALUE...] (e.g. ring:NCCL_ALGO=Ring)" \
     --topo dgx-h100 --design x --design y:NCCL_ALGO=Ring
-check bad-key "collsim: --design x: topology.nodez: unknown key 'nodez' in [topology]; expected one of topology.file, topology.preset, topology.gpu, topology.gpus, topology.sockets, topology.p2p, topology.nodes, topology.nic, topology.nics-per-node, topology.fabric, topology.oversubscription, topology.nvlink-bridge, topology.visible-gpus" \
+check bad-key "collsim: --design x: topology.nodez: unknown key 'nodez' in [topology]; expected one of topology.file, topology.preset, topology.gpu, topology.gpus, topology.sockets, topology.cpu, topology.p2p, topology.nodes, topology.nic, topology.nics-per-node, topology.fabric, topology.oversubscription, topology.nvlink-bridge, topology.visible-gpus" \
     --topo dgx-h100 --design x:topology.nodez=2 --design y:NCCL_ALGO=Ring
 check bad-value "collsim: --design x: nodes: 'abc' is not a whole number; expected a number of nodes from 1 to 65536" \
     --topo dgx-h100 --design x:nodes=abc --design y:NCCL_ALGO=Ring

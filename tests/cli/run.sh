@@ -252,6 +252,23 @@ grep -q '^# bottleneck for' ls-1.txt && bad "analytic-no-note-at-1:1 ($(grep '^#
 [ $? -eq 2 ] && [ "$(cat tr.err)" = "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow or packet" ] \
     && ok analytic-trace-refused || bad "analytic-trace-refused ($(cat tr.err))"
 
+# ---- the pcie preset's CPU (--cpu) ---------------------------------------------------
+# On an AMD host NCCL's search refuses SYS paths inside a node (search.cc)
+# and falls back to the simple order at bw 0.1, as the RTX PRO Turin logs
+# print it; its tuner then picks by latency, so 8 GPUs on two sockets run
+# Simple from a few KiB where the Intel part keeps LL (the 8 x RTX 5090
+# Turin server of the validation set steps at 4 KiB).
+P5090="--topo pcie --gpu rtx5090 --gpus 8 --sockets 2 --p2p on --env NCCL_P2P_LEVEL=SYS"
+"$COLLSIM" run $P5090 -b 64K -e 64K >cpu-intel.txt 2>&1
+"$COLLSIM" run $P5090 --cpu turin -b 64K -e 64K >cpu-amd.txt 2>&1
+grep -q '^# Topology: .*2 x AMD EPYC 9005 (Turin)' cpu-amd.txt &&
+    [ "$(awk '/^ +65536 /{print $(NF-2)}' cpu-intel.txt)" = "LL" ] &&
+    [ "$(awk '/^ +65536 /{print $(NF-2)}' cpu-amd.txt)" = "Simple" ] &&
+    ok cpu-amd-search-fallback || bad "cpu-amd-search-fallback ($(grep '^ *65536' cpu-intel.txt cpu-amd.txt))"
+"$COLLSIM" topo graph $P5090 --cpu turin >cpu-graph.txt 2>&1
+grep -q 'Pattern 4, .*bw 0.100000/0.100000, type SYS/SYS' cpu-graph.txt && ok cpu-amd-graph ||
+    bad "cpu-amd-graph ($(grep -m1 Pattern cpu-graph.txt))"
+
 # ---- every example scenario --------------------------------------------------------
 for s in "$top_srcdir"/scenarios/*.ini; do
     n=$(basename "$s" .ini)

@@ -64,7 +64,7 @@ check() {  # name, expected stderr (exact), args...
     if [ $rc -eq 2 ] && [ "$(cat x.err)" = "$want" ] && [ ! -s x.out ] && [ ! -e x.csv ]; then ok "$name"
     else bad "$name (exit $rc: $(cat x.err))"; fi
 }
-check bad-key "collsim: --grid topology.nodez: unknown key 'nodez' in [topology]; expected one of topology.file, topology.preset, topology.gpu, topology.gpus, topology.sockets, topology.p2p, topology.nodes, topology.nic, topology.nics-per-node, topology.fabric, topology.oversubscription, topology.nvlink-bridge, topology.visible-gpus" \
+check bad-key "collsim: --grid topology.nodez: unknown key 'nodez' in [topology]; expected one of topology.file, topology.preset, topology.gpu, topology.gpus, topology.sockets, topology.cpu, topology.p2p, topology.nodes, topology.nic, topology.nics-per-node, topology.fabric, topology.oversubscription, topology.nvlink-bridge, topology.visible-gpus" \
     --topo dgx-h100 --grid topology.nodez=1,2
 check bad-group "collsim: --grid network.nodes: unknown group 'network' in 'network.nodes'; expected scenario, topology, collective, fabric or nccl" \
     --topo dgx-h100 --grid network.nodes=1

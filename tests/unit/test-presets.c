@@ -284,6 +284,59 @@ static void test_pcie(void)
     g_assert_cmpint(t->fabric.kind, ==, CS_FABRIC_NONE);
 }
 
+/* The pcie preset's sockets: an Intel part of the GPU's PCIe generation
+ * unless --cpu names one; an AMD part makes the sockets AMD for NCCL's
+ * rules (AMD_BW, the search's refusal of SYS paths inside a node), with
+ * the catalogue's xGMI figure as the physical link. */
+static void test_pcie_cpu(void)
+{
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.gpu = "l40s";
+    g_autoptr(cs_topo_t) t = build("pcie", &o);
+    const cs_device_t *c0 = &t->devs[dev(t, "cpu0")];
+    g_assert_cmpint(c0->vendor, ==, CS_CPU_INTEL);
+    g_assert_cmpint(c0->modelid, ==, 0x6A);             /* Gen4: Ice Lake-SP */
+    g_assert_null(strstr(t->source, "--cpu"));
+    g_clear_pointer(&t, cs_topo_free);
+
+    o.gpu = "rtx5090";
+    o.cpu = "turin";
+    t = build("pcie", &o);
+    c0 = &t->devs[dev(t, "cpu0")];
+    g_assert_cmpint(c0->vendor, ==, CS_CPU_AMD);
+    g_assert_cmpint(c0->familyid, ==, 0x1A);
+    g_assert_cmpint(t->devs[dev(t, "cpu1")].vendor, ==, CS_CPU_AMD);
+    g_assert_cmpfloat_with_epsilon(link_between(t, dev(t, "cpu0"), dev(t, "cpu1"))->bw, 256e9, 1);
+    g_assert_nonnull(strstr(t->description, "2 x AMD EPYC 9005 (Turin)"));
+    g_assert_cmpstr(t->source, ==, "preset:pcie --gpu rtx5090 --gpus 8 --sockets 2 --cpu turin");
+    g_clear_pointer(&t, cs_topo_free);
+
+    /* one socket: no inter-socket link, the part still names the vendor */
+    o.gpus = 2;
+    o.cpu = "genoa";
+    t = build("pcie", &o);
+    g_assert_cmpint(count_devs(t, CS_DEV_CPU), ==, 1);
+    g_assert_cmpint(t->devs[dev(t, "cpu0")].familyid, ==, 0x19);
+    g_clear_pointer(&t, cs_topo_free);
+
+    /* only x86 parts: a Grace is a superchip's, not a PCIe server's */
+    o.cpu = "grace";
+    expect_error("pcie", &o, "collsim: --cpu: unknown CPU part 'grace'", "bdw, skl, icx, spr, emr, rome, genoa, turin");
+    cs_build_opts_init(&o);
+    o.cpu = "rome";
+    expect_error("dgx-a100", &o, "collsim: --cpu: applies to the pcie preset only", "no --cpu with dgx-a100");
+
+    /* CPUIDs as NCCL's XML carries them find the same parts; Zen 3
+     * (family 0x19 below model 0x10) has none */
+    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x1A, 0x02)->key, ==, "turin");
+    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x19, 0x11)->key, ==, "genoa");
+    g_assert_null(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x19, 0x01));
+    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 23, 0x31)->key, ==, "rome");
+    g_assert_null(cs_cpu_part_find_x86("gb10-cpu"));
+    g_assert_nonnull(cs_cpu_part_find("gb10-cpu"));
+}
+
 /* ---- clusters ------------------------------------------------------------------- */
 
 static void test_cluster_h100(void)
@@ -643,6 +696,7 @@ int main(int argc, char **argv)
     g_test_add_func("/presets/dgx-a100", test_dgx_a100);
     g_test_add_func("/presets/hgx", test_hgx);
     g_test_add_func("/presets/pcie", test_pcie);
+    g_test_add_func("/presets/pcie-cpu", test_pcie_cpu);
     g_test_add_func("/presets/cluster-h100", test_cluster_h100);
     g_test_add_func("/presets/oversubscription", test_oversubscription);
     g_test_add_func("/presets/fat-tree", test_fat_tree);

@@ -99,6 +99,7 @@ static const char full_ini[] =
     "gpu = rtx4090\n"
     "gpus = 2\n"
     "sockets = 2\n"
+    "cpu = Genoa\n"
     "p2p = off\n"
     "nodes = 4\n"
     "nic = eth-1g\n"
@@ -140,6 +141,7 @@ static void check_full(const cs_scenario_t *s)
     g_assert_cmpstr(s->topo.gpu, ==, "rtx4090");
     g_assert_cmpint(s->topo.gpus, ==, 2);
     g_assert_cmpint(s->topo.sockets, ==, 2);
+    g_assert_cmpstr(s->topo.cpu, ==, "genoa");   /* the catalogue's key, whatever the case */
     g_assert_cmpint(s->topo.p2p, ==, 0);
     g_assert_cmpint(s->topo.nodes, ==, 4);
     g_assert_cmpstr(s->topo.nic, ==, "eth-1g");
@@ -175,9 +177,9 @@ static void test_every_key(void)
     g_assert_no_error(err);
     check_full(&s);
     /* [nccl] values keep where they came from, for NCCL-side messages */
-    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_IB_DISABLE"), ==, "s.ini:35");
-    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_ALGO"), ==, "s.ini:36");
-    g_assert_cmpstr(g_hash_table_lookup(s.origins, "collective.root"), ==, "s.ini:24: root");
+    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_IB_DISABLE"), ==, "s.ini:36");
+    g_assert_cmpstr(cs_nccl_env_origin(s.env, "NCCL_ALGO"), ==, "s.ini:37");
+    g_assert_cmpstr(g_hash_table_lookup(s.origins, "collective.root"), ==, "s.ini:25: root");
     g_assert_cmpstr(s.topo.origin, ==, "s.ini:8: preset");
     g_assert_true(cs_scenario_validate(&s, &err));
     cs_scenario_clear(&s);
@@ -408,6 +410,9 @@ static void test_validate(void)
     expect_invalid("[topology]\npreset = dgx-h100\ngpu = l40s\n",
                    "s.ini:3: gpu: applies to the pcie preset only (dgx-h100 is a fixed machine: its GPUs, sockets "
                    "and GPU links are the vendor's); expected no gpu with dgx-h100");
+    expect_invalid("[topology]\npreset = dgx-a100\ncpu = rome\n",
+                   "s.ini:3: cpu: applies to the pcie preset only (dgx-a100 is a fixed machine: its GPUs, "
+                   "sockets and GPU links are the vendor's); expected no cpu with dgx-a100");
     expect_invalid("[topology]\npreset = dgx-a100\nsockets = 1\n",
                    "s.ini:3: sockets: applies to the pcie preset only (dgx-a100 is a fixed machine: its GPUs, "
                    "sockets and GPU links are the vendor's); expected no sockets with dgx-a100");
@@ -472,7 +477,7 @@ static void test_keys_and_flags(void)
             g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
         }
     }
-    g_assert_cmpint(n, ==, 38 + CS_FK_COUNT);   /* + [topology] nvlink-bridge, visible-gpus, [collective] procs-per-node, nthreads */
+    g_assert_cmpint(n, ==, 39 + CS_FK_COUNT);   /* + [topology] nvlink-bridge, visible-gpus, cpu, [collective] procs-per-node, nthreads */
     /* nccl-tests's letters */
     static const struct { const char *flag, *key; } letters[] = {
         { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },
