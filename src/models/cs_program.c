@@ -779,6 +779,16 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
      * stays, as there (no measured multi-node chain says the proxies'
      * network steps stream the same way). */
     p->streamed = chain && info->nnodes == 1;
+    /* A ring on one node (or one NVLink domain) pays each of its 'steps'
+     * hops' latency once per call: the measured one-node rings (8 A100 at
+     * 1-32 MiB, B200 -g 4/-g 8 at 64-256 MiB) take the volume at the link
+     * rate plus that much, where slices that pipeline the hops' latency,
+     * as the engines simulate them, would hide it (the analytic engine's
+     * one-node ring, t_ring, whose hop costs were fitted so). The engines
+     * take the edges' latency off the units and add it once per call
+     * (cs_flow_ring_latency_once). Across nodes the units carry it: the
+     * network hops' latency and the credits' waits interact there. */
+    p->latency_once = !chain && !dataflow && info->nnodes == 1;
 
     p->ch_bytes = g_new(guint64, p->nch);
     for (int c = 0; c < p->nch; c++)
@@ -850,6 +860,20 @@ gboolean cs_program_sends(const cs_program_t *p, int pos)
 gboolean cs_program_receives(const cs_program_t *p, int pos)
 {
     return !p->chain || pos > 0;
+}
+
+double cs_program_latency_once(const cs_program_t *p, const double *lat)
+{
+    if (!p->latency_once || p->nflows > 0)
+        return 0;
+    double worst = 0;
+    for (int c = 0; c < p->nch; c++) {
+        double sum = 0;
+        for (int pos = 0; pos < p->nranks; pos++)
+            sum += lat[(gsize)c * p->nranks + pos];
+        worst = MAX(worst, sum / p->nranks);
+    }
+    return p->steps * worst;
 }
 
 /* Ops per loop: the ring's steps plus the final receive, per slice; the

@@ -45,6 +45,10 @@ typedef struct {
      * engines forward a unit on its first bytes (as LL/LL128 chains do)
      * whatever the protocol; see cs_program_new */
     gboolean streamed;
+    /* Rings (AllReduce, AllGather, ReduceScatter) on one node: every hop's
+     * latency once per call, the units moving at the links' rate without
+     * it, as the analytic engine prices them (t_ring); see cs_program_new */
+    gboolean latency_once;
     /* Dataflow shapes (Tree AllReduce, NVLS, NVLSTree): 'nflows' > 0 and
      * the ring fields above other than coll/algo/proto/nranks/nch/ch_bytes/
      * chunk/credit are unused. See cs_prog_flow_t. */
@@ -178,6 +182,10 @@ double cs_program_flow_bytes(const cs_program_t *p, int ch, int fi, gint64 u);
 /* Whether the position sends at all / receives at all. */
 gboolean cs_program_sends(const cs_program_t *p, int pos);
 gboolean cs_program_receives(const cs_program_t *p, int pos);
+/* A latency_once ring's latency per call: 'steps' hops at the mean of a
+ * channel's edge latencies ('lat': nch x nranks, the edge position pos
+ * sends on, in any unit), the slowest channel's; 0 for other programs. */
+double cs_program_latency_once(const cs_program_t *p, const double *lat);
 
 /* NCCL's double binary tree (trees.cc ncclGetDtree): the parent of node r
  * in tree 0 or 1 over n nodes, -1 for a root. */

@@ -105,7 +105,7 @@ typedef struct {
     int flows;
     cs_time_t spread;            /* ... the widest range of latencies averaged */
     double spread_rel;           /* ... and relative to their mean */
-    cs_time_t start, gap;        /* first launch; launch (+ NVLS round, or a 1-rank copy) per call */
+    cs_time_t start, gap;        /* first launch; launch (+ NVLS round, a one-node ring's hop latency, or a 1-rank copy) per call */
     cs_time_t host;              /* the host's issue period: call k starts at start + k host at the earliest */
     int iters, iter;
     int unfinished;              /* lanes with ops left in this call */
@@ -1363,6 +1363,16 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
             }
             edge_from(f, J, &eb, eb.cap > 0 ? MIN(cap, eb.cap) : cap, eh, e);
         }
+    if (prog->latency_once) {
+        /* one node: the hops' latency once per call, the units without it
+         * (cs_program_t.latency_once) */
+        g_autofree double *lat = g_new(double, ne);
+        for (gsize i = 0; i < ne; i++) {
+            lat[i] = (double)edges[i].lat;
+            edges[i].lat = 0;
+        }
+        J->gap += (cs_time_t)llround(cs_program_latency_once(prog, lat));
+    }
     const hop_t *hp = (const hop_t *)eh->data;
     /* With folding allowed the run is one job alone with nothing watching
      * every link: only resources that can saturate matter (ring_binding). */

@@ -122,6 +122,7 @@ typedef struct {
     /* rings and chains */
     lane_t *lanes;
     gboolean cut;                    /* LL/LL128 chains and trees: forward on first bytes */
+    double once;                     /* a one-node ring's hop latency, once per call (s) */
     /* dataflow programs: per dependency k (prog->deps[k]) of flow i on
      * flow d, 'arr[k]' counts d's arrived units not yet taken by i, and
      * for lag 0, 'slot[k]' the units d may still send before i has sent
@@ -512,6 +513,16 @@ static gboolean setup_lanes(sim_t *s, GError **err)
             for (int w = 0; w < 2; w++)
                 notice_q_init(&L->q[w], p->credit + 2);
         }
+    if (p->latency_once) {
+        /* one node: the hops' latency once per call, the units without it
+         * (cs_program_t.latency_once), as the flow engine */
+        g_autofree double *lat = g_new(double, s->nowners);
+        for (int i = 0; i < s->nowners; i++) {
+            lat[i] = s->edges[i].lat;
+            s->edges[i].lat = 0;
+        }
+        s->once = cs_program_latency_once(p, lat);
+    }
     return TRUE;
 }
 
@@ -812,7 +823,7 @@ static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const ch
     simgrid_run();
     if (!check_done(s, err))
         return FALSE;
-    rep->time_s = cs_flow_launch(c) + simgrid_get_clock();
+    rep->time_s = cs_flow_launch(c) + simgrid_get_clock() + s->once;
     if (prog->nvls)
         rep->time_s += cs_flow_nvls_lat(c);   /* once per call, as the flow engine */
     /* the host's floor of the process layout (a thread issuing its GPUs'
