@@ -265,6 +265,11 @@ grep -q '^# Topology: .*2 x AMD EPYC 9005 (Turin)' cpu-amd.txt &&
     [ "$(awk '/^ +65536 /{print $(NF-2)}' cpu-intel.txt)" = "LL" ] &&
     [ "$(awk '/^ +65536 /{print $(NF-2)}' cpu-amd.txt)" = "Simple" ] &&
     ok cpu-amd-search-fallback || bad "cpu-amd-search-fallback ($(grep '^ *65536' cpu-intel.txt cpu-amd.txt))"
+# two GPUs across the sockets (README's example): NCCL's AMD rule allows
+# P2P through the CPUs with at most two GPUs (paths.cc); Intel: SHM
+"$COLLSIM" sweep --topo pcie --gpu l40s --gpus 2 --sockets 2 -b 1G -e 1G --grid topology.cpu=spr,turin >cpu-2gpu.csv 2>&1
+[ "$(awk -F, 'NR > 1 {printf "%s:%s ", $2, $16}' cpu-2gpu.csv)" = "spr:SHM turin:P2P/PCI " ] &&
+    ok cpu-amd-two-gpu-p2p || bad "cpu-amd-two-gpu-p2p ($(cat cpu-2gpu.csv))"
 "$COLLSIM" topo graph $P5090 --cpu turin >cpu-graph.txt 2>&1
 grep -q 'Pattern 4, .*bw 0.100000/0.100000, type SYS/SYS' cpu-graph.txt && ok cpu-amd-graph ||
     bad "cpu-amd-graph ($(grep -m1 Pattern cpu-graph.txt))"
