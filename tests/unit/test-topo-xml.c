@@ -390,6 +390,33 @@ static void test_nccl_links(void)
     g_assert_cmpint(t->devs[dev(t, "cpu0")].vendor, ==, CS_CPU_ARM);
 }
 
+/* A sys link without bw= between AMD sockets: the catalogue part of their
+ * CPUID family (EPYC 9005 Turin 0x1A, 9004 Genoa 0x19 from model 0x10:
+ * 4 xGMI3 x16 at 32 GT/s), Rome's figure without one or for Zen 3. */
+static void test_sys_amd_families(void)
+{
+    static const struct { const char *cpuid; double bw; } cases[] = {
+        { " familyid=\"26\" modelid=\"2\"", 256e9 },
+        { " familyid=\"25\" modelid=\"17\"", 256e9 },
+        { " familyid=\"25\" modelid=\"1\"", 128e9 },
+        { "", 128e9 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *xml = g_strdup_printf(
+            "<?xml version=\"1.0\"?>\n<collsim-topology version=\"1\">\n  <node>\n"
+            "    <cpu id=\"c0\" vendor=\"amd\" socket=\"0\"%s/>\n"
+            "    <cpu id=\"c1\" vendor=\"amd\" socket=\"1\"%s/>\n"
+            "    <gpu id=\"g0\" model=\"l40s\"/>\n"
+            "    <link a=\"c0\" b=\"c1\" type=\"sys\"/>\n"
+            "    <link a=\"c0\" b=\"g0\" type=\"pcie\" gen=\"4\"/>\n"
+            "  </node>\n</collsim-topology>\n", cases[i].cpuid, cases[i].cpuid);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(cs_topo_t) t = load_str(xml, "amd.xml", &err);
+        g_assert_no_error(err);
+        g_assert_cmpfloat_with_epsilon(need_link(t, "c0", "c1", CS_LINK_SYS)->bw, cases[i].bw, EPS_BW);
+    }
+}
+
 /* ---- our format: derived and explicit values ------------------------------ */
 
 static void test_derived(void)
@@ -859,6 +886,7 @@ int main(int argc, char **argv)
     g_test_add_func("/topo-xml/nccl-dump", test_nccl_dump);
     g_test_add_func("/topo-xml/nccl-nic-kinds", test_nccl_nic_kinds);
     g_test_add_func("/topo-xml/nccl-links", test_nccl_links);
+    g_test_add_func("/topo-xml/sys-amd-families", test_sys_amd_families);
     g_test_add_func("/topo-xml/derived", test_derived);
     g_test_add_func("/topo-xml/bad-files", test_bad_files);
     g_test_add_func("/topo-xml/bad-files-listed", test_bad_files_listed);
