@@ -786,7 +786,7 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
      * as the engines simulate them, would hide it (the analytic engine's
      * one-node ring, t_ring, whose hop costs were fitted so). The engines
      * take the edges' latency off the units and add it once per call
-     * (cs_flow_ring_latency_once). Across nodes the units carry it: the
+     * (cs_program_latency_once). Across nodes the units carry it: the
      * network hops' latency and the credits' waits interact there. */
     p->latency_once = !chain && !dataflow && info->nnodes == 1;
 
