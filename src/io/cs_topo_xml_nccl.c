@@ -123,13 +123,25 @@ static gboolean pci_link_attrs(nccl_t *s, xmlNodePtr el, rec_t *r)
     return TRUE;
 }
 
+/* A bus id attribute, in the one form records are matched by: a valid id
+ * as cs_topo_busid_format writes it (NCCL compares bus ids by value,
+ * busIdToInt64, so "000:18:00.0" and "0000:18:00" name 0000:18:00.0),
+ * anything else lower-cased as it stands. */
 static char *busid_attr(nccl_t *s, xmlNodePtr el, const char *name)
 {
     char *v = cs_xml_attr_req(s->c, el, name, "a PCI bus id such as \"0000:18:00.0\"");
     if (v != NULL) {
-        char *low = g_ascii_strdown(v, -1);
+        gint64 id;
+        char buf[24];
+        char *canon = NULL;
+        if (cs_topo_busid_parse(v, &id)) {
+            cs_topo_busid_format(id, buf);
+            canon = g_strdup(buf);
+        } else {
+            canon = g_ascii_strdown(v, -1);
+        }
         g_free(v);
-        v = low;
+        v = canon;
     }
     return v;
 }

@@ -543,6 +543,10 @@ static const struct {
     { "bad-nccl-dup-rank.xml", "bad-nccl-dup-rank.xml:8: duplicate rank 0 (first at line 5); expected one GPU per rank" },
     { "bad-nccl-dup-busid.xml", "bad-nccl-dup-busid.xml:8: a second GPU at bus id 0000:18:00.0 (the first at line 3); "
                                 "expected each GPU's own bus id, as NCCL writes them" },
+    /* the same id spelled otherwise (NCCL compares bus ids by value; found by fuzz-topo-xml: the
+     * written file, where both read 0000:18:00.0, did not load) */
+    { "bad-nccl-dup-busid-forms.xml", "bad-nccl-dup-busid-forms.xml:8: a second GPU at bus id 0000:18:00.0 (the first "
+                                      "at line 3); expected each GPU's own bus id, as NCCL writes them" },
     { "bad-nccl-class.xml", "bad-nccl-class.xml:3: missing attribute 'class' on <pci>; expected a PCI class such as \"0x060400\"" },
     { "bad-nccl-two-hosts.xml", "bad-nccl-two-hosts.xml:7: a second host (host_hash 0x2222, first 0x1111 at line 2); expected a one-node dump (replicate it with --nodes)" },
     { "bad-nccl-sm.xml", NULL /* built below */ },
