@@ -80,6 +80,12 @@ static const cs_gpu_model_t gpu_models[] = {
      * drivers (cudaDeviceCanAccessPeer returns 0 without NVLink). */
     { "rtx2080ti", "NVIDIA GeForce RTX 2080 Ti", 75, 2, 2, 25 * GBPS, FALSE, FALSE,
       616 * GBPS, 3, 16, TRUE },
+    /* NVIDIA T4 datasheet (2019): Turing TU104, 16 GB GDDR6 at 320 GB/s,
+     * PCIe Gen3 x16, no NVLink, 70 W; a data-centre (Tesla) part, so P2P
+     * and GPUDirect RDMA are supported. The GPU of AWS g4dn and GCP
+     * n1 + T4 instances, one to eight a host. */
+    { "t4", "NVIDIA T4", 75, 0, 0, 0, TRUE, TRUE,
+      320 * GBPS, 3, 16, FALSE },
     /* GeForce RTX 3090 (Ampere GA102 whitepaper): NVLink bridge 112.5 GB/s
      * total over 4 links = 14.0625 GB/s/dir/link; GDDR6X 936 GB/s. */
     { "rtx3090", "NVIDIA GeForce RTX 3090", 86, 3, 4, 14.0625 * GBPS, FALSE, FALSE,
@@ -119,6 +125,7 @@ static const hw_alias_t gpu_aliases[] = {
     { "h800", "h800-sxm" }, { "h200", "h200-sxm" }, { "b200-sxm", "b200" },
     { "rtx6000ada", "rtx6000-ada" }, { "rtxpro6000", "rtx-pro-6000" },
     { "a6000", "rtx-a6000" }, { "rtxa6000", "rtx-a6000" }, { "b300", "gb300" },
+    { "tesla-t4", "t4" },
 };
 
 /* PCI device ids: Debian's pci.ids 2023.04.10 for parts up to H100/RTX
@@ -146,6 +153,7 @@ static const hw_pci_t gpu_pci_ids[] = {
     { 0x2901, "b200" },          /* B200 */
     { 0x1e04, "rtx2080ti" },     /* GeForce RTX 2080 Ti */
     { 0x1e07, "rtx2080ti" },     /* GeForce RTX 2080 Ti Rev. A */
+    { 0x1eb8, "t4" },            /* TU104GL [Tesla T4] */
     { 0x2204, "rtx3090" },       /* GeForce RTX 3090 */
     { 0x2230, "rtx-a6000" },     /* GA102GL [RTX A6000] */
     { 0x2235, "a40" },           /* GA102GL [A40] */
@@ -216,7 +224,8 @@ const char *cs_gpu_model_names(void)
  * briefs), Ethernet NN G carries NN Gb/s (IEEE 802.3). Host interface: the
  * ConnectX generation that introduced the speed (ConnectX-5 EDR/100GbE
  * Gen3 x16, ConnectX-6 HDR Gen4 x16, ConnectX-7 NDR Gen5 x16, ConnectX-8
- * XDR / 800GbE Gen6 x16 (ConnectX-8 SuperNIC product brief), ConnectX-4 Lx 25GbE Gen3 x8, Intel I210 1GbE Gen2 x1,
+ * XDR / 800GbE Gen6 x16 (ConnectX-8 SuperNIC product brief), ConnectX-4 Lx 25GbE and 50GbE Gen3 x8
+ * (ConnectX-4 Lx product brief), Intel I210 1GbE Gen2 x1,
  * Intel X520 10GbE Gen2 x8).
  *
  * lat is one switch's port-to-port latency: Switch-IB 2 (EDR) datasheet
@@ -241,6 +250,7 @@ static const cs_nic_type_t nic_types[] = {
     { "eth-1g",    CS_NIC_ETH,  1e9 / 8,    3000 * NS, 2, 1,  FALSE },
     { "eth-10g",   CS_NIC_ETH,  10e9 / 8,   1000 * NS, 2, 8,  FALSE },
     { "eth-25g",   CS_NIC_ETH,  25e9 / 8,   600 * NS,  3, 8,  FALSE },
+    { "eth-50g",   CS_NIC_ETH,  50e9 / 8,   600 * NS,  3, 8,  FALSE },
     { "eth-100g",  CS_NIC_ETH,  100e9 / 8,  600 * NS,  3, 16, FALSE },
 };
 

@@ -130,11 +130,11 @@ if "$COLLSIM" topo --help >/dev/null 2>&1; then
 fi
 expect topo-stdout 0 "<collsim-topology" -- --root "$trees/roce-gid" $I --topology -
 grep -F -q "collsim doctor:" err.txt || { echo "FAIL topo-stdout-report"; fail=1; }
-expect topo-unknown-gpu 1 "" -- --root "$trees/docker-roce" $I --topology t4.xml
-[ -e t4.xml ] && { echo "FAIL topo-unknown-gpu: file written"; fail=1; }
+expect topo-unknown-gpu 1 "" -- --root "$trees/docker-roce" $I --topology a10.xml
+[ -e a10.xml ] && { echo "FAIL topo-unknown-gpu: file written"; fail=1; }
 grep -F -q -- "--gpu-model" err.txt || { echo "FAIL topo-unknown-gpu message"; fail=1; }
-expect topo-assumed 0 "[note] gpu-model-assumed" -- --root "$trees/docker-roce" $I --topology t4.xml --gpu-model l40s
-[ -s t4.xml ] || { echo "FAIL topo-assumed: no file"; fail=1; }
+expect topo-assumed 0 "[note] gpu-model-assumed" -- --root "$trees/docker-roce" $I --topology a10.xml --gpu-model l40s
+[ -s a10.xml ] || { echo "FAIL topo-assumed: no file"; fail=1; }
 
 # --- odd trees and determinism
 expect garbage 1 "[error] no-socket-interface" -- --root "$trees/garbage" $I

@@ -106,11 +106,12 @@ static void test_nic(void)
     g_assert_cmpfloat_with_epsilon(cs_nic_type_find("roce-400g")->bw, 50e9, 1);
     g_assert_cmpfloat_with_epsilon(cs_nic_type_find("eth-1g")->bw, 125e6, 1);
     g_assert_false(cs_nic_type_find("eth-10g")->rdma);
+    g_assert_cmpfloat_with_epsilon(cs_nic_type_find("eth-50g")->bw, 6.25e9, 1);   /* 50 Gb/s */
     g_assert_cmpint(cs_nic_type_find("roce-25g")->kind, ==, CS_NIC_ROCE);
     g_assert_null(cs_nic_type_find("ib-qdr"));
     /* The NIC's host interface must not be slower than its port. */
     g_auto(GStrv) parts = g_strsplit(cs_nic_type_names(), ", ", -1);
-    g_assert_cmpuint(g_strv_length(parts), ==, 13);
+    g_assert_cmpuint(g_strv_length(parts), ==, 14);
     for (int i = 0; parts[i]; i++) {
         const cs_nic_type_t *t = cs_nic_type_find(parts[i]);
         g_assert_nonnull(t);

@@ -327,6 +327,25 @@ static void test_pcie_cpu(void)
     o.cpu = "rome";
     expect_error("dgx-a100", &o, "collsim: --cpu: applies to the pcie preset only", "no --cpu with dgx-a100");
 
+    /* an AWS g4dn-class host: one T4 (Gen3 x16, a data-centre part: P2P and
+     * GPUDirect RDMA), a 50 GbE NIC (sockets: no RDMA) */
+    cs_build_opts_init(&o);
+    o.gpu = "tesla-t4";
+    o.gpus = 1;
+    o.nic = "eth-50g";
+    t = build("pcie", &o);
+    const cs_device_t *g0 = &t->devs[dev(t, "gpu0")];
+    g_assert_cmpstr(g0->gpu->name, ==, "t4");
+    g_assert_cmpint(g0->gpu->sm, ==, 75);
+    g_assert_true(cs_device_p2p(g0));
+    g_assert_true(g0->gdr);
+    g_assert_cmpint(link_between(t, pci_parent(t, dev(t, "gpu0")), dev(t, "gpu0"))->pcie_gen, ==, 3);
+    const cs_device_t *n0 = &t->devs[dev(t, "nic0")];
+    g_assert_cmpfloat_with_epsilon(n0->nic_bw, 50e9 / 8, 1);
+    g_assert_cmpint(n0->nic_kind, ==, CS_NIC_ETH);
+    g_assert_cmpstr(cs_gpu_model_by_pci(0x10de, 0x1eb8)->name, ==, "t4");
+    g_clear_pointer(&t, cs_topo_free);
+
     /* CPUIDs as NCCL's XML carries them find the same parts; Zen 3
      * (family 0x19 below model 0x10) has none */
     g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x1A, 0x02)->key, ==, "turin");

@@ -256,7 +256,7 @@ def lab_1gbe():
 def docker_ib_disabled():
     t = Tree("docker-roce")
     t.bridge("/sys/devices/pci0000:3a/0000:3a:00.0", 0, "8.0 GT/s PCIe", vendor=0x8086, device=0x2030)
-    t.pci("/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", 0x030200, 0x10de, 0x1eb8, 0, "8.0 GT/s PCIe", 16)
+    t.pci("/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", 0x030200, 0x10de, 0x2236, 0, "8.0 GT/s PCIe", 16)
     t.bridge("/sys/devices/pci0000:5d/0000:5d:00.0", 0, "8.0 GT/s PCIe", vendor=0x8086, device=0x2030)
     nic = t.pci("/sys/devices/pci0000:5d/0000:5d:00.0/0000:5e:00.0", 0x020000, 0x15b3, 0x1015, 0,
                 "8.0 GT/s PCIe", 8)
