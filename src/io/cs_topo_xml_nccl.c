@@ -130,20 +130,19 @@ static gboolean pci_link_attrs(nccl_t *s, xmlNodePtr el, rec_t *r)
 static char *busid_attr(nccl_t *s, xmlNodePtr el, const char *name)
 {
     char *v = cs_xml_attr_req(s->c, el, name, "a PCI bus id such as \"0000:18:00.0\"");
-    if (v != NULL) {
-        gint64 id;
-        char buf[24];
-        char *canon = NULL;
-        if (cs_topo_busid_parse(v, &id)) {
-            cs_topo_busid_format(id, buf);
-            canon = g_strdup(buf);
-        } else {
-            canon = g_ascii_strdown(v, -1);
-        }
-        g_free(v);
-        v = canon;
+    if (v == NULL)
+        return NULL;
+    gint64 id;
+    char buf[24];
+    char *canon;
+    if (cs_topo_busid_parse(v, &id)) {
+        cs_topo_busid_format(id, buf);
+        canon = g_strdup(buf);
+    } else {
+        canon = g_ascii_strdown(v, -1);
     }
-    return v;
+    g_free(v);
+    return canon;
 }
 
 /* "0x10de" -> 0x10de; 0 when absent or not a number. */

@@ -403,10 +403,15 @@ const cs_cpu_part_t *cs_cpu_part_by_cpuid(cs_cpu_vendor_t vendor, int family, in
     return NULL;
 }
 
+static gboolean is_x86(const cs_cpu_part_t *c)
+{
+    return c->vendor == CS_CPU_INTEL || c->vendor == CS_CPU_AMD;
+}
+
 const cs_cpu_part_t *cs_cpu_part_find_x86(const char *key)
 {
     const cs_cpu_part_t *c = cs_cpu_part_find(key);
-    return c != NULL && (c->vendor == CS_CPU_INTEL || c->vendor == CS_CPU_AMD) ? c : NULL;
+    return c != NULL && is_x86(c) ? c : NULL;
 }
 
 const char *cs_cpu_part_x86_names(void)
@@ -416,7 +421,7 @@ const char *cs_cpu_part_x86_names(void)
     if (g_once_init_enter(&once)) {
         GString *s = g_string_new(NULL);
         for (gsize i = 0; i < G_N_ELEMENTS(cpu_parts); i++)
-            if (cpu_parts[i].vendor == CS_CPU_INTEL || cpu_parts[i].vendor == CS_CPU_AMD)
+            if (is_x86(&cpu_parts[i]))
                 g_string_append_printf(s, "%s%s", s->len ? ", " : "", cpu_parts[i].key);
         names = g_string_free(s, FALSE);
         g_once_init_leave(&once, 1);

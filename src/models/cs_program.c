@@ -864,7 +864,7 @@ gboolean cs_program_receives(const cs_program_t *p, int pos)
 
 double cs_program_latency_once(const cs_program_t *p, const double *lat)
 {
-    if (!p->latency_once || p->nflows > 0)
+    if (!p->latency_once)
         return 0;
     double worst = 0;
     for (int c = 0; c < p->nch; c++) {

@@ -327,13 +327,26 @@ static void test_pcie_cpu(void)
     o.cpu = "rome";
     expect_error("dgx-a100", &o, "collsim: --cpu: applies to the pcie preset only", "no --cpu with dgx-a100");
 
-    /* an AWS g4dn-class host: one T4 (Gen3 x16, a data-centre part: P2P and
-     * GPUDirect RDMA), a 50 GbE NIC (sockets: no RDMA) */
+    /* CPUIDs as NCCL's XML carries them find the same parts; Zen 3
+     * (family 0x19 below model 0x10) has none */
+    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x1A, 0x02)->key, ==, "turin");
+    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x19, 0x11)->key, ==, "genoa");
+    g_assert_null(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x19, 0x01));
+    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 23, 0x31)->key, ==, "rome");
+    g_assert_null(cs_cpu_part_find_x86("gb10-cpu"));
+    g_assert_nonnull(cs_cpu_part_find("gb10-cpu"));
+}
+
+/* An AWS g4dn-class host: one T4 (Gen3 x16, a data-centre part: P2P and
+ * GPUDirect RDMA), a 50 GbE NIC (sockets: no RDMA). */
+static void test_pcie_t4(void)
+{
+    cs_build_opts_t o;
     cs_build_opts_init(&o);
     o.gpu = "tesla-t4";
     o.gpus = 1;
     o.nic = "eth-50g";
-    t = build("pcie", &o);
+    g_autoptr(cs_topo_t) t = build("pcie", &o);
     const cs_device_t *g0 = &t->devs[dev(t, "gpu0")];
     g_assert_cmpstr(g0->gpu->name, ==, "t4");
     g_assert_cmpint(g0->gpu->sm, ==, 75);
@@ -344,16 +357,6 @@ static void test_pcie_cpu(void)
     g_assert_cmpfloat_with_epsilon(n0->nic_bw, 50e9 / 8, 1);
     g_assert_cmpint(n0->nic_kind, ==, CS_NIC_ETH);
     g_assert_cmpstr(cs_gpu_model_by_pci(0x10de, 0x1eb8)->name, ==, "t4");
-    g_clear_pointer(&t, cs_topo_free);
-
-    /* CPUIDs as NCCL's XML carries them find the same parts; Zen 3
-     * (family 0x19 below model 0x10) has none */
-    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x1A, 0x02)->key, ==, "turin");
-    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x19, 0x11)->key, ==, "genoa");
-    g_assert_null(cs_cpu_part_by_cpuid(CS_CPU_AMD, 0x19, 0x01));
-    g_assert_cmpstr(cs_cpu_part_by_cpuid(CS_CPU_AMD, 23, 0x31)->key, ==, "rome");
-    g_assert_null(cs_cpu_part_find_x86("gb10-cpu"));
-    g_assert_nonnull(cs_cpu_part_find("gb10-cpu"));
 }
 
 /* ---- clusters ------------------------------------------------------------------- */
@@ -716,6 +719,7 @@ int main(int argc, char **argv)
     g_test_add_func("/presets/hgx", test_hgx);
     g_test_add_func("/presets/pcie", test_pcie);
     g_test_add_func("/presets/pcie-cpu", test_pcie_cpu);
+    g_test_add_func("/presets/pcie-t4", test_pcie_t4);
     g_test_add_func("/presets/cluster-h100", test_cluster_h100);
     g_test_add_func("/presets/oversubscription", test_oversubscription);
     g_test_add_func("/presets/fat-tree", test_fat_tree);
