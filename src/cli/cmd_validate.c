@@ -46,6 +46,8 @@ typedef struct {
 typedef struct {
     const cs_result_t *measured;
     int number, line;
+    const cs_nccl_info_t *seen;  /* what the run's NCCL INFO lines said, or NULL */
+    GPtrArray *findings;         /* where they contradict the model (char*) */
     cs_result_t *predicted;
     cs_validation_t *v;
     cs_validation_t *v_before;   /* with the built-in parameters, when a calibration is used */
@@ -54,6 +56,8 @@ typedef struct {
 static void compared_clear(gpointer p)
 {
     compared_t *c = p;
+    if (c->findings != NULL)
+        g_ptr_array_unref(c->findings);
     cs_result_free(c->predicted);
     cs_validation_free(c->v);
     cs_validation_free(c->v_before);
@@ -145,7 +149,10 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
         "their errors, (predicted - measured) / measured, from the out-of-place columns; then\n"
         "the median and worst error of bus bandwidth at sizes >= 1 MiB and of time at sizes\n"
         "<= 64 KiB. The NCCL_* variables of the calling shell are not used: give the measured\n"
-        "run's with --env or [nccl].");
+        "run's with --env or [nccl]. A log taken with NCCL_DEBUG=INFO also says what NCCL did\n"
+        "(each connection's transport, the network, GPUDirect RDMA, channels, rings): where it\n"
+        "differs from the model's decisions, a '# finding:' line says how, why NCCL does that,\n"
+        "and the flag that predicts the run as it ran.");
     g_option_context_set_description(ctx,
         "Examples:\n"
         "  collsim validate run.log --topo dgx-h100 --nodes 2\n"
@@ -264,6 +271,9 @@ static void print_comparison(FILE *f, const char *log, const char *nccl_version,
     fprintf(f, ", %u sizes\n", m->rows->len);
     for (guint i = 0; i < m->notes->len; i++)
         fprintf(f, "# measured: %s\n", (const char *)g_ptr_array_index(m->notes, i));
+    g_autofree char *seen = c->seen != NULL ? cs_nccl_info_summary(c->seen) : NULL;
+    if (seen != NULL)
+        fprintf(f, "# measured: NCCL's INFO lines: %s\n", seen);
     fprintf(f, "# modelled: %s (%s parameters%s%s)\n", c->predicted->producer,
             params->calibration_source ? "calibrated" : "built-in",
             params->calibration_source ? " from " : "", params->calibration_source ? params->calibration_source : "");
@@ -290,6 +300,8 @@ static void print_comparison(FILE *f, const char *log, const char *nccl_version,
         fprintf(f, "# modelled: note: %s\n", (const char *)g_ptr_array_index(version_notes, i));
     for (guint i = 0; i < c->predicted->notes->len; i++)
         fprintf(f, "# modelled: %s\n", (const char *)g_ptr_array_index(c->predicted->notes, i));
+    for (guint i = 0; c->findings != NULL && i < c->findings->len; i++)
+        fprintf(f, "# finding: %s\n", (const char *)g_ptr_array_index(c->findings, i));
     fprintf(f, "# compared: %s columns (the other placement is not used); error = (predicted - measured) / measured;\n"
                "# compared: busbw error from the times (t_measured / t_predicted - 1: the same, without busbw's rounding)\n",
             placement_name(v->placement));
@@ -383,6 +395,19 @@ static char *comparison_json(const char *log, const GArray *cmp)
                                cs_coll_name(c->measured->coll), c->measured->nranks,
                                placement_name(c->v->placement));
         json_str(g, c->predicted->producer);
+        /* what the run's NCCL INFO lines said, and where the model differs */
+        g_autofree char *seen = c->seen != NULL ? cs_nccl_info_summary(c->seen) : NULL;
+        g_string_append(g, ",\n     \"nccl_info\": ");
+        if (seen != NULL)
+            json_str(g, seen);
+        else
+            g_string_append(g, "null");
+        g_string_append(g, ", \"findings\": [");
+        for (guint i = 0; c->findings != NULL && i < c->findings->len; i++) {
+            g_string_append(g, i > 0 ? ", " : "");
+            json_str(g, g_ptr_array_index(c->findings, i));
+        }
+        g_string_append(g, "]");
         g_string_append(g, ",\n     \"rows\": [\n");
         for (guint i = 0; i < c->v->rows->len; i++) {
             const cs_validate_row_t *r = &g_array_index(c->v->rows, cs_validate_row_t, i);
@@ -711,7 +736,8 @@ static int validate(validate_args_t *a, GError **err)
         int number = g_array_index(log->table_numbers, int, i);
         if (a->table == 0 || a->table == number) {
             compared_t c = { .measured = g_ptr_array_index(log->results, i), .number = number,
-                             .line = g_array_index(log->table_lines, int, i) };
+                             .line = g_array_index(log->table_lines, int, i),
+                             .seen = g_ptr_array_index(log->nccl_info, i) };
             g_array_append_val(cmp, c);
         }
     }
@@ -826,6 +852,9 @@ static int validate(validate_args_t *a, GError **err)
         c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
         if (c->v == NULL)
             goto out;
+        /* what the run's NCCL said it did, against the model's decisions */
+        c->findings = g_ptr_array_new_with_free_func(g_free);
+        cs_validate_findings(c->seen, comm, a->log, c->findings);
         if (params.calibration_source != NULL) {
             cs_params_t builtin;
             cs_params_init_defaults(&builtin);

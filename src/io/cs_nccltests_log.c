@@ -9,6 +9,7 @@
  * (writeResultHeader, writeBenchmarkLine*, writeDeviceReport). */
 #include "config.h"
 #include "io/cs_nccltests_log-int.h"
+#include "io/cs_nccl_info.h"
 #include "models/cs_nccl_env.h"
 #include "util/cs_error.h"
 #include "util/cs_read_file.h"
@@ -111,6 +112,7 @@ cs_nccltests_log_t *cs_nt_log_new(void)
     l->notes = g_ptr_array_new_with_free_func(g_free);
     l->unread = g_ptr_array_new_with_free_func(g_free);
     l->unread_tables = g_array_new(FALSE, TRUE, sizeof(int));
+    l->nccl_info = g_ptr_array_new_with_free_func((GDestroyNotify)cs_nccl_info_free);
     return l;
 }
 
@@ -124,6 +126,7 @@ void cs_nccltests_log_free(cs_nccltests_log_t *l)
     g_ptr_array_unref(l->notes);
     g_ptr_array_unref(l->unread);
     g_array_unref(l->unread_tables);
+    g_ptr_array_unref(l->nccl_info);
     g_free(l->nccl_version);
     g_free(l->command);
     g_free(l);
@@ -409,6 +412,7 @@ gboolean cs_nt_table_finish(cs_nccltests_log_t *log, cs_nt_table_t *t, const cha
     g_array_append_val(log->table_numbers, number);
     g_array_append_val(log->table_lines, t->line);
     g_ptr_array_add(log->results, g_steal_pointer(&r));
+    g_ptr_array_add(log->nccl_info, NULL);   /* the text reader fills it in (close_table) */
     return TRUE;
 }
 
@@ -516,6 +520,7 @@ typedef struct {
     cs_nt_table_t *cur;
     guint64 last_size;
     GPtrArray *unread;       /* rows of 'cur' not read, until it closes */
+    cs_nccl_info_t *info;    /* NCCL INFO lines since the last table closed */
 } parser_t;
 
 static void reset_ranks(parser_t *p)
@@ -543,8 +548,14 @@ static gboolean close_table(parser_t *p, GError **err)
         g_set_error_literal(err, CS_ERROR, CS_ERROR_INPUT, g_ptr_array_index(p->unread, 0));
         return FALSE;
     }
+    guint nresults = p->log->results->len;
     if (!cs_nt_table_finish(p->log, t, p->name, p->hint, err))
         return FALSE;
+    /* the run's INFO lines go with its table (a skipped table's with it) */
+    if (p->log->results->len > nresults && cs_nccl_info_any(p->info))
+        g_ptr_array_index(p->log->nccl_info, p->log->nccl_info->len - 1) = g_steal_pointer(&p->info);
+    cs_nccl_info_free(p->info);
+    p->info = cs_nccl_info_new();
     /* (finish numbered the table, skipped or not) */
     for (guint i = 0; i < p->unread->len; i++) {
         g_ptr_array_add(p->log->unread, g_strdup(g_ptr_array_index(p->unread, i)));
@@ -1038,6 +1049,7 @@ static gboolean command_line(parser_t *p, const char *line)
  * dropped the launch modes and the line with them. */
 static void info_line(parser_t *p, const char *line)
 {
+    cs_nccl_info_line(p->info, line, p->line);
     if (p->log->nccl_version_max == 0 && strstr(line, "NCCL INFO Launch mode ") != NULL) {
         p->log->nccl_version_max = 21212;
         p->log->nccl_version_max_line = p->line;
@@ -1222,6 +1234,7 @@ static gboolean parse_text(cs_nccltests_log_t *log, const char *buf, size_t len,
     parser_t p = { .name = name, .hint = hint, .log = log, .kind = CS_NT_UNKNOWN, .max_rank = -1 };
     p.hosts = g_ptr_array_new_with_free_func(g_free);
     p.unread = g_ptr_array_new_with_free_func(g_free);
+    p.info = cs_nccl_info_new();
     gboolean ok = TRUE;
     size_t pos = 0;
     int next_line = 0;
@@ -1255,6 +1268,7 @@ static gboolean parse_text(cs_nccltests_log_t *log, const char *buf, size_t len,
     if (ok)
         ok = close_table(&p, err);
     cs_nt_table_free(p.cur);
+    cs_nccl_info_free(p.info);
     g_ptr_array_unref(p.hosts);
     g_ptr_array_unref(p.unread);
     g_free(p.kind_from);

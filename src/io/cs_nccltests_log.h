@@ -35,6 +35,9 @@ typedef struct {
      * each. Never dropped silently: validate reports them and fails. */
     GPtrArray *unread;       /* char* */
     GArray *unread_tables;   /* int */
+    /* Per result: what the NCCL INFO lines of its run said NCCL did
+     * (cs_nccl_info_t*, those since the previous table; NULL: none). */
+    GPtrArray *nccl_info;
 } cs_nccltests_log_t;
 
 /* What the caller knows when the file does not say it. A caller 'coll'

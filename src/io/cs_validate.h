@@ -5,6 +5,8 @@
 #ifndef CS_VALIDATE_H
 #define CS_VALIDATE_H
 
+#include "io/cs_nccl_info.h"
+#include "models/cs_decide.h"
 #include "models/cs_result.h"
 
 #define CS_VALIDATE_LARGE_MIN ((guint64)1 << 20)   /* busbw judged at sizes >= 1 MiB */
@@ -61,6 +63,18 @@ gboolean cs_validate_stat_pass(const cs_validate_stat_t *s, double target);
 
 /* Median of |values| (NAN skipped); NAN when there are none. Sorts a copy. */
 double cs_validate_median_abs(const double *v, int n);
+
+/* ---- NCCL's own words against the model (cs_validate_findings.c) -------- */
+
+/* Where the log's NCCL INFO lines (what NCCL says it did for the table's
+ * run) contradict the model's decisions for the same machine: NCCL over
+ * TCP sockets where the model has RDMA, without GPUDirect RDMA, through
+ * host memory where the model has P2P, a network plugin collsim does not
+ * model, another channel count. One line each, "LOG:LINE: what NCCL did,
+ * what the model assumed, why that happens; to predict the run as it ran:
+ * --env ...", appended to 'out' (char*); none when they agree or the log
+ * says nothing. */
+void cs_validate_findings(const cs_nccl_info_t *seen, const cs_comm_t *comm, const char *log, GPtrArray *out);
 
 /* ---- the plot (cs_validate_svg.c) ---------------------------------------- */
 

@@ -231,6 +231,23 @@ gboolean cs_graph_log_channel(const cs_comm_t *c, int rank, int ch, int *prev, i
     return ok;
 }
 
+gboolean cs_graph_log_ring(const cs_comm_t *c, int ch, int *next)
+{
+    g_return_val_if_fail(c != NULL && next != NULL, FALSE);
+    if (ch < 0)
+        return FALSE;
+    chans_t k;
+    chans_build(c, &k);
+    gboolean ok = ch < k.final;
+    if (ok) {
+        int gc, w;
+        chans_map(&k, ch, &gc, &w);
+        memcpy(next, &k.next[gc * k.nranks], sizeof *next * (size_t)k.nranks);
+    }
+    chans_clear(&k);
+    return ok;
+}
+
 /* ---- the lines ------------------------------------------------------------ */
 
 /* float, as NCCL keeps graph bandwidths */

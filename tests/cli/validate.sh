@@ -165,6 +165,35 @@ else
     echo "ok shared # SKIP no shared data set beside the repository"
 fi
 
+# What NCCL's INFO lines say it did, against the model's decisions, pair by
+# pair: sockets between the hosts where the model has RDMA (table 1, whose
+# rings agree with collsim's); SHM where it has P2P, RDMA without GPUDirect,
+# 3 channels, a ring that is not collsim's (table 2). A transport finding
+# names its flag, and with those flags it is gone (the rings and channels
+# collsim's search then finds are its own business); a log without
+# INFO lines has neither the summary nor findings; JSON carries both.
+info="$logs/info-transports.txt"
+"$COLLSIM" validate "$info" --topo dgx-h100 --nodes 2 --gpus 2 --json fi.json > fi.txt 2> fi.err || bad "info-exit ($(cat fi.err))"
+grep -q "^# measured: NCCL's INFO lines: connections via P2P/CUMEM (2 lines, the first at line 18), via NET/Socket/0 (3 lines, the first at line 19); network Socket (line 17); the rings of 2 channels (from line 23)$" fi.txt &&
+    ok info-summary || bad info-summary
+grep -q "^# finding: .*info-transports.txt:19: NCCL connected rank 1 to rank 2 via NET/Socket/0 (and 2 more such lines), where the model has NET/IB with GPUDirect RDMA: .*--env NCCL_IB_DISABLE=1$" fi.txt &&
+    ok info-socket-finding || bad info-socket-finding
+grep -q "^# finding: .*info-transports.txt:39: NCCL connected rank 0 to rank 1 via SHM/direct/direct, where the model has P2P: .*--env NCCL_P2P_DISABLE=1$" fi.txt &&
+    grep -q "^# finding: .*info-transports.txt:40: NCCL connected rank 1 to rank 2 via NET/IB/0 (and 1 more such line), where the model has NET/IB with GPUDirect RDMA: .*--env NCCL_NET_GDR_LEVEL=LOC$" fi.txt &&
+    grep -q "^# finding: .*info-transports.txt:43: NCCL ran 3 coll channels, collsim's reproduction of its search [0-9]*:" fi.txt &&
+    grep -q "^# finding: .*info-transports.txt:45: NCCL's ring on channel 1 runs 0 1 2 3, collsim's 0 3 2 1 (1 of the 3 channels the log lists differs):" fi.txt &&
+    [ "$(grep -c '^# finding: ' fi.txt)" -eq 5 ] && ok info-findings || bad "info-findings ($(grep -c '^# finding: ' fi.txt))"
+grep -q '"findings": \["[^"]*info-transports.txt:19: NCCL connected rank 1 to rank 2 via NET/Socket/0' fi.json &&
+    grep -q '"nccl_info": "connections via SHM/direct/direct' fi.json && ok info-json || bad info-json
+"$COLLSIM" validate "$info" --topo dgx-h100 --nodes 2 --gpus 2 --table 1 --env NCCL_IB_DISABLE=1 > fi1.txt 2>&1 &&
+    grep -q '^# measured: NCCL.s INFO lines: ' fi1.txt && ! grep -q '^# finding: .*NCCL connected' fi1.txt &&
+    ok info-socket-flag || bad info-socket-flag
+"$COLLSIM" validate "$info" --topo dgx-h100 --nodes 2 --gpus 2 --table 2 --env NCCL_P2P_DISABLE=1 \
+    --env NCCL_NET_GDR_LEVEL=LOC > fi2.txt 2>&1 && ! grep -q '^# finding: .*NCCL connected' fi2.txt &&
+    grep -q '^# finding: .* coll channels' fi2.txt && ok info-flags || bad info-flags
+! grep -q "^# finding: \|INFO lines" a.txt && grep -q '"nccl_info": null, "findings": \[\]' v.json &&
+    ok info-none || bad info-none
+
 # The measured run's NCCL version: up to 2.21 a -g 8 call's host side grows
 # with its channels (lat.launch.cpu.chan), from 2.22 it does not; the note
 # says which version and whence. collsim's own -g 8 table read back with

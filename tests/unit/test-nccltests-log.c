@@ -4,6 +4,7 @@
  * or fail with one clear line, never crash). */
 #include "config.h"
 #include "io/cs_nccltests_log.h"
+#include "io/cs_nccl_info.h"
 #include "util/cs_error.h"
 
 #include <string.h>
@@ -409,6 +410,82 @@ static void test_log_names(void)
     g_assert_cmpint(res(l, 2)->coll, ==, CS_COLL_REDUCE);
 }
 
+
+/* What NCCL's INFO lines say goes with the table of their run: the lines
+ * since the previous table; a quotation in prose is not NCCL's. */
+static void test_nccl_info(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_nccltests_log_t) l = load("info-transports.txt", &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(l->results->len, ==, 2);
+    g_assert_cmpuint(l->nccl_info->len, ==, 2);
+    const cs_nccl_info_t *a = g_ptr_array_index(l->nccl_info, 0), *b = g_ptr_array_index(l->nccl_info, 1);
+    g_assert_nonnull(a);
+    g_assert_nonnull(b);
+    g_assert_cmpint(a->xport[CS_SEEN_P2P].count, ==, 2);
+    g_assert_cmpint(a->xport[CS_SEEN_P2P].line, ==, 18);
+    g_assert_cmpstr(a->xport[CS_SEEN_P2P].text, ==, "P2P/CUMEM");
+    g_assert_cmpint(a->xport[CS_SEEN_NET_SOCKET].count, ==, 3);
+    g_assert_cmpint(a->xport[CS_SEEN_NET_OTHER].count, ==, 0);
+    g_assert_cmpstr(a->network.text, ==, "Socket");   /* not the header's quoted AWS Libfabric */
+    g_assert_cmpint(a->network.line, ==, 17);
+    g_assert_cmpuint(a->conns->len, ==, 5);
+    const cs_seen_conn_t *c = &g_array_index(a->conns, cs_seen_conn_t, 1);
+    g_assert_cmpint(c->from, ==, 1);
+    g_assert_cmpint(c->to, ==, 2);
+    g_assert_cmpint(c->kind, ==, CS_SEEN_NET_SOCKET);
+    g_assert_cmpint(a->no_gdr.count, ==, 0);
+    g_assert_cmpint(a->coll_channels.count, ==, 0);
+    /* the second run's own lines, none of the first's */
+    g_assert_cmpint(b->xport[CS_SEEN_P2P].count, ==, 0);
+    g_assert_cmpint(b->xport[CS_SEEN_SHM].count, ==, 1);
+    g_assert_cmpint(b->xport[CS_SEEN_NET_HOST].count, ==, 2);
+    g_assert_cmpint(b->xport[CS_SEEN_NET_GDR].count, ==, 0);
+    g_assert_cmpint(b->no_gdr.line, ==, 42);
+    g_assert_cmpint(b->coll_channels_value, ==, 3);
+    g_autofree char *sum = cs_nccl_info_summary(b);
+    g_assert_nonnull(strstr(sum, "via SHM/direct/direct (1 line, the first at line 39)"));
+    g_assert_nonnull(strstr(sum, "3 coll channels (line 43)"));
+    /* each channel's ring as rank 0 listed it; "Ring 00 : 3 -> 0 -> 1" is not one */
+    g_assert_cmpuint(a->rings->len, ==, 2);
+    g_assert_cmpuint(b->rings->len, ==, 3);
+    const cs_seen_ring_t *r1 = g_ptr_array_index(b->rings, 1);
+    g_assert_cmpint(r1->channel, ==, 1);
+    g_assert_cmpint(r1->line, ==, 45);
+    g_assert_cmpuint(r1->order->len, ==, 4);
+    g_assert_cmpint(g_array_index(r1->order, int, 3), ==, 3);
+    const cs_seen_ring_t *a1 = g_ptr_array_index(a->rings, 1);
+    g_assert_cmpint(g_array_index(a1->order, int, 1), ==, 3);
+
+    /* a log without INFO lines has none; line forms of older NCCLs and plugins */
+    g_autoptr(cs_nccltests_log_t) l2 = load("two-tables.txt", &err);
+    g_assert_no_error(err);
+    g_assert_null(g_ptr_array_index(l2->nccl_info, 0));
+    g_autoptr(cs_nccl_info_t) s = cs_nccl_info_new();
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via direct shared memory", 1);
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO Ring 01 : 1 -> 2 [send] via NET/IB/0/GDRDMA", 2);
+    cs_nccl_info_line(s, "NCCL INFO Channel 00/0 : 2[2] -> 3[3] [send] via NET/AWS Libfabric/0/GDRDMA", 3);
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO Channel 00/0 : 3[3] -> 4[4] [send] via NET/IBext_v11/1/GDRDMA/Shared", 4);
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO Channel 00 : 4[4] -> 5[5] via P2P/indirect/6[6]", 5);
+    cs_nccl_info_line(s, "see \"NCCL INFO Channel 00 : 5[5] -> 6[6] via SHM/direct/direct\"", 6);
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1", 7);
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO 99999 coll channels", 8);
+    g_assert_cmpint(s->xport[CS_SEEN_SHM].count, ==, 1);
+    g_assert_cmpint(s->xport[CS_SEEN_NET_GDR].count, ==, 2);
+    g_assert_cmpint(s->xport[CS_SEEN_NET_OTHER].count, ==, 1);
+    g_assert_cmpstr(s->xport[CS_SEEN_NET_OTHER].text, ==, "NET/AWS Libfabric/0/GDRDMA");
+    g_assert_cmpint(s->xport[CS_SEEN_P2P].count, ==, 1);
+    g_assert_cmpint(s->no_gdr.count, ==, 0);
+    g_assert_cmpint(s->coll_channels.count, ==, 0);
+    g_assert_cmpuint(s->conns->len, ==, 5);
+    g_assert_cmpint(g_array_index(s->conns, cs_seen_conn_t, 1).from, ==, 1);
+    g_assert_cmpint(g_array_index(s->conns, cs_seen_conn_t, 1).to, ==, 2);
+    g_assert_cmpint(cs_nccl_info_net_kind("gIB"), ==, CS_SEEN_NET_GDR);
+    g_assert_cmpint(cs_nccl_info_net_kind("Socket"), ==, CS_SEEN_NET_SOCKET);
+    g_assert_cmpint(cs_nccl_info_net_kind("AWS Libfabric"), ==, CS_SEEN_NET_OTHER);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -419,6 +496,7 @@ int main(int argc, char **argv)
     g_test_add_func("/nccltests-log/headerless", test_headerless);
     g_test_add_func("/nccltests-log/truncated", test_truncated);
     g_test_add_func("/nccltests-log/json", test_json);
+    g_test_add_func("/nccltests-log/nccl-info", test_nccl_info);
     g_test_add_func("/nccltests-log/hints", test_hints);
     g_test_add_func("/nccltests-log/columns", test_columns);
     g_test_add_func("/nccltests-log/log-names", test_log_names);

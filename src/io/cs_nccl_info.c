@@ -1,0 +1,262 @@
+/* Reading what NCCL's INFO lines say it did (cs_nccl_info.h). */
+#include "config.h"
+#include "io/cs_nccl_info.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TEXT_MAX 80   /* a fact's text is kept up to this many bytes */
+
+static void ring_free(gpointer p)
+{
+    cs_seen_ring_t *r = p;
+    g_array_unref(r->order);
+    g_free(r);
+}
+
+cs_nccl_info_t *cs_nccl_info_new(void)
+{
+    cs_nccl_info_t *s = g_new0(cs_nccl_info_t, 1);
+    s->conns = g_array_new(FALSE, TRUE, sizeof(cs_seen_conn_t));
+    s->rings = g_ptr_array_new_with_free_func(ring_free);
+    return s;
+}
+
+static void fact_clear(cs_seen_fact_t *f)
+{
+    g_clear_pointer(&f->text, g_free);
+}
+
+void cs_nccl_info_free(cs_nccl_info_t *s)
+{
+    if (s == NULL)
+        return;
+    for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
+        fact_clear(&s->xport[k]);
+    fact_clear(&s->network);
+    fact_clear(&s->no_gdr);
+    fact_clear(&s->coll_channels);
+    g_array_unref(s->conns);
+    g_ptr_array_unref(s->rings);
+    g_free(s);
+}
+
+/* Counts a line saying 'text' (n bytes of it); the first one is kept. */
+static void fact_add(cs_seen_fact_t *f, const char *text, size_t n, int lineno)
+{
+    while (n > 0 && g_ascii_isspace(text[n - 1]))
+        n--;
+    if (f->count++ == 0) {
+        f->line = lineno;
+        f->text = g_strndup(text, MIN(n, TEXT_MAX));
+    }
+}
+
+cs_seen_xport_t cs_nccl_info_net_kind(const char *name)
+{
+    if (g_ascii_strncasecmp(name, "IB", 2) == 0 || g_ascii_strncasecmp(name, "gIB", 3) == 0)
+        return CS_SEEN_NET_GDR;
+    if (g_ascii_strncasecmp(name, "Socket", 6) == 0)
+        return CS_SEEN_NET_SOCKET;
+    return CS_SEEN_NET_OTHER;
+}
+
+/* "Channel 00/0 : 0[0] -> 1[1] ... via X" or "Ring 00 : 0 -> 1 via X": X,
+ * else NULL. */
+static const char *connection_via(const char *body)
+{
+    if (!g_str_has_prefix(body, "Channel ") && !g_str_has_prefix(body, "Ring "))
+        return NULL;
+    const char *arrow = strstr(body, " -> ");
+    const char *via = strstr(body, " via ");
+    if (arrow == NULL || via == NULL || via < arrow)
+        return NULL;
+    via += strlen(" via ");
+    return *via != '\0' ? via : NULL;
+}
+
+/* The ranks of "Channel 00/0 : 3[3] -> 4[4] ..." or "Ring 00 : 3 -> 4":
+ * the first number after " : " and the one after "->"; -1 each if not. */
+static void connection_ranks(const char *body, int *from_p, int *to_p)
+{
+    *from_p = *to_p = -1;
+    const char *c = strstr(body, " : ");
+    const char *arrow = c != NULL ? strstr(c, "->") : NULL;
+    if (c == NULL || arrow == NULL)
+        return;
+    char *end = NULL;
+    long a = strtol(c + 3, &end, 10);
+    if (end == c + 3 || a < 0 || a > G_MAXINT)
+        return;
+    long b = strtol(arrow + 2, &end, 10);
+    if (end == arrow + 2 || b < 0 || b > G_MAXINT)
+        return;
+    *from_p = (int)a;
+    *to_p = (int)b;
+}
+
+static void connection(cs_nccl_info_t *s, const char *body, const char *via, int lineno)
+{
+    size_t n = strcspn(via, "\r\n");
+    cs_seen_xport_t k;
+    if (g_str_has_prefix(via, "P2P/")) {
+        k = CS_SEEN_P2P;
+    } else if (g_str_has_prefix(via, "SHM/") || g_str_has_prefix(via, "direct shared memory")) {
+        k = CS_SEEN_SHM;
+    } else if (g_str_has_prefix(via, "NET/")) {
+        /* NET/<name>/<device>...: the name may hold spaces (AWS Libfabric) */
+        const char *name = via + strlen("NET/");
+        size_t len = strcspn(name, "/\r\n");
+        g_autofree char *nm = g_strndup(name, len);
+        k = cs_nccl_info_net_kind(nm);
+        if (k == CS_SEEN_NET_GDR && g_strstr_len(via, (gssize)n, "/GDRDMA") == NULL)
+            k = CS_SEEN_NET_HOST;
+    } else {
+        return;   /* a transport this reader does not know: not counted */
+    }
+    fact_add(&s->xport[k], via, n, lineno);
+    cs_seen_conn_t c = { .kind = k, .line = lineno };
+    connection_ranks(body, &c.from, &c.to);
+    g_array_append_val(s->conns, c);
+}
+
+/* "Channel 00/24 :    0   1   2" or "Ring 00 :  0 1 2": a ring's ranks,
+ * kept for the first line of each channel. Anything but whole numbers
+ * after the colon ("Ring 00 : 5 -> 6 -> 7", a connection) is not one. */
+static gboolean ring_line(cs_nccl_info_t *s, const char *body, int lineno)
+{
+    const char *p = g_str_has_prefix(body, "Channel ") ? body + strlen("Channel ")
+                  : g_str_has_prefix(body, "Ring ") ? body + strlen("Ring ") : NULL;
+    if (p == NULL)
+        return FALSE;
+    char *end = NULL;
+    long ch = strtol(p, &end, 10);
+    if (end == p || ch < 0 || ch >= 1024)
+        return FALSE;
+    p = end;
+    if (*p == '/') {
+        strtol(p + 1, &end, 10);
+        if (end == p + 1)
+            return FALSE;
+        p = end;
+    }
+    while (*p == ' ')
+        p++;
+    if (*p != ':')
+        return FALSE;
+    p++;
+    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(int));
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0' || *p == '\r' || *p == '\n')
+            break;
+        long r = strtol(p, &end, 10);
+        if (end == p || r < 0 || r > G_MAXINT || (*end != '\0' && !g_ascii_isspace(*end)) ||
+            order->len >= (1u << 20))
+            return FALSE;
+        int v = (int)r;
+        g_array_append_val(order, v);
+        p = end;
+    }
+    if (order->len < 2)
+        return FALSE;
+    for (guint i = 0; i < s->rings->len; i++)
+        if (((const cs_seen_ring_t *)g_ptr_array_index(s->rings, i))->channel == (int)ch)
+            return TRUE;
+    cs_seen_ring_t *r = g_new0(cs_seen_ring_t, 1);
+    r->channel = (int)ch;
+    r->line = lineno;
+    r->order = g_steal_pointer(&order);
+    g_ptr_array_add(s->rings, r);
+    return TRUE;
+}
+
+void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno)
+{
+    /* NCCL's own line: "host:pid:tid [dev] NCCL INFO ..." (debug.cc), or
+     * the words alone at the start; not a quotation of them in prose
+     * ("the log says (\"NCCL INFO Using network Socket\")") */
+    const char *m = strstr(line, "NCCL INFO ");
+    const char *start = line;
+    while (*start == ' ' || *start == '\t')
+        start++;
+    if (m == NULL || (m != start && (m - line < 2 || m[-1] != ' ' || m[-2] != ']')))
+        return;
+    const char *body = m + strlen("NCCL INFO ");
+    while (*body == ' ')
+        body++;
+    const char *via = connection_via(body);
+    if (via != NULL) {
+        connection(s, body, via, lineno);
+        return;
+    }
+    if (ring_line(s, body, lineno))
+        return;
+    if (g_str_has_prefix(body, "Using network ")) {
+        const char *name = body + strlen("Using network ");
+        size_t n = strcspn(name, "\r\n");
+        if (n > 0)
+            fact_add(&s->network, name, n, lineno);
+        return;
+    }
+    if (g_str_has_prefix(body, "Connected all rings")) {
+        const char *g = strstr(body, " GDR ");
+        if (g != NULL && g[strlen(" GDR ")] == '0' && !g_ascii_isdigit(g[strlen(" GDR ") + 1]))
+            fact_add(&s->no_gdr, g + 1, strlen("GDR 0"), lineno);
+        return;
+    }
+    /* "24 coll channels, 24 collnet channels, ..." (init.cc) */
+    char *end = NULL;
+    long v = strtol(body, &end, 10);
+    if (end != body && v > 0 && v <= 1024 && g_str_has_prefix(end, " coll channels")) {
+        if (s->coll_channels.count == 0)
+            s->coll_channels_value = (int)v;
+        fact_add(&s->coll_channels, body, (size_t)(end - body), lineno);
+    }
+}
+
+gboolean cs_nccl_info_any(const cs_nccl_info_t *s)
+{
+    for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
+        if (s->xport[k].count > 0)
+            return TRUE;
+    return s->network.count > 0 || s->no_gdr.count > 0 || s->coll_channels.count > 0 || s->rings->len > 0;
+}
+
+char *cs_nccl_info_summary(const cs_nccl_info_t *s)
+{
+    if (!cs_nccl_info_any(s))
+        return NULL;
+    GString *g = g_string_new(NULL);
+    const char *sep = "connections ";
+    for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++) {
+        const cs_seen_fact_t *f = &s->xport[k];
+        if (f->count == 0)
+            continue;
+        g_string_append_printf(g, "%svia %s (%d line%s, the first at line %d)", sep, f->text, f->count,
+                               f->count == 1 ? "" : "s", f->line);
+        sep = ", ";
+    }
+    sep = g->len > 0 ? "; " : "";
+    if (s->network.count > 0) {
+        g_string_append_printf(g, "%snetwork %s (line %d)", sep, s->network.text, s->network.line);
+        sep = "; ";
+    }
+    if (s->no_gdr.count > 0) {
+        g_string_append_printf(g, "%srings' network sends without GPUDirect RDMA (line %d: %s)", sep,
+                               s->no_gdr.line, s->no_gdr.text);
+        sep = "; ";
+    }
+    if (s->coll_channels.count > 0) {
+        g_string_append_printf(g, "%s%d coll channels (line %d)", sep, s->coll_channels_value,
+                               s->coll_channels.line);
+        sep = "; ";
+    }
+    if (s->rings->len > 0) {
+        const cs_seen_ring_t *r = g_ptr_array_index(s->rings, 0);
+        g_string_append_printf(g, "%sthe rings of %u channel%s (from line %d)", sep, s->rings->len,
+                               s->rings->len == 1 ? "" : "s", r->line);
+    }
+    return g_string_free(g, FALSE);
+}

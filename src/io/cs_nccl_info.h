@@ -1,0 +1,95 @@
+/* What a log's NCCL INFO lines (NCCL_DEBUG=INFO) say NCCL did: the
+ * transport of every connection it printed, the network it loaded, whether
+ * its network sends use GPUDirect RDMA, its channel count. These are NCCL's
+ * own words for the run the table measured, so `collsim validate` can set
+ * them beside the model's decisions (cs_validate_findings). Pure text: one
+ * line in, facts out. The lines, as NCCL prints them (v2.4 to v2.29):
+ *   transport/p2p.cc   "Channel 00/0 : 0[0] -> 1[1] via P2P/IPC" (also
+ *                      P2P/direct pointer, P2P/CUMEM, P2P/indirect/2[2]);
+ *                      up to 2.5 "Ring 00 : 0[0] -> 1[1] via P2P/IPC"
+ *   transport/shm.cc   "Channel 00 : 0[0] -> 1[1] via SHM/direct/direct";
+ *                      up to 2.5 "... via direct shared memory"
+ *   transport/net.cc   "Channel 00/0 : 0[0] -> 8[0] [send] via
+ *                      NET/IB/0/GDRDMA" (NET/<the network's name>/<device>,
+ *                      /GDRDMA when the NIC reads and writes GPU memory)
+ *   init.cc            "Using network IB" (Socket, IBext_v8, AWS Libfabric,
+ *                      ...) and "24 coll channels, 24 collnet channels, 0
+ *                      nvls channels, 32 p2p channels, 32 p2p channels per
+ *                      peer"
+ *   graph/rings.cc     "Channel 00/24 :    0   1   2   3" (rank 0: each
+ *                      channel's ring; up to 2.5 "Ring 00 : 0 1 2 3")
+ *   transport/generic.cc "Connected all rings, use ring PXN 0 GDR 0": GDR 0
+ *                      once any ring's network send goes without GPUDirect
+ *                      RDMA (net.cc: comm->useGdr = 0). */
+#ifndef CS_NCCL_INFO_H
+#define CS_NCCL_INFO_H
+
+#include <glib.h>
+
+typedef enum {
+    CS_SEEN_P2P,           /* via P2P/... */
+    CS_SEEN_SHM,           /* via SHM/..., via direct shared memory */
+    CS_SEEN_NET_GDR,       /* via NET/<IB verbs>/N/GDRDMA */
+    CS_SEEN_NET_HOST,      /* via NET/<IB verbs>/N without GDRDMA: through host memory */
+    CS_SEEN_NET_SOCKET,    /* via NET/Socket/N */
+    CS_SEEN_NET_OTHER,     /* via NET/<another network plugin> (AWS Libfabric, ...) */
+    CS_SEEN_XPORT_COUNT
+} cs_seen_xport_t;
+
+/* One kind of fact: how many lines said it, the first one's number (0:
+ * none) and what it said ("via P2P/IPC", "Socket", "GDR 0", "24"). */
+typedef struct {
+    int count;
+    int line;
+    char *text;
+} cs_seen_fact_t;
+
+/* One connection line: the ranks it joins (sender -> receiver, as NCCL
+ * prints them; -1 where the line does not name them) and its kind. */
+typedef struct {
+    int from, to;
+    cs_seen_xport_t kind;
+    int line;
+} cs_seen_conn_t;
+
+/* A ring as rank 0 lists it (init.cc / rings.cc: "Channel 00/24 :  0 1
+ * 2 3", up to 2.5 "Ring 00 :  0 1 2 3"): the channel and its ranks. */
+typedef struct {
+    int channel;
+    int line;
+    GArray *order;                 /* int */
+} cs_seen_ring_t;
+
+typedef struct {
+    cs_seen_fact_t xport[CS_SEEN_XPORT_COUNT];
+    GArray *conns;                 /* cs_seen_conn_t, in the log's order */
+    GPtrArray *rings;              /* cs_seen_ring_t*, each channel's first line */
+    cs_seen_fact_t network;        /* "Using network X": X */
+    cs_seen_fact_t no_gdr;         /* "Connected all rings ... GDR 0" */
+    cs_seen_fact_t coll_channels;  /* "N coll channels, ...": N */
+    int coll_channels_value;
+} cs_nccl_info_t;
+
+cs_nccl_info_t *cs_nccl_info_new(void);
+void cs_nccl_info_free(cs_nccl_info_t *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_nccl_info_t, cs_nccl_info_free)
+
+/* Takes what one line of a log says, if it is one of the lines above
+ * (anywhere after "NCCL INFO"); others are ignored. */
+void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno);
+
+/* Whether any line said anything. */
+gboolean cs_nccl_info_any(const cs_nccl_info_t *s);
+
+/* A network's name as NCCL prints it ("IB", "IBext_v11", "Socket", "AWS
+ * Libfabric") as the kind of transport it is: CS_SEEN_NET_GDR for IB verbs
+ * (NCCL's own IB, the nccl-rdma-sharp plugin's IBext, Google's gIB: RDMA
+ * over IB or RoCE), CS_SEEN_NET_SOCKET, or CS_SEEN_NET_OTHER. */
+cs_seen_xport_t cs_nccl_info_net_kind(const char *name);
+
+/* One line for the report: "transports P2P/IPC (16 connections, line 40),
+ * SHM/direct/direct (8, line 52); network IB (line 12); 24 coll channels
+ * (line 60)". NULL when nothing was said. */
+char *cs_nccl_info_summary(const cs_nccl_info_t *s);
+
+#endif
