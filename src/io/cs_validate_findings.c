@@ -54,8 +54,8 @@ static const char *reason(cs_seen_xport_t seen, cs_seen_xport_t model)
                "turns RDMA off (NCCL_IB_DISABLE, NCCL_NET) where the run's did not";
     if (seen == CS_SEEN_NET_HOST && model == CS_SEEN_NET_GDR)
         return "the NIC reads and writes host memory and the GPU copies through it; NCCL does so when the GPU-NIC "
-               "path is farther than NCCL_NET_GDR_LEVEL allows (default: the two under one PCIe switch or "
-               "host bridge), or without the GPU's peer-memory support (nvidia-peermem or dma-buf); to "
+               "path is farther than NCCL_NET_GDR_LEVEL allows (default PXB: PCIe switches between them, no "
+               "CPU; graph/paths.cc ncclTopoCheckGdr), or without the GPU's peer-memory support (nvidia-peermem or dma-buf); to "
                "predict the run as it ran: --env NCCL_NET_GDR_LEVEL=LOC";
     if (seen == CS_SEEN_NET_GDR && model == CS_SEEN_NET_HOST)
         return "the topology places the NIC farther from the GPU than the machine has it (collsim topo show "
