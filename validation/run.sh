@@ -134,6 +134,7 @@ human_size() {
 : > "$tmp/failed.tsv"
 : > "$tmp/flow.tsv"
 : > "$tmp/cause.tsv"
+: > "$tmp/info.tsv"
 mkdir "$tmp/svg"
 while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets cpu p2p bridge nic nics procs env exclude skip note visible ncclv cause causeflags; do
     if [ -n "$skip" ]; then
@@ -182,6 +183,13 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets cpu p2
         nsizes=$(grep -c '^  *[0-9]' "$tmp/out" || true)
         printf '%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "${table:-1}" "$config" \
             "$nsizes" "$bw" "$tm" "$exclude" "$note" "$shown" "$svg.svg" >> "$tmp/results.tsv"
+        # what the table's NCCL INFO lines say, and each finding where the
+        # model decided otherwise (the log's path without the data directory)
+        seen=$(sed -n "s/^# measured: NCCL's INFO lines: //p" "$tmp/out" | head -n 1)
+        if [ -n "$seen" ]; then
+            found=$(sed -n "s/^# finding: //p" "$tmp/out" | sed "s|$data/||g" | tr '\n' '\036')
+            printf '%s\037%s\037%s\037%s\n' "$id" "$exclude" "$seen" "$found" >> "$tmp/info.tsv"
+        fi
     else
         msg=$(first_line "$tmp/err")
         printf '%s\037%s\037%s\037%s\037%s\n' "$id" "$file" "$exclude" "$msg" "$shown" >> "$tmp/failed.tsv"
@@ -460,6 +468,28 @@ END {
     if (!k) { print "| none | | | | | |"; exit }
     printf "\nLabelled configurations with a cause modelled: %d; explained by it: %d; partly: %d.\n", k, e + 0, pa + 0
 }' "$tmp/results.tsv" "$tmp/cause.tsv"
+
+echo
+echo "## NCCL's INFO lines against the model"
+echo
+cat <<'EOF'
+Where a compared table's run was logged with `NCCL_DEBUG=INFO`, `collsim
+validate` holds what NCCL printed (each connection's transport, the network,
+GPUDirect RDMA, the channel count, rank 0's rings) against the model's
+decisions for the same configuration (collsim(1), validate): each
+disagreement is a finding.
+
+EOF
+awk -F "$tab" '
+{
+    k++
+    printf "- **%s**%s: %s.", $1, $2 != "" ? " (not counted)" : "", $3
+    n = split($4, f, "\036")
+    if (n <= 1 && f[1] == "") { print " The model decides the same."; next }
+    printf " Findings:\n"
+    for (i = 1; i <= n; i++) if (f[i] != "") printf "  - %s\n", f[i]
+}
+END { if (!k) print "None of the compared tables has INFO lines." }' "$tmp/info.tsv"
 
 echo
 echo "## Notes"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TEXT_MAX 80   /* a fact's text is kept up to this many bytes */
+#define TEXT_MAX 120  /* a fact's text is kept up to about this many bytes */
 
 static void ring_free(gpointer p)
 {
@@ -34,7 +34,9 @@ void cs_nccl_info_free(cs_nccl_info_t *s)
     for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
         fact_clear(&s->xport[k]);
     fact_clear(&s->network);
+    fact_clear(&s->net_devices);
     fact_clear(&s->no_gdr);
+    fact_clear(&s->gdr_disabled);
     fact_clear(&s->coll_channels);
     g_array_unref(s->conns);
     g_ptr_array_unref(s->rings);
@@ -48,7 +50,16 @@ static void fact_add(cs_seen_fact_t *f, const char *text, size_t n, int lineno)
         n--;
     if (f->count++ == 0) {
         f->line = lineno;
-        f->text = g_strndup(text, MIN(n, TEXT_MAX));
+        if (n <= TEXT_MAX) {
+            f->text = g_strndup(text, n);
+        } else {
+            /* cut at a word, and say so */
+            size_t cut = TEXT_MAX;
+            while (cut > TEXT_MAX / 2 && text[cut] != ' ')
+                cut--;
+            g_autofree char *head = g_strndup(text, cut > TEXT_MAX / 2 ? cut : TEXT_MAX);
+            f->text = g_strconcat(head, " ...", NULL);
+        }
     }
 }
 
@@ -200,6 +211,16 @@ void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno)
             fact_add(&s->network, name, n, lineno);
         return;
     }
+    if ((g_str_has_prefix(body, "NET/IB : Using") || g_str_has_prefix(body, "NET/Socket : Using")) &&
+        s->net_devices.count == 0) {
+        size_t n = strcspn(body, ";\r\n");
+        fact_add(&s->net_devices, body, n, lineno);
+        return;
+    }
+    if (g_str_has_prefix(body, "GPU Direct RDMA Disabled for GPU ")) {
+        fact_add(&s->gdr_disabled, body, strcspn(body, "\r\n"), lineno);
+        return;
+    }
     if (g_str_has_prefix(body, "Connected all rings")) {
         const char *g = strstr(body, " GDR ");
         if (g != NULL && g[strlen(" GDR ")] == '0' && !g_ascii_isdigit(g[strlen(" GDR ") + 1]))
@@ -221,7 +242,8 @@ gboolean cs_nccl_info_any(const cs_nccl_info_t *s)
     for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
         if (s->xport[k].count > 0)
             return TRUE;
-    return s->network.count > 0 || s->no_gdr.count > 0 || s->coll_channels.count > 0 || s->rings->len > 0;
+    return s->network.count > 0 || s->net_devices.count > 0 || s->no_gdr.count > 0 || s->gdr_disabled.count > 0 ||
+           s->coll_channels.count > 0 || s->rings->len > 0;
 }
 
 char *cs_nccl_info_summary(const cs_nccl_info_t *s)
@@ -243,9 +265,18 @@ char *cs_nccl_info_summary(const cs_nccl_info_t *s)
         g_string_append_printf(g, "%snetwork %s (line %d)", sep, s->network.text, s->network.line);
         sep = "; ";
     }
+    if (s->net_devices.count > 0) {
+        g_string_append_printf(g, "%s%s (line %d)", sep, s->net_devices.text, s->net_devices.line);
+        sep = "; ";
+    }
     if (s->no_gdr.count > 0) {
         g_string_append_printf(g, "%srings' network sends without GPUDirect RDMA (line %d: %s)", sep,
                                s->no_gdr.line, s->no_gdr.text);
+        sep = "; ";
+    }
+    if (s->gdr_disabled.count > 0) {
+        g_string_append_printf(g, "%sGPU Direct RDMA disabled for %d GPU-NIC pair%s (line %d)", sep,
+                               s->gdr_disabled.count, s->gdr_disabled.count == 1 ? "" : "s", s->gdr_disabled.line);
         sep = "; ";
     }
     if (s->coll_channels.count > 0) {

@@ -12,10 +12,14 @@
  *   transport/net.cc   "Channel 00/0 : 0[0] -> 8[0] [send] via
  *                      NET/IB/0/GDRDMA" (NET/<the network's name>/<device>,
  *                      /GDRDMA when the NIC reads and writes GPU memory)
+ *   net_ib.cc, net_socket.cc "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE
+ *                      [RO]; OOB eth0:10.0.0.1<0>", "NET/Socket : Using [0]eno1:..."
  *   init.cc            "Using network IB" (Socket, IBext_v8, AWS Libfabric,
  *                      ...) and "24 coll channels, 24 collnet channels, 0
  *                      nvls channels, 32 p2p channels, 32 p2p channels per
  *                      peer"
+ *   graph/paths.cc     "GPU Direct RDMA Disabled for GPU 0 / HCA 1 (distance
+ *                      8 > 5)": why a GPU's network sends go through host memory
  *   graph/rings.cc     "Channel 00/24 :    0   1   2   3" (rank 0: each
  *                      channel's ring; up to 2.5 "Ring 00 : 0 1 2 3")
  *   transport/generic.cc "Connected all rings, use ring PXN 0 GDR 0": GDR 0
@@ -65,7 +69,9 @@ typedef struct {
     GArray *conns;                 /* cs_seen_conn_t, in the log's order */
     GPtrArray *rings;              /* cs_seen_ring_t*, each channel's first line */
     cs_seen_fact_t network;        /* "Using network X": X */
+    cs_seen_fact_t net_devices;    /* "NET/IB : Using [0]mlx5_0:1/RoCE ...; OOB ...": from NET/ to the OOB */
     cs_seen_fact_t no_gdr;         /* "Connected all rings ... GDR 0" */
+    cs_seen_fact_t gdr_disabled;   /* "GPU Direct RDMA Disabled for GPU 0 / HCA 1 (distance 8 > 5)" */
     cs_seen_fact_t coll_channels;  /* "N coll channels, ...": N */
     int coll_channels_value;
 } cs_nccl_info_t;

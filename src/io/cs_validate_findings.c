@@ -171,6 +171,11 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
         if (c->kind != want && mis[c->kind][want].count++ == 0)
             mis[c->kind][want].first = c;
     }
+    /* NCCL's own reason for host-staged network sends, where it printed one */
+    g_autofree char *gdr_why = s->gdr_disabled.count > 0
+                                   ? g_strdup_printf(" (NCCL's reason, line %d: %s)", s->gdr_disabled.line,
+                                                     s->gdr_disabled.text)
+                                   : g_strdup("");
     for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
         for (int w = 0; w < CS_SEEN_XPORT_COUNT; w++) {
             const mismatch_t *m = &mis[k][w];
@@ -181,8 +186,9 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
             if (m->count > 1)
                 g_snprintf(more, sizeof more, " (and %d more such line%s)", m->count - 1, m->count > 2 ? "s" : "");
             g_ptr_array_add(out, g_strdup_printf(
-                "%s:%d: NCCL connected rank %d to rank %d via %s%s, where the model has %s: %s", log,
-                m->first->line, m->first->from, m->first->to, f->text, more, model_name(w), reason(k, w)));
+                "%s:%d: NCCL connected rank %d to rank %d via %s%s, where the model has %s: %s%s", log,
+                m->first->line, m->first->from, m->first->to, f->text, more, model_name(w), reason(k, w),
+                k == CS_SEEN_NET_HOST ? gdr_why : ""));
         }
     if (plugin > 0)
         g_ptr_array_add(out, g_strdup_printf(
@@ -219,8 +225,9 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
                                             : ci->intra_transport == CS_XPORT_NET_IB && ci->intra.gdr;
     if (s->no_gdr.count > 0 && net_lines == 0 && model_net_gdr)
         g_ptr_array_add(out, g_strdup_printf("%s:%d: NCCL's rings sent over the network without GPUDirect RDMA "
-                                             "(%s), where the model has it: %s", log, s->no_gdr.line,
-                                             s->no_gdr.text, reason(CS_SEEN_NET_HOST, CS_SEEN_NET_GDR)));
+                                             "(%s), where the model has it: %s%s", log, s->no_gdr.line,
+                                             s->no_gdr.text, reason(CS_SEEN_NET_HOST, CS_SEEN_NET_GDR),
+                                             gdr_why));
 
     rings(s, comm, log, out);
 

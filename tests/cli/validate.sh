@@ -179,7 +179,7 @@ grep -q "^# measured: NCCL's INFO lines: connections via P2P/CUMEM (2 lines, the
 grep -q "^# finding: .*info-transports.txt:19: NCCL connected rank 1 to rank 2 via NET/Socket/0 (and 2 more such lines), where the model has NET/IB with GPUDirect RDMA: .*--env NCCL_IB_DISABLE=1$" fi.txt &&
     ok info-socket-finding || bad info-socket-finding
 grep -q "^# finding: .*info-transports.txt:39: NCCL connected rank 0 to rank 1 via SHM/direct/direct, where the model has P2P: .*--env NCCL_P2P_DISABLE=1$" fi.txt &&
-    grep -q "^# finding: .*info-transports.txt:40: NCCL connected rank 1 to rank 2 via NET/IB/0 (and 1 more such line), where the model has NET/IB with GPUDirect RDMA: .*--env NCCL_NET_GDR_LEVEL=LOC$" fi.txt &&
+    grep -q "^# finding: .*info-transports.txt:40: NCCL connected rank 1 to rank 2 via NET/IB/0 (and 1 more such line), where the model has NET/IB with GPUDirect RDMA: .*--env NCCL_NET_GDR_LEVEL=LOC (NCCL's reason, line 48: GPU Direct RDMA Disabled for GPU 1 / HCA 0 (distance 8 > 5))$" fi.txt &&
     grep -q "^# finding: .*info-transports.txt:43: NCCL ran 3 coll channels, collsim's reproduction of its search [0-9]*:" fi.txt &&
     grep -q "^# finding: .*info-transports.txt:45: NCCL's ring on channel 1 runs 0 1 2 3, collsim's 0 3 2 1 (1 of the 3 channels the log lists differs):" fi.txt &&
     [ "$(grep -c '^# finding: ' fi.txt)" -eq 5 ] && ok info-findings || bad "info-findings ($(grep -c '^# finding: ' fi.txt))"

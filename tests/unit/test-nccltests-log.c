@@ -444,6 +444,11 @@ static void test_nccl_info(void)
     g_assert_cmpint(b->xport[CS_SEEN_NET_GDR].count, ==, 0);
     g_assert_cmpint(b->no_gdr.line, ==, 42);
     g_assert_cmpint(b->coll_channels_value, ==, 3);
+    g_assert_cmpint(b->gdr_disabled.line, ==, 48);
+    g_assert_cmpint(a->gdr_disabled.count, ==, 0);
+    g_assert_cmpstr(b->net_devices.text, ==, "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]");
+    g_assert_cmpint(b->net_devices.line, ==, 49);
+    g_assert_cmpint(a->net_devices.count, ==, 0);
     g_autofree char *sum = cs_nccl_info_summary(b);
     g_assert_nonnull(strstr(sum, "via SHM/direct/direct (1 line, the first at line 39)"));
     g_assert_nonnull(strstr(sum, "3 coll channels (line 43)"));
