@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TEXT_MAX 120  /* a fact's text is kept up to about this many bytes */
+#define TEXT_MAX 120       /* a fact's text is kept up to about this many bytes */
+#define CONNS_MAX (1 << 18) /* connection lines kept one by one (all are counted) */
 
 static void ring_free(gpointer p)
 {
@@ -14,11 +15,25 @@ static void ring_free(gpointer p)
     g_free(r);
 }
 
+static void conn_clear(gpointer p)
+{
+    g_free(((cs_seen_conn_t *)p)->text);
+}
+
+static void reason_clear(gpointer p)
+{
+    g_free(((cs_seen_reason_t *)p)->text);
+}
+
 cs_nccl_info_t *cs_nccl_info_new(void)
 {
     cs_nccl_info_t *s = g_new0(cs_nccl_info_t, 1);
     s->conns = g_array_new(FALSE, TRUE, sizeof(cs_seen_conn_t));
+    g_array_set_clear_func(s->conns, conn_clear);
     s->rings = g_ptr_array_new_with_free_func(ring_free);
+    s->gdr_reasons = g_array_new(FALSE, TRUE, sizeof(cs_seen_reason_t));
+    g_array_set_clear_func(s->gdr_reasons, reason_clear);
+    s->rank_host = g_array_new(FALSE, FALSE, sizeof(int));
     return s;
 }
 
@@ -35,31 +50,47 @@ void cs_nccl_info_free(cs_nccl_info_t *s)
         fact_clear(&s->xport[k]);
     fact_clear(&s->network);
     fact_clear(&s->net_devices);
+    fact_clear(&s->no_ib_device);
     fact_clear(&s->no_gdr);
-    fact_clear(&s->gdr_disabled);
     fact_clear(&s->coll_channels);
     g_array_unref(s->conns);
     g_ptr_array_unref(s->rings);
+    g_array_unref(s->gdr_reasons);
+    g_array_unref(s->rank_host);
     g_free(s);
+}
+
+/* n bytes of a log line as the report may quote them: trailing space off,
+ * every byte outside printable ASCII a '?' (the JSON stays valid, no UTF-8
+ * sequence is cut), cut at a word after about TEXT_MAX bytes with " ...". */
+static char *quote_text(const char *text, size_t n)
+{
+    while (n > 0 && g_ascii_isspace(text[n - 1]))
+        n--;
+    gboolean cut = n > TEXT_MAX;
+    if (cut) {
+        size_t c = TEXT_MAX;
+        while (c > TEXT_MAX / 2 && text[c] != ' ')
+            c--;
+        n = c > TEXT_MAX / 2 ? c : TEXT_MAX;
+    }
+    char *q = g_strndup(text, n);
+    for (char *c = q; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+            *c = '?';
+    if (!cut)
+        return q;
+    char *r = g_strconcat(q, " ...", NULL);
+    g_free(q);
+    return r;
 }
 
 /* Counts a line saying 'text' (n bytes of it); the first one is kept. */
 static void fact_add(cs_seen_fact_t *f, const char *text, size_t n, int lineno)
 {
-    while (n > 0 && g_ascii_isspace(text[n - 1]))
-        n--;
     if (f->count++ == 0) {
         f->line = lineno;
-        if (n <= TEXT_MAX) {
-            f->text = g_strndup(text, n);
-        } else {
-            /* cut at a word, and say so */
-            size_t cut = TEXT_MAX;
-            while (cut > TEXT_MAX / 2 && text[cut] != ' ')
-                cut--;
-            g_autofree char *head = g_strndup(text, cut > TEXT_MAX / 2 ? cut : TEXT_MAX);
-            f->text = g_strconcat(head, " ...", NULL);
-        }
+        f->text = quote_text(text, n);
     }
 }
 
@@ -126,8 +157,13 @@ static void connection(cs_nccl_info_t *s, const char *body, const char *via, int
         return;   /* a transport this reader does not know: not counted */
     }
     fact_add(&s->xport[k], via, n, lineno);
-    cs_seen_conn_t c = { .kind = k, .line = lineno };
+    if (s->conns->len >= CONNS_MAX)
+        return;   /* counted above, not kept one by one */
+    cs_seen_conn_t c = { .kind = k, .line = lineno, .text = quote_text(via, n) };
     connection_ranks(body, &c.from, &c.to);
+    /* "... [receive] via NET/...": the receiving rank's own setup */
+    const char *rcv = strstr(body, " [receive] ");
+    c.receive = rcv != NULL && rcv < via;
     g_array_append_val(s->conns, c);
 }
 
@@ -217,8 +253,25 @@ void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno)
         fact_add(&s->net_devices, body, n, lineno);
         return;
     }
-    if (g_str_has_prefix(body, "GPU Direct RDMA Disabled for GPU ")) {
-        fact_add(&s->gdr_disabled, body, strcspn(body, "\r\n"), lineno);
+    if (g_str_has_prefix(body, "NET/IB : No device found")) {
+        fact_add(&s->no_ib_device, body, strcspn(body, "\r\n"), lineno);
+        return;
+    }
+    if (strstr(body, "GPU Direct RDMA Disabled for ") != NULL) {
+        /* paths.cc names the rank ("for GPU 3 / HCA ..."); 2.4's net.cc and
+         * net_ib.cc a local device or none */
+        cs_seen_reason_t r = { .rank = -1, .line = lineno, .text = quote_text(body, strcspn(body, "\r\n")) };
+        if (g_str_has_prefix(body, "GPU Direct RDMA Disabled for GPU ")) {
+            const char *d = body + strlen("GPU Direct RDMA Disabled for GPU ");
+            char *e = NULL;
+            long v = strtol(d, &e, 10);
+            if (e != d && *e == ' ' && v >= 0 && v <= G_MAXINT)
+                r.rank = (int)v;
+        }
+        if (s->gdr_reasons->len < CONNS_MAX)
+            g_array_append_val(s->gdr_reasons, r);
+        else
+            g_free(r.text);
         return;
     }
     if (g_str_has_prefix(body, "Connected all rings")) {
@@ -242,8 +295,18 @@ gboolean cs_nccl_info_any(const cs_nccl_info_t *s)
     for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
         if (s->xport[k].count > 0)
             return TRUE;
-    return s->network.count > 0 || s->net_devices.count > 0 || s->no_gdr.count > 0 || s->gdr_disabled.count > 0 ||
-           s->coll_channels.count > 0 || s->rings->len > 0;
+    return s->network.count > 0 || s->net_devices.count > 0 || s->no_ib_device.count > 0 || s->no_gdr.count > 0 ||
+           s->gdr_reasons->len > 0 || s->coll_channels.count > 0 || s->rings->len > 0;
+}
+
+void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host)
+{
+    if (rank < 0 || rank >= (1 << 24))
+        return;
+    int unknown = -1;
+    while ((int)s->rank_host->len <= rank)
+        g_array_append_val(s->rank_host, unknown);
+    g_array_index(s->rank_host, int, rank) = host;
 }
 
 char *cs_nccl_info_summary(const cs_nccl_info_t *s)
@@ -269,14 +332,19 @@ char *cs_nccl_info_summary(const cs_nccl_info_t *s)
         g_string_append_printf(g, "%s%s (line %d)", sep, s->net_devices.text, s->net_devices.line);
         sep = "; ";
     }
-    if (s->no_gdr.count > 0) {
-        g_string_append_printf(g, "%srings' network sends without GPUDirect RDMA (line %d: %s)", sep,
-                               s->no_gdr.line, s->no_gdr.text);
+    if (s->no_ib_device.count > 0) {
+        g_string_append_printf(g, "%s%s (line %d)", sep, s->no_ib_device.text, s->no_ib_device.line);
         sep = "; ";
     }
-    if (s->gdr_disabled.count > 0) {
-        g_string_append_printf(g, "%sGPU Direct RDMA disabled for %d GPU-NIC pair%s (line %d)", sep,
-                               s->gdr_disabled.count, s->gdr_disabled.count == 1 ? "" : "s", s->gdr_disabled.line);
+    if (s->no_gdr.count > 0) {
+        g_string_append_printf(g, "%sa ring connection without GPUDirect RDMA (line %d: %s)", sep, s->no_gdr.line,
+                               s->no_gdr.text);
+        sep = "; ";
+    }
+    if (s->gdr_reasons->len > 0) {
+        const cs_seen_reason_t *r = &g_array_index(s->gdr_reasons, cs_seen_reason_t, 0);
+        g_string_append_printf(g, "%sGPU Direct RDMA disabled (%u line%s, the first at line %d)", sep,
+                               s->gdr_reasons->len, s->gdr_reasons->len == 1 ? "" : "s", r->line);
         sep = "; ";
     }
     if (s->coll_channels.count > 0) {

@@ -1,30 +1,39 @@
 /* What a log's NCCL INFO lines (NCCL_DEBUG=INFO) say NCCL did: the
- * transport of every connection it printed, the network it loaded, whether
- * its network sends use GPUDirect RDMA, its channel count. These are NCCL's
- * own words for the run the table measured, so `collsim validate` can set
- * them beside the model's decisions (cs_validate_findings). Pure text: one
- * line in, facts out. The lines, as NCCL prints them (v2.4 to v2.29):
+ * transport of every connection it printed, the network it loaded and its
+ * devices, GPUDirect RDMA and NCCL's reasons against it, its channel count,
+ * rank 0's rings, and where each rank ran. These are NCCL's own words for
+ * the run the table measured, so `collsim validate` can set them beside
+ * the model's decisions (cs_validate_findings). Pure text: one line in,
+ * facts out; text kept from the log is printable ASCII only. The lines, as
+ * NCCL prints them (v2.4 to v2.29):
  *   transport/p2p.cc   "Channel 00/0 : 0[0] -> 1[1] via P2P/IPC" (also
  *                      P2P/direct pointer, P2P/CUMEM, P2P/indirect/2[2]);
- *                      up to 2.5 "Ring 00 : 0[0] -> 1[1] via P2P/IPC"
+ *                      2.4 "Ring 00 : 0[0] -> 1[1] via P2P/IPC"
  *   transport/shm.cc   "Channel 00 : 0[0] -> 1[1] via SHM/direct/direct";
- *                      up to 2.5 "... via direct shared memory"
+ *                      up to 2.12 "... via direct shared memory"
  *   transport/net.cc   "Channel 00/0 : 0[0] -> 8[0] [send] via
  *                      NET/IB/0/GDRDMA" (NET/<the network's name>/<device>,
- *                      /GDRDMA when the NIC reads and writes GPU memory)
+ *                      /GDRDMA when the NIC reads or writes GPU memory); a
+ *                      [receive] line is the receiving rank's own setup
  *   net_ib.cc, net_socket.cc "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE
- *                      [RO]; OOB eth0:10.0.0.1<0>", "NET/Socket : Using [0]eno1:..."
+ *                      [RO]; OOB eth0:10.0.0.1<0>", "NET/Socket : Using
+ *                      [0]eno1:...", "NET/IB : No device found."
  *   init.cc            "Using network IB" (Socket, IBext_v8, AWS Libfabric,
  *                      ...) and "24 coll channels, 24 collnet channels, 0
  *                      nvls channels, 32 p2p channels, 32 p2p channels per
  *                      peer"
  *   graph/paths.cc     "GPU Direct RDMA Disabled for GPU 0 / HCA 1 (distance
- *                      8 > 5)": why a GPU's network sends go through host memory
- *   graph/rings.cc     "Channel 00/24 :    0   1   2   3" (rank 0: each
- *                      channel's ring; up to 2.5 "Ring 00 : 0 1 2 3")
+ *                      8 > 5)" (GPU: the rank), and net_ib.cc / 2.4 net.cc
+ *                      "NET/IB : GPU Direct RDMA Disabled for ..." (no
+ *                      module, distance): why network sends go through host
+ *                      memory
+ *   graph/rings.cc, 2.4 init.cc "Channel 00/24 :    0   1   2   3" (rank 0:
+ *                      each channel's ring; NCCL cuts long lists)
  *   transport/generic.cc "Connected all rings, use ring PXN 0 GDR 0": GDR 0
- *                      once any ring's network send goes without GPUDirect
- *                      RDMA (net.cc: comm->useGdr = 0). */
+ *                      once any rank's ring connection went without
+ *                      GPUDirect RDMA (net.cc: comm->useGdr = 0, gathered)
+ *   nccl-tests         "#  Rank  3 Group  0 Pid 1234 on hostB device  3 ...":
+ *                      the host of each rank (cs_nccl_info_rank_host). */
 #ifndef CS_NCCL_INFO_H
 #define CS_NCCL_INFO_H
 
@@ -41,7 +50,7 @@ typedef enum {
 } cs_seen_xport_t;
 
 /* One kind of fact: how many lines said it, the first one's number (0:
- * none) and what it said ("via P2P/IPC", "Socket", "GDR 0", "24"). */
+ * none) and what it said ("P2P/IPC", "Socket", "GDR 0", "24"). */
 typedef struct {
     int count;
     int line;
@@ -49,42 +58,60 @@ typedef struct {
 } cs_seen_fact_t;
 
 /* One connection line: the ranks it joins (sender -> receiver, as NCCL
- * prints them; -1 where the line does not name them) and its kind. */
+ * prints them; -1 where the line does not name them), whether it is the
+ * receiver's own line ([receive]), its kind and its "via" text. */
 typedef struct {
     int from, to;
+    gboolean receive;
     cs_seen_xport_t kind;
     int line;
+    char *text;
 } cs_seen_conn_t;
 
-/* A ring as rank 0 lists it (init.cc / rings.cc: "Channel 00/24 :  0 1
- * 2 3", up to 2.5 "Ring 00 :  0 1 2 3"): the channel and its ranks. */
+/* A ring as rank 0 lists it: the channel and its ranks. */
 typedef struct {
     int channel;
     int line;
     GArray *order;                 /* int */
 } cs_seen_ring_t;
 
+/* A reason NCCL gave against GPUDirect RDMA: the rank it names (-1: none
+ * or not a rank, as NCCL 2.4's local device numbers). */
+typedef struct {
+    int rank;
+    int line;
+    char *text;
+} cs_seen_reason_t;
+
 typedef struct {
     cs_seen_fact_t xport[CS_SEEN_XPORT_COUNT];
     GArray *conns;                 /* cs_seen_conn_t, in the log's order */
     GPtrArray *rings;              /* cs_seen_ring_t*, each channel's first line */
+    GArray *gdr_reasons;           /* cs_seen_reason_t, in the log's order */
     cs_seen_fact_t network;        /* "Using network X": X */
-    cs_seen_fact_t net_devices;    /* "NET/IB : Using [0]mlx5_0:1/RoCE ...; OOB ...": from NET/ to the OOB */
+    cs_seen_fact_t net_devices;    /* "NET/IB : Using [0]mlx5_0:1/RoCE ...": up to the OOB */
+    cs_seen_fact_t no_ib_device;   /* "NET/IB : No device found." */
     cs_seen_fact_t no_gdr;         /* "Connected all rings ... GDR 0" */
-    cs_seen_fact_t gdr_disabled;   /* "GPU Direct RDMA Disabled for GPU 0 / HCA 1 (distance 8 > 5)" */
     cs_seen_fact_t coll_channels;  /* "N coll channels, ...": N */
     int coll_channels_value;
+    GArray *rank_host;             /* int per rank: its host's number (hosts in order of appearance), -1 unknown */
 } cs_nccl_info_t;
 
 cs_nccl_info_t *cs_nccl_info_new(void);
 void cs_nccl_info_free(cs_nccl_info_t *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_nccl_info_t, cs_nccl_info_free)
 
-/* Takes what one line of a log says, if it is one of the lines above
- * (anywhere after "NCCL INFO"); others are ignored. */
+/* Takes what one line of a log says, if it is one of NCCL's lines above
+ * ("host:pid:tid [dev] NCCL INFO ..." or the words alone at the start of
+ * the line); others are ignored. */
 void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno);
 
-/* Whether any line said anything. */
+/* Records that nccl-tests put rank 'rank' on host number 'host' (its
+ * "# Rank" lines, read by the log's reader). */
+void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host);
+
+/* Whether any line said anything of NCCL's (the rank placement alone does
+ * not count). */
 gboolean cs_nccl_info_any(const cs_nccl_info_t *s);
 
 /* A network's name as NCCL prints it ("IB", "IBext_v11", "Socket", "AWS
@@ -93,9 +120,9 @@ gboolean cs_nccl_info_any(const cs_nccl_info_t *s);
  * over IB or RoCE), CS_SEEN_NET_SOCKET, or CS_SEEN_NET_OTHER. */
 cs_seen_xport_t cs_nccl_info_net_kind(const char *name);
 
-/* One line for the report: "transports P2P/IPC (16 connections, line 40),
- * SHM/direct/direct (8, line 52); network IB (line 12); 24 coll channels
- * (line 60)". NULL when nothing was said. */
+/* One line for the report: "connections via P2P/IPC (16 lines, the first
+ * at line 40), ...; network IB (line 12); ...; 24 coll channels (line
+ * 60)". NULL when nothing was said. */
 char *cs_nccl_info_summary(const cs_nccl_info_t *s);
 
 #endif

@@ -831,6 +831,7 @@ static void comment_line(parser_t *p, const char *body, GPtrArray *tok)
                     break;
             if (j == p->hosts->len)
                 g_ptr_array_add(p->hosts, g_strdup(host));
+            cs_nccl_info_rank_host(p->info, (int)v, (int)j);
             break;
         }
         return;
@@ -1161,6 +1162,14 @@ static gboolean text_line(parser_t *p, const char *raw, GError **err)
                 return FALSE;
             p->layout = l;
             return TRUE;
+        }
+        if (g_str_has_prefix(body, "nccl-tests version") || g_str_has_prefix(body, "Collective test starting")) {
+            /* a run begins: a table still open is a run cut off, and the
+             * NCCL lines from here on are the new run's */
+            if (!close_table(p, err))
+                return FALSE;
+            cs_nccl_info_free(p->info);
+            p->info = cs_nccl_info_new();
         }
         if (g_str_has_prefix(body, "Avg bus bandwidth")) {
             const char *colon = strchr(body, ':');

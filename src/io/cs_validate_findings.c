@@ -1,14 +1,17 @@
 /* What NCCL said it did (its INFO lines in the log, cs_nccl_info.h) set
  * beside what the model decided for the same machine and settings: every
  * connection line NCCL printed is held against the transport collsim
- * gives that pair of ranks (cs_comm_pair), and each kind of disagreement
- * is one finding, with NCCL's usual reasons for it (transport/net.cc,
+ * gives that pair of ranks (cs_comm_pair; a [receive] line against the
+ * receiving rank's side), rank 0's rings against collsim's, the channel
+ * count against collsim's; each kind of disagreement is one finding, with
+ * NCCL's reasons for it as its source has them (transport/net.cc, net_ib.cc,
  * p2p.cc, shm.cc, graph/paths.cc) and, where one flag expresses it, the
  * flag that predicts the run as it ran. Named causes, not guesses from the
  * numbers: the numbers are validate's business. */
 #include "config.h"
 #include "io/cs_validate.h"
 #include "models/cs_graph_log.h"
+#include "models/cs_topo.h"
 
 #include <string.h>
 
@@ -46,25 +49,30 @@ static const char *model_name(cs_seen_xport_t k)
 static const char *reason(cs_seen_xport_t seen, cs_seen_xport_t model)
 {
     if (seen == CS_SEEN_NET_SOCKET && (model == CS_SEEN_NET_GDR || model == CS_SEEN_NET_HOST))
-        return "NCCL falls back to TCP sockets when it finds no usable RDMA device (collsim doctor on the "
-               "machine says why: no RDMA port up, no usable GID, RoCE v1 only) or when told to "
-               "(NCCL_IB_DISABLE=1, NCCL_NET=Socket); to predict the run as it ran: --env NCCL_IB_DISABLE=1";
+        return "NCCL takes TCP sockets when its IB transport finds no device it accepts (net_ib.cc: no port "
+               "active, a link layer it does not know, NCCL_IB_HCA matching none; collsim doctor on the machine "
+               "checks these) or when told to (NCCL_IB_DISABLE=1, NCCL_NET=Socket); to predict the run as it "
+               "ran: --env NCCL_IB_DISABLE=1";
     if ((seen == CS_SEEN_NET_GDR || seen == CS_SEEN_NET_HOST) && model == CS_SEEN_NET_SOCKET)
         return "the topology's NICs are not RDMA NICs (--nic: an IB or RoCE part), or the model's environment "
                "turns RDMA off (NCCL_IB_DISABLE, NCCL_NET) where the run's did not";
     if (seen == CS_SEEN_NET_HOST && model == CS_SEEN_NET_GDR)
-        return "the NIC reads and writes host memory and the GPU copies through it; NCCL does so when the GPU-NIC "
-               "path is farther than NCCL_NET_GDR_LEVEL allows (default PXB: PCIe switches between them, no "
-               "CPU; graph/paths.cc ncclTopoCheckGdr), or without the GPU's peer-memory support (nvidia-peermem or dma-buf); to "
-               "predict the run as it ran: --env NCCL_NET_GDR_LEVEL=LOC";
+        return "the NIC moves the data through host memory and the GPU copies it there; NCCL does so when the "
+               "GPU-NIC path is farther than NCCL_NET_GDR_LEVEL allows (default PXB: PCIe switches between "
+               "them, no CPU; graph/paths.cc ncclTopoCheckGdr), on sends from a GPU older than Ampere without "
+               "NVLink (NCCL_NET_GDR_READ's default, the same function), or without the GPU's peer-memory "
+               "support (nvidia-peermem or dma-buf); --env NCCL_NET_GDR_LEVEL=LOC prices every network "
+               "transfer through host memory";
     if (seen == CS_SEEN_NET_GDR && model == CS_SEEN_NET_HOST)
         return "the topology places the NIC farther from the GPU than the machine has it (collsim topo show "
-               "prints the GPU-NIC paths), or the model's NCCL_NET_GDR_LEVEL is not the run's";
+               "prints the GPU-NIC paths), or the model's NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ is not the "
+               "run's";
     if (seen == CS_SEEN_SHM && model == CS_SEEN_P2P)
         return "peer-to-peer was off in the run (NCCL_P2P_DISABLE=1, or NCCL_P2P_LEVEL below the GPUs' path) "
                "or not possible on that machine (a GPU or driver without P2P, PCIe ACS redirecting peer "
-               "traffic, a container without the GPUs' IPC); to predict the run as it ran: "
-               "--env NCCL_P2P_DISABLE=1";
+               "traffic, a container without the GPUs' IPC); to predict the run as it ran: --env "
+               "NCCL_P2P_DISABLE=1 (with NCCL_NET_DISABLE_INTRA=1 where the model then sends GPU pairs "
+               "through a NIC)";
     if (seen == CS_SEEN_P2P && model == CS_SEEN_SHM)
         return "the run allowed P2P farther than the model does (its NCCL_P2P_LEVEL: --env), or its GPUs are "
                "closer than the topology has them (a shared PCIe switch, an NVLink bridge: collsim topo show "
@@ -74,9 +82,10 @@ static const char *reason(cs_seen_xport_t seen, cs_seen_xport_t model)
                "between these GPUs; to predict the run as it ran: --env NCCL_P2P_DISABLE=1 --env "
                "NCCL_SHM_DISABLE=1";
     if (!kind_is_net(seen) && kind_is_net(model))
-        return "collsim sends the pair through a NIC as NCCL's rule does for GPUs that share a PCIe switch "
-               "with a GPUDirect RDMA NIC (graph/paths.cc ncclTopoCheckNet), and the run's NCCL did not: "
-               "check the topology's NICs and their GPUDirect RDMA against the machine's (collsim topo show)";
+        return "collsim sends the pair through a NIC by NCCL's rule for GPUs that both reach a NIC (at PXB or "
+               "closer) faster than they reach each other (graph/paths.cc ncclTopoCheckNet), and the run's "
+               "NCCL did not: its NCCL_NET_DISABLE_INTRA=1, or NICs unlike the topology's (collsim topo show); "
+               "to predict the run as it ran: --env NCCL_NET_DISABLE_INTRA=1";
     return "the run's NCCL settings or machine differ from the model's (--env, the topology)";
 }
 
@@ -94,9 +103,52 @@ static void append_order(GString *g, const int *order, int n)
         g_string_append(g, " ...");
 }
 
+/* Whether the log's ranks sit on its hosts as the model places them on the
+ * topology's nodes, each node's ranks in one block (rank r on the node
+ * whose block holds it: nccl-tests under mpirun --map-by slot or srun's
+ * block distribution): FALSE, with the first rank out of place and the
+ * rank it should share a host with (-1: it should not share the previous
+ * block's), where the "# Rank" lines say otherwise; TRUE where they are
+ * silent. */
+static gboolean placed_as_model(const cs_nccl_info_t *s, const cs_topo_t *t, int *rank_p, int *with_p)
+{
+    const GArray *h = s->rank_host;
+    if (t == NULL || t->nnodes < 2 || (int)h->len < t->ngpus)
+        return TRUE;
+    for (int r = 0; r < t->ngpus; r++)
+        if (g_array_index(h, int, r) < 0)
+            return TRUE;   /* a rank not listed: the placement is not known */
+    for (int v = 0; v < t->nnodes; v++) {
+        int start = t->node_first_rank[v], end = t->node_first_rank[v + 1];
+        for (int r = start; r < end; r++)
+            if (g_array_index(h, int, r) != g_array_index(h, int, start)) {
+                *rank_p = r;
+                *with_p = start;
+                return FALSE;
+            }
+        if (v > 0 && start < end && g_array_index(h, int, start) == g_array_index(h, int, start - 1)) {
+            *rank_p = start;
+            *with_p = -1;
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* The topology node (host) rank r runs on, -1 if none. */
+static int host_of(const cs_topo_t *t, int r)
+{
+    for (int v = 0; t != NULL && v < t->nnodes; v++)
+        if (r >= t->node_first_rank[v] && r < t->node_first_rank[v + 1])
+            return v;
+    return -1;
+}
+
 /* The rings rank 0 listed, channel by channel, against collsim's
  * (cs_graph_log_ring): a ring that visits the ranks in another order
- * crosses other links. Rings of another length are another communicator's. */
+ * crosses other links. Rings of another length are another communicator's,
+ * or cut by NCCL (it prints at most about 20 ranks up to 2.19, a line of
+ * 128 characters in 2.28): not compared. */
 static void rings(const cs_nccl_info_t *s, const cs_comm_t *comm, const char *log, GPtrArray *out)
 {
     const cs_comm_info_t *ci = cs_comm_info(comm);
@@ -137,9 +189,24 @@ static void rings(const cs_nccl_info_t *s, const cs_comm_t *comm, const char *lo
                                differ == 1 ? "s" : "");
     g_string_append(g, ": the predicted ring's hops are not the run's and may cross other links (collsim topo "
                        "graph prints collsim's rings for a diff with the log's); NCCL's search found another "
-                       "order on the machine, as a different NCCL version, NCCL_RINGS or NCCL_GRAPH_FILE, or "
-                       "a topology unlike the machine's, gives");
+                       "order on the machine, as a different NCCL version, NCCL_GRAPH_FILE, or a topology "
+                       "unlike the machine's, gives");
     g_ptr_array_add(out, g_string_free(g, FALSE));
+}
+
+/* NCCL's reason against GPUDirect RDMA for 'rank' (one that names it, or
+ * one that names no rank), as " (NCCL's reason, line N: ...)"; "" if none. */
+static char *gdr_reason(const cs_nccl_info_t *s, int rank)
+{
+    const cs_seen_reason_t *any = NULL;
+    for (guint i = 0; i < s->gdr_reasons->len; i++) {
+        const cs_seen_reason_t *r = &g_array_index(s->gdr_reasons, cs_seen_reason_t, i);
+        if (r->rank == rank)
+            return g_strdup_printf(" (NCCL's reason, line %d: %s)", r->line, r->text);
+        if (r->rank < 0 && any == NULL)
+            any = r;
+    }
+    return any != NULL ? g_strdup_printf(" (NCCL's reason, line %d: %s)", any->line, any->text) : g_strdup("");
 }
 
 void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const char *log, GPtrArray *out)
@@ -147,62 +214,92 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
     if (s == NULL || comm == NULL || !cs_nccl_info_any(s))
         return;
     const cs_comm_info_t *ci = cs_comm_info(comm);
-    /* every connection line against the model's choice for its pair */
-    mismatch_t mis[CS_SEEN_XPORT_COUNT][CS_SEEN_XPORT_COUNT] = { { { 0, NULL } } };
-    int plugin = 0, checked = 0;
-    const cs_seen_conn_t *plugin_first = NULL;
-    gboolean model_rdma = FALSE;
-    for (guint i = 0; i < s->conns->len; i++) {
-        const cs_seen_conn_t *c = &g_array_index(s->conns, cs_seen_conn_t, i);
-        if (c->from < 0 || c->to < 0 || c->from >= ci->nranks || c->to >= ci->nranks || c->from == c->to)
-            continue;   /* not a pair of this communicator */
-        cs_link_choice_t ch;
-        cs_comm_pair(comm, c->from, c->to, &ch);
-        cs_seen_xport_t want = expected_kind(&ch);
-        if (want == CS_SEEN_XPORT_COUNT)
-            continue;
-        checked++;
-        model_rdma |= ch.transport == CS_XPORT_NET_IB;
-        if (c->kind == CS_SEEN_NET_OTHER && kind_is_net(want)) {
-            if (plugin++ == 0)
-                plugin_first = c;
-            continue;
-        }
-        if (c->kind != want && mis[c->kind][want].count++ == 0)
-            mis[c->kind][want].first = c;
-    }
-    /* NCCL's own reason for host-staged network sends, where it printed one */
-    g_autofree char *gdr_why = s->gdr_disabled.count > 0
-                                   ? g_strdup_printf(" (NCCL's reason, line %d: %s)", s->gdr_disabled.line,
-                                                     s->gdr_disabled.text)
-                                   : g_strdup("");
-    for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
-        for (int w = 0; w < CS_SEEN_XPORT_COUNT; w++) {
-            const mismatch_t *m = &mis[k][w];
-            if (m->count == 0)
-                continue;
-            const cs_seen_fact_t *f = &s->xport[k];
-            char more[64] = "";
-            if (m->count > 1)
-                g_snprintf(more, sizeof more, " (and %d more such line%s)", m->count - 1, m->count > 2 ? "s" : "");
-            g_ptr_array_add(out, g_strdup_printf(
-                "%s:%d: NCCL connected rank %d to rank %d via %s%s, where the model has %s: %s%s", log,
-                m->first->line, m->first->from, m->first->to, f->text, more, model_name(w), reason(k, w),
-                k == CS_SEEN_NET_HOST ? gdr_why : ""));
-        }
-    if (plugin > 0)
+    const cs_topo_t *t = cs_comm_topo(comm);
+    int stray = -1, with = -1;
+    if (!placed_as_model(s, t, &stray, &with)) {
+        /* the pairs and rings would be judged against the wrong GPUs */
+        char where[96];
+        if (with >= 0)
+            g_snprintf(where, sizeof where, "rank %d is not on the host of rank %d", stray, with);
+        else
+            g_snprintf(where, sizeof where, "rank %d is on the host of rank %d", stray, stray - 1);
         g_ptr_array_add(out, g_strdup_printf(
-            "%s:%d: NCCL's network was a plugin (via %s), which collsim does not model (it models NCCL's own "
-            "IB verbs and TCP sockets transports): the prediction prices the network as %s on the topology's "
-            "NICs", log, plugin_first->line, s->xport[CS_SEEN_NET_OTHER].text,
-            model_rdma ? "NET/IB" : "NET/Socket"));
+            "%s: the log's '# Rank' lines place the ranks on the hosts otherwise than the model, which puts "
+            "each node's ranks in one block as mpirun --map-by slot and srun's block distribution do (%s): "
+            "the connections and rings NCCL printed were not compared, and the prediction is for the model's "
+            "placement", log, where));
+    } else {
+        /* every connection line against the model's choice for its pair */
+        mismatch_t mis[CS_SEEN_XPORT_COUNT][CS_SEEN_XPORT_COUNT] = { { { 0, NULL } } };
+        int plugin = 0;
+        const cs_seen_conn_t *plugin_first = NULL;
+        gboolean model_rdma = FALSE;
+        for (guint i = 0; i < s->conns->len; i++) {
+            const cs_seen_conn_t *c = &g_array_index(s->conns, cs_seen_conn_t, i);
+            if (c->from < 0 || c->to < 0 || c->from >= ci->nranks || c->to >= ci->nranks || c->from == c->to)
+                continue;   /* not a pair of this communicator */
+            cs_link_choice_t ch;
+            /* a [receive] line is the receiver's setup: its own NIC and GPUDirect RDMA */
+            cs_comm_pair(comm, c->receive ? c->to : c->from, c->receive ? c->from : c->to, &ch);
+            cs_seen_xport_t want = expected_kind(&ch);
+            if (want == CS_SEEN_XPORT_COUNT)
+                continue;
+            model_rdma |= ch.transport == CS_XPORT_NET_IB;
+            if (c->kind == CS_SEEN_NET_OTHER && kind_is_net(want)) {
+                if (plugin++ == 0)
+                    plugin_first = c;
+                continue;
+            }
+            /* inside a host the model's NET pairs carry no GPUDirect RDMA
+             * choice of their own: their GDR is not judged */
+            gboolean same = c->kind == want ||
+                            (ch.transport == CS_XPORT_NET_IB && host_of(t, c->from) == host_of(t, c->to) &&
+                             (c->kind == CS_SEEN_NET_GDR || c->kind == CS_SEEN_NET_HOST));
+            if (!same && mis[c->kind][want].count++ == 0)
+                mis[c->kind][want].first = c;
+        }
+        for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
+            for (int w = 0; w < CS_SEEN_XPORT_COUNT; w++) {
+                const mismatch_t *m = &mis[k][w];
+                if (m->count == 0)
+                    continue;
+                char more[64] = "";
+                if (m->count > 1)
+                    g_snprintf(more, sizeof more, " (and %d more such line%s)", m->count - 1, m->count > 2 ? "s" : "");
+                const cs_seen_conn_t *c = m->first;
+                g_autofree char *why = k == CS_SEEN_NET_HOST ? gdr_reason(s, c->receive ? c->to : c->from)
+                                     : k == CS_SEEN_NET_SOCKET && s->no_ib_device.count > 0
+                                         ? g_strdup_printf(" (NCCL's line %d: %s)", s->no_ib_device.line,
+                                                           s->no_ib_device.text)
+                                         : g_strdup("");
+                g_ptr_array_add(out, g_strdup_printf(
+                    "%s:%d: NCCL connected rank %d to rank %d%s via %s%s, where the model has %s: %s%s", log,
+                    c->line, c->from, c->to, c->receive ? " (the receiver's line)" : "", c->text, more,
+                    model_name(w), reason(k, w), why));
+            }
+        if (plugin > 0)
+            g_ptr_array_add(out, g_strdup_printf(
+                "%s:%d: NCCL's network was a plugin (via %s), which collsim does not model (it models NCCL's "
+                "own IB verbs and TCP sockets transports): the prediction prices the network as %s on the "
+                "topology's NICs", log, plugin_first->line, plugin_first->text,
+                model_rdma ? "NET/IB" : "NET/Socket"));
+        rings(s, comm, log, out);
+    }
 
-    /* Without connection lines (NCCL_DEBUG_SUBSYS=INIT only, or a log cut
+    /* Without connection lines (NCCL_DEBUG_SUBSYS without INIT, a log cut
      * down): what NCCL loaded and its rings' GPUDirect RDMA */
-    if (checked == 0 && s->network.count > 0 && (ci->nnodes > 1 || ci->intra_transport == CS_XPORT_NET_IB ||
-                                                  ci->intra_transport == CS_XPORT_NET_SOCKET)) {
-        cs_transport_t net = ci->nnodes > 1 ? ci->inter_transport : ci->intra_transport;
+    int net_lines = 0;
+    for (int k = CS_SEEN_NET_GDR; k <= CS_SEEN_NET_OTHER; k++)
+        net_lines += s->xport[k].count;
+    gboolean has_net = ci->nnodes > 1 || ci->intra_transport == CS_XPORT_NET_IB ||
+                       ci->intra_transport == CS_XPORT_NET_SOCKET;
+    cs_transport_t net = ci->nnodes > 1 ? ci->inter_transport : ci->intra_transport;
+    if (net_lines == 0 && s->network.count > 0 && has_net) {
         cs_seen_xport_t loaded = cs_nccl_info_net_kind(s->network.text);
+        g_autofree char *dev = s->no_ib_device.count > 0
+                                   ? g_strdup_printf(" (NCCL's line %d: %s)", s->no_ib_device.line,
+                                                     s->no_ib_device.text)
+                                   : g_strdup("");
         if (loaded == CS_SEEN_NET_OTHER)
             g_ptr_array_add(out, g_strdup_printf(
                 "%s:%d: NCCL's network was '%s', a plugin collsim does not model (it models NCCL's own IB "
@@ -210,26 +307,22 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
                 "topology's NICs", log, s->network.line, s->network.text, cs_transport_name(net)));
         else if (loaded == CS_SEEN_NET_SOCKET && net == CS_XPORT_NET_IB)
             g_ptr_array_add(out, g_strdup_printf("%s:%d: NCCL's network was TCP sockets (Using network %s), "
-                                                 "where the model has %s: %s", log, s->network.line,
+                                                 "where the model has %s: %s%s", log, s->network.line,
                                                  s->network.text, cs_transport_name(net),
-                                                 reason(CS_SEEN_NET_SOCKET, CS_SEEN_NET_GDR)));
+                                                 reason(CS_SEEN_NET_SOCKET, CS_SEEN_NET_GDR), dev));
         else if (loaded != CS_SEEN_NET_SOCKET && net == CS_XPORT_NET_SOCKET)
             g_ptr_array_add(out, g_strdup_printf("%s:%d: NCCL's network was RDMA (Using network %s), where "
                                                  "the model has TCP sockets: %s", log, s->network.line,
                                                  s->network.text, reason(CS_SEEN_NET_GDR, CS_SEEN_NET_SOCKET)));
     }
-    int net_lines = 0;
-    for (int k = CS_SEEN_NET_GDR; k <= CS_SEEN_NET_OTHER; k++)
-        net_lines += s->xport[k].count;
-    gboolean model_net_gdr = ci->nnodes > 1 ? ci->inter_transport == CS_XPORT_NET_IB && ci->gdr
-                                            : ci->intra_transport == CS_XPORT_NET_IB && ci->intra.gdr;
-    if (s->no_gdr.count > 0 && net_lines == 0 && model_net_gdr)
-        g_ptr_array_add(out, g_strdup_printf("%s:%d: NCCL's rings sent over the network without GPUDirect RDMA "
-                                             "(%s), where the model has it: %s%s", log, s->no_gdr.line,
-                                             s->no_gdr.text, reason(CS_SEEN_NET_HOST, CS_SEEN_NET_GDR),
-                                             gdr_why));
-
-    rings(s, comm, log, out);
+    gboolean model_net_gdr = ci->nnodes > 1 ? ci->inter_transport == CS_XPORT_NET_IB && ci->gdr : FALSE;
+    if (s->no_gdr.count > 0 && net_lines == 0 && model_net_gdr) {
+        g_autofree char *why = gdr_reason(s, -1);
+        g_ptr_array_add(out, g_strdup_printf("%s:%d: a ring connection of NCCL's (a rank's send or receive) went "
+                                             "without GPUDirect RDMA (%s), where the model has it on every "
+                                             "network transfer: %s%s", log, s->no_gdr.line, s->no_gdr.text,
+                                             reason(CS_SEEN_NET_HOST, CS_SEEN_NET_GDR), why));
+    }
 
     /* the channel count NCCL settled on (init.cc: comm->nChannels) */
     if (s->coll_channels.count > 0 && ci->comm_nch > 0 && s->coll_channels_value != ci->comm_nch)

@@ -444,8 +444,17 @@ static void test_nccl_info(void)
     g_assert_cmpint(b->xport[CS_SEEN_NET_GDR].count, ==, 0);
     g_assert_cmpint(b->no_gdr.line, ==, 42);
     g_assert_cmpint(b->coll_channels_value, ==, 3);
-    g_assert_cmpint(b->gdr_disabled.line, ==, 48);
-    g_assert_cmpint(a->gdr_disabled.count, ==, 0);
+    g_assert_cmpuint(b->gdr_reasons->len, ==, 1);
+    g_assert_cmpint(g_array_index(b->gdr_reasons, cs_seen_reason_t, 0).line, ==, 48);
+    g_assert_cmpint(g_array_index(b->gdr_reasons, cs_seen_reason_t, 0).rank, ==, 1);
+    g_assert_cmpuint(a->gdr_reasons->len, ==, 0);
+    /* a [receive] line is the receiver's; where the ranks ran */
+    g_assert_false(g_array_index(a->conns, cs_seen_conn_t, 1).receive);
+    g_assert_true(g_array_index(a->conns, cs_seen_conn_t, 2).receive);
+    g_assert_cmpstr(g_array_index(a->conns, cs_seen_conn_t, 2).text, ==, "NET/Socket/0");
+    g_assert_cmpuint(a->rank_host->len, ==, 4);
+    g_assert_cmpint(g_array_index(a->rank_host, int, 1), ==, 0);
+    g_assert_cmpint(g_array_index(a->rank_host, int, 2), ==, 1);
     g_assert_cmpstr(b->net_devices.text, ==, "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]");
     g_assert_cmpint(b->net_devices.line, ==, 49);
     g_assert_cmpint(a->net_devices.count, ==, 0);
@@ -476,6 +485,13 @@ static void test_nccl_info(void)
     cs_nccl_info_line(s, "see \"NCCL INFO Channel 00 : 5[5] -> 6[6] via SHM/direct/direct\"", 6);
     cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1", 7);
     cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO 99999 coll channels", 8);
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO NET/IB : No device found.", 9);
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", 10);
+    cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO Using network \xff\xfeX", 11);
+    g_assert_cmpint(s->no_ib_device.line, ==, 9);
+    g_assert_cmpuint(s->gdr_reasons->len, ==, 1);
+    g_assert_cmpint(g_array_index(s->gdr_reasons, cs_seen_reason_t, 0).rank, ==, -1);
+    g_assert_cmpstr(s->network.text, ==, "??X");   /* printable ASCII only */
     g_assert_cmpint(s->xport[CS_SEEN_SHM].count, ==, 1);
     g_assert_cmpint(s->xport[CS_SEEN_NET_GDR].count, ==, 2);
     g_assert_cmpint(s->xport[CS_SEEN_NET_OTHER].count, ==, 1);
