@@ -360,6 +360,10 @@ static void json_num(GString *g, double v)
 
 static void json_str(GString *g, const char *s)
 {
+    /* a path or a log's text that is not UTF-8 (JSON must be): U+FFFD for its bad bytes */
+    g_autofree char *valid = g_utf8_validate(s, -1, NULL) ? NULL : g_utf8_make_valid(s, -1);
+    if (valid != NULL)
+        s = valid;
     g_string_append_c(g, '"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')

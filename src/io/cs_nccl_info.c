@@ -6,7 +6,6 @@
 #include <string.h>
 
 #define TEXT_MAX 120       /* a fact's text is kept up to about this many bytes */
-#define CONNS_MAX (1 << 18) /* connection lines kept one by one (all are counted) */
 
 static void ring_free(gpointer p)
 {
@@ -15,21 +14,19 @@ static void ring_free(gpointer p)
     g_free(r);
 }
 
-static void conn_clear(gpointer p)
-{
-    g_free(((cs_seen_conn_t *)p)->text);
-}
-
 static void reason_clear(gpointer p)
 {
-    g_free(((cs_seen_reason_t *)p)->text);
+    cs_seen_reason_t *r = p;
+    g_free(r->gpu);
+    g_free(r->text);
 }
 
 cs_nccl_info_t *cs_nccl_info_new(void)
 {
     cs_nccl_info_t *s = g_new0(cs_nccl_info_t, 1);
     s->conns = g_array_new(FALSE, TRUE, sizeof(cs_seen_conn_t));
-    g_array_set_clear_func(s->conns, conn_clear);
+    s->texts = g_ptr_array_new_with_free_func(g_free);
+    s->text_ids = g_hash_table_new(g_str_hash, g_str_equal);   /* keys are texts' own strings */
     s->rings = g_ptr_array_new_with_free_func(ring_free);
     s->gdr_reasons = g_array_new(FALSE, TRUE, sizeof(cs_seen_reason_t));
     g_array_set_clear_func(s->gdr_reasons, reason_clear);
@@ -53,7 +50,10 @@ void cs_nccl_info_free(cs_nccl_info_t *s)
     fact_clear(&s->no_ib_device);
     fact_clear(&s->no_gdr);
     fact_clear(&s->coll_channels);
+    fact_clear(&s->comm_nranks);
     g_array_unref(s->conns);
+    g_hash_table_unref(s->text_ids);
+    g_ptr_array_unref(s->texts);
     g_ptr_array_unref(s->rings);
     g_array_unref(s->gdr_reasons);
     g_array_unref(s->rank_host);
@@ -157,9 +157,20 @@ static void connection(cs_nccl_info_t *s, const char *body, const char *via, int
         return;   /* a transport this reader does not know: not counted */
     }
     fact_add(&s->xport[k], via, n, lineno);
-    if (s->conns->len >= CONNS_MAX)
-        return;   /* counted above, not kept one by one */
-    cs_seen_conn_t c = { .kind = k, .line = lineno, .text = quote_text(via, n) };
+    if (s->conns->len >= CS_SEEN_CONNS_MAX) {
+        s->conns_dropped++;   /* counted above, not kept one by one */
+        return;
+    }
+    /* a text once for all the lines that print it ("NET/IB/0/GDRDMA") */
+    g_autofree char *text = quote_text(via, n);
+    gpointer id = g_hash_table_lookup(s->text_ids, text);
+    if (id == NULL) {
+        char *kept = g_steal_pointer(&text);
+        g_ptr_array_add(s->texts, kept);
+        id = GINT_TO_POINTER((int)s->texts->len);
+        g_hash_table_insert(s->text_ids, kept, id);
+    }
+    cs_seen_conn_t c = { .kind = k, .line = lineno, .text = GPOINTER_TO_INT(id) - 1 };
     connection_ranks(body, &c.from, &c.to);
     /* "... [receive] via NET/...": the receiving rank's own setup */
     const char *rcv = strstr(body, " [receive] ");
@@ -260,18 +271,31 @@ void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno)
     if (strstr(body, "GPU Direct RDMA Disabled for ") != NULL) {
         /* paths.cc names the rank ("for GPU 3 / HCA ..."); 2.4's net.cc and
          * net_ib.cc a local device or none */
-        cs_seen_reason_t r = { .rank = -1, .line = lineno, .text = quote_text(body, strcspn(body, "\r\n")) };
+        cs_seen_reason_t r = { .line = lineno, .text = quote_text(body, strcspn(body, "\r\n")) };
         if (g_str_has_prefix(body, "GPU Direct RDMA Disabled for GPU ")) {
             const char *d = body + strlen("GPU Direct RDMA Disabled for GPU ");
-            char *e = NULL;
-            long v = strtol(d, &e, 10);
-            if (e != d && *e == ' ' && v >= 0 && v <= G_MAXINT)
-                r.rank = (int)v;
+            size_t len = strspn(d, "0123456789abcdefABCDEF");
+            if (len > 0 && len < 20 && d[len] == ' ')
+                r.gpu = g_strndup(d, len);
         }
-        if (s->gdr_reasons->len < CONNS_MAX)
+        if (s->gdr_reasons->len < CS_SEEN_CONNS_MAX)
             g_array_append_val(s->gdr_reasons, r);
         else
             g_free(r.text);
+        return;
+    }
+    if (g_str_has_prefix(body, "comm ") && strstr(body, " nRanks ") != NULL && strstr(body, " rank ") != NULL) {
+        /* init.cc: "comm 0x55f0 rank 0 nRanks 16 nNodes 2 localRanks 8 ..." */
+        const char *q = strstr(body, " nRanks ") + strlen(" nRanks ");
+        char *e = NULL;
+        long v = strtol(q, &e, 10);
+        if (e != q && v > 0 && v <= G_MAXINT) {
+            if (s->comm_nranks.count == 0 || v < s->comm_nranks_min)
+                s->comm_nranks_min = (int)v;
+            if (s->comm_nranks.count == 0 || v > s->comm_nranks_max)
+                s->comm_nranks_max = (int)v;
+            fact_add(&s->comm_nranks, q, (size_t)(e - q), lineno);
+        }
         return;
     }
     if (g_str_has_prefix(body, "Connected all rings")) {
@@ -299,10 +323,11 @@ gboolean cs_nccl_info_any(const cs_nccl_info_t *s)
            s->gdr_reasons->len > 0 || s->coll_channels.count > 0 || s->rings->len > 0;
 }
 
-void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host)
+void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host, int group)
 {
     if (rank < 0 || rank >= (1 << 24))
         return;
+    s->max_group = MAX(s->max_group, group);
     int unknown = -1;
     while ((int)s->rank_host->len <= rank)
         g_array_append_val(s->rank_host, unknown);
@@ -323,6 +348,9 @@ char *cs_nccl_info_summary(const cs_nccl_info_t *s)
                                f->count == 1 ? "" : "s", f->line);
         sep = ", ";
     }
+    if (s->conns_dropped > 0)
+        g_string_append_printf(g, " (the %d lines after the first %d not compared)", s->conns_dropped,
+                               CS_SEEN_CONNS_MAX);
     sep = g->len > 0 ? "; " : "";
     if (s->network.count > 0) {
         g_string_append_printf(g, "%snetwork %s (line %d)", sep, s->network.text, s->network.line);

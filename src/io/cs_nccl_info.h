@@ -32,8 +32,10 @@
  *   transport/generic.cc "Connected all rings, use ring PXN 0 GDR 0": GDR 0
  *                      once any rank's ring connection went without
  *                      GPUDirect RDMA (net.cc: comm->useGdr = 0, gathered)
+ *   init.cc            "comm 0x5555 rank 0 nRanks 16 nNodes 2 localRanks 8 ...":
+ *                      the communicator's size
  *   nccl-tests         "#  Rank  3 Group  0 Pid 1234 on hostB device  3 ...":
- *                      the host of each rank (cs_nccl_info_rank_host). */
+ *                      the host and group of each rank (cs_nccl_info_rank_host). */
 #ifndef CS_NCCL_INFO_H
 #define CS_NCCL_INFO_H
 
@@ -65,7 +67,7 @@ typedef struct {
     gboolean receive;
     cs_seen_xport_t kind;
     int line;
-    char *text;
+    int text;                      /* its "via" text: index into cs_nccl_info_t.texts */
 } cs_seen_conn_t;
 
 /* A ring as rank 0 lists it: the channel and its ranks. */
@@ -75,17 +77,21 @@ typedef struct {
     GArray *order;                 /* int */
 } cs_seen_ring_t;
 
-/* A reason NCCL gave against GPUDirect RDMA: the rank it names (-1: none
- * or not a rank, as NCCL 2.4's local device numbers). */
+/* A reason NCCL gave against GPUDirect RDMA: the GPU it names as printed
+ * ("3", a rank from NCCL 2.24; "1b000", a PCI bus id up to 2.23; NULL:
+ * none, as net_ib.cc's and 2.4's forms). */
 typedef struct {
-    int rank;
+    char *gpu;
     int line;
     char *text;
 } cs_seen_reason_t;
 
 typedef struct {
     cs_seen_fact_t xport[CS_SEEN_XPORT_COUNT];
-    GArray *conns;                 /* cs_seen_conn_t, in the log's order */
+    GArray *conns;                 /* cs_seen_conn_t, in the log's order (at most CS_SEEN_CONNS_MAX) */
+    int conns_dropped;             /* connection lines beyond those, counted in xport only */
+    GPtrArray *texts;              /* the distinct "via" texts of conns */
+    GHashTable *text_ids;          /* text -> its index + 1 (private to the reader) */
     GPtrArray *rings;              /* cs_seen_ring_t*, each channel's first line */
     GArray *gdr_reasons;           /* cs_seen_reason_t, in the log's order */
     cs_seen_fact_t network;        /* "Using network X": X */
@@ -95,7 +101,12 @@ typedef struct {
     cs_seen_fact_t coll_channels;  /* "N coll channels, ...": N */
     int coll_channels_value;
     GArray *rank_host;             /* int per rank: its host's number (hosts in order of appearance), -1 unknown */
+    int max_group;                 /* the largest "# Rank ... Group G" (> 0: the ranks form several communicators) */
+    cs_seen_fact_t comm_nranks;    /* init.cc "comm 0x... rank R nRanks N ...": a communicator's size */
+    int comm_nranks_min, comm_nranks_max;
 } cs_nccl_info_t;
+
+#define CS_SEEN_CONNS_MAX (1 << 23)   /* connection lines kept one by one */
 
 cs_nccl_info_t *cs_nccl_info_new(void);
 void cs_nccl_info_free(cs_nccl_info_t *s);
@@ -108,7 +119,7 @@ void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno);
 
 /* Records that nccl-tests put rank 'rank' on host number 'host' (its
  * "# Rank" lines, read by the log's reader). */
-void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host);
+void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host, int group);
 
 /* Whether any line said anything of NCCL's (the rank placement alone does
  * not count). */

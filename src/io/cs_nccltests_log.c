@@ -831,7 +831,11 @@ static void comment_line(parser_t *p, const char *body, GPtrArray *tok)
                     break;
             if (j == p->hosts->len)
                 g_ptr_array_add(p->hosts, g_strdup(host));
-            cs_nccl_info_rank_host(p->info, (int)v, (int)j);
+            /* "Rank 3 Group 1 ...": NCCL_TESTS_SPLIT_MASK's communicators */
+            long grp = 0;
+            if (tok->len >= 4 && strcmp(TOK(tok, 2), "Group") == 0 && !parse_long(TOK(tok, 3), 0, G_MAXINT, &grp))
+                grp = 0;
+            cs_nccl_info_rank_host(p->info, (int)v, (int)j, (int)grp);
             break;
         }
         return;
@@ -1163,9 +1167,12 @@ static gboolean text_line(parser_t *p, const char *raw, GError **err)
             p->layout = l;
             return TRUE;
         }
-        if (g_str_has_prefix(body, "nccl-tests version") || g_str_has_prefix(body, "Collective test starting")) {
-            /* a run begins: a table still open is a run cut off, and the
-             * NCCL lines from here on are the new run's */
+        if (g_str_has_prefix(body, "nccl-tests version") || g_str_has_prefix(body, "Collective test starting") ||
+            g_str_has_prefix(body, "nThread ")) {
+            /* a run begins (nccl-tests >= 2.18.5 prints its version first,
+             * >= 2.16.7 "Collective test starting", every one "nThread"):
+             * a table still open is a run cut off, and the NCCL lines from
+             * here on are the new run's */
             if (!close_table(p, err))
                 return FALSE;
             cs_nccl_info_free(p->info);

@@ -194,19 +194,52 @@ static void rings(const cs_nccl_info_t *s, const cs_comm_t *comm, const char *lo
     g_ptr_array_add(out, g_string_free(g, FALSE));
 }
 
-/* NCCL's reason against GPUDirect RDMA for 'rank' (one that names it, or
- * one that names no rank), as " (NCCL's reason, line N: ...)"; "" if none. */
-static char *gdr_reason(const cs_nccl_info_t *s, int rank)
+/* NCCL's reason against GPUDirect RDMA for 'rank' (one naming it, or one
+ * naming no GPU), as " (NCCL's reason, line N: ...)"; "" if none. paths.cc
+ * names the rank from NCCL 2.24 and the GPU's PCI bus id before (hex, "GPU
+ * 1b000"): a bus id is not a rank, and such a reason is not quoted for one
+ * (the version unknown, a number with hex letters is taken for a bus id). */
+static char *gdr_reason(const cs_nccl_info_t *s, const cs_comm_info_t *ci, int rank)
 {
+    gboolean rank_form = ci->nccl_version == 0 || ci->nccl_version >= 22400;
     const cs_seen_reason_t *any = NULL;
     for (guint i = 0; i < s->gdr_reasons->len; i++) {
         const cs_seen_reason_t *r = &g_array_index(s->gdr_reasons, cs_seen_reason_t, i);
-        if (r->rank == rank)
+        if (r->gpu == NULL) {
+            if (any == NULL)
+                any = r;
+            continue;
+        }
+        if (!rank_form || r->gpu[strspn(r->gpu, "0123456789")] != '\0')
+            continue;
+        char *e = NULL;
+        long v = strtol(r->gpu, &e, 10);
+        if (*e == '\0' && v == rank)
             return g_strdup_printf(" (NCCL's reason, line %d: %s)", r->line, r->text);
-        if (r->rank < 0 && any == NULL)
-            any = r;
     }
     return any != NULL ? g_strdup_printf(" (NCCL's reason, line %d: %s)", any->line, any->text) : g_strdup("");
+}
+
+/* Whether the log's run is one communicator of the model's size: nccl-tests
+ * with NCCL_TESTS_SPLIT_MASK runs several ('# Rank ... Group G'), each its
+ * ranks 0..n-1 (init.cc's "comm ... nRanks N" says its size). */
+static gboolean one_communicator(const cs_nccl_info_t *s, const cs_comm_info_t *ci, const char *log, GPtrArray *out)
+{
+    if (s->max_group == 0 && (s->comm_nranks.count == 0 ||
+                              (s->comm_nranks_min == ci->nranks && s->comm_nranks_max == ci->nranks)))
+        return TRUE;
+    if (s->comm_nranks.count > 0 && s->comm_nranks_min != ci->nranks)
+        g_ptr_array_add(out, g_strdup_printf(
+            "%s:%d: NCCL's communicators here have %d rank%s (init.cc's 'comm ... nRanks' line), the model's %d: "
+            "the run split its ranks (nccl-tests' NCCL_TESTS_SPLIT_MASK%s), so the connections, rings and "
+            "channels NCCL printed were not compared", log, s->comm_nranks.line, s->comm_nranks_min,
+            s->comm_nranks_min == 1 ? "" : "s", ci->nranks, s->max_group > 0 ? ", the '# Rank' lines' groups" : ""));
+    else
+        g_ptr_array_add(out, g_strdup_printf(
+            "%s: the '# Rank' lines put the ranks in %d groups (nccl-tests' NCCL_TESTS_SPLIT_MASK: a communicator "
+            "each), where the model has one of %d ranks: the connections, rings and channels NCCL printed were "
+            "not compared", log, s->max_group + 1, ci->nranks));
+    return FALSE;
 }
 
 void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const char *log, GPtrArray *out)
@@ -216,6 +249,8 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
     const cs_comm_info_t *ci = cs_comm_info(comm);
     const cs_topo_t *t = cs_comm_topo(comm);
     int stray = -1, with = -1;
+    if (!one_communicator(s, ci, log, out))
+        return;
     if (!placed_as_model(s, t, &stray, &with)) {
         /* the pairs and rings would be judged against the wrong GPUs */
         char where[96];
@@ -267,21 +302,23 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
                 if (m->count > 1)
                     g_snprintf(more, sizeof more, " (and %d more such line%s)", m->count - 1, m->count > 2 ? "s" : "");
                 const cs_seen_conn_t *c = m->first;
-                g_autofree char *why = k == CS_SEEN_NET_HOST ? gdr_reason(s, c->receive ? c->to : c->from)
+                g_autofree char *why = k == CS_SEEN_NET_HOST ? gdr_reason(s, ci, c->receive ? c->to : c->from)
                                      : k == CS_SEEN_NET_SOCKET && s->no_ib_device.count > 0
                                          ? g_strdup_printf(" (NCCL's line %d: %s)", s->no_ib_device.line,
                                                            s->no_ib_device.text)
                                          : g_strdup("");
                 g_ptr_array_add(out, g_strdup_printf(
                     "%s:%d: NCCL connected rank %d to rank %d%s via %s%s, where the model has %s: %s%s", log,
-                    c->line, c->from, c->to, c->receive ? " (the receiver's line)" : "", c->text, more,
+                    c->line, c->from, c->to, c->receive ? " (the receiver's line)" : "",
+                    (const char *)g_ptr_array_index(s->texts, c->text), more,
                     model_name(w), reason(k, w), why));
             }
         if (plugin > 0)
             g_ptr_array_add(out, g_strdup_printf(
                 "%s:%d: NCCL's network was a plugin (via %s), which collsim does not model (it models NCCL's "
                 "own IB verbs and TCP sockets transports): the prediction prices the network as %s on the "
-                "topology's NICs", log, plugin_first->line, plugin_first->text,
+                "topology's NICs", log, plugin_first->line,
+                (const char *)g_ptr_array_index(s->texts, plugin_first->text),
                 model_rdma ? "NET/IB" : "NET/Socket"));
         rings(s, comm, log, out);
     }
@@ -317,7 +354,7 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
     }
     gboolean model_net_gdr = ci->nnodes > 1 ? ci->inter_transport == CS_XPORT_NET_IB && ci->gdr : FALSE;
     if (s->no_gdr.count > 0 && net_lines == 0 && model_net_gdr) {
-        g_autofree char *why = gdr_reason(s, -1);
+        g_autofree char *why = gdr_reason(s, ci, -1);
         g_ptr_array_add(out, g_strdup_printf("%s:%d: a ring connection of NCCL's (a rank's send or receive) went "
                                              "without GPUDirect RDMA (%s), where the model has it on every "
                                              "network transfer: %s%s", log, s->no_gdr.line, s->no_gdr.text,

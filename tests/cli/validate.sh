@@ -213,6 +213,19 @@ awk '/^# Avg bus bandwidth/ && !cut { cut = 1; next } /^# Collective test conclu
 "$COLLSIM" validate cut.txt --topo dgx-h100 --nodes 2 --gpus 2 > fc.txt 2>&1 &&
     awk '/^# collsim validate/ { t++ } /^# finding: .*NET\/Socket/ { s = t } /^# finding: .*SHM/ { h = t } END { exit !(s == 1 && h == 2) }' fc.txt &&
     ok info-run-cut || bad "info-run-cut ($(grep -c '^# finding' fc.txt))"
+# nccl-tests before 2.16.7 prints neither line: its '# nThread' line begins a run
+awk '/^# nccl-tests version|^# Collective test starting/ { next }
+     /^# Avg bus bandwidth/ && !cut { cut = 1; next } /^# Collective test concluded/ && cut == 1 { cut = 2; next }
+     /^Second run/ { print "# nThread 1 nGpus 1 minBytes 1024 maxBytes 2048 step: 2(factor) warmup iters: 1 iters: 20" } { print }' "$info" > cut-old.txt
+"$COLLSIM" validate cut-old.txt --topo dgx-h100 --nodes 2 --gpus 2 > fo.txt 2>&1 &&
+    awk '/^# collsim validate/ { t++ } /^# finding: .*NET\/Socket/ { s = t } /^# finding: .*SHM/ { h = t } END { exit !(s == 1 && h == 2) }' fo.txt &&
+    ok info-run-cut-old || bad "info-run-cut-old ($(grep -c '^# finding' fo.txt))"
+# NCCL_TESTS_SPLIT_MASK: ranks in groups, a communicator each: not judged as one
+awk '/Rank  [4-7] Group  0/ { sub(/Group  0/, "Group  1") } { print }' "$rcv" > split.txt
+"$COLLSIM" validate split.txt --topo pcie --gpu l40s --gpus 4 --sockets 2 --nodes 2 --nic ib-ndr --nics-per-node 1 \
+    > fs.txt 2>&1 && [ "$(grep -c '^# finding: ' fs.txt)" -eq 1 ] &&
+    grep -q "^# finding: split.txt: the '# Rank' lines put the ranks in 2 groups" fs.txt && ok info-split ||
+    bad "info-split ($(grep '^# finding' fs.txt | cut -c1-160))"
 
 # The measured run's NCCL version: up to 2.21 a -g 8 call's host side grows
 # with its channels (lat.launch.cpu.chan), from 2.22 it does not; the note

@@ -446,12 +446,14 @@ static void test_nccl_info(void)
     g_assert_cmpint(b->coll_channels_value, ==, 3);
     g_assert_cmpuint(b->gdr_reasons->len, ==, 1);
     g_assert_cmpint(g_array_index(b->gdr_reasons, cs_seen_reason_t, 0).line, ==, 48);
-    g_assert_cmpint(g_array_index(b->gdr_reasons, cs_seen_reason_t, 0).rank, ==, 1);
+    g_assert_cmpstr(g_array_index(b->gdr_reasons, cs_seen_reason_t, 0).gpu, ==, "1");
     g_assert_cmpuint(a->gdr_reasons->len, ==, 0);
     /* a [receive] line is the receiver's; where the ranks ran */
     g_assert_false(g_array_index(a->conns, cs_seen_conn_t, 1).receive);
     g_assert_true(g_array_index(a->conns, cs_seen_conn_t, 2).receive);
-    g_assert_cmpstr(g_array_index(a->conns, cs_seen_conn_t, 2).text, ==, "NET/Socket/0");
+    g_assert_cmpstr(g_ptr_array_index(a->texts, g_array_index(a->conns, cs_seen_conn_t, 2).text), ==, "NET/Socket/0");
+    g_assert_cmpuint(a->texts->len, ==, 2);   /* P2P/CUMEM and NET/Socket/0, each kept once */
+    g_assert_cmpint(a->max_group, ==, 0);
     g_assert_cmpuint(a->rank_host->len, ==, 4);
     g_assert_cmpint(g_array_index(a->rank_host, int, 1), ==, 0);
     g_assert_cmpint(g_array_index(a->rank_host, int, 2), ==, 1);
@@ -490,7 +492,7 @@ static void test_nccl_info(void)
     cs_nccl_info_line(s, "h:1:2 [0] NCCL INFO Using network \xff\xfeX", 11);
     g_assert_cmpint(s->no_ib_device.line, ==, 9);
     g_assert_cmpuint(s->gdr_reasons->len, ==, 1);
-    g_assert_cmpint(g_array_index(s->gdr_reasons, cs_seen_reason_t, 0).rank, ==, -1);
+    g_assert_null(g_array_index(s->gdr_reasons, cs_seen_reason_t, 0).gpu);
     g_assert_cmpstr(s->network.text, ==, "??X");   /* printable ASCII only */
     g_assert_cmpint(s->xport[CS_SEEN_SHM].count, ==, 1);
     g_assert_cmpint(s->xport[CS_SEEN_NET_GDR].count, ==, 2);
