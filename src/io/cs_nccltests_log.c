@@ -537,6 +537,13 @@ static void set_kind(parser_t *p, cs_nt_kind_t k, const char *what)
     p->kind_from = g_strdup_printf("'%s' at line %d", what, p->line);
 }
 
+/* The NCCL lines from here on are another run's (or another table's). */
+static void info_restart(parser_t *p)
+{
+    cs_nccl_info_free(p->info);
+    p->info = cs_nccl_info_new();
+}
+
 static gboolean close_table(parser_t *p, GError **err)
 {
     if (p->cur == NULL)
@@ -554,8 +561,7 @@ static gboolean close_table(parser_t *p, GError **err)
     /* the run's INFO lines go with its table (a skipped table's with it) */
     if (p->log->results->len > nresults && cs_nccl_info_any(p->info))
         g_ptr_array_index(p->log->nccl_info, p->log->nccl_info->len - 1) = g_steal_pointer(&p->info);
-    cs_nccl_info_free(p->info);
-    p->info = cs_nccl_info_new();
+    info_restart(p);
     /* (finish numbered the table, skipped or not) */
     for (guint i = 0; i < p->unread->len; i++) {
         g_ptr_array_add(p->log->unread, g_strdup(g_ptr_array_index(p->unread, i)));
@@ -1175,8 +1181,7 @@ static gboolean text_line(parser_t *p, const char *raw, GError **err)
              * here on are the new run's */
             if (!close_table(p, err))
                 return FALSE;
-            cs_nccl_info_free(p->info);
-            p->info = cs_nccl_info_new();
+            info_restart(p);
         }
         if (g_str_has_prefix(body, "Avg bus bandwidth")) {
             const char *colon = strchr(body, ':');

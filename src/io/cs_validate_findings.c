@@ -135,8 +135,8 @@ static gboolean placed_as_model(const cs_nccl_info_t *s, const cs_topo_t *t, int
     return TRUE;
 }
 
-/* The topology node (host) rank r runs on, -1 if none. */
-static int host_of(const cs_topo_t *t, int r)
+/* The topology node rank r runs on, -1 if none. */
+static int node_of(const cs_topo_t *t, int r)
 {
     for (int v = 0; t != NULL && v < t->nnodes; v++)
         if (r >= t->node_first_rank[v] && r < t->node_first_rank[v + 1])
@@ -145,7 +145,7 @@ static int host_of(const cs_topo_t *t, int r)
 }
 
 /* The rings rank 0 listed, channel by channel, against collsim's
- * (cs_graph_log_ring): a ring that visits the ranks in another order
+ * (cs_graph_log_rings): a ring that visits the ranks in another order
  * crosses other links. Rings of another length are another communicator's,
  * or cut by NCCL (it prints at most about 20 ranks up to 2.19, a line of
  * 128 characters in 2.28): not compared. */
@@ -154,13 +154,17 @@ static void rings(const cs_nccl_info_t *s, const cs_comm_t *comm, const char *lo
     const cs_comm_info_t *ci = cs_comm_info(comm);
     int n = ci->nranks, differ = 0, compared = 0;
     const cs_seen_ring_t *first = NULL;
-    g_autofree int *next = g_new(int, MAX(1, n));
+    if (s->rings->len == 0)
+        return;
+    int nch = 0;
+    g_autofree int *rings_next = cs_graph_log_rings(comm, &nch);
     g_autofree int *ours = g_new(int, MAX(1, n));
     g_autofree int *first_ours = g_new(int, MAX(1, n));
     for (guint i = 0; i < s->rings->len; i++) {
         const cs_seen_ring_t *r = g_ptr_array_index(s->rings, i);
-        if ((int)r->order->len != n || !cs_graph_log_ring(comm, r->channel, next))
+        if ((int)r->order->len != n || r->channel >= nch)
             continue;
+        const int *next = &rings_next[(gsize)r->channel * n];
         const int *o = (const int *)(void *)r->order->data;
         gboolean valid = TRUE;
         for (int k = 0; k < n && valid; k++)
@@ -242,6 +246,72 @@ static gboolean one_communicator(const cs_nccl_info_t *s, const cs_comm_info_t *
     return FALSE;
 }
 
+/* " (NCCL's line N: TEXT)" for a fact NCCL printed, "" if it did not. */
+static char *line_note(const cs_seen_fact_t *f)
+{
+    return f->count > 0 ? g_strdup_printf(" (NCCL's line %d: %s)", f->line, f->text) : g_strdup("");
+}
+
+/* Every connection line held against the model's choice for its pair:
+ * one finding per kind of disagreement, and one for a network plugin. */
+static void pairs(const cs_nccl_info_t *s, const cs_comm_t *comm, const char *log, GPtrArray *out)
+{
+    const cs_comm_info_t *ci = cs_comm_info(comm);
+    const cs_topo_t *t = cs_comm_topo(comm);
+    mismatch_t mis[CS_SEEN_XPORT_COUNT][CS_SEEN_XPORT_COUNT] = { { { 0, NULL } } };
+    int plugin = 0;
+    const cs_seen_conn_t *plugin_first = NULL;
+    gboolean model_rdma = FALSE;
+    for (guint i = 0; i < s->conns->len; i++) {
+        const cs_seen_conn_t *c = &g_array_index(s->conns, cs_seen_conn_t, i);
+        if (c->from < 0 || c->to < 0 || c->from >= ci->nranks || c->to >= ci->nranks || c->from == c->to)
+            continue;   /* not a pair of this communicator */
+        cs_link_choice_t ch;
+        /* a [receive] line is the receiver's setup: its own NIC and GPUDirect RDMA */
+        cs_comm_pair(comm, c->receive ? c->to : c->from, c->receive ? c->from : c->to, &ch);
+        cs_seen_xport_t want = expected_kind(&ch);
+        if (want == CS_SEEN_XPORT_COUNT)
+            continue;
+        model_rdma |= ch.transport == CS_XPORT_NET_IB;
+        if (c->kind == CS_SEEN_NET_OTHER && kind_is_net(want)) {
+            if (plugin++ == 0)
+                plugin_first = c;
+            continue;
+        }
+        /* inside a node the model's NET pairs carry no GPUDirect RDMA
+         * choice of their own: their GDR is not judged */
+        gboolean same = c->kind == want ||
+                        (ch.transport == CS_XPORT_NET_IB && node_of(t, c->from) == node_of(t, c->to) &&
+                         (c->kind == CS_SEEN_NET_GDR || c->kind == CS_SEEN_NET_HOST));
+        if (!same && mis[c->kind][want].count++ == 0)
+            mis[c->kind][want].first = c;
+    }
+    for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
+        for (int w = 0; w < CS_SEEN_XPORT_COUNT; w++) {
+            const mismatch_t *m = &mis[k][w];
+            if (m->count == 0)
+                continue;
+            char more[64] = "";
+            if (m->count > 1)
+                g_snprintf(more, sizeof more, " (and %d more such line%s)", m->count - 1, m->count > 2 ? "s" : "");
+            const cs_seen_conn_t *c = m->first;
+            g_autofree char *why = k == CS_SEEN_NET_HOST ? gdr_reason(s, ci, c->receive ? c->to : c->from)
+                                 : k == CS_SEEN_NET_SOCKET ? line_note(&s->no_ib_device) : g_strdup("");
+            g_ptr_array_add(out, g_strdup_printf(
+                "%s:%d: NCCL connected rank %d to rank %d%s via %s%s, where the model has %s: %s%s", log,
+                c->line, c->from, c->to, c->receive ? " (the receiver's line)" : "",
+                (const char *)g_ptr_array_index(s->texts, c->text), more,
+                model_name(w), reason(k, w), why));
+        }
+    if (plugin > 0)
+        g_ptr_array_add(out, g_strdup_printf(
+            "%s:%d: NCCL's network was a plugin (via %s), which collsim does not model (it models NCCL's "
+            "own IB verbs and TCP sockets transports): the prediction prices the network as %s on the "
+            "topology's NICs", log, plugin_first->line,
+            (const char *)g_ptr_array_index(s->texts, plugin_first->text),
+            model_rdma ? "NET/IB" : "NET/Socket"));
+}
+
 void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const char *log, GPtrArray *out)
 {
     if (s == NULL || comm == NULL || !cs_nccl_info_any(s))
@@ -264,62 +334,7 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
             "the connections and rings NCCL printed were not compared, and the prediction is for the model's "
             "placement", log, where));
     } else {
-        /* every connection line against the model's choice for its pair */
-        mismatch_t mis[CS_SEEN_XPORT_COUNT][CS_SEEN_XPORT_COUNT] = { { { 0, NULL } } };
-        int plugin = 0;
-        const cs_seen_conn_t *plugin_first = NULL;
-        gboolean model_rdma = FALSE;
-        for (guint i = 0; i < s->conns->len; i++) {
-            const cs_seen_conn_t *c = &g_array_index(s->conns, cs_seen_conn_t, i);
-            if (c->from < 0 || c->to < 0 || c->from >= ci->nranks || c->to >= ci->nranks || c->from == c->to)
-                continue;   /* not a pair of this communicator */
-            cs_link_choice_t ch;
-            /* a [receive] line is the receiver's setup: its own NIC and GPUDirect RDMA */
-            cs_comm_pair(comm, c->receive ? c->to : c->from, c->receive ? c->from : c->to, &ch);
-            cs_seen_xport_t want = expected_kind(&ch);
-            if (want == CS_SEEN_XPORT_COUNT)
-                continue;
-            model_rdma |= ch.transport == CS_XPORT_NET_IB;
-            if (c->kind == CS_SEEN_NET_OTHER && kind_is_net(want)) {
-                if (plugin++ == 0)
-                    plugin_first = c;
-                continue;
-            }
-            /* inside a host the model's NET pairs carry no GPUDirect RDMA
-             * choice of their own: their GDR is not judged */
-            gboolean same = c->kind == want ||
-                            (ch.transport == CS_XPORT_NET_IB && host_of(t, c->from) == host_of(t, c->to) &&
-                             (c->kind == CS_SEEN_NET_GDR || c->kind == CS_SEEN_NET_HOST));
-            if (!same && mis[c->kind][want].count++ == 0)
-                mis[c->kind][want].first = c;
-        }
-        for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
-            for (int w = 0; w < CS_SEEN_XPORT_COUNT; w++) {
-                const mismatch_t *m = &mis[k][w];
-                if (m->count == 0)
-                    continue;
-                char more[64] = "";
-                if (m->count > 1)
-                    g_snprintf(more, sizeof more, " (and %d more such line%s)", m->count - 1, m->count > 2 ? "s" : "");
-                const cs_seen_conn_t *c = m->first;
-                g_autofree char *why = k == CS_SEEN_NET_HOST ? gdr_reason(s, ci, c->receive ? c->to : c->from)
-                                     : k == CS_SEEN_NET_SOCKET && s->no_ib_device.count > 0
-                                         ? g_strdup_printf(" (NCCL's line %d: %s)", s->no_ib_device.line,
-                                                           s->no_ib_device.text)
-                                         : g_strdup("");
-                g_ptr_array_add(out, g_strdup_printf(
-                    "%s:%d: NCCL connected rank %d to rank %d%s via %s%s, where the model has %s: %s%s", log,
-                    c->line, c->from, c->to, c->receive ? " (the receiver's line)" : "",
-                    (const char *)g_ptr_array_index(s->texts, c->text), more,
-                    model_name(w), reason(k, w), why));
-            }
-        if (plugin > 0)
-            g_ptr_array_add(out, g_strdup_printf(
-                "%s:%d: NCCL's network was a plugin (via %s), which collsim does not model (it models NCCL's "
-                "own IB verbs and TCP sockets transports): the prediction prices the network as %s on the "
-                "topology's NICs", log, plugin_first->line,
-                (const char *)g_ptr_array_index(s->texts, plugin_first->text),
-                model_rdma ? "NET/IB" : "NET/Socket"));
+        pairs(s, comm, log, out);
         rings(s, comm, log, out);
     }
 
@@ -333,10 +348,7 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
     cs_transport_t net = ci->nnodes > 1 ? ci->inter_transport : ci->intra_transport;
     if (net_lines == 0 && s->network.count > 0 && has_net) {
         cs_seen_xport_t loaded = cs_nccl_info_net_kind(s->network.text);
-        g_autofree char *dev = s->no_ib_device.count > 0
-                                   ? g_strdup_printf(" (NCCL's line %d: %s)", s->no_ib_device.line,
-                                                     s->no_ib_device.text)
-                                   : g_strdup("");
+        g_autofree char *dev = line_note(&s->no_ib_device);
         if (loaded == CS_SEEN_NET_OTHER)
             g_ptr_array_add(out, g_strdup_printf(
                 "%s:%d: NCCL's network was '%s', a plugin collsim does not model (it models NCCL's own IB "

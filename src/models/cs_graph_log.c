@@ -209,49 +209,42 @@ static void chans_map(const chans_t *k, int ch, int *gc, int *which)
     *which = (j % (2 * k->nch)) >= k->nch;
 }
 
-/* Builds the channels and finds final channel 'ch' among them (its
- * search channel 'gc' and tree 'which'); FALSE, with nothing to clear,
- * when there is no such channel. */
-static gboolean chans_at(const cs_comm_t *c, int ch, chans_t *k, int *gc, int *which)
-{
-    if (ch < 0)
-        return FALSE;
-    chans_build(c, k);
-    if (ch >= k->final) {
-        chans_clear(k);
-        return FALSE;
-    }
-    chans_map(k, ch, gc, which);
-    return TRUE;
-}
-
 gboolean cs_graph_log_channel(const cs_comm_t *c, int rank, int ch, int *prev, int *next,
                               int *up, int down[3])
 {
     g_return_val_if_fail(c != NULL, FALSE);
-    chans_t k;
-    int gc, w;
-    if (rank < 0 || rank >= c->info.nranks || !chans_at(c, ch, &k, &gc, &w))
+    if (rank < 0 || rank >= c->info.nranks || ch < 0)
         return FALSE;
-    const tree_t *t = &k.tree[(gsize)(w * k.nch + gc) * k.nranks + rank];
-    *prev = k.prev[gc * k.nranks + rank];
-    *next = k.next[gc * k.nranks + rank];
-    *up = t->up;
-    memcpy(down, t->down, sizeof t->down);
+    chans_t k;
+    chans_build(c, &k);
+    gboolean ok = ch < k.final;
+    if (ok) {
+        int gc, w;
+        chans_map(&k, ch, &gc, &w);
+        const tree_t *t = &k.tree[(gsize)(w * k.nch + gc) * k.nranks + rank];
+        *prev = k.prev[gc * k.nranks + rank];
+        *next = k.next[gc * k.nranks + rank];
+        *up = t->up;
+        memcpy(down, t->down, sizeof t->down);
+    }
     chans_clear(&k);
-    return TRUE;
+    return ok;
 }
 
-gboolean cs_graph_log_ring(const cs_comm_t *c, int ch, int *next)
+int *cs_graph_log_rings(const cs_comm_t *c, int *nch_p)
 {
-    g_return_val_if_fail(c != NULL && next != NULL, FALSE);
+    g_return_val_if_fail(c != NULL && nch_p != NULL, NULL);
     chans_t k;
-    int gc, w;
-    if (!chans_at(c, ch, &k, &gc, &w))
-        return FALSE;
-    memcpy(next, &k.next[gc * k.nranks], sizeof *next * (size_t)k.nranks);
+    chans_build(c, &k);
+    int *next = g_new(int, (gsize)MAX(1, k.final) * k.nranks);
+    for (int ch = 0; ch < k.final; ch++) {
+        int gc, w;
+        chans_map(&k, ch, &gc, &w);
+        memcpy(&next[(gsize)ch * k.nranks], &k.next[gc * k.nranks], sizeof *next * (size_t)k.nranks);
+    }
+    *nch_p = k.final;
     chans_clear(&k);
-    return TRUE;
+    return next;
 }
 
 /* ---- the lines ------------------------------------------------------------ */

@@ -29,9 +29,10 @@ char *cs_graph_log_dump_xml(const cs_comm_t *c, int rank);
 gboolean cs_graph_log_channel(const cs_comm_t *c, int rank, int ch, int *prev, int *next,
                               int *up, int down[3]);
 
-/* Final channel 'ch''s ring as NCCL's "Channel NN/MM : ..." line lists
- * it: next[r], the rank after rank r, for every rank (cs_comm_info()->
- * nranks entries). FALSE when out of range. */
-gboolean cs_graph_log_ring(const cs_comm_t *c, int ch, int *next);
+/* Every final channel's ring as NCCL's "Channel NN/MM : ..." lines list
+ * them, from one build of the channels: next[ch * nranks + r] is the rank
+ * after rank r on channel ch (cs_comm_info()->nranks ranks); *nch_p the
+ * channels. Free with g_free. */
+int *cs_graph_log_rings(const cs_comm_t *c, int *nch_p);
 
 #endif
