@@ -361,10 +361,15 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
         cs_result_t *m = g_ptr_array_steal_index(results, 0);
         int n = g_array_index(numbers, int, i);
         g_autofree char *label = g_strdup_printf("%s table %d [%s]", path, n, how);
-        if (m->nnodes > 0 && m->nnodes != probe->nnodes) {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: measured on %d node%s but the topology has %d; expected "
-                        "topology flags that match the run (--nodes)", label, m->nnodes, m->nnodes == 1 ? "" : "s",
-                        probe->nnodes);
+        /* the log's hosts: one per node, several per NVLink-domain node */
+        int nhosts = cs_topo_rank_hosts(probe, NULL);
+        if (m->nnodes > 0 && m->nnodes != nhosts) {
+            char hosts[32] = "";
+            if (nhosts != probe->nnodes)
+                g_snprintf(hosts, sizeof hosts, " (%d hosts)", nhosts);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: measured on %d node%s but the topology has %d%s; "
+                        "expected topology flags that match the run (--nodes)", label, m->nnodes,
+                        m->nnodes == 1 ? "" : "s", probe->nnodes, hosts);
             cs_result_free(m);
             goto out;
         }

@@ -761,14 +761,20 @@ static int validate(validate_args_t *a, GError **err)
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         const cs_result_t *m = c->measured;
-        if (m->nranks != topo->ngpus || (m->nnodes > 0 && m->nnodes != topo->nnodes)) {
-            char nodes[32] = "";
+        /* the log's '# Rank' lines name hosts: one per node, except the
+         * trays of an NVLink domain (an NVL72 rack is one node of 18) */
+        int nhosts = cs_topo_rank_hosts(topo, NULL);
+        if (m->nranks != topo->ngpus || (m->nnodes > 0 && m->nnodes != nhosts)) {
+            char nodes[32] = "", hosts[32] = "";
             if (m->nnodes > 0)
                 g_snprintf(nodes, sizeof nodes, " on %d node%s", m->nnodes, m->nnodes == 1 ? "" : "s");
+            if (nhosts != topo->nnodes)
+                g_snprintf(hosts, sizeof hosts, " (%d hosts)", nhosts);
             cs_set_error_at(err, a->log, c->line,
                             "table %d was measured over %d ranks%s but the topology has %d GPUs on %d "
-                            "node%s; expected topology flags that match the run (--nodes, --gpus)",
-                            c->number, m->nranks, nodes, topo->ngpus, topo->nnodes, topo->nnodes == 1 ? "" : "s");
+                            "node%s%s; expected topology flags that match the run (--nodes, --gpus)",
+                            c->number, m->nranks, nodes, topo->ngpus, topo->nnodes, topo->nnodes == 1 ? "" : "s",
+                            hosts);
             goto out;
         }
     }

@@ -103,32 +103,32 @@ static void append_order(GString *g, const int *order, int n)
         g_string_append(g, " ...");
 }
 
-/* Whether the log's ranks sit on its hosts as the model places them on the
- * topology's nodes, each node's ranks in one block (rank r on the node
- * whose block holds it: nccl-tests under mpirun --map-by slot or srun's
- * block distribution): FALSE, with the first rank out of place and the
- * rank it should share a host with (-1: it should not share the previous
- * block's), where the "# Rank" lines say otherwise; TRUE where they are
- * silent. */
+/* Whether the log's ranks sit on its hosts as the model places them, each
+ * host's ranks in one block (rank r on the host whose block holds it:
+ * nccl-tests under mpirun --map-by slot or srun's block distribution; a
+ * host is a node, or a tray of an NVLink-domain node, cs_topo_rank_hosts):
+ * FALSE, with the first rank out of place and the rank it should share a
+ * host with (-1: it should not share the previous block's), where the
+ * "# Rank" lines say otherwise; TRUE where they are silent. */
 static gboolean placed_as_model(const cs_nccl_info_t *s, const cs_topo_t *t, int *rank_p, int *with_p)
 {
     const GArray *h = s->rank_host;
-    if (t == NULL || t->nnodes < 2 || (int)h->len < t->ngpus)
+    if (t == NULL || (int)h->len < t->ngpus)
         return TRUE;
     for (int r = 0; r < t->ngpus; r++)
         if (g_array_index(h, int, r) < 0)
             return TRUE;   /* a rank not listed: the placement is not known */
-    for (int v = 0; v < t->nnodes; v++) {
-        int start = t->node_first_rank[v], end = t->node_first_rank[v + 1];
-        for (int r = start; r < end; r++)
-            if (g_array_index(h, int, r) != g_array_index(h, int, start)) {
-                *rank_p = r;
-                *with_p = start;
-                return FALSE;
-            }
-        if (v > 0 && start < end && g_array_index(h, int, start) == g_array_index(h, int, start - 1)) {
-            *rank_p = start;
-            *with_p = -1;
+    g_autofree int *host = g_new(int, MAX(1, t->ngpus));
+    if (cs_topo_rank_hosts(t, host) < 2)
+        return TRUE;
+    for (int r = 1, start = 0; r < t->ngpus; r++) {
+        gboolean same_model = host[r] == host[r - 1];
+        gboolean same_log = g_array_index(h, int, r) == g_array_index(h, int, r - 1);
+        if (!same_model)
+            start = r;
+        if (same_model != same_log) {
+            *rank_p = r;
+            *with_p = same_model ? start : -1;
             return FALSE;
         }
     }

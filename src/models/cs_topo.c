@@ -777,6 +777,53 @@ int cs_topo_node_cpu_of(const cs_topo_t *t, int dev)
     return cs_topo_pci_chain(t, dev, chain, max) > 0 ? chain[0] : -1;
 }
 
+static int host_root(int *parent, int d)
+{
+    while (parent[d] != d)
+        d = parent[d] = parent[parent[d]];
+    return d;
+}
+
+int cs_topo_rank_hosts(const cs_topo_t *t, int *host_of_rank)
+{
+    g_return_val_if_fail(t != NULL && t->finished, 0);
+    /* devices joined by what stays inside one host's chassis */
+    g_autofree int *parent = g_new(int, t->ndevs);
+    g_autofree gboolean *has_cpu = g_new0(gboolean, t->ndevs);
+    for (int d = 0; d < t->ndevs; d++)
+        parent[d] = d;
+    for (int i = 0; i < t->nlinks; i++) {
+        const cs_link_t *l = &t->links[i];
+        if (l->kind != CS_LINK_PCI && l->kind != CS_LINK_SYS && l->kind != CS_LINK_C2C)
+            continue;
+        int a = host_root(parent, l->src), b = host_root(parent, l->dst);
+        if (a != b)
+            parent[MAX(a, b)] = MIN(a, b);
+    }
+    for (int d = 0; d < t->ndevs; d++)
+        if (t->devs[d].kind == CS_DEV_CPU)
+            has_cpu[host_root(parent, d)] = TRUE;
+    /* a node with a GPU no CPU reaches: all its GPUs on its first GPU's host */
+    g_autofree gboolean *whole = g_new0(gboolean, MAX(1, t->nnodes));
+    for (int r = 0; r < t->ngpus; r++)
+        if (!has_cpu[host_root(parent, t->rank_dev[r])])
+            whole[t->devs[t->rank_dev[r]].node] = TRUE;
+    g_autofree int *number = g_new(int, t->ndevs);
+    for (int d = 0; d < t->ndevs; d++)
+        number[d] = -1;
+    int nhosts = 0;
+    for (int r = 0; r < t->ngpus; r++) {
+        const cs_device_t *g = cs_topo_rank_dev(t, r);
+        int root = whole[g->node] ? host_root(parent, t->rank_dev[t->node_first_rank[g->node]])
+                                  : host_root(parent, t->rank_dev[r]);
+        if (number[root] < 0)
+            number[root] = nhosts++;
+        if (host_of_rank != NULL)
+            host_of_rank[r] = number[root];
+    }
+    return nhosts;
+}
+
 int cs_topo_link_gpu_sm(const cs_topo_t *t, int link)
 {
     const cs_link_t *l = &t->links[link];

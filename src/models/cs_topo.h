@@ -168,6 +168,15 @@ static inline gboolean cs_device_p2p(const cs_device_t *d)
 int cs_topo_node_gpus(const cs_topo_t *t, int node);   /* ranks on node */
 int cs_topo_node_nics(const cs_topo_t *t, int node, int *nic_devs, int max); /* NIC device indices, local order */
 int cs_topo_node_cpu_of(const cs_topo_t *t, int dev);  /* the CPU socket device a device hangs under, -1 */
+/* The hosts (operating-system instances) the ranks run on: a host is the
+ * GPUs that share CPUs, joined by PCIe, C2C and the sockets' SYS links,
+ * never by NVLink or the network. A node is one host, except an NVLink
+ * domain of several trays (an NVL72 rack is one node of 18 hosts, as NCCL
+ * fuses the MNNVL clique into one system). A node with a GPU that no CPU
+ * reaches counts as one host. Fills host_of_rank[rank] (ngpus entries,
+ * hosts numbered from 0 in rank order) when it is not NULL; returns the
+ * number of hosts. */
+int cs_topo_rank_hosts(const cs_topo_t *t, int *host_of_rank);
 /* A PCI bus id "DDDD:BB:DD.F" (or without ".F"; hex, either case) as NCCL
  * numbers it (busIdToInt64: the hex digits read as one number, 0x3000 for
  * 0000:03:00.0). FALSE, *id_p unset, for anything else. */

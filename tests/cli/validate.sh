@@ -220,6 +220,24 @@ awk '/^# nccl-tests version|^# Collective test starting/ { next }
 "$COLLSIM" validate cut-old.txt --topo dgx-h100 --nodes 2 --gpus 2 > fo.txt 2>&1 &&
     awk '/^# collsim validate/ { t++ } /^# finding: .*NET\/Socket/ { s = t } /^# finding: .*SHM/ { h = t } END { exit !(s == 1 && h == 2) }' fo.txt &&
     ok info-run-cut-old || bad "info-run-cut-old ($(grep -c '^# finding' fo.txt))"
+# An NVLink domain of several hosts (MNNVL): 8 GPUs on two GB200 trays are
+# one node of two hosts, so the log's two hosts match it and its NVLink
+# connections agree with the model; ranks alternating between the trays are
+# one placement finding; all 8 on one tray is not this machine.
+mn="$logs/info-mnnvl.txt"
+"$COLLSIM" validate "$mn" --topo gb200-nvl72 --gpus 8 > fm.txt 2> fm.err &&
+    grep -q 'via P2P/MNNVL (8 lines' fm.txt && ! grep -q '^# finding: ' fm.txt && ok info-mnnvl ||
+    bad "info-mnnvl ($(head -c 300 fm.err; grep '^# finding' fm.txt | cut -c1-200))"
+awk '/^#  Rank/ { h = ($3 % 2) ? "trayB" : "trayA"; sub(/tray[AB]/, h) } { print }' "$mn" > mnrr.txt
+"$COLLSIM" validate mnrr.txt --topo gb200-nvl72 --gpus 8 > fmr.txt 2>&1 && [ "$(grep -c '^# finding: ' fmr.txt)" -eq 1 ] &&
+    grep -q "^# finding: mnrr.txt: the log's '# Rank' lines place the ranks .*(rank 1 is not on the host of rank 0)" fmr.txt &&
+    ok info-mnnvl-placement || bad "info-mnnvl-placement ($(grep '^# finding' fmr.txt | cut -c1-200))"
+sed '/^#  Rank/ s/trayB/trayA/' "$mn" > mn1.txt
+"$COLLSIM" validate mn1.txt --topo gb200-nvl72 --gpus 8 > fm1.txt 2> fm1.err; rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l < fm1.err)" -eq 1 ] &&
+    grep -q "^mn1.txt:32: table 1 was measured over 8 ranks on 1 node but the topology has 8 GPUs on 1 node (2 hosts); expected" fm1.err &&
+    ok info-mnnvl-hosts || bad "info-mnnvl-hosts ($rc $(cat fm1.err))"
+
 # NCCL_TESTS_SPLIT_MASK: ranks in groups, a communicator each: not judged as one
 awk '/Rank  [4-7] Group  0/ { sub(/Group  0/, "Group  1") } { print }' "$rcv" > split.txt
 "$COLLSIM" validate split.txt --topo pcie --gpu l40s --gpus 4 --sockets 2 --nodes 2 --nic ib-ndr --nics-per-node 1 \

@@ -168,6 +168,11 @@ static void test_gb200_nvl72(void)
     g_assert_cmpint(cs_path_cache_nic(pc, 1, 1)->type, ==, CS_PATH_P2C);
     g_assert_cmpint(cs_path_cache_gpu(pc, 0, 71)->type, ==, CS_PATH_NVL);
     g_assert_nonnull(strstr(t->description, "72x GB200 in one NVLink domain"));
+    /* one node of 18 hosts, a tray each, ranks in tray blocks */
+    int host[72];
+    g_assert_cmpint(cs_topo_rank_hosts(t, host), ==, 18);
+    for (int r = 0; r < 72; r++)
+        g_assert_cmpint(host[r], ==, r / 4);
     g_clear_pointer(&t, cs_topo_free);
 
     /* --gpus 8: the first 2 trays only (their NICs and Graces) */
@@ -199,6 +204,8 @@ static void test_gb200_nvl72(void)
     g_assert_cmpint(cs_topo_node_nics(t, 2, nics, 128), ==, 64);
     g_assert_cmpint(t->devs[nics[0]].nic_kind, ==, CS_NIC_ROCE);
     g_assert_cmpint(t->fabric.kind, ==, CS_FABRIC_RAIL);
+    /* the network joins no hosts: 16 trays a rack */
+    g_assert_cmpint(cs_topo_rank_hosts(t, NULL), ==, 48);
     g_clear_pointer(&t, cs_topo_free);
 
     cs_build_opts_init(&o);
@@ -261,6 +268,10 @@ static void test_dgx_spark(void)
     g_assert_cmpint(t->nnodes, ==, 2);
     g_assert_cmpint(t->ngpus, ==, 2);
     g_assert_cmpint(count_devs(t, CS_DEV_NIC), ==, 4);
+    /* two boxes cabled back to back: a host each */
+    int host[2];
+    g_assert_cmpint(cs_topo_rank_hosts(t, host), ==, 2);
+    g_assert_cmpint(host[1], ==, 1);
 }
 
 static void test_names(void)

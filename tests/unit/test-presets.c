@@ -163,6 +163,8 @@ static void test_dgx_a100(void)
     g_assert_cmpint(pci_parent(t, dev(t, "nic2")), !=, base);
     g_assert_cmpint(t->devs[dev(t, "cpu1")].vendor, ==, CS_CPU_AMD);
     g_assert_cmpint(t->devs[cs_topo_node_cpu_of(t, dev(t, "gpu5"))].socket, ==, 1);
+    /* two sockets, one host */
+    g_assert_cmpint(cs_topo_rank_hosts(t, NULL), ==, 1);
     g_assert_cmpfloat_with_epsilon(t->devs[dev(t, "nic7")].nic_bw, 200e9 / 8, 1);
     g_assert_cmpint(link_between(t, dev(t, "gpu0"), base)->pcie_gen, ==, 4);
 }
