@@ -31,6 +31,14 @@ cs_nccl_info_t *cs_nccl_info_new(void)
     s->gdr_reasons = g_array_new(FALSE, TRUE, sizeof(cs_seen_reason_t));
     g_array_set_clear_func(s->gdr_reasons, reason_clear);
     s->rank_host = g_array_new(FALSE, FALSE, sizeof(int));
+    s->refs = 1;
+    return s;
+}
+
+cs_nccl_info_t *cs_nccl_info_ref(cs_nccl_info_t *s)
+{
+    if (s != NULL)
+        s->refs++;
     return s;
 }
 
@@ -41,7 +49,7 @@ static void fact_clear(cs_seen_fact_t *f)
 
 void cs_nccl_info_free(cs_nccl_info_t *s)
 {
-    if (s == NULL)
+    if (s == NULL || --s->refs > 0)
         return;
     for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
         fact_clear(&s->xport[k]);

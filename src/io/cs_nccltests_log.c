@@ -521,6 +521,7 @@ typedef struct {
     guint64 last_size;
     GPtrArray *unread;       /* rows of 'cur' not read, until it closes */
     cs_nccl_info_t *info;    /* NCCL INFO lines since the last table closed */
+    cs_nccl_info_t *run_info;/* the lines the run's first table took, for its later tables */
 } parser_t;
 
 static void reset_ranks(parser_t *p)
@@ -537,11 +538,18 @@ static void set_kind(parser_t *p, cs_nt_kind_t k, const char *what)
     p->kind_from = g_strdup_printf("'%s' at line %d", what, p->line);
 }
 
-/* The NCCL lines from here on are another run's (or another table's). */
+/* The NCCL lines from here on are another table's. */
 static void info_restart(parser_t *p)
 {
     cs_nccl_info_free(p->info);
     p->info = cs_nccl_info_new();
+}
+
+/* ... and another run's: its tables share nothing with the last run's. */
+static void run_restart(parser_t *p)
+{
+    info_restart(p);
+    g_clear_pointer(&p->run_info, cs_nccl_info_free);
 }
 
 static gboolean close_table(parser_t *p, GError **err)
@@ -558,9 +566,19 @@ static gboolean close_table(parser_t *p, GError **err)
     guint nresults = p->log->results->len;
     if (!cs_nt_table_finish(p->log, t, p->name, p->hint, err))
         return FALSE;
-    /* the run's INFO lines go with its table (a skipped table's with it) */
-    if (p->log->results->len > nresults && cs_nccl_info_any(p->info))
-        g_ptr_array_index(p->log->nccl_info, p->log->nccl_info->len - 1) = g_steal_pointer(&p->info);
+    /* the run's INFO lines go with its table (a skipped table's with it);
+     * a later table of the run that printed none of its own (nccl-tests
+     * -d all, -o all: one communicator, several tables) has the run's */
+    if (p->log->results->len > nresults) {
+        cs_nccl_info_t **slot = (cs_nccl_info_t **)&g_ptr_array_index(p->log->nccl_info, p->log->nccl_info->len - 1);
+        if (cs_nccl_info_any(p->info)) {
+            g_clear_pointer(&p->run_info, cs_nccl_info_free);
+            p->run_info = cs_nccl_info_ref(p->info);
+            *slot = g_steal_pointer(&p->info);
+        } else if (p->run_info != NULL) {
+            *slot = cs_nccl_info_ref(p->run_info);
+        }
+    }
     info_restart(p);
     /* (finish numbered the table, skipped or not) */
     for (guint i = 0; i < p->unread->len; i++) {
@@ -1181,7 +1199,7 @@ static gboolean text_line(parser_t *p, const char *raw, GError **err)
              * here on are the new run's */
             if (!close_table(p, err))
                 return FALSE;
-            info_restart(p);
+            run_restart(p);
         }
         if (g_str_has_prefix(body, "Avg bus bandwidth")) {
             const char *colon = strchr(body, ':');
@@ -1290,6 +1308,7 @@ static gboolean parse_text(cs_nccltests_log_t *log, const char *buf, size_t len,
         ok = close_table(&p, err);
     cs_nt_table_free(p.cur);
     cs_nccl_info_free(p.info);
+    cs_nccl_info_free(p.run_info);
     g_ptr_array_unref(p.hosts);
     g_ptr_array_unref(p.unread);
     g_free(p.kind_from);

@@ -36,7 +36,9 @@ typedef struct {
     GPtrArray *unread;       /* char* */
     GArray *unread_tables;   /* int */
     /* Per result: what the NCCL INFO lines of its run said NCCL did
-     * (cs_nccl_info_t*, those since the previous table; NULL: none). */
+     * (cs_nccl_info_t*, those since the previous table, else, for a later
+     * table of the same run, the run's first table's, shared by
+     * reference: cs_nccl_info_ref; NULL: none). */
     GPtrArray *nccl_info;
 } cs_nccltests_log_t;
 

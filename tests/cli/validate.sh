@@ -213,6 +213,14 @@ awk '/^# Avg bus bandwidth/ && !cut { cut = 1; next } /^# Collective test conclu
 "$COLLSIM" validate cut.txt --topo dgx-h100 --nodes 2 --gpus 2 > fc.txt 2>&1 &&
     awk '/^# collsim validate/ { t++ } /^# finding: .*NET\/Socket/ { s = t } /^# finding: .*SHM/ { h = t } END { exit !(s == 1 && h == 2) }' fc.txt &&
     ok info-run-cut || bad "info-run-cut ($(grep -c '^# finding' fc.txt))"
+# A run that prints several tables (nccl-tests -d all, -o all: one
+# communicator) gives every one of them its INFO lines, not its first alone;
+# the next run's lines are its own.
+awk 'NR >= 26 && NR <= 33 { blk = blk $0 "\n" } { print } NR == 33 { printf "%s", blk }' "$info" > dall.txt
+"$COLLSIM" validate dall.txt --topo dgx-h100 --nodes 2 --gpus 2 > fd.txt 2>&1 &&
+    awk '/^# collsim validate/ { t++ } /^# finding: .*NET\/Socket/ { s[t]++ } /^# finding: .*SHM/ { h[t]++ }
+         END { exit !(s[1] == 1 && s[2] == 1 && !h[1] && !h[2] && h[3] == 1 && !s[3] && t == 3) }' fd.txt &&
+    ok info-run-tables || bad "info-run-tables ($(grep -c '^# finding' fd.txt))"
 # nccl-tests before 2.16.7 prints neither line: its '# nThread' line begins a run
 awk '/^# nccl-tests version|^# Collective test starting/ { next }
      /^# Avg bus bandwidth/ && !cut { cut = 1; next } /^# Collective test concluded/ && cut == 1 { cut = 2; next }
