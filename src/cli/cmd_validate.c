@@ -841,6 +841,8 @@ static int validate(validate_args_t *a, GError **err)
                                ci->nccl_nch > 0 ? ", and its rings: one per NIC, doubled with NVLink (2.4)" : "",
                                cs_tree_phases_in_sequence(ci->nccl_version)
                                    ? ", the Simple tree's reduce up, then broadcast down (up to 2.7)"
+                                   : ci->nccl_version >= 22902 && ci->cc >= 100
+                                   ? ", its tuner's Blackwell ring LL128 ceiling (and NVLSTree correction on x86)"
                                    : "");
         if (ci->nccltests_version > 0 && c->measured->coll == CS_COLL_ALLTOALL)
             cs_result_add_note(c->predicted, "nccl-tests %d.%d.%d built on NCCL %d.%d.%d headers (the log's): "

@@ -1033,6 +1033,7 @@ int cs_comm_set_nccl_version(cs_comm_t *c, const char *version)
     g_return_val_if_fail(c != NULL, 0);
     c->info.nccl_version = cs_nccl_version_code(version, NULL);
     c->info.nccl_nch = v24_channels(c);
+    cs_comm_tune(c);   /* the tables that follow the version (cs_decide_tune.c) */
     return c->info.nccl_version;
 }
 

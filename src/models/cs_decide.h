@@ -88,7 +88,9 @@ typedef struct {
      * (cs_comm_set_nccl_version: major x 10000 + minor x 100 + patch); 0 =
      * the modelled v2.28.9. Only mechanisms that differ by version and are
      * modelled for both follow it (cs_comm_host_work_channels); every
-     * decision stays v2.28.9's but the channel count below. */
+     * decision stays v2.28.9's but the channel count below and, from
+     * 2.29.2, the tuner's Blackwell ring LL128 ceiling and NVLSTree
+     * correction (cs_comm_tune, rerun when the version is set). */
     int nccl_version;
     /* Where the version is not known, the newest the run can have used,
      * from a line of its log that only older NCCLs print

@@ -41,6 +41,12 @@ static const float ll_max_bws[4][3] = {
 static const float per_ch_max_ring_ll128_bws[4][3] = {
     { 20.0f, 20.0f, 20.0f }, { 20.0f, 20.0f, 20.0f }, { 36.7f, 36.7f, 36.7f },
     { 2 * 36.7f, 34.6f, 2 * 36.7f } };
+/* Blackwell's row in the NCCL the measured run used, where it differs from
+ * v2.28.9's (cs_comm_set_nccl_version): tuning.cc v2.29.2 and v2.29.3
+ * {34.5, 34.6, 34.5}, v2.29.7 {40.0, 40.0, 40.0} (the newest source at
+ * hand, taken for later versions too). */
+static const float per_ch_max_ring_ll128_bw_sm100_v2292[3] = { 34.5f, 34.6f, 34.5f };
+static const float per_ch_max_ring_ll128_bw_sm100_v2297[3] = { 40.0f, 40.0f, 40.0f };
 static const float per_ch_max_tree_ll128_bws[4][3] = {
     { 20.0f, 20.0f, 20.0f }, { 20.0f, 20.0f, 20.0f }, { 36.7f, 36.7f, 29.0f },
     { 55.6f, 31.67f, 20.0f } };
@@ -145,6 +151,10 @@ void cs_comm_tune(cs_comm_t *c)
     float ll_max_bw = ll_max_bws[i1][i2];
     float per_ch_tree = per_ch_max_tree_bws[ci][i2];
     float per_ch_ring_ll128 = per_ch_max_ring_ll128_bws[ci][i2];
+    if (ci == 3 && c->info.nccl_version >= 22907)
+        per_ch_ring_ll128 = per_ch_max_ring_ll128_bw_sm100_v2297[i2];
+    else if (ci == 3 && c->info.nccl_version >= 22902)
+        per_ch_ring_ll128 = per_ch_max_ring_ll128_bw_sm100_v2292[i2];
     float per_ch_tree_ll128 = per_ch_max_tree_ll128_bws[ci][i2];
     float per_ch_nvls_tree = per_ch_max_nvls_tree_bws[ci][i2];
     float hwl[3][CS_ALGO_COUNT][CS_PROTO_COUNT];
@@ -343,6 +353,13 @@ static float algo_time(const cs_comm_t *c, int coll, int a, int p, guint64 nbyte
     int log_size = log2i(nbytes >> 6);
     if (a == CS_ALGO_TREE && coll == CS_COLL_ALLREDUCE && log_size >= 0 && log_size < 23)
         bw *= tree_corr[p][log_size];
+    /* tuning.cc from v2.29.2: NVLSTree all-reduce takes the tree's
+     * correction too on Blackwell with x86 hosts (its table grew a 24th
+     * entry, 1.0, for 512 MiB) */
+    if (a == CS_ALGO_NVLS_TREE && coll == CS_COLL_ALLREDUCE && c->info.nccl_version >= 22902 &&
+        c->info.cc >= 100 && (c->vendor == CS_CPU_INTEL || c->vendor == CS_CPU_AMD) &&
+        log_size >= 0 && log_size < 24)
+        bw *= log_size < 23 ? tree_corr[p][log_size] : 1.0f;
     if (a == CS_ALGO_RING && p == CS_PROTO_SIMPLE && c->nnodes > 1 && coll == CS_COLL_ALLREDUCE &&
         nbytes / ((guint64)c->info.comm_nch * c->info.nranks) >= 64)
         lat *= c->info.cc < 80 ? 1.9f : 1.4f;   /* plateau effect of ring */

@@ -606,6 +606,44 @@ static void test_preset_nvl72(void)
     g_assert_cmpint(d.chunk_bytes, ==, 128 * 1024);
 }
 
+/* The measured run's NCCL where its tuner differs from v2.28.9's: 2.29.2
+ * and 2.29.3 lowered Blackwell's ring LL128 ceiling per channel (tuning.cc
+ * perChMaxRingLL128Bws 2 x 36.7 -> 34.5 on one node; 40 from 2.29.7), so
+ * a 16 MiB all-gather on 8 B200 turns from LL128 to Simple; Hopper keeps
+ * its decision, and an unknown version is v2.28.9's. */
+static void test_nccl_version_tuner(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(cs_topo_t) t = cs_preset_build("dgx-b200", NULL, &err);
+    g_assert_nonnull(t);
+    g_autoptr(cs_comm_t) c = comm_with(t, NULL);
+    cs_decision_t d;
+    decide(c, CS_COLL_ALLGATHER, 16u << 20, &d);
+    g_assert_cmpint(d.algo, ==, CS_ALGO_RING);
+    g_assert_cmpint(d.proto, ==, CS_PROTO_LL128);
+    float ll128 = (float)d.table_us[CS_ALGO_RING][CS_PROTO_LL128];
+    g_assert_cmpint(cs_comm_set_nccl_version(c, "2.29.3"), ==, 22903);
+    decide(c, CS_COLL_ALLGATHER, 16u << 20, &d);
+    g_assert_cmpint(d.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_cmpfloat(d.table_us[CS_ALGO_RING][CS_PROTO_LL128], >, ll128);
+    g_assert_cmpint(cs_comm_set_nccl_version(c, "2.29.7"), ==, 22907);
+    decide(c, CS_COLL_ALLGATHER, 16u << 20, &d);
+    float v2297 = (float)d.table_us[CS_ALGO_RING][CS_PROTO_LL128];
+    g_assert_cmpfloat(v2297, >, ll128);
+    g_assert_cmpint(cs_comm_set_nccl_version(c, "2.28.9"), ==, 22809);
+    decide(c, CS_COLL_ALLGATHER, 16u << 20, &d);
+    g_assert_cmpint(d.proto, ==, CS_PROTO_LL128);
+    g_assert_cmpfloat(fabs(d.table_us[CS_ALGO_RING][CS_PROTO_LL128] - ll128), <, 1e-3);
+
+    g_autoptr(cs_topo_t) h = cs_preset_build("dgx-h100", NULL, &err);
+    g_autoptr(cs_comm_t) ch = comm_with(h, NULL);
+    decide(ch, CS_COLL_ALLGATHER, 16u << 20, &d);
+    double before = d.table_us[CS_ALGO_RING][CS_PROTO_LL128];
+    g_assert_cmpint(cs_comm_set_nccl_version(ch, "2.29.3"), ==, 22903);
+    decide(ch, CS_COLL_ALLGATHER, 16u << 20, &d);
+    g_assert_cmpfloat(fabs(d.table_us[CS_ALGO_RING][CS_PROTO_LL128] - before), <, 1e-3);
+}
+
 /* Many identical nodes share one search; rings stay permutations and the
  * decision does not depend on the node count beyond the model's terms. */
 static void test_many_nodes(void)
@@ -848,6 +886,7 @@ int main(int argc, char **argv)
     g_test_add_func("/decide/preset/dgx-h100", test_preset_dgx_h100);
     g_test_add_func("/decide/preset/nvl72", test_preset_nvl72);
     g_test_add_func("/decide/many-nodes", test_many_nodes);
+    g_test_add_func("/decide/nccl-version-tuner", test_nccl_version_tuner);
     g_test_add_func("/decide/fallback-warnings", test_fallback_warnings);
     g_test_add_func("/decide/collnet/decisions", test_collnet_decisions);
     g_test_add_func("/decide/collnet/off", test_collnet_off);
