@@ -330,7 +330,7 @@ static inline double cs_engine_threads_share(cs_proto_t pr, int nthreads)
 /* A ring channel is one group of warps that runs its steps in order
  * (device/all_gather.h, reduce_scatter.h runRing: a step's copy ends
  * before the next step starts), so a pass over the rank's own part that
- * moves nothing over a link holds the channel while its links idle. Two
+ * moves nothing over a link holds the channel while its links idle. Three
  * such passes, each the rank's S/n at the channels' full Simple copy rate
  * (chan.simple.<arch>, taken at the call's threads:
  * cs_engine_threads_share) on top of the ring's time; 'pass_s' gets the
@@ -367,8 +367,8 @@ static inline double cs_engine_threads_share(cs_proto_t pr, int nthreads)
  *   every step at the links' rate; so the two writes alone are not the
  *   whole mechanism, and this is the measured cost, not a simulation of
  *   it. The copy into the output is a plain copy whatever the protocol. */
-static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d, int nranks, gboolean net, double S,
-                                         double ch_bw, double pass_s[2])
+static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d, int nranks, gboolean net,
+                                         gboolean recv_copies, double S, double ch_bw, double pass_s[2])
 {
     pass_s[CS_OOP] = pass_s[CS_INP] = 0;
     if (d->algo != CS_ALGO_RING || nranks < 2 || !(ch_bw > 0))
@@ -378,6 +378,34 @@ static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d,
         pass_s[CS_OOP] = pass_s[CS_INP] = t;
     else if (coll == CS_COLL_ALLGATHER)
         pass_s[CS_OOP] = t;
+    else if (coll == CS_COLL_ALLREDUCE && !net && recv_copies)
+        pass_s[CS_OOP] = pass_s[CS_INP] = t;
+}
+
+/* The third pass ('recv_copies' of cs_engine_ring_pass_s): AllReduce on a
+ * ring of peer-to-peer edges ends every chunk with directRecv
+ * (device/all_reduce.h runRing), which copies the reduced chunk the
+ * previous rank sent from the FIFO into the output and sends nothing: one
+ * pass of the rank's S/n after the 2(n-1) link steps, as reduce-scatter's
+ * last step. Not where the sender writes into the output itself: NCCL up
+ * to 2.22 does (DirectWrite, prims_simple.h loadRecvConn) between GPUs of
+ * one process (P2P/direct pointer: nccl-tests -g or -t), from 2.23 only
+ * into registered buffers (loadRecvConn: Direct && regFlag; nccl-tests
+ * registers none by default). Over SHM the copy out of host memory is the
+ * edge's own receive side (eff.shm), priced with the link. Measured
+ * (busbw, >= 1 GiB): 2 and 4 RTX PRO 6000 over PCIe, NCCL 2.29.3 -g 2 and
+ * -g 4, all-reduce 34.2/39.3 against broadcast 44.6/43.1: the pass weighs
+ * 1/2 of the link time on two ranks, 1/6 on four; B200 -g 2 (2.29.3) 638
+ * against 711. The Azure A100 -g 8 (<= 2.12) and the 2.19.3 A100 -g 8
+ * tables run without it. A run whose version is not known is priced as
+ * v2.28.9, with it. */
+static inline gboolean cs_engine_ring_recv_copies(const cs_comm_info_t *info)
+{
+    if (info->intra_transport != CS_XPORT_P2P_NVL && info->intra_transport != CS_XPORT_P2P_PCI)
+        return FALSE;
+    int v = cs_comm_nccl_version_at_most(info);
+    gboolean one_process = info->procs_per_node == 1 && info->nranks / MAX(1, info->nnodes) > 1;
+    return !(one_process && v > 0 && v < 22300);
 }
 
 /* Whether a ring of the communicator has a network edge (NET over IB

@@ -30,6 +30,7 @@ typedef struct {
 
     cs_transport_t intra_xport;
     gboolean ring_net;        /* a ring has a network edge (cs_engine_ring_net) */
+    gboolean ring_recv_copies;/* an all-reduce ring's last step copies out of the FIFO (cs_engine_ring_recv_copies) */
     double intra_bw;          /* busiest intra-node ring edge, all channels; 0 = none */
     double chain_bw;          /* the same for the chain from the root (Broadcast, Reduce) */
     int ring_nch;             /* channels whose rings were priced: the communicator's (1 without one) */

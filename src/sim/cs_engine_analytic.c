@@ -541,6 +541,7 @@ gboolean cs_analytic_hw_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_
     h.arch = arch_group(info->cc);
     h.intra_xport = info->intra_transport;
     h.ring_net = cs_engine_ring_net(info);
+    h.ring_recv_copies = cs_engine_ring_recv_copies(info);
 
     gboolean nvb_disable = comm != NULL ? cs_comm_settings(comm)->nvb_disable > 0 : FALSE;
     g_autoptr(cs_path_cache_t) cache = cs_path_cache_new(t, nvb_disable);
@@ -1261,7 +1262,8 @@ gboolean cs_analytic_time_routed(const cs_analytic_hw_t *hw, const cs_params_t *
      * while the links idle: reduce-scatter's last step, all-gather's copy
      * out of place (cs_engine_ring_pass_s) */
     double pass[2];
-    cs_engine_ring_pass_s(coll, d, c.n, hw->ring_net, c.S, channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0), pass);
+    cs_engine_ring_pass_s(coll, d, c.n, hw->ring_net, hw->ring_recv_copies, c.S,
+                          channel_bw(p, hw->arch, CS_PROTO_SIMPLE, 0), pass);
     if (host > t + pass[CS_OOP]) {
         /* the GPUs wait for the host: its issue rate is the call's time */
         t = host;

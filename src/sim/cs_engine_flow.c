@@ -2571,7 +2571,8 @@ void cs_flow_call_times(const cs_flow_t *f, const cs_engine_call_t *call, double
     double host = cs_flow_call_host(f, call);
     double pass[2];
     cs_engine_ring_pass_s(f->net.coll, call->decision, f->net.info->nranks, cs_engine_ring_net(f->net.info),
-                          (double)call->nccl_bytes, cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE), pass);
+                          cs_engine_ring_recv_copies(f->net.info), (double)call->nccl_bytes,
+                          cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE), pass);
     time_s[CS_OOP] = MAX(sim_s + pass[CS_OOP], host);
     time_s[CS_INP] = MAX(sim_s + pass[CS_INP], host);
 }

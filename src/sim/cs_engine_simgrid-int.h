@@ -17,6 +17,7 @@ extern const cs_engine_ops_t cs_engine_simgrid_impl;
 
 typedef struct {
     double time_s;           /* the call's time, launch included */
+    double gpu_s;            /* the same before the host's floor of the process layout */
     int lanes;               /* ring lanes ((channel, position) pairs) or
                               * dataflow flows, one actor each */
     int links;               /* SimGrid links in the generated platform */

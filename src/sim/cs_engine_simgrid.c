@@ -443,7 +443,7 @@ static void delivery_actor(int argc, char **argv)
 
 typedef struct {
     int ok;
-    double time_s;
+    double time_s, gpu_s;
     int lanes, links;
     double quant_err;
     char msg[512];
@@ -828,6 +828,7 @@ static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const ch
         rep->time_s += cs_flow_nvls_lat(c);   /* once per call, as the flow engine */
     /* the host's floor of the process layout (a thread issuing its GPUs'
      * kernels one after the other): the GPUs wait for it, as the flow engine */
+    rep->gpu_s = rep->time_s;
     rep->time_s = MAX(rep->time_s, cs_flow_launch_host(c, call->decision != NULL ? call->decision->nchannels : 1));
     rep->lanes = s->nowners;
     rep->links = s->nlinks;
@@ -892,8 +893,8 @@ static gboolean simulate_ctx(const ctx_t *c, const cs_engine_call_t *call, const
     cs_simgrid_stats_t st = { 0 };
     if (c->info->nranks <= 1) {
         /* As the flow engine: one rank copies the buffer, no network. */
-        st.time_s = MAX(cs_flow_launch(c) + 2.0 * (double)call->nccl_bytes / c->res_cap[cs_flow_res_mem(c, 0)],
-                        cs_flow_launch_host(c, call->decision != NULL ? call->decision->nchannels : 1));
+        st.gpu_s = cs_flow_launch(c) + 2.0 * (double)call->nccl_bytes / c->res_cap[cs_flow_res_mem(c, 0)];
+        st.time_s = MAX(st.gpu_s, cs_flow_launch_host(c, call->decision != NULL ? call->decision->nchannels : 1));
         *stats_p = st;
         return TRUE;
     }
@@ -974,6 +975,7 @@ static gboolean simulate_ctx(const ctx_t *c, const cs_engine_call_t *call, const
         goto out;
     }
     st.time_s = rep.time_s;
+    st.gpu_s = rep.gpu_s;
     st.lanes = rep.lanes;
     st.links = rep.links;
     st.quant_err = rep.quant_err;
@@ -1027,9 +1029,12 @@ static gboolean engine_predict(void *state, const cs_engine_job_t *job, const cs
      * engines add them (cs_engine_ring_pass_s, not simulated) */
     double pass[2];
     cs_engine_ring_pass_s(c->coll, call->decision, c->info->nranks, cs_engine_ring_net(c->info),
-                          (double)call->nccl_bytes, cs_flow_channel_bw(c, CS_PROTO_SIMPLE), pass);
-    time_s[CS_OOP] = st.time_s + pass[CS_OOP];
-    time_s[CS_INP] = st.time_s + pass[CS_INP];
+                          cs_engine_ring_recv_copies(c->info), (double)call->nccl_bytes,
+                          cs_flow_channel_bw(c, CS_PROTO_SIMPLE), pass);
+    /* the passes hold the GPUs, not the host: on the GPUs' time, under
+     * the host's floor as the flow engine adds them */
+    time_s[CS_OOP] = MAX(st.gpu_s + pass[CS_OOP], st.time_s);
+    time_s[CS_INP] = MAX(st.gpu_s + pass[CS_INP], st.time_s);
     return TRUE;
 }
 

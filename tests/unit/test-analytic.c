@@ -259,18 +259,33 @@ static void test_pcie_ring(void)
 
     double S = 1 << 30;
     double h = 200e-9 + (par(CS_P_LAT_HOP_PCIE) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
-    /* One node keeps every hop's latency, however large the slices. */
-    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch() + 2 * h + S / B);
-    /* Large sizes: busbw (= algbw for n = 2) tends to the link rate. */
+    /* One node keeps every hop's latency, however large the slices; each
+     * chunk ends with a copy out of the FIFO that sends nothing, S/n over
+     * the 2 channels' CTAs (cs_engine_ring_recv_copies: P2P, one process
+     * per GPU) */
+    g_assert_true(hw.ring_recv_copies);
+    double R = 2 * par(CS_P_CH_SIMPLE_SM90) * GB;
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S),
+               launch() + 2 * h + S / B + S / 2 / R);
+    /* Large sizes: busbw (= algbw for n = 2) tends to the link rate and
+     * that copy in series */
     double big = 1e15;
     double tb = time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, big);
+    g_assert_cmpfloat(fabs(big / tb / (1 / (1 / B + 1 / (2 * R))) - 1), <, 1e-9);
+    /* where the sender writes into the output (one process, NCCL <= 2.22)
+     * there is no copy */
+    hw.ring_recv_copies = FALSE;
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S), launch() + 2 * h + S / B);
+    tb = time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, big);
     g_assert_cmpfloat(fabs(big / tb / B - 1), <, 1e-9);
+    hw.ring_recv_copies = TRUE;
 
     /* LL halves the link's payload rate, and 2 Hopper LL channels may
      * move less: the lower binds. */
     double hll = 200e-9 + (par(CS_P_LAT_HOP_PCIE) + par(CS_P_LAT_SYNC_LL)) * US;
     double bll = MIN(B * par(CS_P_PROTO_EFF_LL), 2 * par(CS_P_CH_LL_SM90) * GB);
-    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 2, 512, 0, S), launch() + 2 * hll + S / bll);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 2, 512, 0, S),
+               launch() + 2 * hll + S / bll + S / 2 / R);
 
     /* Broadcast over the 2-rank chain: 1 step, S over the one edge 0 -> 1,
      * which has its links to itself as in the ring; no fill with a single
@@ -328,22 +343,24 @@ static void test_nvswitch(void)
     double L = launch(), S = 1 << 30;
     double hs = (par(CS_P_LAT_HOP_NVLINK) + par(CS_P_LAT_SYNC_SIMPLE_NVLINK) + par(CS_P_LAT_SYNC_SIMPLE)) * US;
     g_assert_cmpfloat(16 * par(CS_P_CH_SIMPLE_SM90) * GB, >, B);
+    /* (and each chunk's copy out of the FIFO, S/8 over the CTAs) */
+    double b16 = 16 * par(CS_P_CH_SIMPLE_SM90) * GB;
     assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 16, 512, 0, S),
-               L + 14 * hs + 14.0 / 8 * S / B);
+               L + 14 * hs + 14.0 / 8 * S / B + S / 8 / b16);
     /* Two channels: the SMs bind (2 x 38.7 GB/s < 351 GB/s). */
     double bsm = 2 * par(CS_P_CH_SIMPLE_SM90) * GB;
     g_assert_cmpfloat(bsm, <, B);
     assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, 0, S),
-               L + 14 * hs + 14.0 / 8 * S / bsm);
+               L + 14 * hs + 14.0 / 8 * S / bsm + S / 8 / bsm);
     /* LL: 16 channels of chan.ll.sm90 bind below half the link; with half
      * of the 512 threads of a full LL block they move half as much. */
     double hl = (par(CS_P_LAT_HOP_NVLINK) + par(CS_P_LAT_SYNC_LL)) * US;
     double bll = 16 * par(CS_P_CH_LL_SM90) * GB;
     g_assert_cmpfloat(bll, <, B * par(CS_P_PROTO_EFF_LL));
     assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 16, 512, 0, 1 << 20),
-               L + 14 * hl + 14.0 / 8 * (1 << 20) / bll);
+               L + 14 * hl + 14.0 / 8 * (1 << 20) / bll + (1 << 20) / 8 / b16);
     assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 16, 256, 0, 1 << 20),
-               L + 14 * hl + 14.0 / 8 * (1 << 20) / (bll / 2));
+               L + 14 * hl + 14.0 / 8 * (1 << 20) / (bll / 2) + (1 << 20) / 8 / (b16 / 2));
     /* ReduceScatter: n-1 steps, (n-1)/n S. */
     assert_rel(time_of(&hw, CS_COLL_REDUCESCATTER, CS_ALGO_RING, CS_PROTO_SIMPLE, 16, 512, 0, S),
                L + 7 * hs + 7.0 / 8 * S / B);
