@@ -765,9 +765,12 @@ static int validate(validate_args_t *a, GError **err)
          * trays of an NVLink domain (an NVL72 rack is one node of 18) */
         int nhosts = cs_topo_rank_hosts(topo, NULL);
         if (m->nranks != topo->ngpus || (m->nnodes > 0 && m->nnodes != nhosts)) {
+            /* the log counts hosts; where the topology's hosts are not its
+             * nodes (NVLink-domain trays), both sides say hosts */
+            const char *unit = nhosts != topo->nnodes ? "host" : "node";
             char nodes[32] = "", hosts[32] = "";
             if (m->nnodes > 0)
-                g_snprintf(nodes, sizeof nodes, " on %d node%s", m->nnodes, m->nnodes == 1 ? "" : "s");
+                g_snprintf(nodes, sizeof nodes, " on %d %s%s", m->nnodes, unit, m->nnodes == 1 ? "" : "s");
             if (nhosts != topo->nnodes)
                 g_snprintf(hosts, sizeof hosts, " (%d hosts)", nhosts);
             cs_set_error_at(err, a->log, c->line,
@@ -842,7 +845,9 @@ static int validate(validate_args_t *a, GError **err)
                                cs_tree_phases_in_sequence(ci->nccl_version)
                                    ? ", the Simple tree's reduce up, then broadcast down (up to 2.7)"
                                    : ci->nccl_version >= 22902 && ci->cc >= 100
-                                   ? ", its tuner's Blackwell ring LL128 ceiling (and NVLSTree correction on x86)"
+                                   ? (ci->nnodes > 1 && cs_comm_nvls_tree_corrected(comm)
+                                          ? ", its tuner's Blackwell ring LL128 ceiling and NVLSTree size correction"
+                                          : ", its tuner's Blackwell ring LL128 ceiling")
                                    : "");
         if (ci->nccltests_version > 0 && c->measured->coll == CS_COLL_ALLTOALL)
             cs_result_add_note(c->predicted, "nccl-tests %d.%d.%d built on NCCL %d.%d.%d headers (the log's): "

@@ -568,16 +568,20 @@ static gboolean close_table(parser_t *p, GError **err)
         return FALSE;
     /* the run's INFO lines go with its table (a skipped table's with it);
      * a later table of the run that printed none of its own (nccl-tests
-     * -d all, -o all: one communicator, several tables) has the run's */
+     * -d all, -o all: one communicator, several tables) has the lines the
+     * run printed first (its setup: transports, rings, '# Rank' hosts). A
+     * later table that printed some has those alone; the run's first
+     * lines stay the run's. A run is told from the next by its nccl-tests
+     * header lines (run_restart); runs without them read as one. */
+    gboolean any = cs_nccl_info_any(p->info);
+    if (any && p->run_info == NULL)
+        p->run_info = cs_nccl_info_ref(p->info);
     if (p->log->results->len > nresults) {
         cs_nccl_info_t **slot = (cs_nccl_info_t **)&g_ptr_array_index(p->log->nccl_info, p->log->nccl_info->len - 1);
-        if (cs_nccl_info_any(p->info)) {
-            g_clear_pointer(&p->run_info, cs_nccl_info_free);
-            p->run_info = cs_nccl_info_ref(p->info);
+        if (any)
             *slot = g_steal_pointer(&p->info);
-        } else if (p->run_info != NULL) {
+        else if (p->run_info != NULL)
             *slot = cs_nccl_info_ref(p->run_info);
-        }
     }
     info_restart(p);
     /* (finish numbered the table, skipped or not) */

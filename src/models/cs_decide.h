@@ -139,6 +139,11 @@ int cs_comm_set_nccl_version(cs_comm_t *c, const char *version);
  * mechanism changed at a version above the bound, and like the version it
  * changes no decision (cs_comm_nccl_version_at_most). */
 void cs_comm_set_nccl_version_max(cs_comm_t *c, int code);
+/* Whether NCCL's tuner gives NVLSTree all-reduce the tree's size
+ * correction: from 2.29.2, on Blackwell with x86 hosts (tuning.cc
+ * ncclTopoGetAlgoTime, comm->cpuArch); the measured run's version
+ * (cs_comm_set_nccl_version), FALSE where it is not known. */
+gboolean cs_comm_nvls_tree_corrected(const cs_comm_t *c);
 /* The newest NCCL the measured run can have used: its version where
  * known, else the bound (cs_comm_set_nccl_version_max), else 0 (unknown:
  * the modelled v2.28.9). */

@@ -58,14 +58,15 @@ static const float per_ch_max_nvls_tree_bws[4][3] = {
     { 0.0f, 96.0f, 43.8f } };
 static const float nvls_efficiency[4] = { 0.0f, 0.0f, 0.85f, 0.74f };
 
-/* tuning.cc treeCorrectionFactor, 64 B .. 256 MiB */
-static const float tree_corr[CS_PROTO_COUNT][23] = {
+/* tuning.cc treeCorrectionFactor, 64 B .. 256 MiB (Tree, every version:
+ * the first 23) and .. 512 MiB (the 24th, v2.29.2 on, read by NVLSTree) */
+static const float tree_corr[CS_PROTO_COUNT][24] = {
     { 1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .7f, .7f, .7f, .7f, .6f, .5f, .4f, .4f, .5f, .6f, .7f,
-      .8f, .9f, 1.0f, 1.0f, 1.0f, 1.0f },
+      .8f, .9f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f },
     { 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .8f, .8f, .7f, .6f, .6f, .6f, .6f, .6f, .6f, .8f,
-      .9f, .9f, .9f, .9f, 1.0f, 1.0f },
+      .9f, .9f, .9f, .9f, 1.0f, 1.0f, 1.0f },
     { .9f, .9f, .9f, .9f, .9f, .9f, .9f, .8f, .7f, .6f, .6f, .5f, .5f, .5f, .5f, .6f, .7f, .8f,
-      .7f, .7f, .8f, .9f, .9f } };
+      .7f, .7f, .8f, .9f, .9f, .9f } };
 
 #define WARP_SIZE 32
 #define NCCL_MAX_NTHREADS 640
@@ -343,6 +344,12 @@ void cs_comm_tune(cs_comm_t *c)
 }
 
 /* tuning.cc ncclTopoGetAlgoTime, numPipeOps = 1 */
+gboolean cs_comm_nvls_tree_corrected(const cs_comm_t *c)
+{
+    return c->info.nccl_version >= 22902 && c->info.cc >= 100 && c->vendor != CS_CPU_ARM &&
+           c->vendor != CS_CPU_POWER;
+}
+
 static float algo_time(const cs_comm_t *c, int coll, int a, int p, guint64 nbytes, float *bw_p,
                        float *lat_p)
 {
@@ -354,12 +361,11 @@ static float algo_time(const cs_comm_t *c, int coll, int a, int p, guint64 nbyte
     if (a == CS_ALGO_TREE && coll == CS_COLL_ALLREDUCE && log_size >= 0 && log_size < 23)
         bw *= tree_corr[p][log_size];
     /* tuning.cc from v2.29.2: NVLSTree all-reduce takes the tree's
-     * correction too on Blackwell with x86 hosts (its table grew a 24th
-     * entry, 1.0, for 512 MiB) */
-    if (a == CS_ALGO_NVLS_TREE && coll == CS_COLL_ALLREDUCE && c->info.nccl_version >= 22902 &&
-        c->info.cc >= 100 && (c->vendor == CS_CPU_INTEL || c->vendor == CS_CPU_AMD) &&
+     * correction too on Blackwell with x86 hosts (comm->cpuArch: neither
+     * Arm nor POWER), up to its table's new 24th entry */
+    if (a == CS_ALGO_NVLS_TREE && coll == CS_COLL_ALLREDUCE && cs_comm_nvls_tree_corrected(c) &&
         log_size >= 0 && log_size < 24)
-        bw *= log_size < 23 ? tree_corr[p][log_size] : 1.0f;
+        bw *= tree_corr[p][log_size];
     if (a == CS_ALGO_RING && p == CS_PROTO_SIMPLE && c->nnodes > 1 && coll == CS_COLL_ALLREDUCE &&
         nbytes / ((guint64)c->info.comm_nch * c->info.nranks) >= 64)
         lat *= c->info.cc < 80 ? 1.9f : 1.4f;   /* plateau effect of ring */

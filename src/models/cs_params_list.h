@@ -255,8 +255,8 @@
      * in the header of rtx2080tix2-pcie-noP2P-shm-* gives a copy engine      \
      * 12.2 (H2D) and 13.2 GB/s (D2H) of Gen3 x16's 15.75: 0.77-0.84, above   \
      * eff.pcie (0.71), and the engines of the two directions are separate,   \
-     * so no two-way penalty: 1.0 x eff.pcie (a fraction of the P2P rate      \
-     * cannot exceed it; the copy may be up to 15% faster). No run in the     \
+     * so no two-way penalty: 1.0 x eff.pcie (a fraction parameter is at     \
+     * most 1, cs_params.c; the copy may be up to 18% faster). No run in the  \
      * data uses the copy. */                                                 \
     CS_PARAM(EFF_SHM_CE, "eff.shm.ce", 1.0, "fraction",                       \
              "as eff.shm for a side of an SHM step the proxy copies with cudaMemcpy (NCCL_SHM_USE_CUDA_MEMCPY=1)") \

@@ -243,7 +243,7 @@ awk '/^#  Rank/ { h = ($3 % 2) ? "trayB" : "trayA"; sub(/tray[AB]/, h) } { print
 sed '/^#  Rank/ s/trayB/trayA/' "$mn" > mn1.txt
 "$COLLSIM" validate mn1.txt --topo gb200-nvl72 --gpus 8 > fm1.txt 2> fm1.err; rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l < fm1.err)" -eq 1 ] &&
-    grep -q "^mn1.txt:32: table 1 was measured over 8 ranks on 1 node but the topology has 8 GPUs on 1 node (2 hosts); expected" fm1.err &&
+    grep -q "^mn1.txt:32: table 1 was measured over 8 ranks on 1 host but the topology has 8 GPUs on 1 node (2 hosts); expected" fm1.err &&
     ok info-mnnvl-hosts || bad "info-mnnvl-hosts ($rc $(cat fm1.err))"
 
 # NCCL_TESTS_SPLIT_MASK: ranks in groups, a communicator each: not judged as one

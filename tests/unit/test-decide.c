@@ -635,6 +635,30 @@ static void test_nccl_version_tuner(void)
     g_assert_cmpint(d.proto, ==, CS_PROTO_LL128);
     g_assert_cmpfloat(fabs(d.table_us[CS_ALGO_RING][CS_PROTO_LL128] - ll128), <, 1e-3);
 
+    /* two B200 nodes (x86 hosts): NVLSTree all-reduce takes the tree's
+     * size correction from 2.29.2 (Simple: 0.9 at 256 and 512 MiB), so
+     * its estimate grows; not before, and not on one node (no NVLSTree) */
+    cs_build_opts_t o;
+    cs_build_opts_init(&o);
+    o.nodes = 2;
+    g_autoptr(cs_topo_t) t2 = cs_preset_build("dgx-b200", &o, &err);
+    g_assert_nonnull(t2);
+    g_autoptr(cs_comm_t) c2 = comm_with(t2, NULL);
+    g_assert_false(cs_comm_nvls_tree_corrected(c2));
+    static const guint64 nvls_sizes[] = { 256u << 20, 512u << 20 };
+    for (gsize i = 0; i < G_N_ELEMENTS(nvls_sizes); i++) {
+        decide(c2, CS_COLL_ALLREDUCE, nvls_sizes[i], &d);
+        double t0 = d.table_us[CS_ALGO_NVLS_TREE][CS_PROTO_SIMPLE];
+        g_assert_cmpfloat(t0, >, 0);
+        g_assert_cmpint(cs_comm_set_nccl_version(c2, "2.29.3"), ==, 22903);
+        g_assert_true(cs_comm_nvls_tree_corrected(c2));
+        decide(c2, CS_COLL_ALLREDUCE, nvls_sizes[i], &d);
+        g_assert_cmpfloat(d.table_us[CS_ALGO_NVLS_TREE][CS_PROTO_SIMPLE], >, t0 * 1.05);
+        g_assert_cmpint(cs_comm_set_nccl_version(c2, "2.28.9"), ==, 22809);
+        decide(c2, CS_COLL_ALLREDUCE, nvls_sizes[i], &d);
+        g_assert_cmpfloat(fabs(d.table_us[CS_ALGO_NVLS_TREE][CS_PROTO_SIMPLE] - t0), <, 1e-3);
+    }
+
     g_autoptr(cs_topo_t) h = cs_preset_build("dgx-h100", NULL, &err);
     g_autoptr(cs_comm_t) ch = comm_with(h, NULL);
     decide(ch, CS_COLL_ALLGATHER, 16u << 20, &d);
