@@ -367,9 +367,10 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
             char hosts[32] = "";
             if (nhosts != probe->nnodes)
                 g_snprintf(hosts, sizeof hosts, " (%d hosts)", nhosts);
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: measured on %d %s%s but the topology has %d%s; "
-                        "expected topology flags that match the run (--nodes)", label, m->nnodes,
-                        nhosts != probe->nnodes ? "host" : "node", m->nnodes == 1 ? "" : "s", probe->nnodes, hosts);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: measured on %d %s%s but the topology has %d node%s%s; "
+                        "expected topology flags that match the run (--nodes, --gpus)", label, m->nnodes,
+                        nhosts != probe->nnodes ? "host" : "node", m->nnodes == 1 ? "" : "s", probe->nnodes,
+                        probe->nnodes == 1 ? "" : "s", hosts);
             cs_result_free(m);
             goto out;
         }

@@ -23,7 +23,7 @@ static void reason_clear(gpointer p)
 
 cs_nccl_info_t *cs_nccl_info_new(void)
 {
-    cs_nccl_info_t *s = g_new0(cs_nccl_info_t, 1);
+    cs_nccl_info_t *s = g_rc_box_new0(cs_nccl_info_t);
     s->conns = g_array_new(FALSE, TRUE, sizeof(cs_seen_conn_t));
     s->texts = g_ptr_array_new_with_free_func(g_free);
     s->text_ids = g_hash_table_new(g_str_hash, g_str_equal);   /* keys are texts' own strings */
@@ -31,15 +31,12 @@ cs_nccl_info_t *cs_nccl_info_new(void)
     s->gdr_reasons = g_array_new(FALSE, TRUE, sizeof(cs_seen_reason_t));
     g_array_set_clear_func(s->gdr_reasons, reason_clear);
     s->rank_host = g_array_new(FALSE, FALSE, sizeof(int));
-    s->refs = 1;
     return s;
 }
 
 cs_nccl_info_t *cs_nccl_info_ref(cs_nccl_info_t *s)
 {
-    if (s != NULL)
-        s->refs++;
-    return s;
+    return s != NULL ? g_rc_box_acquire(s) : NULL;
 }
 
 static void fact_clear(cs_seen_fact_t *f)
@@ -47,10 +44,9 @@ static void fact_clear(cs_seen_fact_t *f)
     g_clear_pointer(&f->text, g_free);
 }
 
-void cs_nccl_info_free(cs_nccl_info_t *s)
+static void info_clear(gpointer p)
 {
-    if (s == NULL || --s->refs > 0)
-        return;
+    cs_nccl_info_t *s = p;
     for (int k = 0; k < CS_SEEN_XPORT_COUNT; k++)
         fact_clear(&s->xport[k]);
     fact_clear(&s->network);
@@ -65,7 +61,12 @@ void cs_nccl_info_free(cs_nccl_info_t *s)
     g_ptr_array_unref(s->rings);
     g_array_unref(s->gdr_reasons);
     g_array_unref(s->rank_host);
-    g_free(s);
+}
+
+void cs_nccl_info_free(cs_nccl_info_t *s)
+{
+    if (s != NULL)
+        g_rc_box_release_full(s, info_clear);
 }
 
 /* n bytes of a log line as the report may quote them: trailing space off,

@@ -104,14 +104,13 @@ typedef struct {
     int max_group;                 /* the largest "# Rank ... Group G" (> 0: the ranks form several communicators) */
     cs_seen_fact_t comm_nranks;    /* init.cc "comm 0x... rank R nRanks N ...": a communicator's size */
     int comm_nranks_min, comm_nranks_max;
-    int refs;                      /* the tables of one run share its lines */
 } cs_nccl_info_t;
 
 #define CS_SEEN_CONNS_MAX (1 << 23)   /* connection lines kept one by one */
 
 cs_nccl_info_t *cs_nccl_info_new(void);
 /* Another holder of the same lines (every table of a run that prints
- * several, nccl-tests -d all); cs_nccl_info_free drops one. */
+ * several, nccl-tests -d all; a GRcBox); cs_nccl_info_free drops one. */
 cs_nccl_info_t *cs_nccl_info_ref(cs_nccl_info_t *s);
 void cs_nccl_info_free(cs_nccl_info_t *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cs_nccl_info_t, cs_nccl_info_free)

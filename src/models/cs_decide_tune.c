@@ -343,13 +343,13 @@ void cs_comm_tune(cs_comm_t *c)
     }
 }
 
-/* tuning.cc ncclTopoGetAlgoTime, numPipeOps = 1 */
 gboolean cs_comm_nvls_tree_corrected(const cs_comm_t *c)
 {
     return c->info.nccl_version >= 22902 && c->info.cc >= 100 && c->vendor != CS_CPU_ARM &&
            c->vendor != CS_CPU_POWER;
 }
 
+/* tuning.cc ncclTopoGetAlgoTime, numPipeOps = 1 */
 static float algo_time(const cs_comm_t *c, int coll, int a, int p, guint64 nbytes, float *bw_p,
                        float *lat_p)
 {

@@ -366,7 +366,10 @@ static inline double cs_engine_threads_share(cs_proto_t pr, int nthreads)
  *   both ways, and Broadcast, whose root runs the same directCopySend on
  *   every step at the links' rate; so the two writes alone are not the
  *   whole mechanism, and this is the measured cost, not a simulation of
- *   it. The copy into the output is a plain copy whatever the protocol. */
+ *   it. The copy into the output is a plain copy whatever the protocol.
+ * - AllReduce, both placements, where 'recv_copies'
+ *   (cs_engine_ring_recv_copies below): the last step's copy out of the
+ *   FIFO. */
 static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d, int nranks, gboolean net,
                                          gboolean recv_copies, double S, double ch_bw, double pass_s[2])
 {
@@ -378,8 +381,18 @@ static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d,
         pass_s[CS_OOP] = pass_s[CS_INP] = t;
     else if (coll == CS_COLL_ALLGATHER)
         pass_s[CS_OOP] = t;
-    else if (coll == CS_COLL_ALLREDUCE && !net && recv_copies)
+    else if (coll == CS_COLL_ALLREDUCE && recv_copies)
         pass_s[CS_OOP] = pass_s[CS_INP] = t;
+}
+
+/* Whether a ring of the communicator has a network edge (NET over IB
+ * verbs or sockets, between nodes or, where P2P and SHM are off, inside
+ * one): cs_engine_ring_pass_s's 'net'. */
+static inline gboolean cs_engine_ring_net(const cs_comm_info_t *info)
+{
+    gboolean inter = info->inter_transport == CS_XPORT_NET_IB || info->inter_transport == CS_XPORT_NET_SOCKET;
+    gboolean intra = info->intra_transport == CS_XPORT_NET_IB || info->intra_transport == CS_XPORT_NET_SOCKET;
+    return intra || (info->nnodes > 1 && inter);
 }
 
 /* The third pass ('recv_copies' of cs_engine_ring_pass_s): AllReduce on a
@@ -398,24 +411,16 @@ static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d,
  * 1/2 of the link time on two ranks, 1/6 on four; B200 -g 2 (2.29.3) 638
  * against 711. The Azure A100 -g 8 (<= 2.12) and the 2.19.3 A100 -g 8
  * tables run without it. A run whose version is not known is priced as
- * v2.28.9, with it. */
+ * v2.28.9, with it. A ring with a network edge has none (as reduce-
+ * scatter's: the NIC sends while the CTA copies). */
 static inline gboolean cs_engine_ring_recv_copies(const cs_comm_info_t *info)
 {
-    if (info->intra_transport != CS_XPORT_P2P_NVL && info->intra_transport != CS_XPORT_P2P_PCI)
+    if ((info->intra_transport != CS_XPORT_P2P_NVL && info->intra_transport != CS_XPORT_P2P_PCI) ||
+        cs_engine_ring_net(info))
         return FALSE;
     int v = cs_comm_nccl_version_at_most(info);
     gboolean one_process = info->procs_per_node == 1 && info->nranks / MAX(1, info->nnodes) > 1;
     return !(one_process && v > 0 && v < 22300);
-}
-
-/* Whether a ring of the communicator has a network edge (NET over IB
- * verbs or sockets, between nodes or, where P2P and SHM are off, inside
- * one): cs_engine_ring_pass_s's 'net'. */
-static inline gboolean cs_engine_ring_net(const cs_comm_info_t *info)
-{
-    gboolean inter = info->inter_transport == CS_XPORT_NET_IB || info->inter_transport == CS_XPORT_NET_SOCKET;
-    gboolean intra = info->intra_transport == CS_XPORT_NET_IB || info->intra_transport == CS_XPORT_NET_SOCKET;
-    return intra || (info->nnodes > 1 && inter);
 }
 
 /* The share of its NVSwitch port rate a GPU keeps in a call: all-to-all

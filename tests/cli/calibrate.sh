@@ -16,6 +16,15 @@ grep -q '^collsim: calibrate: no output file; expected -o FILE$' "$tmp/err" || f
 "$COLLSIM" calibrate "$tmp/nosuch.log" --topo dgx-h100 -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
 [ "$st" -eq 2 ] && [ ! -e "$tmp/x.ini" ] || fail "missing log: exit $st"
 [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "missing log: not one line"
+# an NVL72 rack is one node of 4-GPU trays: 8 ranks on one host are not 2 trays
+sed '/^#  Rank/ s/trayB/trayA/' "$top_srcdir/tests/data/logs/info-mnnvl.txt" > "$tmp/mn1.txt"
+"$COLLSIM" calibrate "$tmp/mn1.txt" --topo gb200-nvl72 --gpus 8 -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ ! -e "$tmp/x.ini" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+    grep -q "measured on 1 host but the topology has 1 node (2 hosts); expected" "$tmp/err" ||
+    fail "hosts of a rack: exit $st: $(cat "$tmp/err")"
+"$COLLSIM" calibrate "$top_srcdir/tests/data/logs/info-mnnvl.txt" --topo gb200-nvl72 --gpus 8 -o "$tmp/x.ini" \
+    > /dev/null 2> "$tmp/err" && [ -s "$tmp/x.ini" ] || fail "the rack's own trays: $(cat "$tmp/err")"
+rm -f "$tmp/x.ini"
 printf '[a]\nfile = x.txt\ntopo = dgx-h100\nbogus = 1\n' > "$tmp/m.ini"
 "$COLLSIM" calibrate --manifest "$tmp/m.ini" -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
 [ "$st" -eq 2 ] && [ ! -e "$tmp/x.ini" ] || fail "bad manifest: exit $st"

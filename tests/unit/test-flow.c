@@ -130,12 +130,10 @@ static void test_agree_1node(void)
      * process per GPU, cs_engine_ring_recv_copies), below the time, and
      * the time within 10 step latencies of it. */
     double B = 450e9 * cs_params_nvlink_eff(&j.params, 90);   /* H100: NVLink4 */
-    const cs_decision_t *d = NULL;
-    cs_decision_t dd;
-    g_assert_true(cs_comm_decide(j.comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, G_GUINT64_CONSTANT(1) << 30, &dd, NULL));
-    d = &dd;
-    double copy = (1 << 30) / 8.0 / (d->nchannels * cs_params_get(&j.params, CS_P_CH_SIMPLE_SM90) * 1e9 *
-                                     cs_engine_threads_share(d->proto, d->nthreads));
+    cs_decision_t d;
+    g_assert_true(cs_comm_decide(j.comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, G_GUINT64_CONSTANT(1) << 30, &d, NULL));
+    double copy = (1 << 30) / 8.0 / (d.nchannels * cs_params_get(&j.params, CS_P_CH_SIMPLE_SM90) * 1e9 *
+                                     cs_engine_threads_share(d.proto, d.nthreads));
     double vol = 14.0 / 8 * (1 << 30) / B + copy;
     g_assert_cmpfloat(tf, >, vol);
     g_assert_cmpfloat(tf, <, vol + 200e-6);
