@@ -397,5 +397,25 @@
      * times). */                                                             \
     CS_PARAM(PIPE_NVLS_STAGES, "pipe.nvls.stages", 3.4, "stages",             \
              "pipeline stages a step of chunks crosses inside one NVLS round") \
+    /* NVLS all-reduce's copy warps (NCCL 2.29 device/all_reduce.h, NVLS    \
+     * roles): the scatter warps copy a step's chunk for each head in turn  \
+     * and the gather warps each head's result (prims_simple.h              \
+     * ScatterGatherOp: one reduceCopy a peer), a copy handing each warp    \
+     * 4 KiB at a time (common_kernel.h: Unroll 8 x 32 lanes x 16 B,        \
+     * device.h ncclCollUnroll): a step of m heads takes                    \
+     * m x ceil(chunk / (workers x 4 KiB)) rounds of a load and a store,    \
+     * one after the other (cs_engine_nvls_step_floor). What one round      \
+     * takes is fitted: b200x8-nvswitch-1node-g8-* and                      \
+     * b200x8-nvswitch-1node-g2-g4-g8-sweep-* (-g 8 all-reduce, two sites,  \
+     * 4 MiB - 1 GiB: steps of 16-64 KiB chunks at 20.5-30.5 us a channel,  \
+     * 1.28-1.33 us a round on one site, 1.2 between the two). */           \
+    CS_PARAM(LAT_NVLS_ROUND_SM100, "lat.nvls.round.sm100", 1.2, "us",         \
+             "one load-and-store round of an NVLS all-reduce copy warp (4 KiB), Blackwell") \
+    /* Hopper: not binding on the data; at most 1.0 by the 32 MiB row of    \
+     * h100x8-nvswitch-1node-srun-* (32 KiB chunks: 17.6 us a step of 16    \
+     * rounds) and the 8-32 MiB rows of h200x8-nvswitch-nvls-forced-* (not  \
+     * counted). */                                                         \
+    CS_PARAM(LAT_NVLS_ROUND_SM90, "lat.nvls.round.sm90", 1.0, "us",           \
+             "one load-and-store round of an NVLS all-reduce copy warp (4 KiB), Hopper") \
 
 #endif

@@ -11,6 +11,7 @@
 #include "models/cs_result.h"
 #include "models/cs_fabric_cfg.h"
 
+#include <math.h>
 #include <sys/types.h>
 
 /* What an engine that simulates a timeline (ops->timeline) reports while it
@@ -456,6 +457,33 @@ static inline double cs_engine_nvls_ar_share(int heads, int domain)
     double m = MAX(2, heads), n = MAX(2, domain);
     const double fitted = (1.0 - 1.0 / 64) * 8 / 7;   /* 8 heads of 8 GPUs */
     return (1.0 - 1.0 / (m * m)) * n / (n - 1) / fitted;
+}
+
+/* NVLS all-reduce: the least time (seconds) one channel's step of 'heads'
+ * chunks of 'unit' bytes takes from its copies (NCCL 2.29
+ * device/all_reduce.h, NVLS roles, 640 threads: 20 warps). The scatter
+ * warps copy the step's chunk for each head in turn, the gather warps
+ * each head's result (prims_simple.h ScatterGatherOp: one reduceCopy a
+ * peer, over the workers: the scatter gives one warp to posting, as
+ * every sender of 3 warps or more), and a copy hands a warp 4 KiB at a
+ * time (Unroll 8 x 32 lanes x 16 B), so the step takes heads x
+ * ceil(unit / (workers x 4 KiB)) rounds, each lat.nvls.round.<arch>.
+ * Warps: on one node 5 reduce warps with more than 6 ranks (7 up to 6),
+ * scatter the half of the rest rounded up, gather the other; across
+ * nodes (NVLSTree) 3 reduce and 2 broadcast warps. 0 before Hopper. The
+ * analytic and flow engines both take it from here. */
+static inline double cs_engine_nvls_step_floor(const cs_params_t *p, int arch, int nranks, gboolean multinode,
+                                               int heads, double unit)
+{
+    if (arch < 2 || heads < 1 || !(unit > 0))
+        return 0;
+    const int warps = 20;   /* NCCL_MAX_NTHREADS / WARP_SIZE */
+    int reduce = multinode ? 3 : nranks <= 6 ? 7 : 5, bcast = multinode ? 2 : 0;
+    int scatter = (warps - reduce - bcast + 1) / 2 - 1, gather = (warps - reduce - bcast) / 2;
+    int workers = MAX(1, MIN(scatter, gather));
+    double rounds = heads * ceil(unit / (workers * 4096.0));
+    cs_param_id_t id = arch >= 3 ? CS_P_LAT_NVLS_ROUND_SM100 : CS_P_LAT_NVLS_ROUND_SM90;
+    return rounds * cs_params_get(p, id) * 1e-6;
 }
 
 /* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID), 0 if

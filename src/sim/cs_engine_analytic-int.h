@@ -95,6 +95,7 @@ typedef enum {
     CS_LIMIT_SM,              /* the channels' SM throughput */
     CS_LIMIT_MEM,             /* GPU memory */
     CS_LIMIT_NVLS,            /* NVLink ports at the NVLS rate */
+    CS_LIMIT_NVLS_COPY,       /* NVLS all-reduce's copy warps, a head's chunk at a time */
     CS_LIMIT_HOST,            /* the host thread issuing its GPUs' kernels (the process layout) */
 } cs_limit_kind_t;
 

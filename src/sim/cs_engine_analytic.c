@@ -1020,8 +1020,16 @@ static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
     }
     limit(c, CS_LIMIT_NVLS, v / (hw->nvls_bw * (coll == CS_COLL_ALLREDUCE ? cs_engine_nvls_ar_share(m, c->ppn) : 1)));
     limit(c, CS_LIMIT_SM, v / c->b_sm);
-    double D = c->S / c->nch;
-    return c->launch + lat + lane_time(D, nsteps(D, m * c->chunk), MAX(1, stages), 1 / c->lim.spb / c->nch, c->tau);
+    double D = c->S / c->nch, k = nsteps(D, m * c->chunk);
+    if (coll == CS_COLL_ALLREDUCE) {
+        /* a step is no shorter than its copy warps' rounds, one head's
+         * chunk after the other (cs_engine_nvls_step_floor) */
+        double floor_s = cs_engine_nvls_step_floor(p, hw->arch, c->n, a == CS_ALGO_NVLS_TREE && c->N > 1, m,
+                                                   MIN(c->chunk, D / k / m));
+        if (floor_s > 0)
+            limit(c, CS_LIMIT_NVLS_COPY, floor_s / (D / k) / c->nch);
+    }
+    return c->launch + lat + lane_time(D, k, MAX(1, stages), 1 / c->lim.spb / c->nch, c->tau);
 }
 
 /* CollNet all-reduce (SHARP; docs/model-analytic.md): the heads'
@@ -1343,6 +1351,9 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
         return g_strdup("GPU memory");
     case CS_LIMIT_NVLS:
         return g_strdup_printf("NVLink ports at the NVLS rate (eff.nvls.%s)", arch[MAX(2, hw->arch)]);
+    case CS_LIMIT_NVLS_COPY:
+        return g_strdup_printf("NVLS copy warps: each step's chunks copied one head after the other, "
+                               "4 KiB a warp a round (lat.nvls.round.%s)", arch[MAX(2, hw->arch)]);
     case CS_LIMIT_HOST: {
         int g = MAX(1, hw->gpus_per_thread);
         return g_strdup_printf("host launch: one thread issues %d GPU%s' kernels per call (nccl-tests -g %d, "

@@ -391,6 +391,33 @@ static void test_nvswitch(void)
     double want_busbw = 14.0 / 8 * bn / (9.0 / 8) * step / (step + tau);
     g_assert_cmpfloat(fabs(big / tb * 14.0 / 8 / want_busbw - 1), <, 1e-6);
 
+    /* NVLS all-reduce's copy warps take a step's chunks one head after
+     * the other, 4 KiB a warp a round (cs_engine_nvls_step_floor): on one
+     * node of 8 ranks 7 workers (scatter 8 warps less the posting one,
+     * gather 7), up to 6 ranks 6, across nodes 7 (3 reduce and 2
+     * broadcast warps); nothing before Hopper. */
+    double r90 = par(CS_P_LAT_NVLS_ROUND_SM90) * US, r100 = par(CS_P_LAT_NVLS_ROUND_SM100) * US;
+    assert_rel(cs_engine_nvls_step_floor(&P, 2, 8, FALSE, 8, 32768), 16 * r90);     /* 8 x ceil(32/28) */
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 8, FALSE, 8, 131072), 40 * r100);   /* 8 x ceil(128/28) */
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 8, FALSE, 8, 16384), 8 * r100);
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 4, FALSE, 4, 32768), 8 * r100);     /* 4 x ceil(32/24) */
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 4, FALSE, 4, 24576), 4 * r100);
+    assert_rel(cs_engine_nvls_step_floor(&P, 2, 16, TRUE, 8, 65536), 24 * r90);     /* 8 x ceil(64/28) */
+    g_assert_cmpfloat(cs_engine_nvls_step_floor(&P, 1, 8, FALSE, 8, 32768), ==, 0);
+    /* Where the rounds take longer than the step's bytes at the NVLS
+     * rate, every step takes them (a round of 5 us here: 16 rounds of 32
+     * KiB chunks = 80 us against 16 us of bytes). */
+    double keep = P.v[CS_P_LAT_NVLS_ROUND_SM90];
+    P.v[CS_P_LAT_NVLS_ROUND_SM90] = 5.0;
+    double S64 = 64 << 20, c32 = 32 << 10, D64 = S64 / 16, k64 = ceil(D64 / (8 * c32));
+    g_assert_cmpfloat(D64 / k64 / lane_b, <, 16 * 5 * US);
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 16, 512, (guint64)c32, S64),
+               L + par(CS_P_LAT_NVLS) * US + (k64 + d - 1) * (16 * 5 * US + tau));
+    P.v[CS_P_LAT_NVLS_ROUND_SM90] = keep;
+    /* at the default round the bytes bind there (16 rounds of 1 us) */
+    assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 16, 512, (guint64)c32, S64),
+               L + par(CS_P_LAT_NVLS) * US + (k64 + d - 1) * (MAX(D64 / k64 / lane_b, 16 * r90) + tau));
+
     /* Tree inside one node: a chain of 7 hops up and 7 down; each GPU
      * sends 2S over its port, as its SMs do; Simple fills 13 chunks. */
     double rate = MIN(B, 16 * par(CS_P_CH_SIMPLE_SM90) * GB) / 2;   /* bytes of S per second */

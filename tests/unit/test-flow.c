@@ -293,6 +293,37 @@ static void test_nvls(void)
     fix_clear(&j);
 }
 
+/* NVLS all-reduce on one DGX B200 at 64 MiB (32 KiB chunks, 24
+ * channels): a step's chunks come through the copy warps one head after
+ * the other (8 heads x 2 rounds of lat.nvls.round.sm100,
+ * cs_engine_nvls_step_floor), which the flow engine takes as each NVLS
+ * flow's ceiling: the call takes at least its steps' rounds, and clearly
+ * less without them. */
+static void test_nvls_copy_rounds(void)
+{
+    job_fix_t j;
+    fix_init(&j, preset("dgx-b200", 1), NULL, NULL);
+    guint64 S = G_GUINT64_CONSTANT(64) << 20;
+    cs_decision_t d;
+    GError *err = NULL;
+    g_assert_true(cs_comm_decide(j.comm, CS_COLL_ALLREDUCE, CS_DTYPE_FLOAT, S, &d, &err));
+    g_assert_cmpint(d.algo, ==, CS_ALGO_NVLS);
+    g_assert_cmpuint(d.chunk_bytes, ==, 32768);
+    double D = (double)S / d.nchannels, k = ceil(D / (8.0 * d.chunk_bytes));
+    double floor_s = cs_engine_nvls_step_floor(&j.params, 3, 8, FALSE, 8, (double)d.chunk_bytes);
+    double tf, ta, tf0, ta0;
+    cs_flow_stats_t st;
+    both(&j, S, CS_FLOW_FOLD_AUTO, &tf, &ta, &st);
+    j.params.v[CS_P_LAT_NVLS_ROUND_SM100] = 0;
+    both(&j, S, CS_FLOW_FOLD_AUTO, &tf0, &ta0, &st);
+    g_test_message("nvls copy rounds, 64 MiB on 8 B200: flow %.2f us (%.2f without), analytic %.2f us (%.2f), "
+                   "%g steps of %.2f us", tf * 1e6, tf0 * 1e6, ta * 1e6, ta0 * 1e6, k, floor_s * 1e6);
+    g_assert_cmpfloat(tf, >, k * floor_s);
+    g_assert_cmpfloat(tf0, <, 0.9 * tf);
+    g_assert_cmpfloat(ta0, <, 0.9 * ta);
+    fix_clear(&j);
+}
+
 /* NVLSTree on two DGX H100 nodes (NCCL's pick at 128 MiB - 1 GiB): NVLS in
  * each node and per GPU a tree between the GPUs of the same local index,
  * through their own NICs. Within 10% of the analytic engine at 1 GiB. */
@@ -661,6 +692,7 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/chain-1node", test_chain_1node);
     g_test_add_func("/flow/tree", test_tree);
     g_test_add_func("/flow/nvls", test_nvls);
+    g_test_add_func("/flow/nvls-copy-rounds", test_nvls_copy_rounds);
     g_test_add_func("/flow/nvls-tree", test_nvls_tree);
     g_test_add_func("/flow/df-merge", test_df_merge);
     g_test_add_func("/flow/df-fold", test_df_fold);
