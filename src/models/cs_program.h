@@ -27,7 +27,7 @@
 
 #define CS_NCCL_STEPS 8   /* device.h NCCL_STEPS */
 
-typedef struct {
+typedef struct cs_program {
     cs_coll_t coll;
     cs_algo_t algo;
     cs_proto_t proto;

@@ -468,17 +468,18 @@ static inline double cs_engine_nvls_ar_share(int heads, int domain)
  * every sender of 3 warps or more), and a copy hands a warp 4 KiB at a
  * time (Unroll 8 x 32 lanes x 16 B), so the step takes heads x
  * ceil(unit / (workers x 4 KiB)) rounds, each lat.nvls.round.<arch>.
- * Warps: on one node 5 reduce warps with more than 6 ranks (7 up to 6),
- * scatter the half of the rest rounded up, gather the other; across
- * nodes (NVLSTree) 3 reduce and 2 broadcast warps. 0 before Hopper. The
+ * Warps: NVLS 5 reduce warps with more than 6 ranks (7 up to 6), the
+ * scatter the half of the rest rounded up, the gather the other;
+ * NVLSTree ('nvls_tree': its network side, nvls->out) 3 reduce and 2
+ * broadcast warps. 0 before Hopper. The
  * analytic and flow engines both take it from here. */
-static inline double cs_engine_nvls_step_floor(const cs_params_t *p, int arch, int nranks, gboolean multinode,
+static inline double cs_engine_nvls_step_floor(const cs_params_t *p, int arch, int nranks, gboolean nvls_tree,
                                                int heads, double unit)
 {
     if (arch < 2 || heads < 1 || !(unit > 0))
         return 0;
     const int warps = 20;   /* NCCL_MAX_NTHREADS / WARP_SIZE */
-    int reduce = multinode ? 3 : nranks <= 6 ? 7 : 5, bcast = multinode ? 2 : 0;
+    int reduce = nvls_tree ? 3 : nranks <= 6 ? 7 : 5, bcast = nvls_tree ? 2 : 0;
     int scatter = (warps - reduce - bcast + 1) / 2 - 1, gather = (warps - reduce - bcast) / 2;
     int workers = MAX(1, MIN(scatter, gather));
     double rounds = heads * ceil(unit / (workers * 4096.0));

@@ -1024,7 +1024,7 @@ static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
     if (coll == CS_COLL_ALLREDUCE) {
         /* a step is no shorter than its copy warps' rounds, one head's
          * chunk after the other (cs_engine_nvls_step_floor) */
-        double floor_s = cs_engine_nvls_step_floor(p, hw->arch, c->n, a == CS_ALGO_NVLS_TREE && c->N > 1, m,
+        double floor_s = cs_engine_nvls_step_floor(p, hw->arch, c->n, a == CS_ALGO_NVLS_TREE, m,
                                                    MIN(c->chunk, D / k / m));
         if (floor_s > 0)
             limit(c, CS_LIMIT_NVLS_COPY, floor_s / (D / k) / c->nch);

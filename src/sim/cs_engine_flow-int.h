@@ -126,15 +126,15 @@ struct cs_prog_flow;
 gboolean cs_flow_build_flow_edge(const cs_flow_net_t *n, const struct cs_prog_flow *fl, int ch, cs_proto_t pr,
                                  cs_flow_edge_t *e_p, GError **err);
 
-/* The payload ceiling of flow 'fl' over its edge 'e' (built by
- * cs_flow_build_flow_edge): the channel's ceiling 'chan_cap' over its
- * cap_div, for a point-to-point flow that crosses the network at most
- * NCCL_P2P_PER_CHANNEL_NET_BW (info->p2p_net_ch_bw), and for an NVLS
- * all-reduce flow whose first unit carries 'unit' bytes (one head's chunk:
- * cs_program_flow_bytes) that unit over its step's copy rounds
- * (cs_engine_nvls_step_floor, as the analytic engine). */
-double cs_flow_flow_cap(const cs_flow_net_t *n, const struct cs_prog_flow *fl, const cs_flow_edge_t *e,
-                        double chan_cap, double unit);
+/* The payload ceiling of flow 'fi' (channel ch) of program 'prog' over
+ * its edge 'e' (built by cs_flow_build_flow_edge): the channel's ceiling
+ * 'chan_cap' over its cap_div, for a point-to-point flow that crosses the
+ * network at most NCCL_P2P_PER_CHANNEL_NET_BW (info->p2p_net_ch_bw), and
+ * for an NVLS all-reduce flow its first unit (one head's chunk) over its
+ * step's copy rounds (cs_engine_nvls_step_floor, as the analytic engine). */
+struct cs_program;
+double cs_flow_flow_cap(const cs_flow_net_t *n, const struct cs_program *prog, int ch, int fi,
+                        const cs_flow_edge_t *e, double chan_cap);
 
 /* A flow's ceiling 'cap' (cs_flow_flow_cap) under its edge's SHM ceiling
  * (e->cap: cs_shm_chan_bw per channel): a collective lane takes it whole,

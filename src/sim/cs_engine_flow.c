@@ -1913,7 +1913,7 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
             if (!cs_flow_build_flow_edge(net, fl, c, prog->proto, &eb, err))
                 return FALSE;
             edge_t e;
-            double fcap = cs_flow_flow_cap(net, fl, &eb, cap, cs_program_flow_bytes(prog, c, fi, 0));
+            double fcap = cs_flow_flow_cap(net, prog, c, fi, &eb, cap);
             edge_from(f, J, &eb, cs_flow_shm_cap(prog->p2p, fl, &eb, fcap), hops, &e);
             g_array_append_val(edges, e);
             lane_t L = { 0 };

@@ -572,8 +572,7 @@ static gboolean setup_flows(sim_t *s, GError **err)
             }
             if (!cs_flow_build_flow_edge(c, fl, ch, p->proto, &s->edges[fi], err))
                 return FALSE;
-            s->cap[fi] = cs_flow_shm_cap(p->p2p, fl, &s->edges[fi],
-                                         cs_flow_flow_cap(c, fl, &s->edges[fi], cap, cs_program_flow_bytes(p, ch, fi, 0)));
+            s->cap[fi] = cs_flow_shm_cap(p->p2p, fl, &s->edges[fi], cs_flow_flow_cap(c, p, ch, fi, &s->edges[fi], cap));
             F->ch = ch;
             F->nunits = cs_program_flow_units(p, ch, fi);
             F->drain = cs_flow_p2p_drain(p->p2p, p->proto, fl, cap);

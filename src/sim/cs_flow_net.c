@@ -738,19 +738,21 @@ double cs_flow_p2p_drain(gboolean p2p, cs_proto_t pr, const cs_prog_flow_t *fl, 
     return (double)MIN(fl->bytes, fl->unit) / chan_cap;
 }
 
-double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_prog_flow_t *fl, const cs_flow_edge_t *e, double chan_cap,
-                        double unit)
+double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_program_t *prog, int ch, int fi, const cs_flow_edge_t *e,
+                        double chan_cap)
 {
+    const cs_prog_flow_t *fl = &prog->flows[fi];
     /* the switches reduce at line rate: the root has no ceiling of its
      * own (its inputs' links bound it) */
     if (fl->kind == CS_FLOW_COLLNET_ROOT)
         return 1e30;
     double cap = chan_cap / fl->cap_div;
-    if ((fl->kind == CS_FLOW_NVLS_REDUCE || fl->kind == CS_FLOW_NVLS_MCAST) && f->coll == CS_COLL_ALLREDUCE) {
+    if ((fl->kind == CS_FLOW_NVLS_REDUCE || fl->kind == CS_FLOW_NVLS_MCAST) && prog->coll == CS_COLL_ALLREDUCE) {
         /* the heads' chunks of a step come through the copy warps one
          * after the other, the reduction's after the scatter, the
          * multicast's before the gather */
-        double floor_s = cs_engine_nvls_step_floor(f->par, f->arch, f->info->nranks, f->info->nnodes > 1,
+        double unit = cs_program_flow_bytes(prog, ch, fi, 0);
+        double floor_s = cs_engine_nvls_step_floor(f->par, f->arch, f->info->nranks, prog->algo == CS_ALGO_NVLS_TREE,
                                                    cs_program_nvls_heads(f->info), unit);
         if (floor_s > 0)
             cap = MIN(cap, unit / floor_s);
