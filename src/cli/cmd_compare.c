@@ -541,8 +541,8 @@ static void write_table(FILE *f, const GArray *designs, const GArray *sizes, con
             const design_t *d = &g_array_index(designs, design_t, i);
             for (int k = 0; d->p->link_stats != NULL && k < d->p->nsizes; k++) {
                 const cs_link_stats_t *st = g_ptr_array_index(d->p->link_stats, k);
-                if (st == NULL || st->n == 0)
-                    continue;   /* nothing ran, or no link the model loads (analytic on one node) */
+                if (st == NULL || (st->n == 0 && st->limit == NULL))
+                    continue;   /* nothing ran, or nothing the model names */
                 g_autofree char *sz = cs_format_size(d->p->sizes[k]);
                 g_autofree char *prefix = g_strdup_printf("%s %10s: ", d->label, sz);
                 cs_write_bottleneck_line(f, st, prefix);

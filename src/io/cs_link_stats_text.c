@@ -33,6 +33,17 @@ static double util_percent(const cs_link_stat_t *l, double time_s)
     return 100.0 * l->bytes / (l->cap * time_s);
 }
 
+/* A bound that is no listed link (s->limit), then the busiest link the
+ * call loaded, or that none carried data. */
+static void write_limit(FILE *f, const cs_link_stats_t *s, const char *prefix)
+{
+    if (s->n == 0)
+        fprintf(f, "# %sbottleneck: %s; no network link carried data\n", prefix, s->limit);
+    else
+        fprintf(f, "# %sbottleneck: %s; the busiest network link: %s (%.1f%% busy)\n", prefix, s->limit,
+                s->links[0].name, util_percent(&s->links[0], s->time_s));
+}
+
 void cs_write_link_stats(FILE *f, const cs_link_stats_t *s, const char *what, int max)
 {
     int n = s != NULL ? s->n : 0;
@@ -52,7 +63,9 @@ void cs_write_link_stats(FILE *f, const cs_link_stats_t *s, const char *what, in
     }
     if (shown < n)
         fprintf(f, "# ... %d more links carried traffic\n", n - shown);
-    if (n == 0)
+    if (s != NULL && s->limit != NULL)
+        write_limit(f, s, "");
+    else if (n == 0)
         fprintf(f, "# bottleneck: none (no link carried data)\n");
     else
         fprintf(f, "# bottleneck: %s (%.1f%% busy on average)\n", s->links[0].name,
@@ -63,7 +76,9 @@ void cs_write_bottleneck_line(FILE *f, const cs_link_stats_t *s, const char *pre
 {
     if (prefix == NULL)
         prefix = "";
-    if (s == NULL || s->n == 0)
+    if (s != NULL && s->limit != NULL)
+        write_limit(f, s, prefix);
+    else if (s == NULL || s->n == 0)
         fprintf(f, "# %sbottleneck: none (no link carried data)\n", prefix);
     else
         fprintf(f, "# %sbottleneck: %s (%.1f%% busy)\n", prefix, s->links[0].name,

@@ -11,13 +11,15 @@
  * utilization (bytes / (cap x time)) in %, average GB/s carried (bytes /
  * time / 1e9), capacity GB/s, bytes carried, name. At most 'max' links (the
  * busiest; max < 0: all), then "# ... N more links carried traffic" when
- * cut; then "# bottleneck: NAME (U% busy on average)". s may be NULL (no
- * link carried anything). */
+ * cut; then "# bottleneck: NAME (U% busy on average)", or where the
+ * engine names a bound that is no listed link (s->limit) "# bottleneck:
+ * LIMIT; the busiest network link: NAME (U% busy)" (or "; no network link
+ * carried data"). s may be NULL (no link carried anything). */
 void cs_write_link_stats(FILE *f, const cs_link_stats_t *s, const char *what, int max);
 
-/* One line, "# PREFIXbottleneck: NAME (U% busy)" or "# PREFIXbottleneck:
- * none (no link carried data)"; prefix (may be NULL) is printed verbatim,
- * e.g. "1 GiB: ". */
+/* One line, "# PREFIXbottleneck: NAME (U% busy)", the engine's bound as
+ * above when it has one, or "# PREFIXbottleneck: none (no link carried
+ * data)"; prefix (may be NULL) is printed verbatim, e.g. "1 GiB: ". */
 void cs_write_bottleneck_line(FILE *f, const cs_link_stats_t *s, const char *prefix);
 
 /* A packet engine's counters of one call (cs_net_counters_t): its totals,

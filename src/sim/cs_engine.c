@@ -605,6 +605,7 @@ void cs_link_stats_free(cs_link_stats_t *s)
         g_free(s->links[i].name);
     g_free(s->links);
     cs_net_counters_free(s->net);
+    g_free(s->limit);
     g_free(s);
 }
 

@@ -57,6 +57,13 @@ typedef struct {
     /* A packet-level engine's counters of the same run (per link and
      * priority, buffers), or NULL; freed with the statistics. */
     cs_net_counters_t *net;
+    /* What bound the call where that is not a link listed here, in the
+     * engine's words with its busy share ("channel throughput (24
+     * channels, chan.simple.sm100) (97.0% busy)"): the analytic engine
+     * prices NVLink, the SMs, NVLS, memory and the host in closed form and
+     * lists network links only. NULL: the busiest link listed is the
+     * bottleneck. Freed with the statistics. */
+    char *limit;
 } cs_link_stats_t;
 
 void cs_link_stats_free(cs_link_stats_t *s);

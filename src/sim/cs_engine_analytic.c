@@ -1344,8 +1344,8 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
         return g_strdup_printf("intra-node ring edges (%s)", cs_transport_name(hw->intra_xport));
     case CS_LIMIT_SM: {
         g_autofree char *proto = g_ascii_strdown(cs_proto_name(d->proto), -1);
-        return g_strdup_printf("channel throughput (%d channels, chan.%s.%s)", MAX(1, d->nchannels), proto,
-                               arch[hw->arch]);
+        return g_strdup_printf("channel throughput (%d channel%s, chan.%s.%s)", MAX(1, d->nchannels),
+                               d->nchannels > 1 ? "s" : "", proto, arch[hw->arch]);
     }
     case CS_LIMIT_MEM:
         return g_strdup("GPU memory");
@@ -1488,6 +1488,17 @@ static cs_link_stats_t *analytic_link_stats(void *state)
         l->bytes = ll[i].load * s->S / peff;
     }
     cs_link_stats_sort(st);
+    /* A bound inside the node (NVLink edges, SMs, NVLS, memory, the host)
+     * is no listed link: name the term. Below half the call it does not
+     * decide the call, its latency does (as NOTE_BUSY for the notes). */
+    if (s->have && s->lim.kind != CS_LIMIT_NONE && s->lim.kind != CS_LIMIT_FABRIC && s->lim.kind != CS_LIMIT_NIC) {
+        g_autofree char *what = limit_what(&s->hw, s->topo, s->fabric, &s->d, &s->fab, &s->lim);
+        if (what != NULL && s->lim.busy >= NOTE_BUSY)
+            st->limit = g_strdup_printf("%s (%.1f%% busy)", what, 100 * s->lim.busy);
+        else if (what != NULL)
+            st->limit = g_strdup_printf("latency (the largest rate term, %s, takes %.1f%% of the call)", what,
+                                        100 * s->lim.busy);
+    }
     return st;
 }
 

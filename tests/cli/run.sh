@@ -247,6 +247,18 @@ sed -n '/^# Link statistics/,$p' ls-a.txt | grep -q '^# bottleneck: leaf0 -> spi
 # at 1:1 the NIC ports bind: no note (a port at its line rate is expected)
 "$COLLSIM" run --topo dgx-h100 --nodes 8 --nic ib-ndr --fabric fat-tree -b 1G -e 1G --env NCCL_ALGO=Ring >ls-1.txt 2>&1
 grep -q '^# bottleneck for' ls-1.txt && bad "analytic-no-note-at-1:1 ($(grep '^# bottleneck' ls-1.txt))" || ok analytic-no-note-at-1:1
+# on one node no network link is loaded: the bound term inside the node is
+# named (the NVLS copy rounds at 1 GiB on 8 B200, the model's own words),
+# and a latency-bound size says so instead of naming a term it barely uses
+"$COLLSIM" run --topo dgx-b200 -b 8 -e 1G -f 8 --link-stats >ls-n.txt 2>/dev/null
+grep -q '^#        8 B bottleneck: latency (the largest rate term, channel throughput (1 channel, chan.ll.sm100), takes [0-9.]*% of the call); no network link carried data$' ls-n.txt \
+    && grep -q '^#      1 GiB bottleneck: NVLS copy warps: .*(lat.nvls.round.sm100) ([5-9][0-9]\.[0-9]% busy); no network link carried data$' ls-n.txt \
+    && ! grep -q 'bottleneck: none' ls-n.txt \
+    && ok analytic-one-node-bound || bad "analytic-one-node-bound ($(grep bottleneck ls-n.txt))"
+# across nodes, a bound inside the node comes first, then the busiest network link
+"$COLLSIM" run --topo dgx-h100 --nodes 2 -b 128M -e 128M --link-stats >ls-2.txt 2>/dev/null
+grep -q '^#    128 MiB bottleneck: NVLink ports at the NVLS rate (eff.nvls.sm90) ([0-9.]*% busy); the busiest network link: n[01]\.nic[0-7] -> rail[0-7]\.leaf0 (net) ([0-9.]*% busy)$' ls-2.txt \
+    && ok analytic-intra-bound-then-link || bad "analytic-intra-bound-then-link ($(grep bottleneck ls-2.txt))"
 # still refused where the model has no timeline: --trace
 "$COLLSIM" run --topo dgx-h100 --trace t.json >tr.out 2>tr.err
 [ $? -eq 2 ] && [ "$(cat tr.err)" = "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow or packet" ] \
