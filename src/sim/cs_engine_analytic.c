@@ -767,12 +767,16 @@ static void limit(call_ctx_t *c, cs_limit_kind_t kind, double spb)
 /* The network: the routed bound (every link the channels' network edges
  * cross, cs_fabric_load.h), then the NIC rate of net_bw (which also holds
  * what the route does not: host staging, socket proxies). 'vol' = bytes
- * per byte of S a rank sends over its network edge. */
-static void limit_net(call_ctx_t *c, const cs_analytic_hw_t *hw, double vol)
+ * per byte of S a rank sends over its network edge. Returns the larger of
+ * the two (seconds per byte of S). */
+static double limit_net(call_ctx_t *c, const cs_analytic_hw_t *hw, double vol)
 {
-    if (c->fab != NULL && c->fab->spb > 0)
-        limit(c, CS_LIMIT_FABRIC, c->fab->spb / c->peff);
-    limit(c, CS_LIMIT_NIC, vol / (net_bw(hw, c->nch) * c->peff));
+    double fab = c->fab != NULL && c->fab->spb > 0 ? c->fab->spb / c->peff : 0;
+    double nic = vol / (net_bw(hw, c->nch) * c->peff);
+    if (fab > 0)
+        limit(c, CS_LIMIT_FABRIC, fab);
+    limit(c, CS_LIMIT_NIC, nic);
+    return MAX(fab, nic);
 }
 
 /* Time for one lane (a channel) to move D bytes in k steps through a
@@ -790,17 +794,27 @@ static double nsteps(double D, double chunk)
 }
 
 /* Pipeline fill of a chain or tree with Simple: each stage forwards a
- * whole chunk, so the last stage starts d-1 chunks' worth of one lane's
- * time after the first (a lane moves at most one chunk per step). */
-static double fill(const call_ctx_t *c, double d, double b)
+ * whole chunk (a lane moves at most one chunk per step), so the last
+ * stage starts once the first chunk has passed every stage before it,
+ * each at its own lane's rate. 'n_in' stages cross a node's links
+ * (NVLink, PCIe, SHM) at 'spb_in' seconds per byte of S, 'n_net' the
+ * network at 'spb_net' (each no less than what the GPU's SMs and memory
+ * allow); one chunk at the bottleneck's rate is the volume term's
+ * already. With one kind of stage this is d - 1 chunks at the call's
+ * rate. A chain or tree that crosses a slow network must not pay its
+ * NVLink or SHM hops at the network's rate (2 x 8 GPUs over 1 GbE
+ * sockets: a 2 MiB Tree all-reduce took 162 ms, the flow engine 21). */
+static double fill(const call_ctx_t *c, double n_in, double spb_in, double n_net, double spb_net)
 {
     /* LL and LL128 forward every line as soon as its flag is seen, so
      * their pipelines fill at line granularity: nothing to add beyond the
      * hops' latency. */
-    if (d <= 1 || c->pr != CS_PROTO_SIMPLE)
+    if (n_in + n_net <= 1 || c->pr != CS_PROTO_SIMPLE)
         return 0;
+    double spb = c->lim.spb;
     double per_lane = MIN(c->chunk, c->S / c->nch);
-    return (d - 1) * per_lane / (b / c->nch);
+    double stages = n_in * MIN(spb_in, spb) + n_net * MIN(spb_net, spb) - spb;
+    return MAX(0, stages) * per_lane * c->nch;
 }
 
 /* Latency a ring exposes, and the bound its credits set. Each rank runs
@@ -850,14 +864,19 @@ static double ring_time(const call_ctx_t *c, double hops, double inter, double h
 /* The resources a ring or chain sending v bytes per byte of S per rank
  * loads: network (with the routed fabric where c->fab is set), NVLink,
  * the channels' SMs, GPU memory. */
-static void ring_limits(call_ctx_t *c, const cs_analytic_hw_t *hw, double v, gboolean chain, gboolean reduces)
+static void ring_limits(call_ctx_t *c, const cs_analytic_hw_t *hw, double v, gboolean chain, gboolean reduces,
+                        double *spb_in_p, double *spb_net_p)
 {
-    if (c->N > 1)
-        limit_net(c, hw, v);
-    if (c->ppn > 1 || hw->mnnvl)
-        limit(c, CS_LIMIT_INTRA, v / (ring_edge_bw(hw, c->nch, chain, c->pr) * c->peff));
-    limit(c, CS_LIMIT_SM, v / c->b_sm);
-    limit(c, CS_LIMIT_MEM, v / (hw->mem_bw / (reduces ? 3.0 : 2.0)));
+    double net = c->N > 1 ? limit_net(c, hw, v) : 0, in = 0;
+    if (c->ppn > 1 || hw->mnnvl) {
+        in = v / (ring_edge_bw(hw, c->nch, chain, c->pr) * c->peff);
+        limit(c, CS_LIMIT_INTRA, in);
+    }
+    double sm = v / c->b_sm, mem = v / (hw->mem_bw / (reduces ? 3.0 : 2.0));
+    limit(c, CS_LIMIT_SM, sm);
+    limit(c, CS_LIMIT_MEM, mem);
+    *spb_in_p = MAX(in, MAX(sm, mem));
+    *spb_net_p = MAX(net, MAX(sm, mem));
 }
 
 /* Ring: every rank sends from the first step and the links stay busy; the
@@ -899,7 +918,8 @@ static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
         hops = phases * (n - 1);
         inter = phases * per_phase;
     }
-    ring_limits(c, hw, v, chain, reduces);
+    double spb_in, spb_net;
+    ring_limits(c, hw, v, chain, reduces, &spb_in, &spb_net);
     double b = v / c->lim.spb;   /* bytes each rank sends per second, all channels */
     double hi = intra_hop(hw, p, c->pr), hn = net_hop(hw, p, c->pr, FALSE);
     if (c->fab != NULL && c->fab->wire_lat > 0)   /* the ring's own routes: some cross spines */
@@ -911,7 +931,7 @@ static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
          * whether the proxies' network steps stream it the same way, and
          * the flow engine, which simulates one call alone, pays it
          * (docs/model-analytic.md). */
-        return N > 1 ? t + fill(c, n - 1, b) : t;
+        return N > 1 ? t + fill(c, hops - inter, spb_in, inter, spb_net) : t;
     }
     if (N == 1)   /* one node: every hop's latency once, as fitted (ring_time) */
         return c->launch + hops * (hi + c->tau) + c->S * c->lim.spb;
@@ -920,7 +940,7 @@ static double t_ring(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
     local.fab = NULL;
     local.lim.kind = CS_LIMIT_NONE;
     local.lim.spb = 0;
-    ring_limits(&local, hw, v, chain, reduces);
+    ring_limits(&local, hw, v, chain, reduces, &spb_in, &spb_net);
     return c->launch + ring_time(c, hops, inter, hi, hn, b / c->nch, v / local.lim.spb / c->nch);
 }
 
@@ -967,13 +987,17 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_
     int depth = c->N > 1 ? hw->tree_depth : 0;
     double hops = 2.0 * (chain_hops + depth);
     double lat = 2 * (chain_hops * intra_hop(hw, p, c->pr) + depth * net_hop(hw, p, c->pr, TRUE)) + hops * c->tau;
-    /* Seconds per byte of S on the busiest resource. */
+    /* Seconds per byte of S on the busiest resource; the network's and
+     * the node's for the fill. */
+    double spb_net = 0, spb_in = 0;
     if (c->N > 1)
-        limit_net(c, hw, c->pr == CS_PROTO_SIMPLE && hw->tree_seq
-                             ? cs_analytic_tree_seq_load(c->N, c->nch)
-                             : hw->tree_degsum / 2.0);
-    if (chain_hops > 0)
-        limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (ring_edge_bw(hw, c->nch, FALSE, c->pr) * c->peff));
+        spb_net = limit_net(c, hw, c->pr == CS_PROTO_SIMPLE && hw->tree_seq
+                                       ? cs_analytic_tree_seq_load(c->N, c->nch)
+                                       : hw->tree_degsum / 2.0);
+    if (chain_hops > 0) {
+        spb_in = MIN(chain_hops, 2) / (ring_edge_bw(hw, c->nch, FALSE, c->pr) * c->peff);
+        limit(c, CS_LIMIT_INTRA, spb_in);
+    }
     if (chain_hops > 0 && hw->intra_xport == CS_XPORT_SHM) {
         /* Over SHM every GPU of a node's chain copies both ways (the head
          * too: up from its child, down to it), so each channel's CTA
@@ -984,13 +1008,18 @@ static double t_tree(const cs_analytic_hw_t *hw, const cs_params_t *p, call_ctx_
          * and leaves at GPUs that copy one way. */
         gboolean ce = c->pr == CS_PROTO_SIMPLE && hw->shm_mode.ce_recv;
         double cap = cs_shm_chan_bw(p, hw->arch, ce, TRUE);
-        if (isfinite(cap))
-            limit(c, CS_LIMIT_INTRA, MIN(chain_hops, 2) / (c->nch * cap * c->peff));
+        if (isfinite(cap)) {
+            double shm = MIN(chain_hops, 2) / (c->nch * cap * c->peff);
+            limit(c, CS_LIMIT_INTRA, shm);
+            spb_in = MAX(spb_in, shm);
+        }
     }
+    double dev = MAX(2 / c->b_sm, 6 / hw->mem_bw);
     limit(c, CS_LIMIT_SM, 2 / c->b_sm);
     limit(c, CS_LIMIT_MEM, 6 / hw->mem_bw);
     double spb = c->lim.spb;
-    return c->launch + lat + c->S * spb + fill(c, hops, 1 / spb);
+    return c->launch + lat + c->S * spb +
+           fill(c, 2.0 * chain_hops, MAX(spb_in, dev), 2.0 * depth, MAX(spb_net, dev));
 }
 
 /* NVLS inside a node: each of the H NVLS heads (hw->nvls_heads: every GPU
@@ -1056,7 +1085,7 @@ static double t_collnet(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_alg
     int m = c->ppn;
     gboolean chain = a == CS_ALGO_COLLNET_CHAIN;
     int H = MAX(1, chain ? hw->collnet_chain_nics : hw->collnet_heads);
-    double nic_share, nvl, sm, mem, stages, intra_hops;
+    double nic_share, nvl, sm, mem, intra_hops;
     if (chain) {
         int per_nic = (c->nch + H - 1) / H;
         nic_share = (double)per_nic / c->nch;
@@ -1071,15 +1100,18 @@ static double t_collnet(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_alg
         mem = MAX(m > 1 ? 2.0 : 0.0, (2.0 * H + 3 * m - 2) / H);
         intra_hops = m > 1 ? 2 : 0;
     }
-    stages = intra_hops + 2;
-    if (c->fab != NULL && c->fab->spb > 0)
-        limit(c, CS_LIMIT_FABRIC, c->fab->spb / c->peff);
-    limit(c, CS_LIMIT_NIC, nic_share / (hw->nic_bw * c->peff));
+    double fab = c->fab != NULL && c->fab->spb > 0 ? c->fab->spb / c->peff : 0;
+    double nic = nic_share / (hw->nic_bw * c->peff);
+    if (fab > 0)
+        limit(c, CS_LIMIT_FABRIC, fab);
+    limit(c, CS_LIMIT_NIC, nic);
     /* a GPU's own NVLink ports carry its part (ring_edge_bw where there
      * is no NVLink: the chain's PCIe edges) */
     double port = hw->collnet_nvl_bw > 0 ? hw->collnet_nvl_bw : ring_edge_bw(hw, c->nch, FALSE, c->pr);
+    double in = nvl > 0 ? nvl / (port * c->peff) : 0;
     if (nvl > 0)
-        limit(c, CS_LIMIT_INTRA, nvl / (port * c->peff));
+        limit(c, CS_LIMIT_INTRA, in);
+    double dev = MAX(sm / c->b_sm, mem / hw->mem_bw);
     limit(c, CS_LIMIT_SM, sm / c->b_sm);
     limit(c, CS_LIMIT_MEM, mem / hw->mem_bw);
     double hn = net_hop(hw, p, c->pr, FALSE);
@@ -1088,7 +1120,8 @@ static double t_collnet(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_alg
     double lat = par(p, chain ? CS_P_LAT_COLLNET_CHAIN : CS_P_LAT_COLLNET_DIRECT) * US +
                  intra_hops * (intra_hop(hw, p, c->pr) + c->tau) + 2 * (hn + c->tau);
     double spb = c->lim.spb;
-    return c->launch + lat + c->S * spb + fill(c, stages, 1 / spb);
+    /* the heads' two network stages: up the switches' tree and back */
+    return c->launch + lat + c->S * spb + fill(c, intra_hops, MAX(in, dev), 2, MAX(MAX(fab, nic), dev));
 }
 
 /* PAT (AllGather/ReduceScatter, one rank per node): log2(n) aggregated

@@ -101,9 +101,9 @@ static cs_topo_t *topo_nvswitch8(void)
     return t;
 }
 
-/* Two nodes, one GPU each: cpu - sw(Gen5) - {gpu, nic}; NICs joined by a
- * leaf switch with cables of the NIC's speed; switch latency 'swlat'. */
-static cs_topo_t *topo_net2(double nic_bw, double swlat)
+/* Two nodes, 'gpus' GPUs each: cpu - sw(Gen5) - {gpus, nic}; NICs joined
+ * by a leaf switch with cables of the NIC's speed; switch latency 'swlat'. */
+static cs_topo_t *topo_net2g(double nic_bw, double swlat, int gpus)
 {
     cs_topo_t *t = cs_topo_new("test:net2");
     int nics[2];
@@ -113,14 +113,16 @@ static cs_topo_t *topo_net2(double nic_bw, double swlat)
         int cpu = dev(t, CS_DEV_CPU, name, n, 0, NULL);
         g_snprintf(name, sizeof name, "n%d.sw0", n);
         int sw = dev(t, CS_DEV_PCISW, name, n, 0, NULL);
-        g_snprintf(name, sizeof name, "n%d.gpu0", n);
-        int g = dev(t, CS_DEV_GPU, name, n, 0, "h100-sxm");
         g_snprintf(name, sizeof name, "n%d.nic0", n);
         nics[n] = dev(t, CS_DEV_NIC, name, n, 0, NULL);
         t->devs[nics[n]].nic_bw = nic_bw;
         pci(t, cpu, sw, 5, 0);
-        pci(t, sw, g, 5, 0);
         pci(t, sw, nics[n], 5, 0);
+        for (int i = 0; i < gpus; i++) {
+            g_snprintf(name, sizeof name, "n%d.gpu%d", n, i);
+            int g = dev(t, CS_DEV_GPU, name, n, i, "h100-sxm");
+            pci(t, sw, g, 5, 0);
+        }
     }
     int leaf = dev(t, CS_DEV_SWITCH, "leaf0", -1, 0, NULL);
     for (int n = 0; n < 2; n++)
@@ -131,6 +133,11 @@ static cs_topo_t *topo_net2(double nic_bw, double swlat)
     t->fabric.switch_lat = swlat;
     finish(t);
     return t;
+}
+
+static cs_topo_t *topo_net2(double nic_bw, double swlat)
+{
+    return topo_net2g(nic_bw, swlat, 1);
 }
 
 /* Communicator choices as NCCL would make them for these small cases. */
@@ -480,6 +487,35 @@ static void test_net(void)
     double hsock = swlat + (par(CS_P_LAT_HOP_SOCKET) + par(CS_P_LAT_SYNC_LL)) * US;
     assert_rel(time_of(&hw, CS_COLL_ALLREDUCE, CS_ALGO_RING, CS_PROTO_LL, 1, 512, 0, 4096),
                L + 2 * hsock + 4096 / MIN(bsock * par(CS_P_PROTO_EFF_LL), par(CS_P_CH_LL_SM90) * GB));
+}
+
+/* A Simple tree's fill across a slow network: the first chunk crosses
+ * each stage at that stage's own rate. Two GPUs a node behind one PCIe
+ * switch add two chain stages over PCIe; over 1.25 GB/s sockets they must
+ * add their PCIe chunk times, not two more chunks at the sockets' rate
+ * (which priced 2 x 8 L40S over 1 GbE at 162 ms for a 2 MiB Tree
+ * all-reduce, the flow engine 21 ms). */
+static void test_tree_fill_stages(void)
+{
+    g_autoptr(cs_topo_t) t1 = topo_net2g(1.25e9, 130e-9, 1);
+    g_autoptr(cs_topo_t) t2 = topo_net2g(1.25e9, 130e-9, 2);
+    comm_fix_t c1, c2;
+    comm_fix(&c1, t1, CS_XPORT_P2P_PCI, CS_XPORT_NET_SOCKET, 1, 1.25e9, FALSE);
+    comm_fix(&c2, t2, CS_XPORT_P2P_PCI, CS_XPORT_NET_SOCKET, 1, 1.25e9, FALSE);
+    cs_analytic_hw_t h1, h2;
+    hw_of(&h1, t1, &c1);
+    hw_of(&h2, t2, &c2);
+    double S = 4 << 20, chunk = 512 << 10;
+    double x1 = time_of(&h1, CS_COLL_ALLREDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 2, 512, (guint64)chunk, S);
+    double x2 = time_of(&h2, CS_COLL_ALLREDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 2, 512, (guint64)chunk, S);
+    /* one chunk of one of the two lanes at the sockets' rate */
+    double net_chunk = chunk / (h1.nic_bw / 2);
+    g_assert_cmpfloat(x2, >, x1);
+    g_assert_cmpfloat(x2 - x1, <, 0.1 * net_chunk);
+    /* the same for a chain (Broadcast) across the two nodes */
+    double b1 = time_of(&h1, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, (guint64)chunk, S);
+    double b2 = time_of(&h2, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 512, (guint64)chunk, S);
+    g_assert_cmpfloat(b2 - b1, <, 0.1 * net_chunk);
 }
 
 /* NCCL's double binary trees, worked by hand from trees.cc's rules:
@@ -945,6 +981,7 @@ int main(int argc, char **argv)
     g_test_add_func("/analytic/dgx1-rings", test_dgx1_rings);
     g_test_add_func("/analytic/net", test_net);
     g_test_add_func("/analytic/net-c2c-staged", test_net_c2c_staged);
+    g_test_add_func("/analytic/tree-fill-stages", test_tree_fill_stages);
     g_test_add_func("/analytic/dtree", test_dtree);
     g_test_add_func("/analytic/tree-seq-load", test_tree_seq_load);
     g_test_add_func("/analytic/monotonic", test_monotonic);
