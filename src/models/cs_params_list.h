@@ -404,7 +404,8 @@
      * 4 KiB at a time (common_kernel.h: Unroll 8 x 32 lanes x 16 B,        \
      * device.h ncclCollUnroll): a step of m heads takes                    \
      * m x ceil(chunk / (workers x 4 KiB)) rounds of a load and a store,    \
-     * one after the other (cs_engine_nvls_step_floor). What one round      \
+     * one after the other; a partial step only its parts' (cs_engine.h     \
+     * cs_engine_nvls_step_floor). What one round                           \
      * takes is fitted: b200x8-nvswitch-1node-g8-* and                      \
      * b200x8-nvswitch-1node-g2-g4-g8-sweep-* (-g 8 all-reduce, two sites,  \
      * 4 MiB - 1 GiB: steps of 16-64 KiB chunks at 20.5-30.5 us a channel,  \

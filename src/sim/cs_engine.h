@@ -466,32 +466,59 @@ static inline double cs_engine_nvls_ar_share(int heads, int domain)
     return (1.0 - 1.0 / (m * m)) * n / (n - 1) / fitted;
 }
 
-/* NVLS all-reduce: the least time (seconds) one channel's step of 'heads'
- * chunks of 'unit' bytes takes from its copies (NCCL 2.29
- * device/all_reduce.h, NVLS roles, 640 threads: 20 warps). The scatter
- * warps copy the step's chunk for each head in turn, the gather warps
- * each head's result (prims_simple.h ScatterGatherOp: one reduceCopy a
- * peer, over the workers: the scatter gives one warp to posting, as
- * every sender of 3 warps or more), and a copy hands a warp 4 KiB at a
- * time (Unroll 8 x 32 lanes x 16 B), so the step takes heads x
- * ceil(unit / (workers x 4 KiB)) rounds, each lat.nvls.round.<arch>.
+/* NVLS all-reduce: the least time (seconds) one channel's step of
+ * 'step_bytes' takes from its copies (NCCL 2.29 device/all_reduce.h, NVLS
+ * roles, 640 threads: 20 warps). A step lays its bytes head after head in
+ * parts of 'chunk'; a channel's last, partial step in parts of its rest
+ * over the heads rounded up to 16 KiB (lastChunkSize = alignUp(divUp(rem,
+ * nHeads), 16384 / sizeof(T))). The scatter warps copy each head's part
+ * in turn, the gather warps each head's result (prims_simple.h
+ * ScatterGatherOp: one reduceCopy a peer, over the workers, none for a
+ * peer whose part is empty: realPeerSize > 0; the scatter gives one warp
+ * to posting, as every sender of 3 warps or more), and a copy hands a
+ * warp 4 KiB at a time (Unroll 8 x 32 lanes x 16 B), so a part of b bytes
+ * takes ceil(b / (workers x 4 KiB)) rounds, each lat.nvls.round.<arch>.
  * Warps: NVLS 5 reduce warps with more than 6 ranks (7 up to 6), the
  * scatter the half of the rest rounded up, the gather the other;
  * NVLSTree ('nvls_tree': its network side, nvls->out) 3 reduce and 2
- * broadcast warps. 0 before Hopper. The
- * analytic and flow engines both take it from here. */
+ * broadcast warps. 0 before Hopper. The analytic and flow engines both
+ * take it from here. */
 static inline double cs_engine_nvls_step_floor(const cs_params_t *p, int arch, int nranks, gboolean nvls_tree,
-                                               int heads, double unit)
+                                               int heads, double chunk, double step_bytes)
 {
-    if (arch < 2 || heads < 1 || !(unit > 0))
+    if (arch < 2 || heads < 1 || !(chunk > 0) || !(step_bytes > 0))
         return 0;
     const int warps = 20;   /* NCCL_MAX_NTHREADS / WARP_SIZE */
     int reduce = nvls_tree ? 3 : nranks <= 6 ? 7 : 5, bcast = nvls_tree ? 2 : 0;
     int scatter = (warps - reduce - bcast + 1) / 2 - 1, gather = (warps - reduce - bcast) / 2;
-    int workers = MAX(1, MIN(scatter, gather));
-    double rounds = heads * ceil(unit / (workers * 4096.0));
+    double w = MAX(1, MIN(scatter, gather)) * 4096.0;
+    double part = chunk, parts = heads;
+    if (step_bytes < heads * chunk) {
+        part = ceil(ceil(step_bytes / heads) / 16384.0) * 16384.0;
+        parts = ceil(step_bytes / part);
+    }
+    double last = step_bytes - (parts - 1) * part;
+    double rounds = (parts - 1) * ceil(part / w) + ceil(MIN(part, last) / w);
     cs_param_id_t id = arch >= 3 ? CS_P_LAT_NVLS_ROUND_SM100 : CS_P_LAT_NVLS_ROUND_SM90;
     return rounds * cs_params_get(p, id) * 1e-6;
+}
+
+/* The copy rounds of a channel's 'D' bytes (seconds): its full steps of
+ * heads x chunk, then its rest as one partial step
+ * (cs_engine_nvls_step_floor). NCCL gives every channel a contiguous
+ * share of the call (device/common.h ncclCollCbdPart), so a call smaller
+ * than a step is one part a channel, one round, not a round per head. */
+static inline double cs_engine_nvls_channel_floor(const cs_params_t *p, int arch, int nranks, gboolean nvls_tree,
+                                                  int heads, double chunk, double D)
+{
+    if (!(chunk > 0) || !(D > 0) || heads < 1)
+        return 0;
+    double step = heads * chunk;
+    double full = floor(D / step), rest = D - full * step;
+    double t = full > 0 ? full * cs_engine_nvls_step_floor(p, arch, nranks, nvls_tree, heads, chunk, step) : 0;
+    if (rest > 0)
+        t += cs_engine_nvls_step_floor(p, arch, nranks, nvls_tree, heads, chunk, rest);
+    return t;
 }
 
 /* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID), 0 if

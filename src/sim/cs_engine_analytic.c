@@ -1051,12 +1051,12 @@ static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
     limit(c, CS_LIMIT_SM, v / c->b_sm);
     double D = c->S / c->nch, k = nsteps(D, m * c->chunk);
     if (coll == CS_COLL_ALLREDUCE) {
-        /* a step is no shorter than its copy warps' rounds, one head's
-         * chunk after the other (cs_engine_nvls_step_floor) */
-        double floor_s = cs_engine_nvls_step_floor(p, hw->arch, c->n, a == CS_ALGO_NVLS_TREE, m,
-                                                   MIN(c->chunk, D / k / m));
+        /* a channel's steps are no shorter than their copy warps'
+         * rounds, one head's part after the other
+         * (cs_engine_nvls_channel_floor) */
+        double floor_s = cs_engine_nvls_channel_floor(p, hw->arch, c->n, a == CS_ALGO_NVLS_TREE, m, c->chunk, D);
         if (floor_s > 0)
-            limit(c, CS_LIMIT_NVLS_COPY, floor_s / (D / k) / c->nch);
+            limit(c, CS_LIMIT_NVLS_COPY, floor_s / c->S);
     }
     return c->launch + lat + lane_time(D, k, MAX(1, stages), 1 / c->lim.spb / c->nch, c->tau);
 }

@@ -753,7 +753,8 @@ double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_program_t *prog, int ch
          * multicast's before the gather */
         double unit = cs_program_flow_bytes(prog, ch, fi, 0);
         double floor_s = cs_engine_nvls_step_floor(f->par, f->arch, f->info->nranks, prog->algo == CS_ALGO_NVLS_TREE,
-                                                   cs_program_nvls_heads(f->info), unit);
+                                                   cs_program_nvls_heads(f->info), (double)prog->chunk,
+                                                   cs_program_unit_bytes(prog, ch, 0));
         if (floor_s > 0)
             cap = MIN(cap, unit / floor_s);
     }

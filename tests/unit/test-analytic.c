@@ -404,13 +404,29 @@ static void test_nvswitch(void)
      * gather 7), up to 6 ranks 6, across nodes 7 (3 reduce and 2
      * broadcast warps); nothing before Hopper. */
     double r90 = par(CS_P_LAT_NVLS_ROUND_SM90) * US, r100 = par(CS_P_LAT_NVLS_ROUND_SM100) * US;
-    assert_rel(cs_engine_nvls_step_floor(&P, 2, 8, FALSE, 8, 32768), 16 * r90);     /* 8 x ceil(32/28) */
-    assert_rel(cs_engine_nvls_step_floor(&P, 3, 8, FALSE, 8, 131072), 40 * r100);   /* 8 x ceil(128/28) */
-    assert_rel(cs_engine_nvls_step_floor(&P, 3, 8, FALSE, 8, 16384), 8 * r100);
-    assert_rel(cs_engine_nvls_step_floor(&P, 3, 4, FALSE, 4, 32768), 8 * r100);     /* 4 x ceil(32/24) */
-    assert_rel(cs_engine_nvls_step_floor(&P, 3, 4, FALSE, 4, 24576), 4 * r100);
-    assert_rel(cs_engine_nvls_step_floor(&P, 2, 16, TRUE, 8, 65536), 24 * r90);     /* 8 x ceil(64/28) */
-    g_assert_cmpfloat(cs_engine_nvls_step_floor(&P, 1, 8, FALSE, 8, 32768), ==, 0);
+    assert_rel(cs_engine_nvls_step_floor(&P, 2, 8, FALSE, 8, 32768, 262144), 16 * r90);     /* 8 x ceil(32/28) */
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 8, FALSE, 8, 131072, 1048576), 40 * r100);   /* 8 x ceil(128/28) */
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 8, FALSE, 8, 16384, 131072), 8 * r100);
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 4, FALSE, 4, 32768, 131072), 8 * r100);     /* 4 x ceil(32/24) */
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 4, FALSE, 4, 24576, 98304), 4 * r100);
+    assert_rel(cs_engine_nvls_step_floor(&P, 2, 16, TRUE, 8, 65536, 524288), 24 * r90);     /* 8 x ceil(64/28) */
+    g_assert_cmpfloat(cs_engine_nvls_step_floor(&P, 1, 8, FALSE, 8, 32768, 262144), ==, 0);
+    /* a partial step lays its bytes over the heads in parts of its rest
+     * by the heads rounded up to 16 KiB, and the warps skip the heads
+     * whose part is empty: 8 B is one part, one round, on 8 heads as on
+     * 32; 40000 B on 32 heads: parts of 16 KiB, 3 parts, 3 rounds; 100
+     * KiB on 4 heads: 32 KiB parts of ceil(32/24) = 2 rounds, the last 4
+     * KiB 1: 7 */
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 8, FALSE, 8, 16384, 8), r100);
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 72, FALSE, 32, 16384, 8), r100);
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 72, FALSE, 32, 16384, 40000), 3 * r100);
+    assert_rel(cs_engine_nvls_step_floor(&P, 3, 4, FALSE, 4, 65536, 102400), 7 * r100);
+    /* a channel: its full steps, then its rest (24 channels x 8 heads x
+     * 16 KiB steps: 4 MiB is 174763 B a channel, one step of 8 rounds and
+     * a rest of 43691 B in 3 parts of 16 KiB: 3 rounds) */
+    assert_rel(cs_engine_nvls_channel_floor(&P, 3, 8, FALSE, 8, 16384, 8), r100);
+    assert_rel(cs_engine_nvls_channel_floor(&P, 3, 72, FALSE, 32, 16384, 8.0 / 24), r100);
+    assert_rel(cs_engine_nvls_channel_floor(&P, 3, 8, FALSE, 8, 16384, (4 << 20) / 24.0), 11 * r100);
     /* Where the rounds take longer than the step's bytes at the NVLS
      * rate, every step takes them (a round of 5 us here: 16 rounds of 32
      * KiB chunks = 80 us against 16 us of bytes). */

@@ -310,7 +310,7 @@ static void test_nvls_copy_rounds(void)
     g_assert_cmpint(d.algo, ==, CS_ALGO_NVLS);
     g_assert_cmpuint(d.chunk_bytes, ==, 32768);
     double D = (double)S / d.nchannels, k = ceil(D / (8.0 * d.chunk_bytes));
-    double floor_s = cs_engine_nvls_step_floor(&j.params, 3, 8, FALSE, 8, (double)d.chunk_bytes);
+    double floor_s = cs_engine_nvls_step_floor(&j.params, 3, 8, FALSE, 8, (double)d.chunk_bytes, 8.0 * d.chunk_bytes);
     double tf, ta, tf0, ta0;
     cs_flow_stats_t st;
     both(&j, S, CS_FLOW_FOLD_AUTO, &tf, &ta, &st);
