@@ -708,7 +708,7 @@ static gboolean parse_fabric_head(cs_xml_ctx_t *c, xmlNodePtr el, fabric_t *f)
         return cs_xml_fail(c, el, "unknown fabric kind '%s'; expected rail, fat-tree or custom", kind);
     f->kind = kvals[i];
     f->kind_name = kinds[i];
-    if (!cs_xml_attr_double(c, el, "oversubscription", 1.0, 1024.0, &f->oversub))
+    if (!cs_xml_attr_double(c, el, "oversubscription", 1.0, 1000.0, &f->oversub))
         return FALSE;
     gint64 npl = 0;
     g_autofree char *npl_s = cs_xml_attr(el, "nodes-per-leaf");
@@ -887,13 +887,26 @@ static cs_topo_t *build_implicit(cs_xml_ctx_t *c, const tnode_t *n, const fabric
     o.nodes = n->count;
     o.fabric = f->kind_name;
     o.oversubscription = f->oversub;
-    cs_topo_t *t = cs_cluster_build(one, &o, &e);
+    g_autoptr(cs_topo_t) t = cs_cluster_build(one, &o, &e);
     if (t == NULL) {
         cs_xml_fail(c, f->el, "cannot build the %s fabric (%s); expected a node the cluster "
                     "builder accepts", f->kind_name, e->message);
         return NULL;
     }
-    return t;
+    /* as --oversubscription: a ratio with no uplink to apply it to is
+     * refused, not dropped (the file would say 2:1 of a non-blocking
+     * fabric) */
+    gboolean uplinks = FALSE;
+    for (int d = 0; d < t->ndevs && !uplinks; d++)
+        uplinks = t->devs[d].kind == CS_DEV_SWITCH && t->devs[d].tier >= 1;
+    if (f->oversub > 1 && !uplinks) {
+        cs_xml_fail(c, f->el, "oversubscription=\"%g\" does not apply: the %s fabric of %d nodes is %s, with no "
+                    "spine; expected it from %d nodes up, or oversubscription=\"1\"", f->oversub, f->kind_name,
+                    n->count, f->kind == CS_FABRIC_RAIL ? "one leaf per rail" : "one leaf switch",
+                    t->fabric.nodes_per_leaf + 1);
+        return NULL;
+    }
+    return g_steal_pointer(&t);
 }
 
 /* Reads a <collsim-topology> document into a finished topology. */

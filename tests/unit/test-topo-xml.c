@@ -239,9 +239,9 @@ static void test_cluster_implicit(void)
     g_assert_cmpint(t->ngpus, ==, 64);
     g_assert_cmpint(t->devs[dev(t, "n15.gpu3")].rank, ==, 63);
     g_assert_cmpint(t->fabric.kind, ==, CS_FABRIC_FAT_TREE);
-    g_assert_cmpfloat(t->fabric.oversubscription, ==, 2.0);
+    g_assert_cmpfloat(t->fabric.oversubscription, ==, 1.0);
     g_assert_cmpstr(t->source, ==, path);
-    g_assert_cmpstr(t->description, ==, "16 nodes x 4 H100-PCIe, NDR fat tree 2:1");
+    g_assert_cmpstr(t->description, ==, "16 nodes x 4 H100-PCIe, NDR fat tree");
     /* H100 PCIe NVLink bridge: 12 x 25 GB/s. */
     g_assert_cmpfloat_with_epsilon(need_link(t, "n7.gpu2", "n7.gpu3", CS_LINK_NVL)->bw, 300e9, EPS_BW);
     g_assert_cmpint(count_kind(t, CS_DEV_NIC), ==, 16);
@@ -509,6 +509,7 @@ static const struct {
     const char *message;
 } bad_files[] = {
     { "bad-empty.xml", "bad-empty.xml:1: empty file; expected a <collsim-topology> or NCCL <system> document" },
+    { "bad-oversub-one-leaf.xml", "bad-oversub-one-leaf.xml:8: oversubscription=\"2\" does not apply: the fat-tree fabric of 2 nodes is one leaf switch, with no spine; expected it from 33 nodes up, or oversubscription=\"1\"" },
     { "bad-not-xml.xml", "bad-not-xml.xml:4: Opening and ending tag mismatch: gpu line 3 and node; expected well-formed XML" },
     { "bad-doctype.xml", "bad-doctype.xml:6: a <!DOCTYPE> is not allowed; expected a plain XML document without DTD" },
     { "bad-root.xml", "bad-root.xml:2: unknown root element <topology>; expected <collsim-topology> (collsim-topology(5)) or <system> (an NCCL_TOPO_DUMP_FILE dump)" },
