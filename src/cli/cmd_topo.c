@@ -308,7 +308,8 @@ static void show_fabric(GString *o, const cs_topo_t *t)
     }
     g_string_append_printf(o, "\nfabric: %s", fabric_kind_str(t->fabric.kind));
     if (tiers[0] + tiers[1] + tiers[2] + nic_cables + other == 0) {
-        g_string_append(o, " (no network devices)\n");
+        g_string_append_printf(o, " (%s)\n", t->nnodes > 1 ? "no switches or cables between the nodes"
+                                          : "one node: no switches or cables between nodes");
         return;
     }
     g_autofree char *slat = cs_format_time(t->fabric.switch_lat);

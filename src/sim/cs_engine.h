@@ -64,6 +64,10 @@ typedef struct {
      * lists network links only. NULL: the busiest link listed is the
      * bottleneck. Freed with the statistics. */
     char *limit;
+    /* The engine lists no link loads for this call at all (the analytic
+     * engine's point-to-point calls), so an empty list says nothing of
+     * the network. */
+    gboolean unlisted;
 } cs_link_stats_t;
 
 void cs_link_stats_free(cs_link_stats_t *s);

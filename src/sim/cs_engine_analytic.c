@@ -1374,7 +1374,10 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
     case CS_LIMIT_INTRA:
         if (d->algo == CS_ALGO_P2P)
             return g_strdup_printf("intra-node peer edges (%s)", cs_transport_name(hw->p2p_xport));
-        return g_strdup_printf("intra-node ring edges (%s)", cs_transport_name(hw->intra_xport));
+        return g_strdup_printf("intra-node %s edges (%s)",
+                               d->algo == CS_ALGO_TREE || d->algo == CS_ALGO_COLLNET_CHAIN ? "chain"
+                               : d->algo == CS_ALGO_COLLNET_DIRECT ? "head" : "ring",
+                               cs_transport_name(hw->intra_xport));
     case CS_LIMIT_SM: {
         g_autofree char *proto = g_ascii_strdown(cs_proto_name(d->proto), -1);
         return g_strdup_printf("channel throughput (%d channel%s, chan.%s.%s)", MAX(1, d->nchannels),
@@ -1389,8 +1392,8 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
                                "4 KiB a warp a round (lat.nvls.round.%s)", arch[MAX(2, hw->arch)]);
     case CS_LIMIT_HOST: {
         int g = MAX(1, hw->gpus_per_thread);
-        return g_strdup_printf("host launch: one thread issues %d GPU%s' kernels per call (nccl-tests -g %d, "
-                               "lat.launch.cpu%s)", g, g == 1 ? "" : "s", g,
+        return g_strdup_printf("host launch: one thread issues %d GPU%s kernels per call (nccl-tests -g %d, "
+                               "lat.launch.cpu%s)", g, g == 1 ? "'s" : "s'", g,
                                d->algo == CS_ALGO_P2P ? ", planning every peer's sends: lat.launch.cpu.p2p, and each NCCL "
                                                           "call nccl-tests makes beyond one: lat.launch.cpu.api" : "");
     }
@@ -1524,7 +1527,9 @@ static cs_link_stats_t *analytic_link_stats(void *state)
     /* A bound inside the node (NVLink edges, SMs, NVLS, memory, the host)
      * is no listed link: name the term. Below half the call it does not
      * decide the call, its latency does (as NOTE_BUSY for the notes). */
-    if (s->have && s->lim.kind != CS_LIMIT_NONE && s->lim.kind != CS_LIMIT_FABRIC && s->lim.kind != CS_LIMIT_NIC) {
+    st->unlisted = s->have && s->d.algo == CS_ALGO_P2P && s->hw.nnodes > 1 && !s->hw.mnnvl;
+    if (s->have && s->lim.kind != CS_LIMIT_NONE &&
+        (st->unlisted || (s->lim.kind != CS_LIMIT_FABRIC && s->lim.kind != CS_LIMIT_NIC))) {
         g_autofree char *what = limit_what(&s->hw, s->topo, s->fabric, &s->d, &s->fab, &s->lim);
         if (what != NULL && s->lim.busy >= NOTE_BUSY)
             st->limit = g_strdup_printf("%s (%.1f%% busy)", what, 100 * s->lim.busy);

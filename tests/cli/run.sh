@@ -259,6 +259,12 @@ grep -q '^#        8 B bottleneck: latency (the largest rate term, channel throu
 "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 128M -e 128M --link-stats >ls-2.txt 2>/dev/null
 grep -q '^#    128 MiB bottleneck: NVLink ports at the NVLS rate (eff.nvls.sm90) ([0-9.]*% busy); the busiest network link: n[01]\.nic[0-7] -> rail[0-7]\.leaf0 (net) ([0-9.]*% busy)$' ls-2.txt \
     && ok analytic-intra-bound-then-link || bad "analytic-intra-bound-then-link ($(grep bottleneck ls-2.txt))"
+# point-to-point across nodes: the model lists no link loads for them, and
+# says so rather than "no link carried data"
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --op alltoall -b 1G -e 1G --link-stats >ls-p.txt 2>/dev/null
+grep -q '^#      1 GiB bottleneck: NIC rate (each GPU.s sends to other nodes through its own NICs, [0-9.]* GB/s) ([0-9.]*% busy); the model lists no link loads of point-to-point calls$' ls-p.txt \
+    && ! grep -q 'no link carried data' ls-p.txt \
+    && ok analytic-p2p-bound-unlisted || bad "analytic-p2p-bound-unlisted ($(grep bottleneck ls-p.txt))"
 # still refused where the model has no timeline: --trace
 "$COLLSIM" run --topo dgx-h100 --trace t.json >tr.out 2>tr.err
 [ $? -eq 2 ] && [ "$(cat tr.err)" = "collsim: --trace: the analytic model has no timeline for a trace; expected --model flow or packet" ] \
