@@ -395,6 +395,12 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
         /* the measured run's NCCL and nccl-tests build, as validate takes
          * them (a manifest's nccl-version: the file's header's) */
         cs_predict_measured_nccl(comm, version, log);
+        /* parameters fitted to a model's own output describe the model,
+         * not a machine: taken (a synthetic run is a fair test of the
+         * fit), but said, as validate notes it */
+        if (m->producer != NULL && g_str_has_prefix(m->producer, "model:"))
+            fprintf(stderr, "collsim: warning: %s: collsim's own prediction (%s), not a measurement: the fit "
+                    "describes the model, not a machine\n", label, m->producer);
         if (!cs_calib_set_add(set, label, m, topo, comm, err))
             goto out;
     }
