@@ -96,7 +96,7 @@ void cs_write_table_header(FILE *f, const cs_result_t *r, const cs_table_opts_t 
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "size", "count", "type",
             "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
     if (o->extra_columns)
-        fprintf(f, "  %8s  %6s  %4s  %s\n", "algo", "proto", "nch", "transport");
+        fprintf(f, "  %13s  %6s  %4s  %s\n", "algo", "proto", "nch", "transport");   /* CollNetDirect */
     else
         fprintf(f, " \n");
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)", "(elements)", "", "",
@@ -130,7 +130,7 @@ void cs_write_table_row(FILE *f, const cs_result_t *r, guint i, const cs_table_o
             snprintf(nch, sizeof nch, "%d", row->nchannels);
         else
             strcpy(nch, "-");
-        fprintf(f, "  %8s  %6s  %4s  %s", row->algo[0] ? row->algo : "-", row->proto[0] ? row->proto : "-", nch,
+        fprintf(f, "  %13s  %6s  %4s  %s", row->algo[0] ? row->algo : "-", row->proto[0] ? row->proto : "-", nch,
                 row->transport[0] ? row->transport : "-");
     }
     fputc('\n', f);

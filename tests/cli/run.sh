@@ -83,7 +83,7 @@ cmp -s a.txt b.txt && ok deterministic || bad deterministic
 [ $? -eq 2 ] && [ "$(cat sv.err)" = "collsim: --no-extra-columns: takes no value; expected --no-extra-columns alone" ] \
     && ok negative-switch-value || bad "negative-switch-value ($(cat sv.err))"
 "$COLLSIM" run --topo dgx-h100 -b 1M -e 1M >c2.txt &&
-    grep -q '#wrong      algo   proto   nch  transport$' c2.txt && ok extra-header || bad extra-header
+    grep -q '#wrong           algo   proto   nch  transport$' c2.txt && ok extra-header || bad extra-header
 
 "$COLLSIM" run --topo dgx-h100 --op allgather -b 1M -e 1M >g.txt &&
     grep -v '^#' g.txt | awk '{ exit !($1 == 1048576 && $2 == 32768 && $4 == "none" && $5 == -1) }' &&

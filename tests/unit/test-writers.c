@@ -181,14 +181,14 @@ static void test_table_prediction(void)
     assert_has_line(text, "# nccl-tests command: broadcast_perf -b 1M -e 2M -i 1M -g 8");
     assert_has_line(text, "# warning: NCCL_TIMEOUT (environment): not read by NCCL");
     assert_has_line(text, "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
-                          "     time   algbw   busbw  #wrong      algo   proto   nch  transport");
+                          "     time   algbw   busbw  #wrong           algo   proto   nch  transport");
     /* broadcast has no reduction: "none"; its root is printed */
     assert_has_line(text, "     1048576        262144     float    none       3    25.50   41.25   72.19    N/A"
-                          "    25.00   42.00   73.50    N/A      Ring   LL128    16  P2P/NVL");
+                          "    25.00   42.00   73.50    N/A           Ring   LL128    16  P2P/NVL");
     /* 1e9 us does not fit 7 columns: exponent form; a missing in-place is
      * nccl-tests's 32-blank null body; unknown choices are "-" */
     assert_has_line(text, "     2097152        524288     float    none       3  1.0e+09    0.00    0.00    N/A"
-                          "                                         -       -     -  -");
+                          "                                              -       -     -  -");
     assert_has_line(text, "# Out of bounds values : N/A");
     assert_has_line(text, "# Avg bus bandwidth    : 0.5 ");
     g_assert_null(strstr(text, "Using devices"));
