@@ -1126,9 +1126,32 @@ char *cs_comm_transport_summary(const cs_comm_t *c)
         g_string_free(s, TRUE);
         return g_strdup("one rank (no transport)");
     }
-    if (c->nodes[0].ngpus > 1)
+    if (c->nodes[0].ngpus > 1) {
         g_string_append_printf(s, "%s%s intra", cs_transport_name(in->intra_transport),
                                in->intra.p2p_read ? " (read)" : "");
+        /* the worst of node 0's ring edges prices the ring; where they
+         * differ (P2P under one PCIe switch, SHM across the CPU) say how
+         * many of each, as NCCL's INFO lines would show them */
+        int G0 = c->nodes[0].ngpus, count[CS_XPORT_COUNT] = { 0 }, kinds = 0;
+        for (int i = 0; i < G0; i++) {
+            if (i + 1 == G0 && c->nnodes > 1)
+                break;
+            cs_link_choice_t ch;
+            cs_comm_pair(c, in->ring_order[i], in->ring_order[(i + 1) % G0], &ch);
+            if (ch.transport >= 0 && ch.transport < CS_XPORT_COUNT && count[ch.transport]++ == 0)
+                kinds++;
+        }
+        if (kinds > 1) {
+            g_string_append(s, " (ring edges:");
+            const char *sep = " ";
+            for (int x = 0; x < CS_XPORT_COUNT; x++)
+                if (count[x] > 0) {
+                    g_string_append_printf(s, "%s%d %s", sep, count[x], cs_transport_name((cs_transport_t)x));
+                    sep = ", ";
+                }
+            g_string_append_printf(s, "; the slowest, %s, paces the ring)", cs_transport_name(in->intra_transport));
+        }
+    }
     if (in->nnodes > 1) {
         gboolean same_host = TRUE;
         for (int n = 1; n < c->nnodes; n++)

@@ -117,7 +117,7 @@ b0=$(bus r-baseline.txt $G); br=$(bus r-roce.txt $G); bi=$(bus r-ib.txt $G); bg=
 within "$b0" 0.15 0.25 && within "$br" 10.2 10.6 && within "$bi" 10.2 10.6 && within "$bg" 9.9 10.3 \
     && ok "lab12: busbw baseline $b0, RoCE $br, IB $bi, no GDR $bg GB/s (the page: 0.20, 10.40, 10.40, 10.18)" \
     || bad "lab12: busbw baseline $b0 RoCE $br IB $bi no GDR $bg"
-grep -q '^# transports: SHM intra, NET/Socket inter (1 of 3 interfaces: eno1, 1 Gb/s)' "$L/r-baseline.txt" \
+grep -q '^# transports: SHM intra (ring edges: 4 P2P/PCI, 3 SHM; the slowest, SHM, paces the ring), NET/Socket inter (1 of 3 interfaces: eno1, 1 Gb/s)' "$L/r-baseline.txt" \
     && grep -q 'GID\[3\] ::ffff:10.1.0.5  RoCE v2' "$L/r-doctor.txt" && grep -q 'ib-disabled-with-rdma' "$L/r-doctor.txt" \
     && ok "lab12: baseline transport, GID table, doctor's finding" || bad "lab12: baseline/doctor lines"
 grep -q 'data on priority 0 (NCCL_IB_TC 5: DSCP 1, priority 0 by the DSCP map, lossy' "$L/r-tc5-small.txt" \
