@@ -370,6 +370,37 @@ static void busiest(GString *g, const cs_link_stats_t *st)
     g_string_append_printf(g, "%s at %.0f%% of %.1f GB/s", l->name, 100 * util, l->cap / 1e9);
 }
 
+/* The designs beyond the best two, each against the best over the
+ * verdict's sizes: "; 4to1 1.03x to 1.19x slower" (every design the
+ * verdict does not name, so none drops out of it). */
+static void others(GString *g, const GArray *designs, const GArray *sizes, const verdict_t *v)
+{
+    const design_t *b = &g_array_index(designs, design_t, v->best);
+    for (guint i = 0; i < designs->len; i++) {
+        if ((int)i == v->best || (int)i == v->second)
+            continue;
+        const design_t *d = &g_array_index(designs, design_t, i);
+        double lo = 0, hi = 0;
+        int n = 0;
+        for (guint k = v->first; k <= v->last; k++) {
+            guint64 size = g_array_index(sizes, guint64, k);
+            const cs_result_row_t *rd = row_at(d, size), *rb = row_at(b, size);
+            if (rd == NULL || rb == NULL || !(rd->time_us[CS_OOP] > 0) || !(rb->time_us[CS_OOP] > 0))
+                continue;
+            double r = rd->time_us[CS_OOP] / rb->time_us[CS_OOP];
+            lo = n ? MIN(lo, r) : r;
+            hi = n ? MAX(hi, r) : r;
+            n++;
+        }
+        if (n == 0)
+            g_string_append_printf(g, "; %s ran none of these sizes", d->label);
+        else if (hi - lo < 0.005)
+            g_string_append_printf(g, "; %s %.2fx slower", d->label, lo);
+        else
+            g_string_append_printf(g, "; %s %.2fx to %.2fx slower", d->label, lo, hi);
+    }
+}
+
 static char *verdict_text(const GArray *designs, const GArray *sizes, const verdict_t *v)
 {
     GString *g = g_string_new(NULL);
@@ -384,6 +415,7 @@ static char *verdict_text(const GArray *designs, const GArray *sizes, const verd
         g_string_append_printf(g, "%s to %s: ", a, z);
     if (v->tie) {
         g_string_append_printf(g, "%s and %s tie (within %.0f%%)", b->label, s->label, 100 * TIE);
+        others(g, designs, sizes, v);
         return g_string_free(g, FALSE);
     }
     if (v->hi - v->lo < 0.005)
@@ -401,6 +433,7 @@ static char *verdict_text(const GArray *designs, const GArray *sizes, const verd
         choice(g, rs);
     }
     g_string_append_c(g, ')');
+    others(g, designs, sizes, v);
     const cs_link_stats_t *sb = stats_at(b, last), *ss = stats_at(s, last);
     if (sb != NULL || ss != NULL) {
         g_string_append_printf(g, "; busiest link at %s: ", z);

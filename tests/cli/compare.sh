@@ -89,6 +89,15 @@ grep -q '^#   8to1: bottleneck for 1 GiB: leaf[01] -> spine0 (net), .*fabric 8:1
     && ok analytic-note-in-header || bad analytic-note-in-header
 grep -q 'busiest links: named for' a.txt && bad analytic-no-missing-stats-line || ok analytic-no-missing-stats-line
 
+# ---- three designs: the verdict names every one ---------------------------------------
+# the third is neither winner nor runner-up at any size, and its time over
+# the winner's (recomputed here from the table) is in each verdict line
+"$COLLSIM" compare --topo dgx-h100 --nodes 16 --nic roce-400g --fabric fat-tree -b 1G -e 1G \
+    --design a:oversubscription=1 --design b:oversubscription=2 --design c:oversubscription=4 >three.txt 2>/dev/null
+want=$(grep -v '^#' three.txt | awk '{ printf "%.2f", $10 / $3 }')
+grep -q "^#   1 GiB: a wins, [0-9.]*x faster than b (both [A-Za-z]*/Simple); c ${want}x slower; busiest link" three.txt \
+    && ok verdict-third-design || bad "verdict-third-design ($want: $(grep '^#   1 GiB' three.txt))"
+
 # ---- bad input: one line, exit 2, nothing written ----------------------------------
 check() {  # name, expected stderr (exact), args...
     name=$1 want=$2
