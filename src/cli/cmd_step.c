@@ -171,11 +171,16 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
     if (fw != NULL)
         g_ptr_array_add(warnings, fw);
     int gpn = cs_topo_node_gpus(topo, 0);
-    if (plan->tp > gpn)
+    if (plan->tp > gpn) {
+        /* "s.ini:4: tp", or "--tp" (a flag's origin without the
+         * "collsim: " the warning's own prefix gives) */
+        const char *o = cs_scenario_workload_origin(s, "tp");
+        if (g_str_has_prefix(o, "collsim: "))
+            o += strlen("collsim: ");
         g_ptr_array_add(warnings, g_strdup_printf("%s: tp = %d is more than a node's %d GPUs: each TP group spans "
                                                   "%d nodes and its all-reduces cross the network",
-                                                  cs_scenario_workload_origin(s, "tp"), plan->tp, gpn,
-                                                  (plan->tp + gpn - 1) / gpn));
+                                                  o, plan->tp, gpn, (plan->tp + gpn - 1) / gpn));
+    }
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
     g_ptr_array_add(warnings, NULL);

@@ -145,10 +145,13 @@ static gboolean parse_rate_bps(const char *v, double *bps_p)
     return TRUE;
 }
 
+/* A time with its unit: a bare number other than 0 is refused, as it
+ * would be seconds (--stall-at 20 stalled a NIC 20 s into a run of 500
+ * us, silently). */
 static gboolean parse_seconds(const char *v, double max, double *s_p)
 {
     double s;
-    if (!cs_parse_time(v, &s) || !isfinite(s) || s > max)
+    if (!cs_parse_time(v, &s) || !isfinite(s) || s > max || (s != 0 && cs_parse_double(v, &s)))
         return FALSE;
     *s_p = s;
     return TRUE;

@@ -142,7 +142,13 @@ static gboolean onoff(const char *v, gboolean *out_p, GError **err)
 
 static gboolean time_key(const char *v, double max, const char *what, double *out_p, GError **err)
 {
-    double t;
+    double t, bare;
+    if (cs_parse_double(v, &bare) && bare != 0) {
+        /* a bare number would be seconds: 0.5 read as 500 ms "met" */
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' has no unit; expected %s with its unit, such as %sms", v,
+                    what, v);
+        return FALSE;
+    }
     if (!cs_parse_time(v, &t) || t <= 0 || t > max) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "'%s' is not %s; expected a positive time such as 0.5ms", v, what);
         return FALSE;
@@ -364,6 +370,9 @@ static gboolean check_unused(const cs_scenario_t *s, const cs_wl_spec_t *spec, c
     if (m->experts == 0 && !unused_key(s, "top-k", "a dense model (experts = 0) routes no token", err))
         return FALSE;
     if (spec->tflops > 0 && !unused_key(s, "efficiency", "tflops gives the sustained rate already", err))
+        return FALSE;
+    if (spec->tp <= 1 && !unused_key(s, "target-allreduce", "tp = 1 makes no tensor-parallel all-reduce to hold to "
+                                     "the target (set tp above 1)", err))
         return FALSE;
     if (spec->shard == CS_WL_SHARD_NONE &&
         (!unused_key(s, "fsdp-units", "DDP has no FSDP units (data-parallel = fsdp does)", err) ||

@@ -1229,6 +1229,16 @@ static gboolean pk_check(const cs_topo_t *t, const cs_engine_job_t *job, pk_fabr
         }
         ib = this_ib;
     }
+    /* NCCL's socket transport is TCP through the kernel, not the RDMA
+     * this engine runs on its NICs: refused rather than simulated as
+     * lossless RoCE */
+    const cs_comm_info_t *in = cs_comm_info(job->comm);
+    if (in->nnodes > 1 && in->inter_transport == CS_XPORT_NET_SOCKET) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "packet engine: NCCL runs NET/Socket (TCP) between the "
+                    "nodes here, and the packet engine models RDMA (RoCEv2 and InfiniBand) only; expected "
+                    "--model analytic or flow for sockets, or an RDMA transport (NCCL_IB_DISABLE unset, an RDMA NIC)");
+        return FALSE;
+    }
     if (!fabric_setup(fab, job->fabric, cs_comm_settings(job->comm), ib == 1, err) ||
         !check_stall_nic(t, &fab->cfg, err)) {
         fabric_clear(fab);
@@ -1568,6 +1578,14 @@ static char *prios_text(guint8 mask)
 /* The notes of an InfiniBand fabric: what the engine runs and what it
  * does not model yet (issue #14: congestion control, adaptive routing,
  * SHARP). */
+static double net_ports(const cs_topo_t *t)
+{
+    double n = 0;
+    for (int l = 0; l < t->nlinks; l++)
+        n += t->links[l].kind == CS_LINK_NET;
+    return n;
+}
+
 static char **ib_notes(const pk_t *pk)
 {
     const pk_fabric_t *f = &pk->fab;
@@ -1620,6 +1638,14 @@ static char **ib_notes(const pk_t *pk)
                                     "ibcc = on turns it on)"));
     }
     g_ptr_array_add(n, cs_pkt_vlarb_note(c, &f->arb));
+    /* a stalled NIC changes every number below: say so, as RoCE does */
+    if (c->stall_nic != NULL)
+        g_ptr_array_add(n, c->stall_for_s < 0
+                               ? g_strdup_printf("packet engine: %s stops draining at %.4g us for good (it returns "
+                                                 "no credits: its senders back up)", c->stall_nic, c->stall_at_s * 1e6)
+                               : g_strdup_printf("packet engine: %s stops draining at %.4g us for %.4g us (it returns "
+                                                 "no credits meanwhile: its senders back up)", c->stall_nic,
+                                                 c->stall_at_s * 1e6, c->stall_for_s * 1e6));
     if (pk->collnet)
         g_ptr_array_add(n, g_strdup("packet engine: CollNet on SHARP (docs/model-packet.md): an aggregation node in "
                                     "every switch of each rail's tree, reliable connections on its edges; a switch "
@@ -1638,6 +1664,14 @@ static char **pk_notes(void *state)
 {
     const pk_t *pk = state;
     const pk_fabric_t *f = &pk->fab;
+    if (pk->topo != NULL && net_ports(pk->topo) == 0) {
+        /* nothing crosses a network: no fabric's parameters to state */
+        GPtrArray *n = g_ptr_array_new();
+        g_ptr_array_add(n, g_strdup("packet engine: no network link in this topology (one node): no packet runs; "
+                                    "inside the node the flow engine's fair sharing prices the call"));
+        g_ptr_array_add(n, NULL);
+        return (char **)g_ptr_array_free(n, FALSE);
+    }
     if (f->ib)
         return ib_notes(pk);
     const cs_fabric_cfg_t *c = &f->cfg;
@@ -1709,13 +1743,6 @@ static double wire_packets(const pk_t *pk, const cs_topo_t *t)
     return bytes / MAX(pk->fab.mtu * pk->fab.wire_ratio, 64.0);
 }
 
-static double net_ports(const cs_topo_t *t)
-{
-    double n = 0;
-    for (int l = 0; l < t->nlinks; l++)
-        n += t->links[l].kind == CS_LINK_NET;
-    return n;
-}
 
 /* The network part of one call's cost: its QPs and packet hops. */
 static gboolean call_net_cost(const pk_t *pk, cs_fabric_load_t *fl, const cs_engine_call_t *call, double *bytes_p,

@@ -56,6 +56,28 @@ scen kmax.ini 'ecn-kmin = 400K' 'ecn-kmax = 100K'
 refused "ecn-kmax below ecn-kmin" "kmax.ini:10: ecn-kmax: ecn-kmax 100K is below ecn-kmin 400K" "$COLLSIM" run kmax.ini
 scen stall.ini 'stall-at = 10us'
 refused "stall-at without stall-nic" "stall.ini:9: stall-at: there is no stall-nic" "$COLLSIM" run stall.ini
+# a time with no unit would be seconds (a stall at 20 s of a 500 us run):
+# refused, 0 allowed
+scen bare.ini 'stall-nic = n1.nic0' 'stall-at = 20' 'stall-for = 500us'
+refused "file: a bare stall time" "bare.ini:10: stall-at: '20' is not a time; expected a time from 0 to 3600s, such as 20us" \
+    "$COLLSIM" run bare.ini
+refused "flag: a bare stall time" "collsim: --stall-for: '500' is not a time" \
+    "$COLLSIM" run $T --model packet --stall-nic n1.nic0 --stall-at 0 --stall-for 500
+# NCCL over TCP sockets is not what the packet engine runs: refused
+# (NCCL_IB_DISABLE's own warning comes first; the refusal is the last line)
+"$COLLSIM" run $T --model packet --env NCCL_IB_DISABLE=1 -b 1M -e 1M >out.txt 2>err.txt; st=$?
+[ "$st" -eq 2 ] && [ ! -s out.txt ] &&
+    tail -1 err.txt | grep -q '^collsim: packet engine: NCCL runs NET/Socket (TCP) between the nodes here' \
+    && ok "packet refuses sockets" || bad "packet refuses sockets (exit $st): $(cat err.txt)"
+# one node: no fabric parameters to state
+"$COLLSIM" run --topo dgx-h100 --model packet -b 1M -e 1M >one.txt 2>&1 &&
+    grep -q '^# packet engine: no network link in this topology (one node): no packet runs' one.txt &&
+    ! grep -q 'RoCEv2' one.txt && ok "packet on one node says no network" || bad "packet on one node: $(grep 'packet engine' one.txt)"
+# an InfiniBand stall is stated, as a RoCE one is
+"$COLLSIM" run --topo dgx-h100 --nic ib-ndr --fabric fat-tree --nodes 4 --model packet --stall-nic n0.nic0 \
+    --stall-at 20us --stall-for 100us -b 1M -e 1M >ibst.txt 2>&1 &&
+    grep -q '^# packet engine: n0.nic0 stops draining at 20 us for 100 us' ibst.txt && ok "IB stall stated" \
+    || bad "IB stall stated: $(grep 'packet engine' ibst.txt | head -3)"
 refused "CNPs and data on one priority" "CNPs and data would share priority 3" \
     "$COLLSIM" run $T --model packet --dscp-map 48:3 -b 1M -e 1M
 refused "a switch buffer too small for its headroom" "collsim: --switch-buffer: switch leaf0: its buffer (0.0655 MB, switch-buffer) cannot hold" \

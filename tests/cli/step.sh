@@ -133,6 +133,8 @@ check_one params-with-shapes '^collsim: --params: the model.s shapes give its pa
     --arch llama3-8b --params 1B
 check_one top-k-dense '^collsim: --top-k: a dense model' step --topo dgx-h100 --arch llama3-8b --top-k 2
 check_one batch-in-training '^collsim: --batch: an inference key' step --topo dgx-h100 --arch llama3-8b --batch 8
+check_one target-without-tp '^collsim: --target-allreduce: tp = 1 makes no tensor-parallel all-reduce' step --topo dgx-h100 --arch llama3-8b --target-allreduce 0.5ms
+check_one target-bare-number "^collsim: --target-allreduce: '0.5' has no unit; expected a latency target with its unit, such as 0.5ms" step --topo dgx-h100 --arch llama2-70b --mode infer --tp 8 --target-allreduce 0.5
 check_one units-with-ddp '^collsim: --fsdp-units: DDP has no FSDP units' step --topo dgx-h100 --arch llama3-8b \
     --fsdp-units 4
 check_one efficiency-with-tflops '^collsim: --efficiency: tflops gives' step --topo dgx-h100 --arch llama3-8b \
@@ -144,7 +146,7 @@ st=$?
     && ok memory-refused || bad "memory: status $st: $(cat e.txt)"
 # a TP group wider than a node is said so
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --layers 2 --tp 16 >o.txt 2>e.txt
-grep -q '^collsim: warning: collsim: --tp: tp = 16 is more than a node.s 8 GPUs' e.txt && ok tp-spans-nodes \
+grep -q '^collsim: warning: --tp: tp = 16 is more than a node.s 8 GPUs' e.txt && ok tp-spans-nodes \
     || bad "tp across nodes: $(cat e.txt)"
 # a model known by its layers has samples, not tokens
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --layer-params 9.4K,37K,2.4M --micro-batch 32 --seq-len 1 \
