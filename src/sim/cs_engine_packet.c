@@ -424,6 +424,8 @@ static gboolean build_hosts(pk_t *pk, GError **err)
     return TRUE;
 }
 
+static char *prios_text(guint8 mask);
+
 static gboolean build_net(pk_t *pk, GError **err)
 {
     const cs_topo_t *t = pk->topo;
@@ -509,15 +511,23 @@ static gboolean build_net(pk_t *pk, GError **err)
         if (cs_pkt_net_set_buffer(pk->net, pk->node_of_dev[d], &mc, headroom) != 0 ||
             cs_pkt_mmu_threshold(cs_pkt_net_mmu(pk->net, pk->node_of_dev[d])) == 0 ||
             (c->ecn && cs_pkt_net_set_ecn(pk->net, pk->node_of_dev[d], ecp) != 0)) {
-            /* the key that made it so, where it came from */
+            /* the key that made it so, where it came from: a flag of
+             * this run before a file's key (a flag changed what the file
+             * had working) */
             static const int keys[] = { CS_FK_SWITCH_BUFFER, CS_FK_PFC_HEADROOM, CS_FK_SWITCH, CS_FK_PFC,
                                         CS_FK_CABLE, CS_FK_MTU };
             const char *origin = NULL;
-            for (guint i = 0; i < G_N_ELEMENTS(keys) && origin == NULL; i++)
-                origin = c->origin[keys[i]];
+            for (int pass = 0; pass < 2 && origin == NULL; pass++)
+                for (guint i = 0; i < G_N_ELEMENTS(keys) && origin == NULL; i++)
+                    if (c->origin[keys[i]] != NULL && (pass == 1 || g_str_has_prefix(c->origin[keys[i]], "collsim: ")))
+                        origin = c->origin[keys[i]];
+            g_autofree char *prios = prios_text(c->pfc);
+            int np = __builtin_popcount(c->pfc);
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: switch %s: its buffer (%.3g MB, %s) cannot hold its "
-                        "ports' headroom and reserves; expected a larger switch-buffer or a smaller pfc-headroom",
-                        origin != NULL ? origin : "packet engine", t->devs[d].name, (double)mc.buffer / 1e6, why);
+                        "ports' headroom and reserves (PFC on priorit%s %s, headroom for each); expected a larger "
+                        "switch-buffer, a smaller pfc-headroom or fewer lossless priorities",
+                        origin != NULL ? origin : "packet engine", t->devs[d].name, (double)mc.buffer / 1e6, why,
+                        np == 1 ? "y" : "ies", prios);
             return FALSE;
         }
     }
