@@ -81,9 +81,9 @@ check_machine() {   # NAME "topology flags" AR100K AR10M AR100M BC100M
 check_machine a100x4 "--topo dgx-a100 --gpus 4" met met met met
 check_machine h100x8 "--topo dgx-h100" met met met met
 check_machine rtx4090x4 "--topo pcie --gpu rtx4090 --gpus 4" met missed missed missed
-# the PCIe machine misses by about 2x (the page: 2.0 ms, 20 ms, 13 ms): bandwidth-bound
-awk -v s=$M10 '!/^#/ && $1 == s { exit !($6 > 1500 && $6 < 3000) }' ar-rtx4090x4.txt \
-    && ok "B rtx4090x4: 10 MB about 2 ms" || bad "B rtx4090x4: 10 MB time"
+# the PCIe machine misses by about 3x (the page: 2.98 ms, 29.6 ms, 19.7 ms): bandwidth-bound
+awk -v s=$M10 '!/^#/ && $1 == s { exit !($6 > 2500 && $6 < 3500) }' ar-rtx4090x4.txt \
+    && ok "B rtx4090x4: 10 MB about 3 ms" || bad "B rtx4090x4: 10 MB time"
 
 # collsim step --mode infer: a model whose TP all-reduce is ~100 KB
 infer() {   # NAME "flags" SIZE
