@@ -56,11 +56,19 @@ static gboolean check_keys(const cs_scenario_t *s, const cs_engine_ops_t *ops, G
     return cs_run_args_check_outputs(s, err);
 }
 
+/* Where a [workload] key came from without the "collsim: " of a flag's
+ * origin: "--tflops" or "s.ini:4: tflops". */
+static const char *where(const cs_scenario_t *s, const char *key)
+{
+    const char *o = cs_scenario_workload_origin(s, key);
+    return g_str_has_prefix(o, "collsim: ") ? o + strlen("collsim: ") : o;
+}
+
 /* "given by --tflops" or "given at s.ini:4: tflops". */
 static char *given(const cs_scenario_t *s, const char *key)
 {
     const char *o = cs_scenario_workload_origin(s, key);
-    return g_str_has_prefix(o, "collsim: ") ? g_strdup_printf("given by %s", o + 9) : g_strdup_printf("given at %s", o);
+    return g_strdup_printf("given %s %s", g_str_has_prefix(o, "collsim: ") ? "by" : "at", where(s, key));
 }
 
 /* The GPU's sustained FLOP/s: [workload] tflops, or its datasheet peak x
@@ -171,16 +179,10 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
     if (fw != NULL)
         g_ptr_array_add(warnings, fw);
     int gpn = cs_topo_node_gpus(topo, 0);
-    if (plan->tp > gpn) {
-        /* "s.ini:4: tp", or "--tp" (a flag's origin without the
-         * "collsim: " the warning's own prefix gives) */
-        const char *o = cs_scenario_workload_origin(s, "tp");
-        if (g_str_has_prefix(o, "collsim: "))
-            o += strlen("collsim: ");
+    if (plan->tp > gpn)
         g_ptr_array_add(warnings, g_strdup_printf("%s: tp = %d is more than a node's %d GPUs: each TP group spans "
                                                   "%d nodes and its all-reduces cross the network",
-                                                  o, plan->tp, gpn, (plan->tp + gpn - 1) / gpn));
-    }
+                                                  where(s, "tp"), plan->tp, gpn, (plan->tp + gpn - 1) / gpn));
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
     g_ptr_array_add(warnings, NULL);

@@ -150,8 +150,8 @@ static gboolean parse_rate_bps(const char *v, double *bps_p)
  * us, silently). */
 static gboolean parse_seconds(const char *v, double max, double *s_p)
 {
-    double s;
-    if (!cs_parse_time(v, &s) || !isfinite(s) || s > max || (s != 0 && cs_parse_double(v, &s)))
+    double s, bare;
+    if (!cs_parse_time(v, &s) || !isfinite(s) || s > max || (s != 0 && cs_parse_double(v, &bare)))
         return FALSE;
     *s_p = s;
     return TRUE;

@@ -678,12 +678,15 @@ static void fill_info(cs_comm_t *c)
     in->intra.transport = CS_XPORT_P2P_NVL;
     in->intra.path = CS_PATH_LOC;
     in->intra.nccl_bw = CS_LOC_BW;
+    memset(in->intra_edges, 0, sizeof in->intra_edges);
     for (int i = 0; i < G0 && G0 > 1; i++) {
         if (i + 1 == G0 && c->nnodes > 1)
             break;
         int a = in->ring_order[i], b = in->ring_order[(i + 1) % G0];
         cs_link_choice_t ch;
         cs_comm_pair(c, a, b, &ch);
+        if (ch.transport >= 0 && ch.transport < CS_XPORT_COUNT)
+            in->intra_edges[ch.transport]++;
         if (i == 0 || ch.transport > in->intra.transport ||
             (ch.transport == in->intra.transport && ch.nccl_bw < in->intra.nccl_bw))
             in->intra = ch;
@@ -1132,21 +1135,15 @@ char *cs_comm_transport_summary(const cs_comm_t *c)
         /* the worst of node 0's ring edges prices the ring; where they
          * differ (P2P under one PCIe switch, SHM across the CPU) say how
          * many of each, as NCCL's INFO lines would show them */
-        int G0 = c->nodes[0].ngpus, count[CS_XPORT_COUNT] = { 0 }, kinds = 0;
-        for (int i = 0; i < G0; i++) {
-            if (i + 1 == G0 && c->nnodes > 1)
-                break;
-            cs_link_choice_t ch;
-            cs_comm_pair(c, in->ring_order[i], in->ring_order[(i + 1) % G0], &ch);
-            if (ch.transport >= 0 && ch.transport < CS_XPORT_COUNT && count[ch.transport]++ == 0)
-                kinds++;
-        }
+        int kinds = 0;
+        for (int x = 0; x < CS_XPORT_COUNT; x++)
+            kinds += in->intra_edges[x] > 0;
         if (kinds > 1) {
             g_string_append(s, " (ring edges:");
             const char *sep = " ";
             for (int x = 0; x < CS_XPORT_COUNT; x++)
-                if (count[x] > 0) {
-                    g_string_append_printf(s, "%s%d %s", sep, count[x], cs_transport_name((cs_transport_t)x));
+                if (in->intra_edges[x] > 0) {
+                    g_string_append_printf(s, "%s%d %s", sep, in->intra_edges[x], cs_transport_name((cs_transport_t)x));
                     sep = ", ";
                 }
             g_string_append_printf(s, "; the slowest, %s, paces the ring)", cs_transport_name(in->intra_transport));

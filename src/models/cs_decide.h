@@ -43,7 +43,8 @@ typedef struct {
     gboolean nvswitch;         /* GPUs reach each other through NVSwitch */
 
     /* intra-node choices (node 0 shown; decisions take the min over nodes) */
-    cs_transport_t intra_transport;  /* between ring neighbours in a node */
+    cs_transport_t intra_transport;  /* between ring neighbours in a node: the worst of node 0's */
+    int intra_edges[CS_XPORT_COUNT]; /* node 0's ring edges by transport */
     cs_path_type_t type_intra;       /* worst path type along the intra ring */
     /* inter-node */
     cs_transport_t inter_transport;  /* NET/IB or NET/Socket */

@@ -765,16 +765,22 @@ static void limit(call_ctx_t *c, cs_limit_kind_t kind, double spb)
 }
 
 /* The network: the routed bound (every link the channels' network edges
- * cross, cs_fabric_load.h), then the NIC rate of net_bw (which also holds
- * what the route does not: host staging, socket proxies). 'vol' = bytes
- * per byte of S a rank sends over its network edge. Returns the larger of
- * the two (seconds per byte of S). */
+ * cross, cs_fabric_load.h; limit_fabric: 0 where none is routed), then
+ * the NIC rate of net_bw (which also holds what the route does not: host
+ * staging, socket proxies). 'vol' = bytes per byte of S a rank sends over
+ * its network edge. Each returns its bound (seconds per byte of S), the
+ * larger of the two for limit_net. */
+static double limit_fabric(call_ctx_t *c)
+{
+    if (c->fab == NULL || !(c->fab->spb > 0))
+        return 0;
+    limit(c, CS_LIMIT_FABRIC, c->fab->spb / c->peff);
+    return c->fab->spb / c->peff;
+}
+
 static double limit_net(call_ctx_t *c, const cs_analytic_hw_t *hw, double vol)
 {
-    double fab = c->fab != NULL && c->fab->spb > 0 ? c->fab->spb / c->peff : 0;
-    double nic = vol / (net_bw(hw, c->nch) * c->peff);
-    if (fab > 0)
-        limit(c, CS_LIMIT_FABRIC, fab);
+    double fab = limit_fabric(c), nic = vol / (net_bw(hw, c->nch) * c->peff);
     limit(c, CS_LIMIT_NIC, nic);
     return MAX(fab, nic);
 }
@@ -1041,8 +1047,7 @@ static double t_nvls(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t
     double lat = par(p, CS_P_LAT_NVLS) * US;
     double stages = par(p, CS_P_PIPE_NVLS_STAGES);
     if (a == CS_ALGO_NVLS_TREE && c->N > 1) {
-        if (c->fab != NULL && c->fab->spb > 0)
-            limit(c, CS_LIMIT_FABRIC, c->fab->spb / c->peff);
+        limit_fabric(c);
         limit(c, CS_LIMIT_NIC, hw->tree_degsum / 2.0 * hw->nvls_nic_share / (hw->nic_bw * c->peff));
         lat += 2 * hw->tree_depth * net_hop(hw, p, c->pr, TRUE);
         stages += 2 * hw->tree_depth;   /* up and down the node tree */
@@ -1100,10 +1105,7 @@ static double t_collnet(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_alg
         mem = MAX(m > 1 ? 2.0 : 0.0, (2.0 * H + 3 * m - 2) / H);
         intra_hops = m > 1 ? 2 : 0;
     }
-    double fab = c->fab != NULL && c->fab->spb > 0 ? c->fab->spb / c->peff : 0;
-    double nic = nic_share / (hw->nic_bw * c->peff);
-    if (fab > 0)
-        limit(c, CS_LIMIT_FABRIC, fab);
+    double fab = limit_fabric(c), nic = nic_share / (hw->nic_bw * c->peff);
     limit(c, CS_LIMIT_NIC, nic);
     /* a GPU's own NVLink ports carry its part (ring_edge_bw where there
      * is no NVLink: the chain's PCIe edges) */

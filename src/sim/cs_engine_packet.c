@@ -1585,9 +1585,6 @@ static char *prios_text(guint8 mask)
     return g_string_free(g, FALSE);
 }
 
-/* The notes of an InfiniBand fabric: what the engine runs and what it
- * does not model yet (issue #14: congestion control, adaptive routing,
- * SHARP). */
 static double net_ports(const cs_topo_t *t)
 {
     double n = 0;
@@ -1596,6 +1593,9 @@ static double net_ports(const cs_topo_t *t)
     return n;
 }
 
+/* The notes of an InfiniBand fabric: what the engine runs and what it
+ * does not model yet (issue #14: congestion control, adaptive routing,
+ * SHARP). */
 static char **ib_notes(const pk_t *pk)
 {
     const pk_fabric_t *f = &pk->fab;
@@ -1752,7 +1752,6 @@ static double wire_packets(const pk_t *pk, const cs_topo_t *t)
     }
     return bytes / MAX(pk->fab.mtu * pk->fab.wire_ratio, 64.0);
 }
-
 
 /* The network part of one call's cost: its QPs and packet hops. */
 static gboolean call_net_cost(const pk_t *pk, cs_fabric_load_t *fl, const cs_engine_call_t *call, double *bytes_p,
