@@ -311,13 +311,13 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
     case CS_FK_DCQCN_TIMER:
     case CS_FK_DCQCN_ALPHA_PERIOD:
         if (!parse_seconds(v, 10, &x) || x < 1e-9)
-            return bad(err, "'%s' is not a period; expected a time from 1ns to 10s, such as 55us", v);
+            return bad(err, "'%s' is not a period; expected a time with its unit from 1ns to 10s, such as 55us", v);
         *(k == CS_FK_DCQCN_TIMER ? &c->dcqcn_timer_s : &c->dcqcn_alpha_period_s) = x;
         return TRUE;
     case CS_FK_DCQCN_CNP_GAP:
     case CS_FK_DCQCN_RATE_REDUCE:
         if (!parse_seconds(v, 10, &x))
-            return bad(err, "'%s' is not a time; expected a time from 0 to 10s, such as 4us", v);
+            return bad(err, "'%s' is not a time; expected a time with its unit from 0 to 10s, such as 4us", v);
         *(k == CS_FK_DCQCN_CNP_GAP ? &c->dcqcn_cnp_gap_s : &c->dcqcn_rate_reduce_s) = x;
         return TRUE;
     case CS_FK_DCQCN_BYTE_COUNTER:
@@ -371,12 +371,12 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
             return TRUE;
         }
         if (!parse_seconds(v, MAX_TIME_S, &x) || x < 1e-9)
-            return bad(err, "'%s' is not a watchdog time; expected off or a time from 1ns to 3600s, such as 100ms", v);
+            return bad(err, "'%s' is not a watchdog time; expected off or a time with its unit from 1ns to 3600s, such as 100ms", v);
         c->watchdog_s = x;
         return TRUE;
     case CS_FK_WATCHDOG_RESTORE:
         if (!parse_seconds(v, MAX_TIME_S, &x))
-            return bad(err, "'%s' is not a time; expected a time from 0 to 3600s, such as 200ms", v);
+            return bad(err, "'%s' is not a time; expected a time with its unit from 0 to 3600s, such as 200ms", v);
         c->watchdog_restore_s = x;
         return TRUE;
     case CS_FK_NIC_RX_RATE:
@@ -403,7 +403,7 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
     case CS_FK_STALL_AT:
     case CS_FK_STALL_FOR:
         if (!parse_seconds(v, MAX_TIME_S, &x))
-            return bad(err, "'%s' is not a time; expected a time from 0 to 3600s, such as 20us", v);
+            return bad(err, "'%s' is not a time; expected a time with its unit from 0 to 3600s, such as 20us", v);
         *(k == CS_FK_STALL_AT ? &c->stall_at_s : &c->stall_for_s) = x;
         return TRUE;
     case CS_FK_RECOVERY:

@@ -59,7 +59,7 @@ refused "stall-at without stall-nic" "stall.ini:9: stall-at: there is no stall-n
 # a time with no unit would be seconds (a stall at 20 s of a 500 us run):
 # refused, 0 allowed
 scen bare.ini 'stall-nic = n1.nic0' 'stall-at = 20' 'stall-for = 500us'
-refused "file: a bare stall time" "bare.ini:10: stall-at: '20' is not a time; expected a time from 0 to 3600s, such as 20us" \
+refused "file: a bare stall time" "bare.ini:10: stall-at: '20' is not a time; expected a time with its unit from 0 to 3600s, such as 20us" \
     "$COLLSIM" run bare.ini
 refused "flag: a bare stall time" "collsim: --stall-for: '500' is not a time" \
     "$COLLSIM" run $T --model packet --stall-nic n1.nic0 --stall-at 0 --stall-for 500
