@@ -51,6 +51,16 @@ awk -v m="$comm" -v e="$exp" 'BEGIN { d = m - e; exit !(m > 0 && d < 0.002 && d 
 grep -q '^# target per all-reduce .*target 0.500 ms met$' inf.txt && ok target-met || bad target-met
 grep -q '^# target per token .*target 1.000 ms missed$' inf.txt && ok target-missed || bad target-missed
 
+# a pipeline's critical path crosses every stage's calls, so what it
+# exposes can exceed the communication line (one rank's communicators);
+# the exposed line then says why, and only then (not for DDP above)
+"$COLLSIM" step --topo dgx-h100 --nodes 4 --arch llama3-70b --tp 8 --pp 4 --micro-batches 8 >pp.txt 2>err.txt \
+    && ok pp-runs || bad "pp: $(cat err.txt)"
+comm=$(summary "communication" pp.txt); exp=$(summary "exposed communication" pp.txt)
+awk -v m="$comm" -v e="$exp" 'BEGIN { exit !(e > m) }' && grep -q '^#   exposed .*several pipeline stages)$' pp.txt \
+    && ! grep -q 'several pipeline stages' ddp.txt && ok pp-exposed-explained \
+    || bad "pp: comm $comm exposed $exp: $(grep exposed pp.txt ddp.txt)"
+
 # flow: TP groups inside nodes and DP groups across them at once; a call
 # never beats its time alone, and some are slowed by the others
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --layers 4 --tp 2 --micro-batches 2 --model flow \
