@@ -157,8 +157,9 @@ static int topo_check(int argc, char **argv)
     g_autoptr(cs_topo_t) t = cs_topo_xml_load(rest[0], &err);
     if (t == NULL)
         return fail(err);
-    /* The summary's fixed form (scripts match it): counts, plural always. */
-    printf("%s: ok: %d nodes, %d GPUs, %d links\n", rest[0], t->nnodes, t->ngpus, t->nlinks / 2);
+    /* The summary: counts, each with its noun in the number it takes. */
+    printf("%s: ok: %d node%s, %d GPU%s, %d link%s\n", rest[0], t->nnodes, t->nnodes == 1 ? "" : "s", t->ngpus,
+           t->ngpus == 1 ? "" : "s", t->nlinks / 2, t->nlinks / 2 == 1 ? "" : "s");
     return 0;
 }
 

@@ -45,14 +45,14 @@ expect_line() {
 }
 
 # -- check ---------------------------------------------------------------
-expect_line 0 "$topos/dgx-h100.xml: ok: 1 nodes, 8 GPUs, 33 links" check "$topos/dgx-h100.xml"
+expect_line 0 "$topos/dgx-h100.xml: ok: 1 node, 8 GPUs, 33 links" check "$topos/dgx-h100.xml"
 expect_line 0 "$topos/cluster-2node-rail.xml: ok: 2 nodes, 8 GPUs, 34 links" check "$topos/cluster-2node-rail.xml"
-expect_line 0 "$topos/pcie-2socket.xml: ok: 1 nodes, 8 GPUs, 15 links" check "$topos/pcie-2socket.xml"
+expect_line 0 "$topos/pcie-2socket.xml: ok: 1 node, 8 GPUs, 15 links" check "$topos/pcie-2socket.xml"
 expect 0 check "$topos/cluster-16node-fat-tree.xml"
 # the machines the validation set needs a file for (validation/manifest.ini)
-expect_line 0 "$topos/dgx2-v100.xml: ok: 1 nodes, 16 GPUs, 53 links" check "$topos/dgx2-v100.xml"
-expect_line 0 "$topos/rtxpro6000-turin-nps4.xml: ok: 1 nodes, 8 GPUs, 47 links" check "$topos/rtxpro6000-turin-nps4.xml"
-expect_line 0 "$data/nccl-dgx-h100.xml: ok: 1 nodes, 8 GPUs, 35 links" check "$data/nccl-dgx-h100.xml"
+expect_line 0 "$topos/dgx2-v100.xml: ok: 1 node, 16 GPUs, 53 links" check "$topos/dgx2-v100.xml"
+expect_line 0 "$topos/rtxpro6000-turin-nps4.xml: ok: 1 node, 8 GPUs, 47 links" check "$topos/rtxpro6000-turin-nps4.xml"
+expect_line 0 "$data/nccl-dgx-h100.xml: ok: 1 node, 8 GPUs, 35 links" check "$data/nccl-dgx-h100.xml"
 for f in "$data"/bad-*.xml; do
     expect 2 check "$f"
 done
@@ -117,7 +117,7 @@ expect 2 dot "$data/bad-empty.xml" -o "$tmp/bad.dot"
 # An NCCL dump and a built cluster, written as collsim XML, read back the
 # same; writing is idempotent.
 expect 0 xml "$data/nccl-dgx-h100.xml" -o "$tmp/dump.xml"
-expect_line 0 "$tmp/dump.xml: ok: 1 nodes, 8 GPUs, 35 links" check "$tmp/dump.xml"
+expect_line 0 "$tmp/dump.xml: ok: 1 node, 8 GPUs, 35 links" check "$tmp/dump.xml"
 expect 0 xml "$tmp/dump.xml"
 cmp -s "$tmp/out" "$tmp/dump.xml" || { echo "FAIL: xml of xml differs"; diff "$tmp/out" "$tmp/dump.xml" | head; fail=1; }
 expect 0 xml dgx-h100 --nodes 3 --fabric fat-tree
