@@ -45,7 +45,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 tab=$(printf '\037')
 
 # The manifest as one tab-separated line per group, keys in a fixed order.
-keys="file table config topo nodes gpus gpu sockets cpu p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus nccl-version cause cause-flags"
+keys="file table config topo nodes gpus gpu sockets cpu p2p nvlink-bridge nic nics-per-node procs-per-node env exclude skip note visible-gpus nccl-version nccl-version-max cause cause-flags"
 awk -v keys="$keys" -v manifest="$manifest" '
 function fail(line, what) {
     printf "validation: %s:%d: [%s] %s\n", manifest, line, group, what > "/dev/stderr"
@@ -136,7 +136,7 @@ human_size() {
 : > "$tmp/cause.tsv"
 : > "$tmp/info.tsv"
 mkdir "$tmp/svg"
-while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets cpu p2p bridge nic nics procs env exclude skip note visible ncclv cause causeflags; do
+while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets cpu p2p bridge nic nics procs env exclude skip note visible ncclv ncclvmax cause causeflags; do
     if [ -n "$skip" ]; then
         printf '%s\037%s\n' "$file" "$skip" >> "$tmp/skipped.tsv"
         continue
@@ -164,6 +164,7 @@ while IFS="$tab" read -r id file table config topo nodes gpus gpu sockets cpu p2
     [ -n "$nics" ] && set -- "$@" --nics-per-node "$nics"
     [ -n "$procs" ] && set -- "$@" --procs-per-node "$procs"
     [ -n "$ncclv" ] && set -- "$@" --nccl-version "$ncclv"
+    [ -n "$ncclvmax" ] && set -- "$@" --nccl-version-max "$ncclvmax"
     for kv in $env; do
         set -- "$@" --env "$kv"
     done

@@ -39,6 +39,7 @@ typedef struct {
     cs_topo_spec_t topo;
     char *procs_per_node, *nthreads;   /* the measured run's process layout; NULL = the scenario's */
     char *nccl_version;                /* the measured run's NCCL; NULL = the log's, if it prints one */
+    char *nccl_version_max;            /* the newest NCCL the run can have used, where its version is not known */
     char *log;
 } validate_args_t;
 
@@ -126,6 +127,9 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
         { "nccl-version", 0, 0, G_OPTION_ARG_STRING, &a->nccl_version,
           "NCCL version of the measured run, when the log does not print it (the host's cost of a call follows it; "
           "NCCL's decisions stay v2.28.9's)", "X.Y.Z" },
+        { "nccl-version-max", 0, 0, G_OPTION_ARG_STRING, &a->nccl_version_max,
+          "The newest NCCL the measured run can have used, where its version is not known (e.g. the last release "
+          "before the software that bundled it); mechanisms that changed after it follow it", "X.Y.Z" },
         { "skip-unsupported", 0, 0, G_OPTION_ARG_NONE, &a->skip_unsupported,
           "Leave out the sizes the engine cannot price (e.g. an algorithm it does not model), with a note, "
           "instead of failing", NULL },
@@ -655,6 +659,10 @@ static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *t
     return out;
 }
 
+/* What a run's NCCL up to 2.22 does between the GPUs of one process
+ * (cs_comm_p2p_direct), said where the version or its bound implies it */
+#define DIRECT_NOTE ", its GPUs of one process writing into each other's buffers (P2P/direct pointer, up to 2.22)"
+
 static int validate(validate_args_t *a, GError **err)
 {
     cs_scenario_t s;
@@ -667,6 +675,7 @@ static int validate(validate_args_t *a, GError **err)
     g_autoptr(cs_topo_t) topo = NULL;
     g_autoptr(cs_comm_t) comm = NULL;
     g_autofree char *layout_from = NULL;   /* where the measured run's process layout came from */
+    g_autofree char *bound_owned = NULL;   /* where the bound on its NCCL came from, when built here */
     int status = 2;
 
     if (!check_outputs(a, err))
@@ -818,7 +827,29 @@ static int validate(validate_args_t *a, GError **err)
                     "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
         goto out;
     }
+    if (a->nccl_version_max != NULL && !cs_nccl_version_whole(a->nccl_version_max)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version-max: '%s' is not a version; expected "
+                    "MAJOR.MINOR[.PATCH], e.g. 2.17.1", a->nccl_version_max);
+        goto out;
+    }
     cs_predict_measured_nccl(comm, a->nccl_version, log);
+    /* the flag's bound where no version is known, or the log's if tighter */
+    const char *bound_from = NULL;
+    char bound_patch[8] = "";   /* the flag's patch level, as given (a log's bound is a minor release) */
+    if (cs_comm_info(comm)->nccl_version == 0) {
+        int flag = a->nccl_version_max != NULL ? cs_nccl_version_code(a->nccl_version_max, NULL) : 0;
+        int seen = cs_comm_info(comm)->nccl_version_max;
+        if (flag > 0 && (seen == 0 || flag < seen)) {
+            cs_comm_set_nccl_version_max(comm, flag);
+            bound_from = "--nccl-version-max";
+            if (flag % 100 > 0)
+                g_snprintf(bound_patch, sizeof bound_patch, ".%d", flag % 100);
+        } else if (seen > 0) {
+            bound_owned = g_strdup_printf("the log's line %d: %s", log->nccl_version_max_line,
+                                         log->nccl_version_max_why);
+            bound_from = bound_owned;
+        }
+    }
     for (guint i = 0; i < cmp->len; i++) {
         compared_t *c = &g_array_index(cmp, compared_t, i);
         g_autofree char *where = g_strdup_printf("%s:%d: table %d", a->log, c->line, c->number);
@@ -834,7 +865,7 @@ static int validate(validate_args_t *a, GError **err)
                            ci->gpus_per_thread == 1 ? "" : "s",
                            layout_from != NULL ? layout_from : "nccl-tests' multi-node default: one per GPU");
         if (ci->nccl_version > 0)
-            cs_result_add_note(c->predicted, "NCCL %d.%d.%d (%s): a call's host side follows it (%s)%s%s; NCCL's "
+            cs_result_add_note(c->predicted, "NCCL %d.%d.%d (%s): a call's host side follows it (%s)%s%s%s; NCCL's "
                                "other decisions are v2.28.9's", ci->nccl_version / 10000,
                                ci->nccl_version / 100 % 100, ci->nccl_version % 100,
                                a->nccl_version != NULL ? "--nccl-version" : "the log's",
@@ -842,6 +873,7 @@ static int validate(validate_args_t *a, GError **err)
                                                           "lat.launch.cpu.chan"
                                                         : "from 2.22 one work item for all channels",
                                ci->nccl_nch > 0 ? ", and its rings: one per NIC, doubled with NVLink (2.4)" : "",
+                               cs_comm_p2p_direct(ci) ? DIRECT_NOTE : "",
                                cs_tree_phases_in_sequence(ci->nccl_version)
                                    ? ", the Simple tree's reduce up, then broadcast down (up to 2.7)"
                                    : ci->nccl_version >= 22902 && ci->cc >= 100
@@ -859,13 +891,13 @@ static int validate(validate_args_t *a, GError **err)
                                    ? "is one ncclAlltoAll per GPU"
                                    : "is ncclSend and ncclRecv per peer per GPU");
         if (ci->nccl_version == 0 && ci->nccl_version_max > 0)
-            cs_result_add_note(c->predicted, "NCCL <= %d.%d (the log's line %d: %s): a call's host side follows "
-                               "it (%s); NCCL's decisions are v2.28.9's", ci->nccl_version_max / 10000,
-                               ci->nccl_version_max / 100 % 100, log->nccl_version_max_line,
-                               log->nccl_version_max_why,
+            cs_result_add_note(c->predicted, "NCCL <= %d.%d%s (%s): a call's host side follows it (%s)%s; NCCL's "
+                               "decisions are v2.28.9's", ci->nccl_version_max / 10000,
+                               ci->nccl_version_max / 100 % 100, bound_patch, bound_from,
                                ci->nccl_version_max < 22200 ? "up to 2.21 its work is built per channel: "
                                                               "lat.launch.cpu.chan"
-                                                            : "a bound above 2.21 says nothing of it: one work item");
+                                                            : "a bound above 2.21 says nothing of it: one work item",
+                               cs_comm_p2p_direct(ci) ? DIRECT_NOTE : "");
         c->v = cs_validate_compare(c->measured, c->predicted, CS_OOP, err);
         if (c->v == NULL)
             goto out;
@@ -954,6 +986,7 @@ int cs_cmd_validate(int argc, char **argv)
     g_free(a.calibration);
     g_free(a.procs_per_node);
     g_free(a.nccl_version);
+    g_free(a.nccl_version_max);
     g_free(a.nthreads);
     g_free(a.log);
     return status;

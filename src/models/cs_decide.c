@@ -766,6 +766,7 @@ static gboolean p2p_setup(cs_comm_t *c, const cs_nccl_env_t *e, GError **err)
 {
     cs_comm_info_t *in = &c->info;
     gint64 per_net_peer, per_ch_bw, max_nch, min_nch, net_chunk, pci_chunk, nvl_chunk, ll_thr, chunk_param, group;
+    gint64 direct_disable;
     if (!p2p_param(e, "NCCL_NCHANNELS_PER_NET_PEER", 0, &per_net_peer, err) ||
         !p2p_param(e, "NCCL_P2P_PER_CHANNEL_NET_BW", 14, &per_ch_bw, err) ||
         !p2p_param(e, "NCCL_MAX_P2P_NCHANNELS", CS_MAXCHANNELS, &max_nch, err) ||
@@ -775,7 +776,8 @@ static gboolean p2p_setup(cs_comm_t *c, const cs_nccl_env_t *e, GError **err)
         !p2p_param(e, "NCCL_P2P_NVL_CHUNKSIZE", 1 << 19, &nvl_chunk, err) ||
         !p2p_param(e, "NCCL_P2P_LL_THRESHOLD", 16384, &ll_thr, err) ||
         !p2p_param(e, "NCCL_CHUNK_SIZE", 0, &chunk_param, err) ||
-        !p2p_param(e, "NCCL_P2P_SCHEDULE_GROUP_SIZE", 8, &group, err))
+        !p2p_param(e, "NCCL_P2P_SCHEDULE_GROUP_SIZE", 8, &group, err) ||
+        !p2p_param(e, "NCCL_P2P_DIRECT_DISABLE", 0, &direct_disable, err))
         return FALSE;
     /* topo.h ncclTopoNVLinkBw */
     int cc = in->cc;
@@ -849,6 +851,7 @@ static gboolean p2p_setup(cs_comm_t *c, const cs_nccl_env_t *e, GError **err)
     in->p2p_chunk = (guint64)MAX(1, chunk);
     in->p2p_ll_threshold = (guint64)MAX(0, ll_thr);
     in->p2p_chunk_param = (guint64)MAX(0, chunk_param);
+    in->p2p_direct_disable = direct_disable == 1;
     /* ncclP2pSchedule: NCCL_P2P_SCHEDULE_GROUP_SIZE across nodes, the
      * node's ranks on one; the gcd with every node's rank count */
     int gs = c->nnodes > 1 ? (int)MAX(1, group) : c->max_local_ranks;

@@ -79,6 +79,7 @@ typedef struct {
     guint64 p2p_chunk_param;         /* NCCL_CHUNK_SIZE; 0 = unset */
     int p2p_net_per_gpu;             /* NICs a GPU's network peers use (topo.cc ncclTopoGetLocalNetCountByBw) */
     double p2p_net_ch_bw;            /* NCCL_P2P_PER_CHANNEL_NET_BW: GB/s NCCL expects of a channel's network sends */
+    gboolean p2p_direct_disable;     /* NCCL_P2P_DIRECT_DISABLE=1 (cs_comm_p2p_direct) */
 
     /* How nccl-tests runs the ranks (cs_comm_set_layout): processes per
      * node (mpirun -N), threads per process (-t) and GPUs per thread (-g).
@@ -151,6 +152,24 @@ gboolean cs_comm_nvls_tree_corrected(const cs_comm_t *c);
 static inline int cs_comm_nccl_version_at_most(const cs_comm_info_t *ci)
 {
     return ci->nccl_version > 0 ? ci->nccl_version : ci->nccl_version_max;
+}
+/* Whether a rank's P2P connections to the GPUs of its own process use
+ * direct pointers: the sender writes into the receiver's user buffer (or,
+ * in P2P read mode, the receiver reads from the sender's), one copy where
+ * the connection's FIFO takes two. NCCL up to 2.22 does it between GPUs
+ * of one process (nccl-tests -g or -t: transport/p2p.cc P2P_SAME_PID sets
+ * P2P_DIRECT and NCCL_DIRECT_WRITE or NCCL_DIRECT_READ on the connection
+ * unless NCCL_P2P_DIRECT_DISABLE=1; prims_simple.h v2.22.3 setDataPtrs
+ * exchanges the user buffer whenever the connection allows it); from 2.23
+ * only for registered buffers (setDataPtrs: Direct && ipcReg), which
+ * nccl-tests does not register unless asked. A run whose NCCL is not
+ * known is taken as v2.28.9: no direct pointers. */
+static inline gboolean cs_comm_p2p_direct(const cs_comm_info_t *ci)
+{
+    int v = cs_comm_nccl_version_at_most(ci);
+    gboolean one_process = ci->procs_per_node == 1 && ci->nranks / MAX(1, ci->nnodes) > 1;
+    gboolean p2p = ci->intra_transport == CS_XPORT_P2P_NVL || ci->intra_transport == CS_XPORT_P2P_PCI;
+    return one_process && p2p && v > 0 && v < 22300 && !ci->p2p_direct_disable;
 }
 /* Sets the measured run's nccl-tests build: its version and the NCCL
  * headers it was built with (codes, 0 = not known). Like the NCCL version

@@ -159,6 +159,16 @@ void cs_p2p_plan_free(cs_p2p_plan_t *p)
     g_free(p);
 }
 
+/* Whether ranks a and b are on one node: node-major blocks of ppn ranks
+ * where every node has ppn, else only on one node. */
+static gboolean same_node(const cs_comm_info_t *info, int a, int b)
+{
+    int m = MAX(1, info->ppn);
+    if (info->nranks == info->nnodes * m)
+        return a / m == b / m;
+    return info->nnodes <= 1;
+}
+
 /* Rank 0 stands for every rank: the schedule is the same shape for all
  * (every rank's op k is in the same round). For SendRecv, rank 0 sends to
  * 1 and receives from n-1, possibly in different rounds (two works). */
@@ -198,7 +208,9 @@ cs_p2p_plan_t *cs_p2p_plan_new(const cs_comm_info_t *info, cs_coll_t coll, guint
         p->rounds[p->nops++] = k;
         int parts = p->op.nch;
         int passes = cs_p2p_work_passes(k == 0, coll == CS_COLL_ALLTOALL || s[k] == 1 % n,
-                                        coll == CS_COLL_ALLTOALL || r[k] == n - 1);
+                                        coll == CS_COLL_ALLTOALL || r[k] == n - 1,
+                                        cs_p2p_side_copies(info, same_node(info, 0, s[k]), TRUE),
+                                        cs_p2p_side_copies(info, same_node(info, 0, r[k]), FALSE));
         for (int part = 0; part < parts; part++) {
             int c = cs_p2p_channel(info, k, part);
             p->ch_parts[c]++;

@@ -14,14 +14,31 @@
 
 #define CS_P2P_PER_BATCH 8   /* device.h NCCL_MAX_DEV_WORK_P2P_PER_BATCH */
 
+/* Copies one side of a work makes of its part, 'send' or receive, with a
+ * peer on the rank's node ('local') or not: one, the send into the
+ * connection's buffer or the receive out of it; with direct pointers
+ * (cs_comm_p2p_direct) only the side that moves the bytes between the
+ * two user buffers, the sender (DirectWrite) or, in P2P read mode, the
+ * receiver (DirectRead), while the other side's warps only wait
+ * (device/sendrecv.h v2.22.3: directSend and directRecv). */
+static inline int cs_p2p_side_copies(const cs_comm_info_t *ci, gboolean local, gboolean send)
+{
+    if (!local || !cs_comm_p2p_direct(ci))
+        return 1;
+    return ci->intra.p2p_read ? !send : send;
+}
+
 /* Copies a channel's CTA makes of one part of a work (device/sendrecv.h):
  * a work's warps copy its send into the peer's buffer and its receive out
- * of its own, two passes over the part's bytes; a send to the rank itself
- * is one reduceCopy from the send to the receive buffer (isCopy). A
- * SendRecv round may hold only the send or only the receive. */
-static inline int cs_p2p_work_passes(gboolean self, gboolean send, gboolean recv)
+ * of its own, two passes over the part's bytes (send_copies and
+ * recv_copies, cs_p2p_side_copies, for the sides the work has); a send to
+ * the rank itself is one reduceCopy from the send to the receive buffer
+ * (isCopy). A SendRecv round may hold only the send or only the
+ * receive. */
+static inline int cs_p2p_work_passes(gboolean self, gboolean send, gboolean recv, int send_copies,
+                                     int recv_copies)
 {
-    return self ? 1 : (send ? 1 : 0) + (recv ? 1 : 0);
+    return self ? 1 : (send ? send_copies : 0) + (recv ? recv_copies : 0);
 }
 
 /* One send (or receive) of 'bytes' as addP2pToPlan plans it. */

@@ -540,7 +540,11 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                 cur++;
                 if (ra && rr[k] != r)
                     g_array_index(rworks, int, base + nb - 1)++;
-                g_array_index(passes, int, base + nb - 1) += cs_p2p_work_passes(sr[k] == r, sa, ra);
+                gboolean sl = blocks ? sr[k] / m == r / m : info->nnodes <= 1;
+                gboolean rl = blocks ? rr[k] / m == r / m : info->nnodes <= 1;
+                g_array_index(passes, int, base + nb - 1) +=
+                    cs_p2p_work_passes(sr[k] == r, sa, ra, cs_p2p_side_copies(info, sl, TRUE),
+                                       cs_p2p_side_copies(info, rl, FALSE));
                 bat[(gsize)r * nl + i] = nb - 1;
             }
             boff[(gsize)r * nch + c + 1] = base + nb;
@@ -606,6 +610,7 @@ static gboolean p2p_new(cs_program_t *p, const cs_comm_info_t *info, guint64 nby
                 fl->recv_div = MAX(1, g_array_index(rworks, int, rs));
                 fl->bytes = B / parts + ((guint64)q < B % parts ? 1 : 0);
                 fl->unit = MAX(1, net ? opn.chunk : op.chunk);
+                fl->direct = !net && peer != r && cs_comm_p2p_direct(info);
                 cb += fl->bytes;
                 int sl[2] = { ss, rs };
                 g_array_append_vals(fslot, sl, 2);

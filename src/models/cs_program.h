@@ -118,6 +118,8 @@ typedef struct cs_prog_flow {
     double recv_div;         /* point-to-point: the works of its receiver's batch that receive
                               * from another rank, sharing that channel's SHM ceiling (0: 1) */
     guint64 bytes, unit;     /* point-to-point: the part's bytes and step (else 0: share x the channel's) */
+    gboolean direct;         /* point-to-point: one copy between the user buffers, no receive out of a
+                              * FIFO (cs_comm_p2p_direct: GPUs of one process, NCCL <= 2.22) */
 } cs_prog_flow_t;
 
 typedef struct cs_prog_dep {

@@ -414,9 +414,9 @@ static inline gboolean cs_engine_ring_net(const cs_comm_info_t *info)
  * pass of the rank's S/n after the 2(n-1) link steps, as reduce-scatter's
  * last step. Not where the sender writes into the output itself: NCCL up
  * to 2.22 does (DirectWrite, prims_simple.h loadRecvConn) between GPUs of
- * one process (P2P/direct pointer: nccl-tests -g or -t), from 2.23 only
- * into registered buffers (loadRecvConn: Direct && regFlag; nccl-tests
- * registers none by default). Over SHM the copy out of host memory is the
+ * one process (P2P/direct pointer: nccl-tests -g or -t, cs_comm_p2p_direct),
+ * from 2.23 only into registered buffers (loadRecvConn: Direct && regFlag;
+ * nccl-tests registers none by default). Over SHM the copy out of host memory is the
  * edge's own receive side (eff.shm), priced with the link. Measured
  * (busbw, >= 1 GiB): 2 and 4 RTX PRO 6000 over PCIe, NCCL 2.29.3 -g 2 and
  * -g 4, all-reduce 34.2/39.3 against broadcast 44.6/43.1: the pass weighs
@@ -430,9 +430,7 @@ static inline gboolean cs_engine_ring_recv_copies(const cs_comm_info_t *info)
     if ((info->intra_transport != CS_XPORT_P2P_NVL && info->intra_transport != CS_XPORT_P2P_PCI) ||
         cs_engine_ring_net(info))
         return FALSE;
-    int v = cs_comm_nccl_version_at_most(info);
-    gboolean one_process = info->procs_per_node == 1 && info->nranks / MAX(1, info->nnodes) > 1;
-    return !(one_process && v > 0 && v < 22300);
+    return !cs_comm_p2p_direct(info);
 }
 
 /* The share of its NVSwitch port rate a GPU keeps in a call: all-to-all

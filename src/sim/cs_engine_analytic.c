@@ -1173,7 +1173,8 @@ static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t 
      * (device/sendrecv.h: separate warp groups for runSend and runRecv),
      * and each side copies every byte once (into the peer's buffer, out
      * of its own): the CTA moves a peer's part twice, and the rank's own
-     * part (AlltoAll's round 0) once, a copy between its buffers */
+     * part (AlltoAll's round 0) once, a copy between its buffers; once a
+     * peer's with direct pointers (cs_p2p_side_copies) */
     double part = B / MAX(1, plan->op.nch);
     limit(c, CS_LIMIT_SM, plan->max_passes * part / c->S / (c->b_sm / c->nch));
     /* over SHM a channel's CTA loads what it receives from the host
@@ -1202,9 +1203,11 @@ static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t 
      * step at once; the first step's send has no receive beside it, so
      * each batch adds one step (or the whole part, if smaller) at the
      * CTA's rate. LL posts a flag with every line: no such fill. Across
-     * nodes the network sends end last: theirs (network chunk sizes). */
+     * nodes the network sends end last: theirs (network chunk sizes).
+     * With direct pointers (cs_comm_p2p_direct) a step's one copy is its
+     * receive too: no fill on one node. */
     double fill = 0;
-    if (c->pr == CS_PROTO_SIMPLE) {
+    if (c->pr == CS_PROTO_SIMPLE && (remote > 0 || !cs_comm_p2p_direct(info))) {
         const cs_p2p_op_t *fop = remote > 0 ? &plan->op_net : &plan->op;
         fill = MIN(B / MAX(1, fop->nch), (double)fop->chunk) / (c->b_sm / c->nch);
     }

@@ -145,7 +145,9 @@ double cs_flow_shm_cap(gboolean p2p, const struct cs_prog_flow *fl, const cs_flo
  * still copies it out: a step is received only once wholly sent
  * (prims_simple.h waitPeer / postPeer), at the CTA's rate 'chan_cap'
  * (bytes/s), as the analytic engine's fill (t_p2p); 0 for LL, for a send
- * to the rank itself (one copy, sendrecv.h isCopy) and for collectives. */
+ * to the rank itself (one copy, sendrecv.h isCopy), for a direct one (the
+ * sender writes into the receiver's buffer: cs_prog_flow_t.direct) and
+ * for collectives. */
 double cs_flow_p2p_drain(gboolean p2p, cs_proto_t pr, const struct cs_prog_flow *fl, double chan_cap);
 
 /* The shape of one call's program before any folding (what the engines'

@@ -733,7 +733,8 @@ gboolean cs_flow_build_flow_edge(const cs_flow_net_t *f, const cs_prog_flow_t *f
 
 double cs_flow_p2p_drain(gboolean p2p, cs_proto_t pr, const cs_prog_flow_t *fl, double chan_cap)
 {
-    if (!p2p || pr != CS_PROTO_SIMPLE || fl->kind != CS_FLOW_P2P || fl->src == fl->dst || !(chan_cap > 0))
+    if (!p2p || pr != CS_PROTO_SIMPLE || fl->kind != CS_FLOW_P2P || fl->src == fl->dst || fl->direct ||
+        !(chan_cap > 0))
         return 0;
     return (double)MIN(fl->bytes, fl->unit) / chan_cap;
 }

@@ -304,6 +304,33 @@ for v in 2.19.3junk 2.19.3.4 4294967298.19.3; do
         ok "bad-nccl-version-$v" || bad "bad-nccl-version-$v (rc=$rc: $(cat v4.err))"
 done
 
+# --nccl-version-max bounds an unknown version from above (a header that
+# names the software that brought NCCL): up to 2.22 one process's GPUs
+# write into each other's buffers (cs_comm_p2p_direct), so collsim's own
+# -g 8 SendRecv of 64 MiB (priced as v2.28.9: two copies per part) is
+# predicted faster under a 2.17.1 bound and read back exactly under a
+# 2.23.4 one; the note names the flag. The log's own bound wins where it
+# is tighter; a bad value is one line, exit 2.
+"$COLLSIM" run --topo dgx-h100 --procs-per-node 1 --op sendrecv -b 64M -e 64M > vsr.log 2>&1 || bad vsr-run
+if "$COLLSIM" validate vsr.log --topo dgx-h100 --nccl-version-max 2.17.1 > vm1.txt 2> vm1.err &&
+   "$COLLSIM" validate vsr.log --topo dgx-h100 --nccl-version-max 2.23.4 > vm2.txt 2> vm2.err; then
+    grep -q '^# modelled: NCCL <= 2.17.1 (--nccl-version-max): .*P2P/direct pointer, up to 2.22' vm1.txt &&
+        awk '/^  *67108864 / { e = $4; sub(/%/, "", e); exit !(e + 0 < -20) }' vm1.txt &&
+        grep -q '^# modelled: NCCL <= 2.23.4 (--nccl-version-max)' vm2.txt && ! grep -q 'direct pointer' vm2.txt &&
+        awk '/^  *67108864 / { e = $4; sub(/%/, "", e); exit !(e + 0 == 0) }' vm2.txt &&
+        ok nccl-version-max || bad "nccl-version-max ($(grep -h 'NCCL <=\|^  *67108864' vm1.txt vm2.txt))"
+else
+    bad "nccl-version-max ($(cat vm1.err vm2.err))"
+fi
+"$COLLSIM" validate vlm.log --topo dgx-h100 --nccl-version-max 2.17.1 > vm3.txt 2>&1 &&
+    grep -q "^# modelled: NCCL <= 2.12 (the log's line 22: 'NCCL INFO Launch mode'" vm3.txt &&
+    ok nccl-version-max-log-tighter || bad "nccl-version-max-log-tighter ($(grep 'NCCL <=' vm3.txt))"
+"$COLLSIM" validate vsr.log --topo dgx-h100 --nccl-version-max two > vm4.txt 2> vm4.err
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l < vm4.err)" -eq 1 ] && [ ! -s vm4.txt ] &&
+    grep -q "^collsim: --nccl-version-max: 'two' is not a version; expected MAJOR.MINOR" vm4.err &&
+    ok bad-nccl-version-max || bad "bad-nccl-version-max (rc=$rc: $(cat vm4.err))"
+
 # The measured run's process layout from the log itself: collsim's own
 # table of one process driving 8 GPUs says "nThread 1 nGpus 8", and
 # validate prices it so (errors 0), saying where the layout came from;
