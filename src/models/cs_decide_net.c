@@ -298,6 +298,10 @@ gboolean cs_netsel_host(const cs_topo_t *t, int host, const cs_nccl_settings_t *
             socket_devices(t, nics, nnics, s, probe);
         }
         gboolean none = probe->len == 0;
+        /* the bootstrap takes the first interface the list selects
+         * (bootstrap.cc bootstrapNetInit) and every rank publishes its
+         * address: loopback's 127.0.0.1 reaches no other host */
+        gboolean lo = !none && g_array_index(probe, cs_netdev_t, 0).dev < 0;
         if (probe != devs) {
             for (guint i = 0; i < probe->len; i++)
                 g_free(g_array_index(probe, cs_netdev_t, i).name);
@@ -313,6 +317,21 @@ gboolean cs_netsel_host(const cs_topo_t *t, int host, const cs_nccl_settings_t *
             cs_set_error_at(err, NULL, 0, "NCCL_SOCKET_IFNAME=%s matches no interface of node "
                             "%d (%s); NCCL logs \"Bootstrap : no socket interface found\" (bootstrap.cc) and "
                             "fails; expected [nccl] NCCL_SOCKET_IFNAME (or --env) naming a prefix of one of them",
+                            s->socket_ifname, host, ifs);
+            return FALSE;
+        }
+        if (lo && need_net) {
+            for (guint i = 0; i < devs->len; i++)
+                g_free(g_array_index(devs, cs_netdev_t, i).name);
+            g_array_free(devs, TRUE);
+            g_autofree char *ifs = host_names(t, nics, nnics, FALSE);
+            if (g_str_has_suffix(ifs, ", lo"))
+                ifs[strlen(ifs) - 4] = '\0';   /* the interfaces other than loopback */
+            cs_set_error_at(err, NULL, 0, "NCCL_SOCKET_IFNAME=%s puts NCCL's bootstrap on node %d's loopback "
+                            "interface: every rank publishes 127.0.0.1 (bootstrap.cc), which the other nodes "
+                            "cannot reach, so the job never initialises (ncclCommInitRank waits until the "
+                            "bootstrap times out); expected [nccl] NCCL_SOCKET_IFNAME (or --env) naming an "
+                            "interface the nodes share (%s), or unset",
                             s->socket_ifname, host, ifs);
             return FALSE;
         }

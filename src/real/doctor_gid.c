@@ -73,6 +73,22 @@ void dr_rule_gid(dr_ctx_t *c)
             ? g_strdup_printf("%s (auto-pick would use %d: %s)", label, autoi,
                               autoi < p->ngids && p->gids[autoi].present ? p->gids[autoi].text : "?")
             : g_strdup(label);
+        if (code == G_V1) {
+            /* the entry the fix can name: the same address as RoCE v2;
+             * and a v1 entry that is link-local has both faults */
+            int v2 = -1;
+            for (int k = 0; k < p->ngids && v2 < 0; k++)
+                if (p->gids[k].present && p->gids[k].version == 2 && memcmp(p->gids[k].raw, g->raw, 16) == 0)
+                    v2 = k;
+            gboolean ll = dr_gid_link_local(g->raw);
+            GString *x = g_string_new(item);
+            if (ll)
+                g_string_append(x, "; link-local (fe80::) as well: not routed either");
+            if (v2 >= 0)
+                g_string_append_printf(x, "; its address as RoCE v2 is index %d%s", v2, ll ? ", link-local too" : "");
+            g_free(item);
+            item = g_string_free(x, FALSE);
+        }
         dr_agg_item(&agg[code], item);
         GString *e = agg[code].evidence;
         if (e->len > 0)
@@ -101,8 +117,7 @@ void dr_rule_gid(dr_ctx_t *c)
             "selects a RoCE v1 GID on",
             "RoCE v1 is raw Ethernet (EtherType 0x8915): it is not routed across IP subnets and carries "
             "no DSCP, so PFC/ECN classes keyed on DSCP do not apply; peers on RoCE v2 cannot connect",
-            "unset NCCL_IB_GID_INDEX (NCCL picks the RoCE v2 IPv4 GID) or set it to the RoCE v2 entry "
-            "of the same address (usually the next index)" },
+            "unset NCCL_IB_GID_INDEX (NCCL picks the RoCE v2 IPv4 GID: the auto-pick above)" },
         [G_LINK_LOCAL] = { CS_DOCTOR_ERROR, "gid-index-link-local",
             "selects a link-local (fe80::) GID on",
             "link-local addresses are not routed: connections to hosts in other subnets (every "

@@ -314,8 +314,35 @@ static void rule_socket_ifname(dr_ctx_t *c, GArray *boot)
                "NCCL ignores NCCL_SOCKET_IFNAME values of one character or less (socket.cc)");
         return;
     }
-    if (env == NULL || boot->len > 0)
+    if (env == NULL)
         return;
+    if (boot->len > 0) {
+        /* The bootstrap's interface is the address every rank publishes
+         * (bootstrap.cc bootstrapNetInit, ncclGetUniqueId): loopback's
+         * 127.0.0.1 reaches this host only. */
+        const dr_if_t *f = m->ifs->pdata[g_array_index(boot, int, 0)];
+        if (f->type == 772 || strcmp(f->name, "lo") == 0) {   /* ARPHRD_LOOPBACK */
+            g_autoptr(GString) evs = g_string_new(ev);
+            g_string_append_printf(evs, "; %s/type = %ld", f->dir, f->type);
+            GString *names = g_string_new(NULL);
+            for (guint i = 0; i < m->ifs->len; i++) {
+                const dr_if_t *o = m->ifs->pdata[i];
+                if (o->type != 772 && strcmp(o->name, "lo") != 0)
+                    g_string_append_printf(names, "%s%s", names->len ? ", " : "", o->name);
+            }
+            g_autofree char *fix = names->len ? g_strdup_printf("set NCCL_SOCKET_IFNAME to the interface the "
+                                                                "hosts share (this machine has: %s), or leave "
+                                                                "it unset", names->str)
+                                              : g_strdup("leave NCCL_SOCKET_IFNAME unset");
+            dr_add(c->d, CS_DOCTOR_WARNING, "bootstrap-loopback", evs->str,
+                   "every rank publishes a loopback address (127.0.0.1), which only this host reaches: a job "
+                   "across hosts cannot initialise (ncclCommInitRank waits for ranks that cannot connect, until "
+                   "the bootstrap times out); a one-host job is unaffected",
+                   fix, "NCCL_SOCKET_IFNAME=%s puts NCCL's bootstrap on the loopback interface %s", env, f->name);
+            g_string_free(names, TRUE);
+        }
+        return;
+    }
     /* Nothing selected: say which names matched but were unusable. */
     g_autoptr(GString) evs = g_string_new(ev);
     GString *matched = g_string_new(NULL);

@@ -67,9 +67,13 @@ expect docker-mtu 0 "[warning] roce-mtu-small" -- --root "$trees/docker-roce" $I
 # --- the GID trap
 expect gid-0 1 "[error] gid-index-roce-v1: NCCL_IB_GID_INDEX=0 selects a RoCE v1 GID on mlx5_0:1" -- \
     --root "$trees/roce-gid" $I --env NCCL_IB_GID_INDEX=0
+grep -F -q "link-local (fe80::) as well: not routed either; its address as RoCE v2 is index 1, link-local too" out.txt ||
+    { echo "FAIL gid-0-both-faults"; fail=1; }
+grep -F -q "usually the next index" out.txt && { echo "FAIL gid-0-next-index"; fail=1; }
 expect gid-1 1 "[error] gid-index-link-local" -- --root "$trees/roce-gid" $I --env NCCL_IB_GID_INDEX=1
 expect gid-2 1 "evidence: NCCL_IB_GID_INDEX=2 (--env); /sys/class/infiniband/mlx5_0/ports/1/gids/2 = ::ffff:10.1.0.5, gid_attrs/types/2 = IB/RoCE v1" -- \
     --root "$trees/roce-gid" $I --env NCCL_IB_GID_INDEX=2
+grep -F -q "its address as RoCE v2 is index 3" out.txt || { echo "FAIL gid-2-v2-index"; fail=1; }
 expect gid-3 0 "[note] gid-index-redundant" -- --root "$trees/roce-gid" $I --env NCCL_IB_GID_INDEX=3
 
 # --- interfaces: prefix, exact, missing; from the environment
@@ -83,6 +87,10 @@ expect ifname-exact 1 "[error] socket-ifname-missing" -- --root "$trees/lab-1gbe
 RUNENV=NCCL_SOCKET_IFNAME=eth1
 expect env-ignored 0 "" -- --root "$trees/lab-1gbe" $I
 RUNENV=
+expect bootstrap-lo 0 "[warning] bootstrap-loopback: NCCL_SOCKET_IFNAME=lo puts NCCL's bootstrap on the loopback interface lo" -- \
+    --root "$trees/roce-gid" $I --env NCCL_SOCKET_IFNAME=lo
+grep -F -q "fix:      set NCCL_SOCKET_IFNAME to the interface the hosts share (this machine has: eno1, ens1f0np0)" out.txt ||
+    { echo "FAIL bootstrap-lo-fix"; fail=1; }
 expect ifname-docker 0 "[warning] socket-virtual-bridge" -- --root "$trees/docker-roce" $I \
     --env NCCL_IB_DISABLE=1 --env NCCL_SOCKET_IFNAME=docker0
 
