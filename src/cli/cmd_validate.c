@@ -574,7 +574,7 @@ static cs_result_t *run_sweep_skipping(const cs_engine_ops_t *ops, const cs_engi
             guint64 count = cs_coll_count(job->coll, sizes[i], job->dtype, info->nranks);
             cs_decision_t d;
             const char *algo = "?";
-            if (cs_comm_decide(job->comm, job->coll, job->dtype,
+            if (cs_comm_decide_op(job->comm, job->coll, job->dtype, job->redop,
                                cs_coll_nccl_bytes(job->coll, count, job->dtype, info->nranks), &d, NULL))
                 algo = cs_algo_name(d.algo);
             /* the engine's message without cs_engine_run_sweep's "size N: " */

@@ -237,6 +237,12 @@ typedef struct {
  * planner picks them (cs_p2p.h), no cost table (nccl_time_us -1). */
 gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
                         guint64 nbytes, cs_decision_t *d_p, GError **err);
+/* The same for a reduction 'redop' (cs_comm_decide: a sum): NVLS takes
+ * only the reductions its multimem instructions have (device.h
+ * ncclNvlsSupported), so a product, an average, or a min/max of float or
+ * double runs Ring or Tree. */
+gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop,
+                           guint64 nbytes, cs_decision_t *d_p, GError **err);
 
 /* Channel 'ch' of algorithm 'algo' (Tree; anything else: Ring) as NCCL's
  * search built it, nranks entries: each node's ranks in a block, in the

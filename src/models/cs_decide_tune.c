@@ -375,13 +375,19 @@ static float algo_time(const cs_comm_t *c, int coll, int a, int p, guint64 nbyte
     return lat * lat_count + (float)nbytes / (1000 * bw);
 }
 
-/* device.h ncclNvlsSupported with a sum reduction */
-static gboolean nvls_type_ok(cs_dtype_t t)
+/* device.h ncclNvlsSupported: the multimem reductions NVLS has, sum for
+ * every type it takes, min and max for the integer and 16-bit float ones.
+ * An average is a sum with a scaling before or after (enqueue.cc
+ * hostToDevRedOp: ncclDevPreMulSum for floats, ncclDevSumPostDiv for
+ * integers), not ncclDevSum: no NVLS; nor for a product. */
+static gboolean nvls_type_ok(cs_dtype_t t, cs_redop_t op)
 {
     switch (t) {
     case CS_DTYPE_INT32: case CS_DTYPE_UINT32: case CS_DTYPE_INT64: case CS_DTYPE_UINT64:
-    case CS_DTYPE_HALF: case CS_DTYPE_BFLOAT16: case CS_DTYPE_FLOAT: case CS_DTYPE_DOUBLE:
-        return TRUE;
+    case CS_DTYPE_HALF: case CS_DTYPE_BFLOAT16:
+        return op == CS_REDOP_SUM || op == CS_REDOP_MIN || op == CS_REDOP_MAX;
+    case CS_DTYPE_FLOAT: case CS_DTYPE_DOUBLE:
+        return op == CS_REDOP_SUM;
     default:
         return FALSE;
     }
@@ -503,6 +509,12 @@ static gboolean decide_p2p(const cs_comm_t *c, cs_coll_t coll, guint64 nbytes, c
 gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, guint64 nbytes,
                         cs_decision_t *d_p, GError **err)
 {
+    return cs_comm_decide_op(c, coll, dtype, CS_REDOP_SUM, nbytes, d_p, err);
+}
+
+gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop,
+                           guint64 nbytes, cs_decision_t *d_p, GError **err)
+{
     g_return_val_if_fail(c != NULL && d_p != NULL && coll < CS_OP_COUNT, FALSE);
     if (cs_coll_is_p2p(coll))
         return decide_p2p(c, coll, nbytes, d_p);
@@ -517,7 +529,7 @@ gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, gu
     if (nranks == 1) {
         table[CS_ALGO_RING][CS_PROTO_SIMPLE] = 0.0f;
     } else {
-        gboolean nvls_ok = c->nvls_support && (nvls_type_ok(dtype) || coll == CS_COLL_ALLGATHER);
+        gboolean nvls_ok = c->nvls_support && (nvls_type_ok(dtype, redop) || coll == CS_COLL_ALLGATHER);
         for (int a = 0; a < CS_ALGO_COUNT; a++) {
             /* enqueue.cc ncclGetCollNetSupport (the plugin's reduce
              * support for reductions) and updateCollCostTable: CollNet
@@ -531,6 +543,10 @@ gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, gu
                 (!nvls_ok || (coll != CS_COLL_ALLREDUCE && c->local_ranks > CS_NVLS_MAX_ARITY)))
                 continue;
             if (a == CS_ALGO_NVLS && c->nnodes > 1)
+                continue;
+            /* enqueue.cc updateCollCostTable: PAT reduce-scatter has no
+             * scaling (an average: ncclDevPreMulSum or ncclDevSumPostDiv) */
+            if (a == CS_ALGO_PAT && coll == CS_COLL_REDUCESCATTER && redop == CS_REDOP_AVG)
                 continue;
             for (int p = 0; p < CS_PROTO_COUNT; p++) {
                 table[a][p] = algo_time(c, coll, a, p, nbytes, &bws[a][p], &lats[a][p]);

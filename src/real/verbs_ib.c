@@ -728,7 +728,7 @@ static gboolean plan_build(vb_opts_t *o, vb_plan_t *p, GError **err)
         for (int i = 0; i < p->nplans; i++) {
             cs_decision_t d;
             if (!vb_replay_plan(p->ring, &p->s, sizes[i], &p->plans[i], err) ||
-                !cs_comm_decide(p->comm, p->s.coll, p->s.dtype, p->plans[i].nccl_bytes, &d, err))
+                !cs_comm_decide_op(p->comm, p->s.coll, p->s.dtype, p->s.redop, p->plans[i].nccl_bytes, &d, err))
                 return FALSE;
             p->plans[i].nccl_algo = d.algo;   /* what NCCL would really run, for the note */
             p->nqp = MAX(p->nqp, p->plans[i].nqp);

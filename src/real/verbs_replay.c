@@ -73,7 +73,7 @@ gboolean vb_replay_plan(const cs_comm_t *comm, const cs_scenario_t *s, guint64 s
     guint64 count = cs_coll_count(s->coll, size, s->dtype, n);
     guint64 nbytes = cs_coll_nccl_bytes(s->coll, count, s->dtype, n);
     cs_decision_t d;
-    if (!cs_comm_decide(comm, s->coll, s->dtype, nbytes, &d, err))
+    if (!cs_comm_decide_op(comm, s->coll, s->dtype, s->redop, nbytes, &d, err))
         return FALSE;
     guint64 chunk = d.algo == CS_ALGO_RING ? d.chunk_bytes : ring_chunk(cs_comm_settings(comm), s->coll, d.proto);
     int nch = MAX(d.nchannels, 1);

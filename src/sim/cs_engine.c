@@ -444,7 +444,7 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     for (int i = 0; i < sw->nsizes; i++) {
         guint64 count = cs_coll_count(job->coll, sizes[i], job->dtype, info->nranks);
         guint64 nb = cs_coll_nccl_bytes(job->coll, count, job->dtype, info->nranks);
-        if (nb > 0 && !cs_comm_decide(job->comm, job->coll, job->dtype, nb, &sw->decisions[i], err))
+        if (nb > 0 && !cs_comm_decide_op(job->comm, job->coll, job->dtype, job->redop, nb, &sw->decisions[i], err))
             return NULL;
     }
     if (ops->open != NULL && !ops->open(job, &sw->state, err))
@@ -621,7 +621,7 @@ static gboolean decide_task(cs_engine_task_t *t, int i, const char *what, cs_dec
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s %d: the size is 0 bytes; expected a positive size", what, i);
         return FALSE;
     }
-    if (!cs_comm_decide(t->job.comm, t->job.coll, t->job.dtype, t->call.nccl_bytes, d, err))
+    if (!cs_comm_decide_op(t->job.comm, t->job.coll, t->job.dtype, t->job.redop, t->call.nccl_bytes, d, err))
         return FALSE;
     t->call.decision = d;
     return TRUE;

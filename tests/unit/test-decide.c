@@ -250,6 +250,18 @@ static void test_nvswitch_large(void)
     g_autoptr(GError) err = NULL;
     g_assert_true(cs_comm_decide(c, CS_COLL_ALLREDUCE, CS_DTYPE_INT8, n, &d, &err));
     g_assert_cmpint(d.algo, !=, CS_ALGO_NVLS);
+    /* nor a product, an average (a sum with a scaling), or min/max of
+     * float; min/max of half it has (device.h ncclNvlsSupported) */
+    static const struct { cs_dtype_t t; cs_redop_t op; gboolean nvls; } ops[] = {
+        { CS_DTYPE_FLOAT, CS_REDOP_SUM, TRUE }, { CS_DTYPE_FLOAT, CS_REDOP_PROD, FALSE },
+        { CS_DTYPE_FLOAT, CS_REDOP_AVG, FALSE }, { CS_DTYPE_FLOAT, CS_REDOP_MAX, FALSE },
+        { CS_DTYPE_HALF, CS_REDOP_MIN, TRUE }, { CS_DTYPE_HALF, CS_REDOP_AVG, FALSE },
+        { CS_DTYPE_INT32, CS_REDOP_MAX, TRUE },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(ops); i++) {
+        g_assert_true(cs_comm_decide_op(c, CS_COLL_ALLREDUCE, ops[i].t, ops[i].op, n, &d, &err));
+        g_assert_cmpint(d.algo == CS_ALGO_NVLS, ==, ops[i].nvls);
+    }
     /* AllGather on one node may use NVLS; broadcast is Ring only */
     decide(c, CS_COLL_BROADCAST, n, &d);
     g_assert_cmpint(d.algo, ==, CS_ALGO_RING);
