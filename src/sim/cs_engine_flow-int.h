@@ -67,10 +67,16 @@ typedef struct {
 } cs_flow_net_t;
 
 gboolean cs_flow_net_init(cs_flow_net_t *n, const cs_engine_job_t *job, GError **err);
-/* How many resources a topology has, and the index of device 'dev''s
- * host memory, in the layout above. */
-static inline int cs_flow_nres(const cs_topo_t *t) { return t->nlinks + 3 * t->ngpus + t->ndevs; }
+/* How many resources a topology has, the index of device 'dev''s host
+ * memory and of rank 'rank''s NET/Socket proxy (dir 0 sends, 1
+ * receives: bw.socket.proxy each, as the analytic engine's node bound),
+ * in the layout above. */
+static inline int cs_flow_nres(const cs_topo_t *t) { return t->nlinks + 5 * t->ngpus + t->ndevs; }
 static inline int cs_flow_res_host_mem(const cs_topo_t *t, int dev) { return t->nlinks + 3 * t->ngpus + dev; }
+static inline int cs_flow_res_socket_proxy(const cs_topo_t *t, int rank, int dir)
+{
+    return t->nlinks + 3 * t->ngpus + t->ndevs + 2 * rank + dir;
+}
 /* The resources of a topology and their capacities (bytes/s), as above;
  * and a resource's name for link statistics and traces (g_free it). */
 double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p);

@@ -89,6 +89,11 @@ double *cs_flow_res_caps(const cs_topo_t *t, const cs_params_t *par, int *nres_p
         double m = cs_shm_host_mem_bw(t, d, par);
         cap[cs_flow_res_host_mem(t, d)] = isfinite(m) ? m : 1e18;
     }
+    /* NET/Socket: each GPU's proxy thread copies its sends into TCP and
+     * its receives out of it (bw.socket.proxy per direction) */
+    for (int r = 0; r < t->ngpus; r++)
+        for (int dir = 0; dir < 2; dir++)
+            cap[cs_flow_res_socket_proxy(t, r, dir)] = cs_params_get(par, CS_P_BW_SOCKET_PROXY) * 1e9;
     *nres_p = nres;
     return cap;
 }
@@ -101,6 +106,10 @@ char *cs_flow_res_name(const cs_topo_t *t, int res)
                                cs_link_kind_name(l->kind));
     }
     static const char *const what[3] = { "NVLink out", "NVLink in", "memory" };
+    if (res >= cs_flow_res_socket_proxy(t, 0, 0)) {
+        int k = res - cs_flow_res_socket_proxy(t, 0, 0);
+        return g_strdup_printf("%s socket proxy %s", cs_topo_rank_dev(t, k / 2)->name, k % 2 ? "recv" : "send");
+    }
     if (res >= cs_flow_res_host_mem(t, 0))
         return g_strdup_printf("%s host memory", t->devs[res - cs_flow_res_host_mem(t, 0)].name);
     int k = res - t->nlinks;
@@ -436,6 +445,14 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
         }
         ok = (relay == a || add_nvlink(f, e, a, relay)) && add_path(f, e, pa, FALSE, TRUE, socket, extra) &&
              add_path(f, e, &np, FALSE, TRUE, socket, extra) && add_path(f, e, pb, TRUE, TRUE, socket, extra);
+        if (ok && socket) {
+            /* the sender's and the receiver's proxies (cs_flow_res_caps) */
+            ok = e->n < CS_FLOW_HMAX - 2;
+            if (ok) {
+                e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_socket_proxy(t, relay, 0), 1.0 };
+                e->h[e->n++] = (cs_flow_hop_t){ cs_flow_res_socket_proxy(t, b, 1), 1.0 };
+            }
+        }
         e->lat += (socket ? par(f, CS_P_LAT_HOP_SOCKET) : par(f, CS_P_LAT_HOP_NET)) * US;
         if (pr == CS_PROTO_SIMPLE)
             e->lat += par(f, CS_P_LAT_NET_SIMPLE) * US;
