@@ -370,14 +370,34 @@ static void busiest(GString *g, const cs_link_stats_t *st)
     g_string_append_printf(g, "%s at %.0f%% of %.1f GB/s", l->name, 100 * util, l->cap / 1e9);
 }
 
+/* Whether design 'i' is within TIE of the best at every size of the
+ * verdict (and priced at one at least): in a tie it is named with the
+ * best two, not as "1.00x slower". */
+static gboolean ties_best(const GArray *designs, const GArray *sizes, const verdict_t *v, guint i)
+{
+    const design_t *b = &g_array_index(designs, design_t, v->best), *d = &g_array_index(designs, design_t, i);
+    int n = 0;
+    for (guint k = v->first; k <= v->last; k++) {
+        guint64 size = g_array_index(sizes, guint64, k);
+        const cs_result_row_t *rd = row_at(d, size), *rb = row_at(b, size);
+        if (rd == NULL || rb == NULL || !(rd->time_us[CS_OOP] > 0) || !(rb->time_us[CS_OOP] > 0))
+            return FALSE;
+        if (rd->time_us[CS_OOP] / rb->time_us[CS_OOP] > 1 + TIE)
+            return FALSE;
+        n++;
+    }
+    return n > 0;
+}
+
 /* The designs beyond the best two, each against the best over the
  * verdict's sizes: "; 4to1 1.03x to 1.19x slower" (every design the
- * verdict does not name, so none drops out of it). */
+ * verdict does not name, so none drops out of it); in a tie, not those
+ * that tie too (named with the best two). */
 static void others(GString *g, const GArray *designs, const GArray *sizes, const verdict_t *v)
 {
     const design_t *b = &g_array_index(designs, design_t, v->best);
     for (guint i = 0; i < designs->len; i++) {
-        if ((int)i == v->best || (int)i == v->second)
+        if ((int)i == v->best || (int)i == v->second || (v->tie && ties_best(designs, sizes, v, i)))
             continue;
         const design_t *d = &g_array_index(designs, design_t, i);
         double lo = 0, hi = 0;
@@ -414,7 +434,17 @@ static char *verdict_text(const GArray *designs, const GArray *sizes, const verd
     else
         g_string_append_printf(g, "%s to %s: ", a, z);
     if (v->tie) {
-        g_string_append_printf(g, "%s and %s tie (within %.0f%%)", b->label, s->label, 100 * TIE);
+        /* "a and b tie", "a, b and c tie": every design within TIE */
+        g_string_append_printf(g, "%s", b->label);
+        GPtrArray *more = g_ptr_array_new();
+        g_ptr_array_add(more, (gpointer)s->label);
+        for (guint i = 0; i < designs->len; i++)
+            if ((int)i != v->best && (int)i != v->second && ties_best(designs, sizes, v, i))
+                g_ptr_array_add(more, (gpointer)g_array_index(designs, design_t, i).label);
+        for (guint i = 0; i < more->len; i++)
+            g_string_append_printf(g, "%s%s", i + 1 == more->len ? " and " : ", ", (const char *)more->pdata[i]);
+        g_ptr_array_free(more, TRUE);
+        g_string_append_printf(g, " tie (within %.0f%%)", 100 * TIE);
         others(g, designs, sizes, v);
         return g_string_free(g, FALSE);
     }

@@ -36,6 +36,11 @@ esac && ok verdict-first || bad "verdict-first ($first)"
 grep -q '^#   .* wins, [0-9.]*x.* faster than .* (Ring/Simple against Tree/Simple)$' rt.txt && ok verdict-why || bad verdict-why
 "$COLLSIM" compare $RT >rt2.txt 2>/dev/null && cmp -s rt.txt rt2.txt && ok deterministic || bad deterministic
 
+# three designs that price alike: all three tie, none is "1.00x slower"
+"$COLLSIM" compare --topo dgx-h100 --nodes 2 -b 1G -e 1G --design a:seed=1 --design b:seed=2 --design c:seed=3 \
+    >t3.txt 2>t3.err && grep -q '^#   1 GiB: a, b and c tie (within 1%)$' t3.txt && ! grep -q 'slower' t3.txt &&
+    ok tie-three || bad "tie-three ($(grep '^#   ' t3.txt) $(cat t3.err))"
+
 # ---- two files: labels from the names of the files --------------------------------
 "$COLLSIM" compare "$S/dgx-h100.ini" "$S/dgx-a100.ini" -b 1M -e 64M -f 8 >f.txt 2>f.err && ok files-exit || bad "files-exit ($(cat f.err))"
 grep -q '^# design dgx-h100: .*dgx-h100.ini ("' f.txt && grep -q '^# design dgx-a100: ' f.txt && ok file-labels || bad file-labels
