@@ -849,6 +849,20 @@ static gboolean build_explicit_fabric(cs_xml_ctx_t *c, cs_topo_t *t, GHashTable 
                 max_switch_lat = MAX(max_switch_lat, nic_switch_lat(d));
         }
     }
+    /* Every NIC of a fabric is cabled: an unwired one has no route to
+     * the other nodes, which the engines that route would find only in
+     * the middle of a run (and the analytic engine not at all). */
+    for (int d = 0; d < t->ndevs; d++) {
+        if (t->devs[d].kind != CS_DEV_NIC)
+            continue;
+        gboolean wired = FALSE;
+        for (int l = 0; l < t->nlinks && !wired; l++)
+            wired = t->links[l].kind == CS_LINK_NET && (t->links[l].src == d || t->links[l].dst == d);
+        if (!wired)
+            return cs_xml_fail(c, f->el, "NIC '%s' (line %d) has no link in <fabric>; expected a <link a=\"%s\" "
+                               "b=\"SWITCH\"/> for every NIC of a node (or the NIC removed from its <node>)",
+                               t->devs[d].name, t->devs[d].line, t->devs[d].name);
+    }
     t->fabric.kind = f->kind;
     t->fabric.oversubscription = f->oversub;
     t->fabric.nodes_per_leaf = f->has_nodes_per_leaf ? f->nodes_per_leaf : 1;

@@ -537,6 +537,7 @@ static const struct {
     { "bad-no-fabric.xml", "bad-no-fabric.xml:2: 2 nodes but no <fabric>; expected a <fabric> element joining them" },
     { "bad-fabric-kind.xml", "bad-fabric-kind.xml:8: unknown fabric kind 'torus'; expected rail, fat-tree or custom" },
     { "bad-fabric-unknown-nic.xml", "bad-fabric-unknown-nic.xml:11: unknown device 'n2.nic0' in a=; expected a <switch> id of this fabric or a NIC, written n<k>.<id> (\"n0.nic0\") when there are several nodes" },
+    { "bad-fabric-unwired-nic.xml", "bad-fabric-unwired-nic.xml:8: NIC 'n1.nic0' (line 5) has no link in <fabric>; expected a <link a=\"n1.nic0\" b=\"SWITCH\"/> for every NIC of a node (or the NIC removed from its <node>)" },
     { "bad-switch-nobw.xml", "bad-switch-nobw.xml:13: switch-to-switch link 'leaf0' - 'leaf1' has no bandwidth; expected bw= such as bw=\"400Gbps\"" },
     { "bad-disconnected.xml", "bad-disconnected.xml:5: GPU 'gpu1' has no path to GPU 'gpu0'; expected NVLink, PCIe or a NIC and fabric connecting them" },
     { "bad-nccl-rank.xml", "bad-nccl-rank.xml:4: bad rank=\"zero\" on <gpu>; expected an integer from 0 to 2147483647" },
