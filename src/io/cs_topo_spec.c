@@ -563,12 +563,14 @@ static cs_topo_t *build(const cs_topo_spec_t *spec, GError **err)
         t = cs_topo_xml_load(spec->file, err);
         if (t == NULL)
             return NULL;
-        if (spec->nodes > 1) {
-            if (t->nnodes > 1) {
-                set_key_error(err, spec, "nodes", "%s already describes %d nodes; expected a one-node file to replicate",
-                              spec->file, t->nnodes);
-                return NULL;
-            }
+        /* A file of several nodes is the cluster: --nodes may only
+         * repeat its count (1 included, which would not shrink it) */
+        if (spec->nodes > 0 && t->nnodes > 1 && spec->nodes != t->nnodes) {
+            set_key_error(err, spec, "nodes", "%d, but %s describes %d nodes; expected nodes unset or %d "
+                          "(only a one-node file is replicated)", spec->nodes, spec->file, t->nnodes, t->nnodes);
+            return NULL;
+        }
+        if (spec->nodes > 1 && t->nnodes == 1) {
             cs_topo_t *c = cs_cluster_build(t, &o, err);
             if (c == NULL)
                 return NULL;

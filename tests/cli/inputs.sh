@@ -157,8 +157,15 @@ at_line gpus-file 3 "gpus: 9 GPUs per node requested; expected at most 8" -- "fi
 at_line gpus-pcie 4 "gpus: 65 GPUs in one PCIe server" -- "preset = pcie" "gpu = h100-pcie" "gpus = 65"
 at_line gpu-sxm 3 "gpu: h100-sxm is an SXM/superchip module" -- "preset = pcie" "gpu = h100-sxm"
 at_line gpu-missing 2 "preset: the pcie preset needs a GPU model" -- "preset = pcie" "nodes = 4"
-at_line nodes-file 3 "nodes: $topos/cluster-2node-rail.xml already describes 2 nodes" -- \
-    "file = $topos/cluster-2node-rail.xml" "nodes = 2"
+at_line nodes-file 3 "nodes: 4, but $topos/cluster-2node-rail.xml describes 2 nodes; expected nodes unset or 2" -- \
+    "file = $topos/cluster-2node-rail.xml" "nodes = 4"
+# a file of several nodes: 1 is refused too (it would not shrink the
+# cluster), its own count is accepted
+at_line nodes-file-one 3 "nodes: 1, but $topos/cluster-2node-rail.xml describes 2 nodes; expected nodes unset or 2" -- \
+    "file = $topos/cluster-2node-rail.xml" "nodes = 1"
+printf '[topology]\nfile = %s\nnodes = 2\n' "$topos/cluster-2node-rail.xml" > same.ini
+"$COLLSIM" run same.ini -b 1M -e 1M > same.txt 2>&1 && grep -q '^ *1048576 ' same.txt && ok nodes-file-same ||
+    bad "nodes-file-same ($(tail -1 same.txt))"
 at_line oversub-rail 4 "oversubscription: 2 does not apply: the rail fabric of 2 nodes" -- \
     "preset = dgx-h100" "nodes = 2" "oversubscription = 2"
 at_line oversub-one-node 3 "oversubscription: 2 does not apply: 1 node(s) without a network fabric" -- \
