@@ -559,6 +559,19 @@ static gboolean scan_ini(const char *buf, gsize len, const char *name, GPtrArray
                                 "unknown group [%s]; expected [scenario], [topology], [collective], [nccl], [fabric], [output], [workload] or [job NAME]", q);
                 return FALSE;
             }
+            /* a group given twice would have GKeyFile merge the two
+             * silently (a key repeated across them is caught below, but
+             * not one given in each half) */
+            char *gid = g_strdup_printf("%s\n", group);
+            gpointer gfirst = g_hash_table_lookup(seen, gid);
+            if (gfirst != NULL) {
+                g_autofree char *q = quote_line(group);
+                cs_set_error_at(err, name, lineno, "[%s] already appeared on line %d; expected each group once",
+                                q, GPOINTER_TO_INT(gfirst));
+                g_free(gid);
+                return FALSE;
+            }
+            g_hash_table_insert(seen, gid, GINT_TO_POINTER(lineno));
             continue;
         }
         const char *eq = strchr(p, '=');

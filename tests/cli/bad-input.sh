@@ -109,6 +109,9 @@ printf '[topology]\npreset = dgx-h100\nnvlink-bridge = pairs\n' >s8.ini
 check ini-bridge-fixed exact "s8.ini:3: nvlink-bridge: applies to the pcie preset only (dgx-h100 $FIXED; expected no nvlink-bridge with dgx-h100" -- run s8.ini
 printf '[topology]\npreset = dgx-h100\n[colective]\n' >s3.ini
 check ini-group exact "s3.ini:3: unknown group [colective]; expected [scenario], [topology], [collective], [nccl], [fabric], [output], [workload] or [job NAME]" -- run s3.ini
+# a group given twice (GKeyFile would merge the two halves)
+printf '[topology]\npreset = dgx-h100\n[collective]\nop = allreduce\n[collective]\nminbytes = 1M\n' >s9.ini
+check ini-group-twice exact "s9.ini:5: [collective] already appeared on line 3; expected each group once" -- run s9.ini
 # several jobs, --trace, --link-stats
 J='[scenario]\nmodel = flow\n[topology]\npreset = dgx-h100\nnodes = 2\n'
 printf "$J[job a b]\nsize = 1M\n" >j1.ini
