@@ -693,6 +693,75 @@ static void rule_socket_quality(dr_ctx_t *c)
     dr_agg_clear(&virt);
 }
 
+/* Settings that take NCCL off the GPUs' own paths, or past what it
+ * does safely by default. */
+static void rule_intra(dr_ctx_t *c)
+{
+    const dr_machine_t *m = &c->d->m;
+    /* paths.cc ncclGetLevel: NCCL_P2P_DISABLE=1 is P2P level LOC */
+    if (m->gpus->len >= 2 && dr_env_long(c, "NCCL_P2P_DISABLE", 0) == 1) {
+        g_autofree char *ev = dr_env_evidence(c, "NCCL_P2P_DISABLE");
+        dr_add(c->d, CS_DOCTOR_WARNING, "p2p-disabled", ev,
+               "the GPUs exchange data through host memory (SHM) or the network instead of NVLink or PCIe "
+               "peer-to-peer: intra-node bandwidth drops several times (collsim run --env NCCL_P2P_DISABLE=1 "
+               "prices it)",
+               "unset it; where peer-to-peer fails (hangs, wrong results), fix the cause (IOMMU, PCIe ACS "
+               "sending P2P through the root complex) rather than turning it off",
+               "NCCL_P2P_DISABLE=1 turns off peer-to-peer between this machine's %u GPUs", m->gpus->len);
+    }
+    /* tuning.cc: LL128 is on by default only where NCCL deems it safe
+     * (NVLink-class paths); forcing it elsewhere can corrupt data (NCCL's
+     * documentation of NCCL_PROTO) */
+    cs_nccl_settings_t s;
+    if (c->env != NULL && m->gpus->len >= 2 && m->nvswitches->len == 0 &&
+        cs_nccl_env_settings(c->env, &s, NULL)) {
+        gboolean forced = FALSE;
+        for (int k = 0; k < CS_COLL_COUNT; k++)
+            forced |= s.proto_enabled[k][CS_PROTO_LL128] == 1;
+        cs_nccl_settings_clear(&s);
+        if (forced) {
+            g_autofree char *ev = dr_env_evidence(c, "NCCL_PROTO");
+            dr_add(c->d, CS_DOCTOR_WARNING, "ll128-forced", ev,
+                   "NCCL leaves LL128 off by default where its GPUs are not all joined by NVLink, because it "
+                   "is not safe there: forced on such a machine it can corrupt data (NCCL's documentation of "
+                   "NCCL_PROTO)",
+                   "unset NCCL_PROTO: a list that names LL128, or one that excludes another protocol "
+                   "('^LL'), turns LL128 on where NCCL's default leaves it off",
+                   "NCCL_PROTO forces LL128 on a machine without NVSwitch (its GPUs may be joined by PCIe only)");
+        }
+    }
+}
+
+/* RoCE: the ToS NCCL sets from NCCL_IB_TC picks the packets' priority
+ * through the switch's DSCP-to-priority map; the usual map (priority =
+ * DSCP / 8) and the usual lossless class (priority 3, DSCP 26: ToS 106)
+ * say where a value lands. A note: the switch's own map decides. */
+static void rule_roce_tc(dr_ctx_t *c)
+{
+    const char *v = dr_env(c, "NCCL_IB_TC");
+    if (v == NULL || c->d->net != CS_DOCTOR_NET_IB)
+        return;
+    gboolean roce = FALSE;
+    for (guint i = 0; i < c->d->ibdevs->len && !roce; i++) {
+        const dr_ibdev_t *dev = &g_array_index(c->d->ibdevs, dr_ibdev_t, i);
+        const dr_rdma_t *r = c->d->m.rdma->pdata[dev->rdma];
+        roce = r->ports[dev->port].ll == DR_LL_ETH;
+    }
+    long tc = dr_env_long(c, "NCCL_IB_TC", 0);
+    if (!roce || tc < 0 || tc > 255)
+        return;
+    int dscp = (int)(tc >> 2), prio = dscp >> 3;
+    if (prio == 3)
+        return;
+    g_autofree char *ev = dr_env_evidence(c, "NCCL_IB_TC");
+    dr_add(c->d, CS_DOCTOR_INFO, "roce-tc-priority", ev,
+           "RoCE fabrics usually run PFC on priority 3 only: on another priority a congested switch drops "
+           "RDMA packets, and go-back-N retransmissions or timeouts follow (docs/labs/lab6-lossy-tc.md)",
+           "check the switch's DSCP-to-priority map and PFC classes; the usual lossless class is "
+           "NCCL_IB_TC=106 (DSCP 26, priority 3)",
+           "NCCL_IB_TC=%s puts RoCE data on DSCP %d, priority %d under the usual map (DSCP / 8)", v, dscp, prio);
+}
+
 void dr_rules_nccl(dr_ctx_t *c, const char *gpu_model)
 {
     rule_gpus(c, gpu_model);
@@ -710,6 +779,8 @@ void dr_rules_nccl(dr_ctx_t *c, const char *gpu_model)
     if (c->d->net == CS_DOCTOR_NET_IB)
         dr_rule_gid(c);
     rule_socket_quality(c);
+    rule_intra(c);
+    rule_roce_tc(c);
     rule_summary(c, boot);
     g_array_free(boot, TRUE);
 }

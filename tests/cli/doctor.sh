@@ -87,6 +87,17 @@ expect ifname-exact 1 "[error] socket-ifname-missing" -- --root "$trees/lab-1gbe
 RUNENV=NCCL_SOCKET_IFNAME=eth1
 expect env-ignored 0 "" -- --root "$trees/lab-1gbe" $I
 RUNENV=
+# settings that take NCCL off the GPUs' paths or past its safe default
+expect p2p-disabled 0 "[warning] p2p-disabled: NCCL_P2P_DISABLE=1 turns off peer-to-peer between this machine's 2 GPUs" -- \
+    --root "$trees/roce-gid" $I --env NCCL_P2P_DISABLE=1
+expect ll128-forced 0 "[warning] ll128-forced: NCCL_PROTO forces LL128 on a machine without NVSwitch" -- \
+    --root "$trees/roce-gid" $I --env NCCL_PROTO=^LL
+expect ll128-nvswitch 0 "Findings: 0 errors, 0 warnings, 0 notes" -- --root "$trees/dgx-h100" $I --env NCCL_PROTO=LL128
+expect ll128-default 0 "Findings: 0 errors, 0 warnings, 0 notes" -- --root "$trees/roce-gid" $I --env NCCL_PROTO=^LL128
+expect roce-tc 0 "[note] roce-tc-priority: NCCL_IB_TC=0 puts RoCE data on DSCP 0, priority 0 under the usual map" -- \
+    --root "$trees/roce-gid" $I --env NCCL_IB_TC=0
+expect roce-tc-106 0 "Findings: 0 errors, 0 warnings, 0 notes" -- --root "$trees/roce-gid" $I --env NCCL_IB_TC=106
+expect roce-tc-ib 0 "Findings: 0 errors, 0 warnings, 0 notes" -- --root "$trees/dgx-h100" $I --env NCCL_IB_TC=0
 expect bootstrap-lo 0 "[warning] bootstrap-loopback: NCCL_SOCKET_IFNAME=lo puts NCCL's bootstrap on the loopback interface lo" -- \
     --root "$trees/roce-gid" $I --env NCCL_SOCKET_IFNAME=lo
 grep -F -q "fix:      set NCCL_SOCKET_IFNAME to the interface the hosts share (this machine has: eno1, ens1f0np0)" out.txt ||
