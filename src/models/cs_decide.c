@@ -943,6 +943,13 @@ cs_comm_t *cs_comm_new(const cs_topo_t *t, const cs_nccl_env_t *env, GError **er
         return NULL;
     }
     cs_comm_tune(c);
+    if (c->ll128_forced_unsafe) {
+        g_autofree char *line = g_strdup_printf(
+            "NCCL_PROTO=%s (%s) turns LL128 on where NCCL's default leaves it off (its paths are not all "
+            "NVLink: tuning.cc), because it is not safe there: NCCL's documentation warns it can corrupt data; "
+            "priced as forced", c->proto_env != NULL ? c->proto_env : "", c->proto_origin != NULL ? c->proto_origin : "settings");
+        cs_nccl_env_log(e, line);
+    }
     return c;
 }
 

@@ -201,6 +201,10 @@ struct cs_comm {
     gboolean collnet_chain_support;
     char *collnet_note;       /* one line for the output's notes, or NULL */
     cs_tune_t tune;
+    /* NCCL_PROTO turns LL128 on for an algorithm whose paths NCCL's
+     * default rule leaves it off on (tuning.cc: not NVLink-class): the
+     * output warns (cs_comm_tune) */
+    gboolean ll128_forced_unsafe;
 };
 
 /* cs_decide_tune.c */

@@ -326,15 +326,20 @@ void cs_comm_tune(cs_comm_t *c)
                 algo_on = FALSE;
             for (int p = 0; p < CS_PROTO_COUNT; p++) {
                 int pe = s->proto_enabled[coll][p];
-                if (pe == 2 && p == CS_PROTO_LL128) {
-                    pe = 1;
+                if (p == CS_PROTO_LL128) {
+                    int def = 1;
                     if (s->ll128_c2c && cc_min >= 90)
-                        pe &= c->graph_type_inter[a] <= CS_PATH_PXN;
+                        def &= c->graph_type_inter[a] <= CS_PATH_PXN;
                     else
-                        pe &= c->graph_type_inter[a] <= CS_PATH_PXB;
-                    pe &= c->graph_type_intra[a] <= CS_PATH_NVB;
-                    pe &= cc_min == cc_max;
-                    pe &= !(cc_min < 70);
+                        def &= c->graph_type_inter[a] <= CS_PATH_PXB;
+                    def &= c->graph_type_intra[a] <= CS_PATH_NVB;
+                    def &= cc_min == cc_max;
+                    def &= !(cc_min < 70);
+                    if (pe == 2)
+                        pe = def;
+                    else if (pe == 1 && !def && algo_on && a != CS_ALGO_COLLNET_DIRECT &&
+                             a != CS_ALGO_COLLNET_CHAIN && a != CS_ALGO_NVLS && a != CS_ALGO_NVLS_TREE)
+                        c->ll128_forced_unsafe = TRUE;   /* NCCL's default would leave it off */
                 }
                 if (pe == 0 || !algo_on)
                     tu->bw[coll][a][p] = 0;

@@ -314,4 +314,12 @@ for s in "$top_srcdir"/scenarios/*.ini; do
 done
 grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || ok "lab example has no warning"
 
+# LL128 forced where NCCL's default leaves it off (PCIe L40S servers):
+# warned, priced as forced; on NVLink machines (LL128 on by default) not
+"$COLLSIM" run "$top_srcdir/scenarios/lab-roce-fixed.ini" --env NCCL_PROTO=LL128 -b 1M -e 1M >ll.txt 2>ll.err &&
+    grep -q "^# warning: NCCL_PROTO=LL128 (--env) turns LL128 on where NCCL's default leaves it off" ll.txt &&
+    grep -q 'LL128' ll.txt && ok ll128-forced-warns || bad "ll128-forced-warns ($(cat ll.err))"
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --env NCCL_PROTO=LL128 -b 1M -e 1M >ll2.txt 2>&1 &&
+    ! grep -q 'turns LL128 on' ll2.txt && ok ll128-nvlink-quiet || bad ll128-nvlink-quiet
+
 exit $fail
