@@ -227,7 +227,10 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
     if (!cs_output_write(n, paths, data, NULL, err))
         return cs_error_exit_status(*err);
     cs_write_step_table(stdout, &rep, ops_table);
-    return cs_output_stdout_flush(err) ? 0 : cs_error_exit_status(*err);
+    if (!cs_output_stdout_flush(err))
+        return cs_error_exit_status(*err);
+    /* a missed latency target is a failed check (collsim(1) EXIT STATUS) */
+    return cs_write_step_targets_met(&rep) ? 0 : 1;
 }
 
 static const cs_run_args_cmd_t step_cmd = {

@@ -41,6 +41,15 @@ static const char *verdict(double t, double target)
     return t <= target ? "met" : "missed";
 }
 
+gboolean cs_write_step_targets_met(const cs_step_report_t *rep)
+{
+    const cs_wl_spec_t *s = rep->spec;
+    const cs_step_call_t *tp = tp_call(rep->r);
+    if (s->target_allreduce_s > 0 && tp != NULL && tp->mean_s > s->target_allreduce_s)
+        return FALSE;
+    return !(s->target_token_s > 0 && rep->r->step_s > s->target_token_s);
+}
+
 void cs_write_step_table(FILE *f, const cs_step_report_t *rep, gboolean ops)
 {
     const cs_wl_spec_t *s = rep->spec;

@@ -22,6 +22,9 @@ typedef struct {
 
 /* The summary table; 'ops': also every op of the plan with its times (-v). */
 void cs_write_step_table(FILE *f, const cs_step_report_t *rep, gboolean ops);
+/* Whether every latency target the spec sets (target-allreduce,
+ * target-token) is met, as the table says "met" or "missed". */
+gboolean cs_write_step_targets_met(const cs_step_report_t *rep);
 char *cs_write_step_json(const cs_step_report_t *rep);
 /* The step's timeline: one row per stage and stream (compute, each group's
  * communicator), each op a bar from its first instance's start to its last

@@ -342,8 +342,11 @@ static void test_line_errors(void)
                  "minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, agg-iters, procs-per-node, "
                  "nthreads");
     expect_error("op = allreduce\n", "s.ini:1: key 'op' comes before any group; expected a [group] line first");
-    expect_error("[collective]\niters = 5\n[scenario]\nseed = 2\n[collective]\niters = 6\n",
-                 "s.ini:6: key 'iters' in [collective] was already set on line 2; expected each key once");
+    expect_error("[collective]\niters = 5\niters = 6\n",
+                 "s.ini:3: key 'iters' in [collective] was already set on line 2; expected each key once");
+    /* a group given twice, even with other keys (GKeyFile would merge them) */
+    expect_error("[collective]\niters = 5\n[scenario]\nseed = 2\n[collective]\nwarmup = 6\n",
+                 "s.ini:5: [collective] already appeared on line 1; expected each group once");
     expect_error("[collective]\njust words\n",
                  "s.ini:2: 'just words' is not a key = value line; expected key = value, [group] or a # comment");
     expect_error("[collective]\n; old comment\n",
