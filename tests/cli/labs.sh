@@ -47,6 +47,9 @@ col() { awk -v s="$2" -v n="$3" '!/^#/ && $1 == s { print $n; exit }' "$(f "$1")
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
 # has FILE REGEX
 has() { grep -q -- "$2" "$(f "$1")" 2>/dev/null; }
+# quoted PAGE TEXT: the page, its lines joined and spaces squeezed, holds
+# TEXT as written: the figures its answers quote are the ones printed
+quoted() { tr '\n' ' ' <"$labs/$1.md" | tr -s ' ' | grep -qF -- "$2"; }
 
 G=1073741824
 
@@ -74,6 +77,9 @@ if run_lab lab1-socket-fallback; then
         && ok "lab1: NCCL_IB_HCA=mlx5_9 warning" || bad "lab1: wrong HCA warning"
     has before.txt '^# transports: .*NET/Socket inter (.*eno1, 1 Gb/s)' \
         && ok "lab1: before: NET/Socket over eno1 in the header" || bad "lab1: before header"
+    t=$(sed -n 's/^# transports: //p' "$(f before.txt)")
+    [ -n "$t" ] && quoted lab1-socket-fallback "\`$t\`" && ok "lab1: the page quotes before's transports line" \
+        || bad "lab1: the page does not quote the transports line ($t)"
     [ "$(col before.txt $G 17)" = "SHM+NET/Socket" ] && ok "lab1: before: transport column" \
         || bad "lab1: before transport column ($(col before.txt $G 17))"
     b0=$(busbw before.txt $G); b1=$(busbw after.txt $G)
@@ -174,6 +180,11 @@ if run_lab lab4-gid-index; then
     has doctor-hca.txt 'network: .*NET/Socket.*eno1 (1 Gb/s), ens1f0np0' && has doctor-hca.txt '\[warning\] socket-slow' \
         && ok "lab4: doctor: sockets over eno1 and ens1f0np0" || bad "lab4: doctor hca network"
     lt "$(busbw run-hca.txt $G)" "$(busbw run-v2.txt $G)" && ok "lab4: sockets slower than RoCE" || bad "lab4: hca busbw"
+    # answers 6 and 7 quote the busbw of run-v2.txt and run-hca.txt at 1 GiB
+    b2=$(busbw run-v2.txt $G) bh=$(busbw run-hca.txt $G)
+    quoted lab4-gid-index "at $b2 GB/s busbw at 1 GiB" \
+        && quoted lab4-gid-index "and $bh GB/s busbw at 1 GiB against \`run-v2.txt\`'s $b2." \
+        && ok "lab4: the answers quote $b2 and $bh GB/s" || bad "lab4: the answers do not quote $b2 and $bh GB/s"
 fi
 
 # ---- lab 5: oversubscription and jobs sharing a spine ---------------------------
@@ -325,6 +336,10 @@ if run_lab lab9-incast; then
         lt "$(jcol incast-pfc.txt incast-$j slowdown)" "$(jcol incast-dcqcn.txt incast-$j slowdown)" && n=$((n + 1))
     done
     [ $n -eq 4 ] && ok "lab9: DCQCN: the incast jobs are slower" || bad "lab9: DCQCN incast"
+    # answer 3 quotes the victim's slowdown with DCQCN
+    vd=$(jcol incast-dcqcn.txt victim slowdown)
+    [ -n "$vd" ] && quoted lab9-incast "the victim is $(printf %.1f "$vd") times slower ($vd)" \
+        && ok "lab9: answer 3 quotes the DCQCN victim's slowdown ($vd)" || bad "lab9: answer 3 does not quote the victim's $vd"
     ! grep -q '^paused' "$(f fabric-lossy.txt)" && grep -q '^queue .*leaf1 -> n0\.nic0' "$(f fabric-lossy.txt)" \
         && ok "lab9: lossy: nothing paused" || bad "lab9: lossy pauses"
     # the retransmission timer at the defaults: 4.096 us x 2^20 = 4294967.296 us
@@ -332,6 +347,15 @@ if run_lab lab9-incast; then
     for j in incast-1 incast-2 incast-3 incast-4 victim; do lt 4294967 "$(jcol incast-lossy.txt $j 'time(us)')" && n=$((n + 1)); done
     [ $n -ge 3 ] && lt 4294967 "$(jcol incast-lossy.txt victim 'time(us)')" \
         && ok "lab9: lossy: $n jobs, the victim among them, wait for the retransmission timer" || bad "lab9: lossy times"
+    # answer 4 quotes the lossy times: in s, incast-2's in us
+    secs() { awk -v t="$(jcol incast-lossy.txt "$1" 'time(us)')" 'BEGIN { if (t != "") printf "%.2f", t / 1e6 }'; }
+    s1=$(secs incast-1) s3=$(secs incast-3) s4=$(secs incast-4) sv=$(secs victim)
+    u2=$(awk -v t="$(jcol incast-lossy.txt incast-2 'time(us)')" 'BEGIN { if (t != "") printf "%.0f", t }')
+    [ -n "$sv" ] && [ "$s3" = "$sv" ] && [ "$s4" = "$sv" ] \
+        && quoted lab9-incast "$sv s for two incast jobs (incast-3, incast-4) and the victim" \
+        && quoted lab9-incast "incast-1's $s1 s three" && quoted lab9-incast "incast-2, got through ($u2 us)" \
+        && ok "lab9: answer 4 quotes the lossy times ($s1 s, $sv s, $u2 us)" \
+        || bad "lab9: answer 4 and the lossy times (incast-1 $s1 s, incast-2 $u2 us, incast-3 $s3 s, incast-4 $s4 s, victim $sv s)"
 fi
 M16=16777216
 if run_lab lab10-deadlock; then
