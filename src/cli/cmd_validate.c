@@ -663,6 +663,43 @@ static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *t
  * (cs_comm_p2p_direct), said where the version or its bound implies it */
 #define DIRECT_NOTE ", its GPUs of one process writing into each other's buffers (P2P/direct pointer, up to 2.22)"
 
+static gint cmp_double(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A run several times slower than predicted at every large size, where
+ * its log says nothing of what NCCL did (no finding): a hint at the usual
+ * causes, which only the run's settings or its NCCL_DEBUG=INFO lines can
+ * confirm. The median of the signed errors at >= 1 MiB is +300 % or
+ * more: the prediction is at least 4 times the measured bandwidth. */
+static void far_below(const cs_validation_t *v, GPtrArray *findings)
+{
+    if (findings->len > 0)
+        return;
+    GArray *e = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < v->rows->len; i++) {
+        const cs_validate_row_t *r = &g_array_index(v->rows, cs_validate_row_t, i);
+        if (r->size >= CS_VALIDATE_LARGE_MIN && !isnan(r->busbw_err))
+            g_array_append_val(e, r->busbw_err);
+    }
+    if (e->len > 0) {
+        g_array_sort(e, cmp_double);
+        guint n = e->len;
+        double med = n % 2 ? g_array_index(e, double, n / 2)
+                           : (g_array_index(e, double, n / 2 - 1) + g_array_index(e, double, n / 2)) / 2;
+        if (med >= 3.0)
+            g_ptr_array_add(findings, g_strdup_printf(
+                "the measured bus bandwidth is %.0fx below the prediction (the median at sizes >= 1 MiB) and "
+                "the log does not say what NCCL did: a run this far off usually had NCCL fall back (peer-to-peer, "
+                "InfiniBand or GPUDirect RDMA disabled, sockets, the wrong interface or HCA); give validate the "
+                "run's NCCL_* settings with --env, or take the log with NCCL_DEBUG=INFO, whose lines it compares "
+                "with the model", med + 1));
+    }
+    g_array_free(e, TRUE);
+}
+
 static int validate(validate_args_t *a, GError **err)
 {
     cs_scenario_t s;
@@ -904,6 +941,7 @@ static int validate(validate_args_t *a, GError **err)
         /* what the run's NCCL said it did, against the model's decisions */
         c->findings = g_ptr_array_new_with_free_func(g_free);
         cs_validate_findings(c->seen, comm, a->log, c->findings);
+        far_below(c->v, c->findings);
         if (params.calibration_source != NULL) {
             cs_params_t builtin;
             cs_params_init_defaults(&builtin);

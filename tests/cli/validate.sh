@@ -331,6 +331,20 @@ rc=$?
     grep -q "^collsim: --nccl-version-max: 'two' is not a version; expected MAJOR.MINOR" vm4.err &&
     ok bad-nccl-version-max || bad "bad-nccl-version-max (rc=$rc: $(cat vm4.err))"
 
+# A run far below the prediction whose log says nothing of what NCCL did
+# gets a finding naming the usual fallbacks; collsim's own table read back
+# gets none, and 3 times slower is not far enough for it.
+"$COLLSIM" run --topo dgx-h100 -b 1M -e 16M -f 4 > fa.log 2>&1 || bad fa-run
+for k in 10 3; do
+    awk -v k=$k '$1 ~ /^[0-9]+$/ && NF >= 13 { $6 *= k; $7 /= k; $8 /= k; $10 *= k; $11 /= k; $12 /= k } { print }' \
+        fa.log > "fa$k.log"
+done
+"$COLLSIM" validate fa10.log --topo dgx-h100 > fa10.txt 2>&1
+grep -q '^# finding: the measured bus bandwidth is 10x below the prediction .*NCCL_DEBUG=INFO' fa10.txt &&
+    "$COLLSIM" validate fa.log --topo dgx-h100 > fa1.txt 2>&1 && ! grep -q '^# finding' fa1.txt &&
+    { "$COLLSIM" validate fa3.log --topo dgx-h100 > fa3.txt 2>&1; ! grep -q '^# finding' fa3.txt; } &&
+    ok far-below-finding || bad "far-below-finding ($(grep -h '^# finding' fa10.txt fa3.txt | cut -c1-120))"
+
 # The measured run's process layout from the log itself: collsim's own
 # table of one process driving 8 GPUs says "nThread 1 nGpus 8", and
 # validate prices it so (errors 0), saying where the layout came from;
