@@ -66,8 +66,11 @@ char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t
     const char *first = NULL;
     for (int k = 0; k < CS_FK_COUNT && first == NULL; k++)
         first = cs_fabric_cfg_where(cfg, k);
-    return g_strdup_printf("the fabric settings (%s%s) describe the packets of --model packet; --model %s ignores "
-                           "them", first != NULL ? first : "[fabric]",
+    /* the PFC classes are still read for the header's lossy-priority
+     * check (lossy_note below), which every engine prints */
+    return g_strdup_printf("the fabric settings (%s%s) describe the packets of --model packet; --model %s does not "
+                           "simulate them (it reads only the PFC classes, to say where RoCE data lands on a lossy "
+                           "priority)", first != NULL ? first : "[fabric]",
                            __builtin_popcountll(cfg->set) > 1 ? " and others" : "", ops->name);
 }
 

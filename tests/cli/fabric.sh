@@ -104,12 +104,12 @@ scen map.ini 'dscp-map = 26:5'
 # ---- engines that do not read the section say so ---------------------------
 for m in analytic flow; do
     "$COLLSIM" run $T --model $m -b 1M -e 1M --mtu 1024 >out.txt 2>err.txt
-    grep -q "collsim: warning: the fabric settings (--mtu) describe the packets of --model packet; --model $m ignores them" err.txt &&
+    grep -q "collsim: warning: the fabric settings (--mtu) describe the packets of --model packet; --model $m does not simulate them (it reads only the PFC classes" err.txt &&
         grep -q "^# warning: the fabric settings" out.txt && ok "--model $m says it ignores [fabric]" ||
         { bad "--model $m says it ignores [fabric]"; cat err.txt; }
 done
 "$COLLSIM" run $T --model packet -b 1M -e 1M >out.txt 2>err.txt
-grep -q "ignores them" out.txt err.txt && bad "no warning without [fabric]" || ok "no warning without [fabric]"
+grep -q "does not simulate them" out.txt err.txt && bad "no warning without [fabric]" || ok "no warning without [fabric]"
 # RoCE data on a priority without PFC (NCCL_IB_TC 0 -> DSCP 0 -> priority 0;
 # the default PFC is on 3): the engines that price a lossless fabric say
 # so in the header, and not for the default ToS (106 -> priority 3), nor
