@@ -388,6 +388,28 @@ static char *header_text(const cs_result_t *r, const cs_table_opts_t *o)
  * end knows. *r_p: the finished result; *header_notes_p: how many of its
  * notes the header printed. Returns the exit status (0, 2 with *err set,
  * 3 with *err set for a failed write, CS_EXIT_INTERRUPTED). */
+/* nccl-tests allocates a send and a receive buffer of the largest size on
+ * every GPU (common.cu AllocateBuffs: ncclMemAlloc or cudaMalloc of
+ * maxBytes each, a third of the receive size for -c 1): where two do not
+ * fit the smallest GPU's memory the run cannot start, which the
+ * prediction does not see. NULL when they fit or a capacity is unknown. */
+static char *buffers_warning(const cs_topo_t *t, guint64 maxbytes)
+{
+    const cs_gpu_model_t *least = NULL;
+    for (int d = 0; d < t->ndevs; d++) {
+        const cs_gpu_model_t *g = t->devs[d].kind == CS_DEV_GPU ? t->devs[d].gpu : NULL;
+        if (g != NULL && g->mem_bytes > 0 && (least == NULL || g->mem_bytes < least->mem_bytes))
+            least = g;
+    }
+    if (least == NULL || 2.0 * (double)maxbytes <= least->mem_bytes)
+        return NULL;
+    g_autofree char *sz = cs_format_size(maxbytes);
+    return g_strdup_printf("nccl-tests allocates a send and a receive buffer of the largest size on every GPU "
+                           "(common.cu AllocateBuffs): 2 x %s do not fit the %.0f GB of an %s, so that run would "
+                           "not start; the rows price the sizes as if they fitted",
+                           sz, least->mem_bytes / 1e9, least->marketing);
+}
+
 static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_ops_t *ops,
                      const cs_engine_job_t *job, const guint64 *sizes, int nsizes, const cs_table_opts_t *o,
                      const GPtrArray *warnings, cs_result_t **r_p, guint *header_notes_p, GError **err)
@@ -499,6 +521,9 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     char *fw = cs_engine_fabric_warning(d.ops, &s->fabric);
     if (fw != NULL)
         g_ptr_array_add(warnings, fw);
+    char *mw = nsizes > 0 ? buffers_warning(topo, sizes[nsizes - 1]) : NULL;
+    if (mw != NULL)
+        g_ptr_array_add(warnings, mw);
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
 

@@ -18,6 +18,7 @@ typedef struct {
     int pcie_gen;            /* host interface */
     int pcie_width;
     gboolean consumer;       /* GeForce class */
+    double mem_bytes;        /* memory capacity (bytes, vendor GB of 1e9; 0 unknown): the buffers a run can allocate */
 } cs_gpu_model_t;
 
 const cs_gpu_model_t *cs_gpu_model_find(const char *name); /* case-insensitive; NULL if unknown */

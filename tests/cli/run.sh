@@ -314,6 +314,14 @@ for s in "$top_srcdir"/scenarios/*.ini; do
 done
 grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || ok "lab example has no warning"
 
+# buffers nccl-tests could not allocate: 2 x 64 GiB on an 80 GB H100 warns,
+# 2 x 32 GiB does not
+"$COLLSIM" run --topo dgx-h100 -b 64G -e 64G >big.txt 2>big.err &&
+    grep -q '^collsim: warning: nccl-tests allocates a send and a receive buffer .*2 x 64 GiB do not fit the 80 GB of an NVIDIA H100' big.err &&
+    grep -q '^# warning: nccl-tests allocates' big.txt && ok buffers-too-large ||
+    bad "buffers-too-large ($(cat big.err))"
+"$COLLSIM" run --topo dgx-h100 -b 32G -e 32G >big2.txt 2>&1 && ! grep -q 'do not fit' big2.txt && ok buffers-fit ||
+    bad buffers-fit
 # LL128 forced where NCCL's default leaves it off (PCIe L40S servers):
 # warned, priced as forced; on NVLink machines (LL128 on by default) not
 "$COLLSIM" run "$top_srcdir/scenarios/lab-roce-fixed.ini" --env NCCL_PROTO=LL128 -b 1M -e 1M >ll.txt 2>ll.err &&
