@@ -374,7 +374,7 @@ static cs_topo_t *build_pcie_shape(const cs_build_opts_t *o, const pcie_shape_t 
         const char *use = strcmp(m->name, "gb10") == 0 ? "the dgx-spark preset"
                         : strcmp(m->name, "gb200") == 0 ? "the gb200-nvl72 preset"
                         : strcmp(m->name, "gb300") == 0 ? "the gb300-nvl72 preset" : "a dgx-* or hgx-* preset";
-        cs_set_flag_error(err, "--gpu", "%s is an SXM/superchip module, not a PCIe card; use %s for it",
+        cs_set_flag_error(err, "--gpu", "%s is an SXM/superchip module, not a PCIe card; expected a PCIe card, or %s for it",
                           m->name, use);
         return NULL;
     }

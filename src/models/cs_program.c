@@ -741,7 +741,7 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
     if (!ring_shape && !dataflow) {
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
                     "%s %s has no rank program (rings, chains, Tree/NVLS/NVLSTree/CollNet all-reduce are "
-                    "modelled); use --model analytic or restrict NCCL_ALGO",
+                    "modelled); expected --model analytic or NCCL_ALGO restricted to those",
                     cs_algo_name(d->algo), cs_coll_name(coll));
         return NULL;
     }

@@ -659,7 +659,7 @@ gboolean cs_engine_run_jobs(const cs_engine_ops_t *ops, cs_engine_multi_t *m, cs
 {
     g_return_val_if_fail(ops != NULL && m != NULL && outcomes != NULL, FALSE);
     if (ops->run_jobs == NULL) {
-        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "the %s model cannot run several jobs at once; use --model flow or packet",
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "the %s model cannot run several jobs at once; expected --model flow or packet",
                     ops->name);
         return FALSE;
     }
@@ -697,7 +697,7 @@ gboolean cs_engine_run_graph(const cs_engine_ops_t *ops, const cs_engine_multi_t
     g_return_val_if_fail(ops != NULL && m != NULL && decisions != NULL, FALSE);
     if (ops->run_jobs == NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "the %s model cannot run a workload's tasks together "
-                    "(their overlap and shared links); use --model flow or packet", ops->name);
+                    "(their overlap and shared links); expected --model flow or packet", ops->name);
         return FALSE;
     }
     if (m->ntasks == 0)

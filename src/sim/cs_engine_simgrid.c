@@ -743,7 +743,7 @@ static sim_t *sim_build(const ctx_t *c, const cs_engine_call_t *call, GError **e
         /* SimGrid has no switch that reduces: no in-network reduction */
         g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
                     "simgrid engine: %s (SHARP in-network reduction) is not modelled by the simgrid engine; "
-                    "use --model flow or analytic, or NCCL_COLLNET_ENABLE=0", cs_algo_name(d->algo));
+                    "expected --model flow or analytic, or NCCL_COLLNET_ENABLE=0", cs_algo_name(d->algo));
         return NULL;
     }
     g_autofree int *orders = cs_flow_prog_orders(c, d);

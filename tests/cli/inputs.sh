@@ -177,7 +177,7 @@ printf '[topology]\npreset = dgx-h100\ngpus = 4\n' > s.ini
 refused flag-gpus 2 "collsim: --gpus: 9 GPUs per node, but dgx-h100 has 8; expected 1..8" -- run s.ini --gpus 9
 refused flag-gpus-only 2 "collsim: --gpus: 9 GPUs per node, but dgx-h100 has 8; expected 1..8" -- \
     run --topo dgx-h100 --gpus 9
-refused flag-gpu 2 "collsim: --gpu: h100-sxm is an SXM/superchip module, not a PCIe card; use a dgx-* or hgx-* preset for it" -- \
+refused flag-gpu 2 "collsim: --gpu: h100-sxm is an SXM/superchip module, not a PCIe card; expected a PCIe card, or a dgx-* or hgx-* preset for it" -- \
     run --topo pcie --gpu h100-sxm
 refused flag-nodes 2 "collsim: --nodes: 70000 is out of range; expected a number of nodes from 1 to 65536" -- \
     run --topo dgx-h100 --nodes 70000

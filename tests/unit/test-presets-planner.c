@@ -214,7 +214,7 @@ static void test_gb200_nvl72(void)
     o.gpu = NULL;
     cs_build_opts_init(&o);
     o.gpu = "gb200";
-    expect_error("pcie", &o, "gb200 is an SXM/superchip module", "use the gb200-nvl72 preset");
+    expect_error("pcie", &o, "gb200 is an SXM/superchip module", "or the gb200-nvl72 preset");
 }
 
 static void test_gb300_nvl72(void)
