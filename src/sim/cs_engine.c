@@ -335,12 +335,17 @@ gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, gboolean j
     /* what to try instead: a cheaper engine, NCCL's ring (the flow engine
      * folds rings; the SimGrid engine runs fewer actors for them), fewer
      * nodes; the analytic engine's memory follows the nodes alone */
+    gboolean few = nnodes <= 2;   /* fewer nodes than 2 is no cluster left to price */
     const char *instead = strcmp(ops->name, "analytic") == 0 ? "fewer nodes"
-                        : strcmp(ops->name, "flow") != 0 ? "--model flow, NCCL_ALGO=Ring, or fewer nodes"
-                        : jobs ? "NCCL_ALGO=Ring, fewer nodes, or --model analytic (each job or call priced alone)"
-                               : "--model analytic, NCCL_ALGO=Ring, or fewer nodes";
-    g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: --model %s on %d node%s needs about %s%s (limit %s, %s); use %s",
-                ops->name, nnodes, nnodes == 1 ? "" : "s", need, time != NULL ? time : "", have, what, instead);
+                        : strcmp(ops->name, "flow") != 0 ? (few ? "--model flow or NCCL_ALGO=Ring"
+                                                                : "--model flow, NCCL_ALGO=Ring, or fewer nodes")
+                        : jobs ? (few ? "NCCL_ALGO=Ring or --model analytic (each job or call priced alone)"
+                                      : "NCCL_ALGO=Ring, fewer nodes, or --model analytic (each job or call priced alone)")
+                               : (few ? "--model analytic or NCCL_ALGO=Ring"
+                                      : "--model analytic, NCCL_ALGO=Ring, or fewer nodes");
+    g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: --model %s on %d node%s needs about %s%s (limit %s, %s); "
+                "expected a larger limit, or %s", ops->name, nnodes, nnodes == 1 ? "" : "s", need,
+                time != NULL ? time : "", have, what, instead);
     return FALSE;
 }
 
