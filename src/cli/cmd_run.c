@@ -524,6 +524,13 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     char *mw = nsizes > 0 ? buffers_warning(topo, sizes[nsizes - 1]) : NULL;
     if (mw != NULL)
         g_ptr_array_add(warnings, mw);
+    /* nccl-tests -m N groups N calls (ncclGroupStart/End), which NCCL
+     * plans together (numPipeOps): the engines price one call at a time */
+    if (s->agg_iters > 1)
+        g_ptr_array_add(warnings, g_strdup_printf("agg-iters %d (-m): nccl-tests groups %d calls per iteration, "
+                                                  "which NCCL plans and launches together; the engines price one "
+                                                  "call at a time (NCCL's numPipeOps 1), so the rows are one call's",
+                                                  s->agg_iters, s->agg_iters));
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
 

@@ -314,6 +314,9 @@ for s in "$top_srcdir"/scenarios/*.ini; do
 done
 grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || ok "lab example has no warning"
 
+# -m N: nccl-tests groups N calls, the engines price one: said, not hidden
+"$COLLSIM" run --topo dgx-h100 -b 8 -e 8 -m 4 >m4.txt 2>m4.err && grep -q 'agg iters: 4' m4.txt &&
+    grep -q '^# warning: agg-iters 4 (-m): .*price one call at a time' m4.txt && ok agg-iters-said || bad "agg-iters-said ($(cat m4.err))"
 # buffers nccl-tests could not allocate: 2 x 64 GiB on an 80 GB H100 warns,
 # 2 x 32 GiB does not
 "$COLLSIM" run --topo dgx-h100 -b 64G -e 64G >big.txt 2>big.err &&
