@@ -268,8 +268,11 @@ static gboolean check_gdr(const cs_sys_t *sys, int g, int n, const lpath_t *raw_
     int distance = type;
     if (distance == CS_PATH_PXN && raw_peer != NULL)
         distance = raw_peer->type;
-    if (distance == CS_PATH_P2C)
-        distance = CS_PATH_C2C;   /* NCCL_NET_GDR_C2C=1 */
+    /* paths.cc ncclTopoCheckGdr: NCCL_NET_GDR_C2C (default 1) takes a
+     * GPU that reaches the NIC through its CPU over C2C as C2C-close; 0
+     * leaves it the P2C path, beyond the default level */
+    if (distance == CS_PATH_P2C && sys->s->net_gdr_c2c != 0)
+        distance = CS_PATH_C2C;
     return distance <= level;
 }
 

@@ -479,6 +479,80 @@ void cs_nccl_env_log(const cs_nccl_env_t *e, const char *line)
     g_mutex_unlock(&log_lock);
 }
 
+/* Variables NCCL v2.28.9 reads that can change how fast a collective
+ * runs, and that no part of collsim models: a setting is said to be
+ * priced as unset (an engine that ignores a setting says so). Sorted.
+ * Variables that change nothing a collective's time depends on (debug
+ * output, dump files, retry counts, thread names, profiler hooks) are
+ * not here. */
+static const char *const unmodelled[] = {
+    "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
+    "NCCL_CGA_CLUSTER_SIZE",
+    "NCCL_CTA_POLICY",
+    "NCCL_GDRCOPY_ENABLE",
+    "NCCL_GDRCOPY_FIFO_ENABLE",
+    "NCCL_GDRCOPY_FLUSH_ENABLE",
+    "NCCL_GDRCOPY_SYNC_ENABLE",
+    "NCCL_GDR_FLUSH_DISABLE",
+    "NCCL_GIN_ENABLE",
+    "NCCL_GIN_TYPE",
+    "NCCL_GRAPH_FILE",
+    "NCCL_GRAPH_HELPER_DISABLE",
+    "NCCL_GRAPH_MIXING_SUPPORT",
+    "NCCL_GRAPH_REGISTER",
+    "NCCL_IB_DATA_DIRECT",
+    "NCCL_IB_FIFO_TC",
+    "NCCL_IB_MERGE_NICS",
+    "NCCL_IB_MERGE_VFS",
+    "NCCL_IB_PCI_RELAXED_ORDERING",
+    "NCCL_IB_USE_INLINE",
+    "NCCL_L1_SHARED_MEMORY_CARVEOUT",
+    "NCCL_LAUNCH_MODE",
+    "NCCL_LAUNCH_ORDER_IMPLICIT",
+    "NCCL_LEGACY_CUDA_REGISTER",
+    "NCCL_LOCAL_REGISTER",
+    "NCCL_MEM_SYNC_DOMAIN",
+    "NCCL_MNNVL_SCATTER_NETS_ENABLE",
+    "NCCL_NETDEVS_POLICY",
+    "NCCL_NET_FORCE_FLUSH",
+    "NCCL_NET_FORCE_MERGE",
+    "NCCL_NET_MERGE_LEVEL",
+    "NCCL_NET_OPTIONAL_RECV_COMPLETION",
+    "NCCL_NET_PLUGIN",
+    "NCCL_NET_SHARED_BUFFERS",
+    "NCCL_NET_SHARED_COMMS",
+    "NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE",
+    "NCCL_NVLSTREE_MAX_CHUNKSIZE",
+    "NCCL_P2P_PXN_LEVEL",
+    "NCCL_P2P_READ_ENABLE",
+    "NCCL_P2P_USE_CUDA_MEMCPY",
+    "NCCL_PROGRESS_APPENDOP_FREQ",
+    "NCCL_PROXY_APPEND_BATCH_SIZE",
+    "NCCL_PXN_C2C",
+    "NCCL_SINGLE_PROC_MEM_REG_ENABLE",
+    "NCCL_SOCKET_INLINE",
+    "NCCL_SOCKET_MIN_TASKSIZE",
+    "NCCL_SOCKET_RCVBUF",
+    "NCCL_SOCKET_SNDBUF",
+    "NCCL_SYM_CTAS",
+    "NCCL_SYM_KERNEL",
+    "NCCL_TOPO_FILE",
+    "NCCL_TUNER_PLUGIN",
+    "NCCL_UNPACK_DOUBLE_NCHANNELS",
+    "NCCL_WIN_ENABLE",
+    "NCCL_WIN_STRIDE",
+    "NCCL_WORK_ARGS_BYTES",
+};
+
+static gboolean is_unmodelled(const char *name, const char *value)
+{
+    /* NCCL_MNNVL_ENABLE: on (1) or auto (2) is what the NVLink-domain
+     * presets build; off (0) would make each tray a node over its NICs */
+    if (strcmp(name, "NCCL_MNNVL_ENABLE") == 0)
+        return value != NULL && g_ascii_strtoll(value, NULL, 0) == 0 && value[0] != '\0';
+    return bsearch(name, unmodelled, G_N_ELEMENTS(unmodelled), sizeof unmodelled[0], cmp_name) != NULL;
+}
+
 GPtrArray *cs_nccl_env_warnings(const cs_nccl_env_t *e)
 {
     return cs_nccl_env_warnings_for(e, NULL, NULL);
@@ -511,8 +585,13 @@ GPtrArray *cs_nccl_env_warnings_for(const cs_nccl_env_t *e, const char *version,
                                                ent->name, ent->origin, hint));
             continue;
         }
-        if (cs_nccl_env_is_known(ent->name))
+        if (cs_nccl_env_is_known(ent->name)) {
+            if (is_unmodelled(ent->name, ent->value))
+                g_ptr_array_add(w, g_strdup_printf("%s=%s (%s): NCCL reads it and it can change how NCCL runs; "
+                                                   "collsim does not model it: priced as if it were unset",
+                                                   ent->name, ent->value, ent->origin));
             continue;
+        }
         if (!g_str_has_prefix(ent->name, "NCCL_")) {
             g_ptr_array_add(w, g_strdup_printf("%s (%s): not an NCCL variable; NCCL reads only "
                                                "names starting with NCCL_", ent->name, ent->origin));
@@ -851,6 +930,7 @@ gboolean cs_nccl_env_settings(const cs_nccl_env_t *e, cs_nccl_settings_t *s_p, G
     if (!parse_level(e, "NCCL_NET_GDR_LEVEL", &s.net_gdr_level, err))
         goto fail;
     GET_INT("NCCL_NET_GDR_READ", 0, 1, -2, s.net_gdr_read);
+    GET_INT("NCCL_NET_GDR_C2C", 0, 1, 1, s.net_gdr_c2c);
 
     GET_INT("NCCL_IB_DISABLE", 0, 1, 0, s.ib_disable);
     if ((v = value_of(e, "NCCL_NET")) != NULL) {

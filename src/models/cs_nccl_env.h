@@ -78,6 +78,7 @@ typedef struct {
     int shm_disable, nvb_disable, pxn_disable;
     int net_gdr_level;                  /* cs_path_type_t, -1 = auto (PXB) */
     int net_gdr_read;                   /* -2 auto */
+    int net_gdr_c2c;                    /* NCCL_NET_GDR_C2C: 1 (paths.cc: GPUDirect over C2C counts as C2C) */
     int ib_disable;
     char *net;                          /* NCCL_NET: "IB", "Socket" or NULL */
     char *ib_hca;                       /* NCCL_IB_HCA raw */

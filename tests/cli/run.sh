@@ -317,6 +317,14 @@ grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || 
 # -m N: nccl-tests groups N calls, the engines price one: said, not hidden
 "$COLLSIM" run --topo dgx-h100 -b 8 -e 8 -m 4 >m4.txt 2>m4.err && grep -q 'agg iters: 4' m4.txt &&
     grep -q '^# warning: agg-iters 4 (-m): .*price one call at a time' m4.txt && ok agg-iters-said || bad "agg-iters-said ($(cat m4.err))"
+# a variable NCCL reads that collsim does not model says so; one without
+# effect on a collective's time, or a value the model is, does not
+"$COLLSIM" run --topo dgx-h100 -b 1M -e 1M --env NCCL_TOPO_FILE=t.xml --env NCCL_DEBUG=INFO >um.txt 2>um.err &&
+    grep -q '^# warning: NCCL_TOPO_FILE=t.xml (--env): NCCL reads it .*collsim does not model it: priced as if it were unset' um.txt &&
+    ! grep -q 'NCCL_DEBUG' um.err && ok unmodelled-variable-said || bad "unmodelled-variable-said ($(cat um.err))"
+"$COLLSIM" run --topo gb200-nvl72 -b 1M -e 1M --env NCCL_MNNVL_ENABLE=1 >um1.txt 2>&1 && ! grep -q 'MNNVL_ENABLE=1 .*not model' um1.txt &&
+    "$COLLSIM" run --topo gb200-nvl72 -b 1M -e 1M --env NCCL_MNNVL_ENABLE=0 >um0.txt 2>&1 &&
+    grep -q '^# warning: NCCL_MNNVL_ENABLE=0 (--env): .*does not model it' um0.txt && ok mnnvl-off-said || bad mnnvl-off-said
 # buffers nccl-tests could not allocate: 2 x 64 GiB on an 80 GB H100 warns,
 # 2 x 32 GiB does not
 "$COLLSIM" run --topo dgx-h100 -b 64G -e 64G >big.txt 2>big.err &&
