@@ -1177,6 +1177,12 @@ static int map_res(const cs_flow_t *f, const fjob_t *J, int r)
     int nl = J->net->topo->nlinks;
     if (r < nl)
         return J->link_map != NULL ? J->link_map[r] : r;
+    const cs_topo_t *jtop = J->net->topo;
+    if (r >= cs_flow_res_socket_proxy(jtop, 0, 0)) {
+        /* a rank's NET/Socket proxy (cs_flow_res_socket_proxy) */
+        int q = r - cs_flow_res_socket_proxy(jtop, 0, 0), prank = q / 2;
+        return cs_flow_res_socket_proxy(f->topo, J->rank_map != NULL ? J->rank_map[prank] : prank, q % 2);
+    }
     int k = r - nl, rank = k / 3;
     if (rank >= J->net->topo->ngpus) {
         /* a CPU's host memory (cs_flow_net.c): the machine's device at the

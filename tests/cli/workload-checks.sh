@@ -53,7 +53,7 @@ within "$e1a" 58 64 && ok "A1: after backward $e1a% in the documented band 58-64
 e2=$(ratio "$(summary 'step time' a2-8.txt)" "$(summary 'step time' a2-256.txt)")
 if within "$e2" $((90 - TOL)) $((90 + TOL)); then ok "A2: $e2% within $TOL points of ~90%"
 else xfail "A2: $e2% vs published ~90% (documented miss: collsim over-predicts)"; fi
-within "$e2" 93 98 && ok "A2: $e2% in the documented band 93-98%" || bad "A2: $e2% outside 93-98%"
+within "$e2" 91 95 && ok "A2: $e2% in the documented band 91-95%" || bad "A2: $e2% outside 91-95%"
 # the only exposed communication is the last bucket (the first layers')
 
 awk -v e="$(summary 'exposed communication' a2-256.txt)" -v t="$(awk '!/^#/ && $1 == "DP" && $3 == 21162752 { print $6 / 1000 }' a2-256.txt)" \
