@@ -306,7 +306,8 @@ static gboolean set_layout(cs_comm_t *comm, const cs_topo_t *topo, const cs_resu
  * its tables to the set. */
 static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo_spec_t *spec,
                             const cs_nccl_env_t *env, int procs, int threads, const char *layout_at, int table,
-                            const char *op, const char *version, const char *how, GError **err)
+                            const char *op, const char *version, const char *version_max, const char *how,
+                            GError **err)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
@@ -395,6 +396,7 @@ static gboolean add_results(cs_calib_set_t *set, const char *path, const cs_topo
         /* the measured run's NCCL and nccl-tests build, as validate takes
          * them (a manifest's nccl-version: the file's header's) */
         cs_predict_measured_nccl(comm, version, log);
+        cs_predict_measured_nccl_max(comm, version_max);
         /* parameters fitted to a model's own output describe the model,
          * not a machine: taken (a synthetic run is a fair test of the
          * fit), but said, as validate notes it */
@@ -435,7 +437,7 @@ static gboolean add_group(cs_calib_set_t *set, const group_t *defaults, const gr
                     "PRESET|FILE or --scenario FILE after it", g->path);
         goto out;
     }
-    ok = add_results(set, g->path, &s.topo, s.env, s.procs_per_node, s.nthreads, NULL, g->table, g->op != NULL ? g->op : defaults->op, NULL,
+    ok = add_results(set, g->path, &s.topo, s.env, s.procs_per_node, s.nthreads, NULL, g->table, g->op != NULL ? g->op : defaults->op, NULL, NULL,
                      g->how->len ? g->how->str : "defaults", err);
 out:
     cs_scenario_clear(&s);
@@ -486,7 +488,8 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
     static const char *const known[] = { "file", "table", "config", "topo", "nodes", "gpus", "gpu", "sockets",
                                          "cpu", "p2p", "nic", "nics-per-node", "fabric", "oversubscription",
                                          "nvlink-bridge", "visible-gpus", "env", "procs-per-node", "nthreads",
-                                         "nccl-version", "exclude", "cause", "cause-flags", "skip", "note", NULL };
+                                         "nccl-version", "nccl-version-max", "exclude", "cause", "cause-flags", "skip",
+                                         "note", NULL };
     static const char *const topo_keys[] = { "gpu", "gpus", "sockets", "cpu", "p2p", "nodes", "nic", "nics-per-node",
                                              "fabric", "oversubscription", "nvlink-bridge", "visible-gpus", NULL };
     for (int gi = 0; groups[gi] != NULL; gi++) {
@@ -497,7 +500,8 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
                 cs_set_error_at(err, path, manifest_line(text, grp, keys[k]),
                                 "unknown key '%s'; expected file, table, topo, nodes, gpus, gpu, sockets, cpu, p2p, nic, "
                                 "nics-per-node, fabric, oversubscription, nvlink-bridge, visible-gpus, env, procs-per-node, "
-                                "nthreads, nccl-version, exclude, cause, cause-flags, skip, config or note", keys[k]);
+                                "nthreads, nccl-version, nccl-version-max, exclude, cause, cause-flags, skip, config or note",
+                                keys[k]);
                 return FALSE;
             }
         /* validation/run.sh's rule: a cause (its words and its flags) only
@@ -602,6 +606,13 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
             g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], "
                         "e.g. 2.19.3", version);
         }
+        g_autofree char *version_max = g_key_file_get_string(kf, grp, "nccl-version-max", NULL);
+        if (ok && version_max != NULL && !cs_nccl_version_whole(g_strstrip(version_max))) {
+            bad_key = "nccl-version-max";
+            ok = FALSE;
+            g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], "
+                        "e.g. 2.17.1", version_max);
+        }
         if (!ok) {
             cs_set_error_at(err, path, manifest_line(text, grp, bad_key), "%s: %s", bad_key, e->message);
             cs_topo_spec_clear(&spec);
@@ -610,7 +621,8 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
         g_autofree char *how = g_strdup_printf("manifest group [%s]", grp);
         int lline = manifest_line(text, grp, layout[0] > 0 ? "procs-per-node" : "nthreads");
         g_autofree char *layout_at = layout[0] > 0 || layout[1] > 0 ? g_strdup_printf("%s:%d", path, lline) : NULL;
-        ok = add_results(set, fpath, &spec, env, layout[0], layout[1], layout_at, table, NULL, version, how, err);
+        ok = add_results(set, fpath, &spec, env, layout[0], layout[1], layout_at, table, NULL, version, version_max,
+                         how, err);
         cs_topo_spec_clear(&spec);
         if (!ok)
             return FALSE;

@@ -874,10 +874,9 @@ static int validate(validate_args_t *a, GError **err)
     const char *bound_from = NULL;
     char bound_patch[8] = "";   /* the flag's patch level, as given (a log's bound is a minor release) */
     if (cs_comm_info(comm)->nccl_version == 0) {
-        int flag = a->nccl_version_max != NULL ? cs_nccl_version_code(a->nccl_version_max, NULL) : 0;
         int seen = cs_comm_info(comm)->nccl_version_max;
-        if (flag > 0 && (seen == 0 || flag < seen)) {
-            cs_comm_set_nccl_version_max(comm, flag);
+        if (cs_predict_measured_nccl_max(comm, a->nccl_version_max)) {
+            int flag = cs_comm_info(comm)->nccl_version_max;
             bound_from = "--nccl-version-max";
             if (flag % 100 > 0)
                 g_snprintf(bound_patch, sizeof bound_patch, ".%d", flag % 100);

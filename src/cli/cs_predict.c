@@ -354,6 +354,16 @@ char **cs_predict_split_settings(const char *list, GError **err)
     return (char **)g_ptr_array_free(out, FALSE);
 }
 
+gboolean cs_predict_measured_nccl_max(cs_comm_t *comm, const char *version_max)
+{
+    const cs_comm_info_t *ci = cs_comm_info(comm);
+    int flag = version_max != NULL ? cs_nccl_version_code(version_max, NULL) : 0;
+    if (ci->nccl_version != 0 || flag <= 0 || (ci->nccl_version_max > 0 && ci->nccl_version_max <= flag))
+        return FALSE;
+    cs_comm_set_nccl_version_max(comm, flag);
+    return TRUE;
+}
+
 void cs_predict_measured_nccl(cs_comm_t *comm, const char *version, const cs_nccltests_log_t *log)
 {
     if (cs_comm_set_nccl_version(comm, version != NULL ? version : log != NULL ? log->nccl_version : NULL) == 0 &&

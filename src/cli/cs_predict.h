@@ -116,5 +116,9 @@ char **cs_predict_split_settings(const char *list, GError **err);
  * that says which NCCL calls the benchmark makes (cs_comm_p2p_extra_calls).
  * 'log' may be NULL (a collsim JSON result). */
 void cs_predict_measured_nccl(cs_comm_t *comm, const char *version, const cs_nccltests_log_t *log);
+/* Then a bound from outside the log ('version_max', checked whole; NULL
+ * none): where no version is known it bounds what changed above it, unless
+ * the log's own bound is tighter. Returns TRUE when it is the bound used. */
+gboolean cs_predict_measured_nccl_max(cs_comm_t *comm, const char *version_max);
 
 #endif

@@ -90,6 +90,16 @@ printf '[h]\nfile = h.txt\ntopo = dgx-h100\nnccl-version = two\n' > "$tmp/vbad.i
 [ "$st" -eq 2 ] && [ ! -e "$tmp/vbad-fit.ini" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
     grep -q "vbad.ini:4: nccl-version: 'two' is not a version" "$tmp/err" || fail "bad nccl-version: $(cat "$tmp/err")"
 
+# nccl-version-max: a bound where the header names the software that
+# brought NCCL (validate's --nccl-version-max), read as the manifest writes it
+printf '[h]\nfile = h.txt\ntopo = dgx-h100\nnccl-version-max = 2.17.1\n' > "$tmp/vm.ini"
+"$COLLSIM" calibrate --manifest "$tmp/vm.ini" --data "$tmp/data" -o "$tmp/vm-fit.ini" > /dev/null 2> "$tmp/err" &&
+    grep -q '^# inputs (1):' "$tmp/vm-fit.ini" || fail "nccl-version-max: $(cat "$tmp/err")"
+printf '[h]\nfile = h.txt\ntopo = dgx-h100\nnccl-version-max = two\n' > "$tmp/vmbad.ini"
+"$COLLSIM" calibrate --manifest "$tmp/vmbad.ini" --data "$tmp/data" -o "$tmp/vmbad-fit.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ ! -e "$tmp/vmbad-fit.ini" ] &&
+    grep -q "vmbad.ini:4: nccl-version-max: 'two' is not a version" "$tmp/err" || fail "bad nccl-version-max: $(cat "$tmp/err")"
+
 # the process layout: a run of one process driving 8 GPUs ("nThread 1 nGpus
 # 8") agrees with the model when calibrate takes the layout from the log's
 # line, as validate does; a manifest that says 8 processes makes the fit move
