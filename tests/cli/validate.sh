@@ -333,7 +333,8 @@ rc=$?
 
 # A run far below the prediction whose log says nothing of what NCCL did
 # gets a finding naming the usual fallbacks; collsim's own table read back
-# gets none, and 3 times slower is not far enough for it.
+# gets none, 3 times slower is not far enough for it, and a log whose INFO
+# lines say what NCCL did (and agree with the model) gets none either.
 "$COLLSIM" run --topo dgx-h100 -b 1M -e 16M -f 4 > fa.log 2>&1 || bad fa-run
 for k in 10 3; do
     awk -v k=$k '$1 ~ /^[0-9]+$/ && NF >= 13 { $6 *= k; $7 /= k; $8 /= k; $10 *= k; $11 /= k; $12 /= k } { print }' \
@@ -343,6 +344,9 @@ done
 grep -q '^# finding: the measured bus bandwidth is 10x below the prediction .*NCCL_DEBUG=INFO' fa10.txt &&
     "$COLLSIM" validate fa.log --topo dgx-h100 > fa1.txt 2>&1 && ! grep -q '^# finding' fa1.txt &&
     { "$COLLSIM" validate fa3.log --topo dgx-h100 > fa3.txt 2>&1; ! grep -q '^# finding' fa3.txt; } &&
+    { awk '{ print } /^#  *\(B\)/ && !d { print "host:1:1 [0] NCCL INFO Using network IB"; d = 1 }' fa10.log > fa10i.log
+      "$COLLSIM" validate fa10i.log --topo dgx-h100 > fa10i.txt 2>&1
+      grep -q "^# measured: NCCL's INFO lines: network IB" fa10i.txt && ! grep -q '^# finding' fa10i.txt; } &&
     ok far-below-finding || bad "far-below-finding ($(grep -h '^# finding' fa10.txt fa3.txt | cut -c1-120))"
 
 # The measured run's process layout from the log itself: collsim's own
