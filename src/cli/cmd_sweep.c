@@ -160,6 +160,15 @@ static gboolean parse_axis(const char *arg, axis_t *x, GError **err)
     return TRUE;
 }
 
+/* topology.topo, .preset and .file all choose the machine: two of them
+ * on the grid would have the last one win, whatever the first's column
+ * says */
+static gboolean machine_key(const char *column)
+{
+    return strcmp(column, "topology.topo") == 0 || strcmp(column, "topology.preset") == 0 ||
+           strcmp(column, "topology.file") == 0;
+}
+
 static gboolean parse_grid(const sweep_opts_t *o, grid_t *g, GError **err)
 {
     g->npoints = 1;
@@ -169,12 +178,19 @@ static gboolean parse_grid(const sweep_opts_t *o, grid_t *g, GError **err)
         g_array_append_val(g->axes, x);
         if (!ok)
             return FALSE;
-        for (guint j = 0; j < i; j++)
-            if (strcmp(g_array_index(g->axes, axis_t, j).column, x.column) == 0) {
+        for (guint j = 0; j < i; j++) {
+            const char *prev = g_array_index(g->axes, axis_t, j).column;
+            if (strcmp(prev, x.column) == 0) {
                 g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --grid %s: the key is given twice; expected each key once",
                             x.column);
                 return FALSE;
             }
+            if (machine_key(prev) && machine_key(x.column)) {
+                g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --grid %s: %s chooses the machine too; expected "
+                            "one of topo, preset and file on the grid", x.column, prev);
+                return FALSE;
+            }
+        }
         if ((guint64)g->npoints * (guint64)x.n > MAX_POINTS) {
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --grid: more than %d points; expected a smaller grid",
                         MAX_POINTS);

@@ -74,6 +74,8 @@ check no-values "collsim: --grid: 'nodes' is not a grid axis; expected KEY=VALUE
     --topo dgx-h100 --grid nodes
 check twice "collsim: --grid topology.nodes: the key is given twice; expected each key once" \
     --topo dgx-h100 --grid nodes=1 --grid topology.nodes=2
+check machine-twice "collsim: --grid topology.preset: topology.topo chooses the machine too; expected one of topo, preset and file on the grid" \
+    --grid topo=dgx-h100,dgx-b200 --grid topology.preset=dgx-a100,dgx1-v100
 check value-twice "collsim: --grid topology.nodes: '2' is listed twice; expected each value once" \
     --topo dgx-h100 --grid nodes=2,2
 check bad-format "collsim: --format: 'xml' is not a format; expected csv or json" \
