@@ -51,6 +51,7 @@ typedef struct {
     GPtrArray *grid;             /* --grid as given */
     char *output, *format;
     int jobs;
+    gboolean quiet;              /* an MPI rank other than 0: the root says it */
 } sweep_opts_t;
 
 typedef struct {
@@ -829,6 +830,24 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, GError **err
                     "expected a scenario without [job NAME] groups", j->origin, j->name);
         ok = FALSE;
     }
+    /* what run would warn of for the base scenario, once (a grid value's
+     * own warnings go with its point's notes in the JSON), and the
+     * settings a grid of rows has no place for */
+    if (ok && !o->quiet) {
+        g_autoptr(GPtrArray) w = cs_nccl_env_warnings(s.env);
+        const cs_engine_ops_t *ops = cs_engine_find(s.model != NULL ? s.model : "analytic");
+        char *fw = ops != NULL ? cs_engine_fabric_warning(ops, &s.fabric) : NULL;
+        if (fw != NULL)
+            g_ptr_array_add(w, fw);
+        if (s.link_stats)
+            g_ptr_array_add(w, g_strdup("link-stats: sweep writes one row per point and size, no link table; "
+                                        "collsim run --link-stats prints one"));
+        if (!s.extra_columns)
+            g_ptr_array_add(w, g_strdup("extra-columns off: sweep's rows always carry the algorithm, protocol, "
+                                        "channels and transport"));
+        for (guint i = 0; i < w->len; i++)
+            fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(w, i));
+    }
     cs_scenario_clear(&s);
     return ok;
 }
@@ -958,6 +977,7 @@ int cs_cmd_sweep(int argc, char **argv)
     /* under mpirun every rank parses the same arguments: one says what is wrong */
     int rank = 0, size = 1;
     gboolean quiet = launched_by_mpi(&rank, &size) && rank != 0;
+    o.quiet = quiet;
     g_autoptr(GError) err = NULL;
     int status;
     if (!cs_run_args_parse(&a, &cmd, argc, argv, &err))

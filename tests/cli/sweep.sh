@@ -74,6 +74,12 @@ check no-values "collsim: --grid: 'nodes' is not a grid axis; expected KEY=VALUE
     --topo dgx-h100 --grid nodes
 check twice "collsim: --grid topology.nodes: the key is given twice; expected each key once" \
     --topo dgx-h100 --grid nodes=1 --grid topology.nodes=2
+# what run would warn of is warned once (stderr), the file still written
+"$COLLSIM" sweep --topo dgx-h100 --env NCCL_FOO=1 --link-stats --grid nodes=1,2 -b 1M -e 1M --output wn.csv \
+    >wn.out 2>wn.err && [ -s wn.csv ] &&
+    [ "$(grep -c '^collsim: warning: NCCL_FOO (--env): NCCL v2.28.9 does not read this variable' wn.err)" -eq 1 ] &&
+    grep -q '^collsim: warning: link-stats: sweep writes one row per point and size' wn.err &&
+    ok sweep-warns-once || bad "sweep-warns-once ($(cat wn.err))"
 check machine-twice "collsim: --grid topology.preset: topology.topo chooses the machine too; expected one of topo, preset and file on the grid" \
     --grid topo=dgx-h100,dgx-b200 --grid topology.preset=dgx-a100,dgx1-v100
 check value-twice "collsim: --grid topology.nodes: '2' is listed twice; expected each value once" \
