@@ -910,6 +910,18 @@ static void kf_set_opt(GKeyFile *kf, const char *group, const char *key, const c
         g_key_file_set_string(kf, group, key, v);
 }
 
+/* An input path as a dump must hold it: absolute, so that the dump reads
+ * the same file wherever it is saved (a scenario's input paths are
+ * relative to its own directory; the path held here is relative to the
+ * working directory). */
+static void kf_set_path(GKeyFile *kf, const char *group, const char *key, const char *v)
+{
+    if (v != NULL) {
+        g_autofree char *abs = g_canonicalize_filename(v, NULL);
+        g_key_file_set_string(kf, group, key, abs);
+    }
+}
+
 char *cs_scenario_to_ini(const cs_scenario_t *s)
 {
     g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -917,11 +929,11 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
     kf_set_opt(kf, "scenario", "model", s->model);
     g_autofree char *seed = g_strdup_printf("%" G_GUINT64_FORMAT, s->seed);
     g_key_file_set_string(kf, "scenario", "seed", seed);
-    kf_set_opt(kf, "scenario", "calibration", s->calibration);
+    kf_set_path(kf, "scenario", "calibration", s->calibration);
     g_key_file_set_string(kf, "scenario", "exact", s->exact ? "true" : "false");
 
     const cs_topo_spec_t *t = &s->topo;
-    kf_set_opt(kf, "topology", "file", t->file);
+    kf_set_path(kf, "topology", "file", t->file);
     kf_set_opt(kf, "topology", "preset", t->preset);
     kf_set_opt(kf, "topology", "gpu", t->gpu);
     if (t->gpus > 0)

@@ -314,6 +314,11 @@ for s in "$top_srcdir"/scenarios/*.ini; do
 done
 grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || ok "lab example has no warning"
 
+# a dump saved elsewhere reads the same topology file: input paths absolute
+(cd "$top_srcdir" && "$COLLSIM" run scenarios/lab15-ib-adaptive-routing.ini --dump) >far.ini 2>far.err &&
+    grep -q '^file=/' far.ini && mkdir -p far && mv far.ini far/ &&
+    "$COLLSIM" run far/far.ini -b 1M -e 1M >far.txt 2>far.err && grep -q '^ *1048576 ' far.txt && ok dump-paths-absolute ||
+    bad "dump-paths-absolute ($(cat far.err))"
 # -m N: nccl-tests groups N calls, the engines price one: said, not hidden
 "$COLLSIM" run --topo dgx-h100 -b 8 -e 8 -m 4 >m4.txt 2>m4.err && grep -q 'agg iters: 4' m4.txt &&
     grep -q '^# warning: agg-iters 4 (-m): .*price one call at a time' m4.txt && ok agg-iters-said || bad "agg-iters-said ($(cat m4.err))"
