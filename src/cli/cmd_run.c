@@ -245,6 +245,9 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
     g_autofree char *fw = cs_engine_fabric_warning(ops, &s->fabric);
     if (fw != NULL)
         fprintf(stderr, "collsim: warning: %s\n", fw);
+    g_autofree char *ew = cs_engine_env_warning(ops, s->env);
+    if (ew != NULL)
+        fprintf(stderr, "collsim: warning: %s\n", ew);
     guint n = s->jobs->len;
     g_autofree job_view_t *views = g_new0(job_view_t, n);
     g_autofree cs_engine_task_t *tasks = g_new0(cs_engine_task_t, n);
@@ -521,6 +524,9 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     char *fw = cs_engine_fabric_warning(d.ops, &s->fabric);
     if (fw != NULL)
         g_ptr_array_add(warnings, fw);
+    char *ew = cs_engine_env_warning(d.ops, s->env);
+    if (ew != NULL)
+        g_ptr_array_add(warnings, ew);
     char *mw = nsizes > 0 ? buffers_warning(topo, sizes[nsizes - 1]) : NULL;
     if (mw != NULL)
         g_ptr_array_add(warnings, mw);

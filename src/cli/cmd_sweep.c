@@ -839,6 +839,9 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, GError **err
         char *fw = ops != NULL ? cs_engine_fabric_warning(ops, &s.fabric) : NULL;
         if (fw != NULL)
             g_ptr_array_add(w, fw);
+        char *ew = ops != NULL ? cs_engine_env_warning(ops, s.env) : NULL;
+        if (ew != NULL)
+            g_ptr_array_add(w, ew);
         if (s.link_stats)
             g_ptr_array_add(w, g_strdup("link-stats: sweep writes one row per point and size, no link table; "
                                         "collsim run --link-stats prints one"));

@@ -767,6 +767,9 @@ static int validate(validate_args_t *a, GError **err)
         g_autofree char *fw = cs_engine_fabric_warning(ops, &s.fabric);
         if (fw != NULL)
             fprintf(stderr, "collsim: warning: %s\n", fw);
+        g_autofree char *ew = cs_engine_env_warning(ops, s.env);
+        if (ew != NULL)
+            fprintf(stderr, "collsim: warning: %s\n", ew);
     }
     topo = cs_topo_spec_build(&s.topo, err);
     if (topo == NULL)

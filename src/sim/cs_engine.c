@@ -74,6 +74,32 @@ char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t
                            __builtin_popcountll(cfg->set) > 1 ? " and others" : "", ops->name);
 }
 
+char *cs_engine_env_warning(const cs_engine_ops_t *ops, const cs_nccl_env_t *env)
+{
+    /* read by the packet engine's queue pairs, routing and retransmission
+     * (cs_pkt_qp.c, cs_pkt_net.c); the others move data in flows */
+    static const char *const packet_only[] = {
+        "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_ADAPTIVE_ROUTING",
+        "NCCL_IB_AR_THRESHOLD", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT", "NCCL_IB_SL",
+    };
+    if (ops->fabric || env == NULL)
+        return NULL;
+    const char *first = NULL;
+    int n = 0;
+    for (gsize i = 0; i < G_N_ELEMENTS(packet_only); i++)
+        if (cs_nccl_env_get(env, packet_only[i]) != NULL) {
+            if (first == NULL)
+                first = packet_only[i];
+            n++;
+        }
+    if (first == NULL)
+        return NULL;
+    return g_strdup_printf("%s=%s%s shape%s queue pairs, adaptive routing or retransmissions, which only --model "
+                           "packet simulates; --model %s prices the run as if %s unset", first,
+                           cs_nccl_env_get(env, first), n > 1 ? " and others" : "", n > 1 ? "" : "s", ops->name,
+                           n > 1 ? "they were" : "it were");
+}
+
 /* Copies at most the buffer's size minus one, always terminated. */
 static void set_str(char *dst, size_t len, const char *src)
 {

@@ -246,6 +246,10 @@ const char *cs_engine_names(void);
 /* When the scenario configures the fabric and the engine does not read it
  * (!ops->fabric): the warning to print (g_free it); else NULL. */
 char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg);
+/* The same for the NCCL variables that only the packet engine reads (queue
+ * pairs per connection, adaptive routing, IB timeouts and retries): what
+ * another engine leaves out, or NULL. */
+char *cs_engine_env_warning(const cs_engine_ops_t *ops, const cs_nccl_env_t *env);
 
 /* Runs a whole sweep: decides each size, prices it with the engine, fills a
  * result whose producer is "model:<engine>". sizes has nsizes entries.

@@ -101,6 +101,11 @@ scen map.ini 'dscp-map = 26:5'
     grep -q 'DSCP 26, priority 3 by the DSCP map' m1.txt && cmp -s m1.txt m2.txt &&
     ok "the flag's dscp-map replaces the file's, and --dump keeps it" || bad "dscp-map flag over file"
 
+# ---- the NCCL variables only the packet engine reads: the others say so -------
+"$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1M -e 1M --env NCCL_IB_QPS_PER_CONNECTION=4 --env NCCL_IB_TIMEOUT=18 \
+    >qp.txt 2>qp.err && grep -q '^# warning: NCCL_IB_QPS_PER_CONNECTION=4 and others shape queue pairs, .*only --model packet simulates; --model analytic prices the run as if they were unset' qp.txt &&
+    ok "analytic says it leaves out the packet engine's NCCL variables" || bad "packet-only variables ($(cat qp.err))"
+
 # ---- engines that do not read the section say so ---------------------------
 for m in analytic flow; do
     "$COLLSIM" run $T --model $m -b 1M -e 1M --mtu 1024 >out.txt 2>err.txt
