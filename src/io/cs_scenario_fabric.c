@@ -537,6 +537,18 @@ gboolean cs_scenario_fabric_check(const cs_fabric_cfg_t *cfg, GError **err)
     if (cfg->ibcc_ccti_min > limit)
         return bad(err, "%s: ibcc-ccti-min %s is above the highest CCTI %" G_GINT64_FORMAT "; expected at most that",
                    cfg->origin[CS_FK_IBCC_CCTI_MIN], cfg->text[CS_FK_IBCC_CCTI_MIN], limit);
+    /* DCQCN cuts a QP's rate on the CNPs its ECN marks bring back: with
+     * ECN turned off it never acts */
+    if ((cfg->set >> CS_FK_ECN & 1) && !cfg->ecn && cfg->dcqcn != CS_FABRIC_DCQCN_OFF)
+        return bad(err, "%s: DCQCN (dcqcn = %s) reacts to ECN marks, and ECN is off; expected ecn = on with it, "
+                   "or dcqcn = off", cfg->origin[CS_FK_ECN], cfg->text[CS_FK_DCQCN] != NULL ? cfg->text[CS_FK_DCQCN]
+                                                                                         : "on");
+    /* PFC's settings with no priority paused are ignored */
+    static const int pfc_keys[] = { CS_FK_PFC_ALPHA, CS_FK_PFC_HEADROOM, CS_FK_WATCHDOG };
+    for (guint i = 0; i < G_N_ELEMENTS(pfc_keys); i++)
+        if ((cfg->set >> pfc_keys[i] & 1) && (cfg->set >> CS_FK_PFC & 1) && cfg->pfc == 0)
+            return bad(err, "%s: PFC is on no priority (pfc = none); expected pfc = PRIORITIES with it",
+                       cfg->origin[pfc_keys[i]]);
     if ((cfg->set >> CS_FK_WATCHDOG_RESTORE & 1) && cfg->watchdog_s <= 0)
         return bad(err, "%s: the PFC watchdog is off; expected pfc-watchdog = TIME with it",
                    cfg->origin[CS_FK_WATCHDOG_RESTORE]);

@@ -101,6 +101,14 @@ scen map.ini 'dscp-map = 26:5'
     grep -q 'DSCP 26, priority 3 by the DSCP map' m1.txt && cmp -s m1.txt m2.txt &&
     ok "the flag's dscp-map replaces the file's, and --dump keeps it" || bad "dscp-map flag over file"
 
+# ---- settings of something that cannot act are refused -----------------------
+"$COLLSIM" run $T --model packet -b 1M -e 1M --dcqcn connectx --ecn off >x.txt 2>x.err; rc=$?
+[ $rc -eq 2 ] && grep -q "^collsim: --ecn: DCQCN (dcqcn = connectx) reacts to ECN marks, and ECN is off; expected ecn = on with it, or dcqcn = off" x.err &&
+    ok "DCQCN without ECN refused" || bad "DCQCN without ECN ($rc: $(cat x.err))"
+"$COLLSIM" run $T --model packet -b 1M -e 1M --pfc none --pfc-headroom 100K >x.txt 2>x.err; rc=$?
+[ $rc -eq 2 ] && grep -q "^collsim: --pfc-headroom: PFC is on no priority (pfc = none); expected pfc = PRIORITIES with it" x.err &&
+    ok "PFC settings without PFC refused" || bad "PFC settings without PFC ($rc: $(cat x.err))"
+
 # ---- the NCCL variables only the packet engine reads: the others say so -------
 "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1M -e 1M --env NCCL_IB_QPS_PER_CONNECTION=4 --env NCCL_IB_TIMEOUT=18 \
     >qp.txt 2>qp.err && grep -q '^# warning: NCCL_IB_QPS_PER_CONNECTION=4 and others shape queue pairs, .*only --model packet simulates; --model analytic prices the run as if they were unset' qp.txt &&
