@@ -872,6 +872,16 @@ static int validate(validate_args_t *a, GError **err)
                     "MAJOR.MINOR[.PATCH], e.g. 2.17.1", a->nccl_version_max);
         goto out;
     }
+    /* the flags are for logs that do not say; over a log that does, the
+     * output says which wins */
+    if (a->nccl_version != NULL && log->nccl_version != NULL &&
+        cs_nccl_version_code(a->nccl_version, NULL) != cs_nccl_version_code(log->nccl_version, NULL))
+        fprintf(stderr, "collsim: warning: --nccl-version %s over the log's NCCL version %s: the flag's is priced\n",
+                a->nccl_version, log->nccl_version);
+    if (a->nccl_version_max != NULL && (a->nccl_version != NULL || log->nccl_version != NULL))
+        fprintf(stderr, "collsim: warning: --nccl-version-max %s is not used: the run's NCCL version is %s (%s)\n",
+                a->nccl_version_max, a->nccl_version != NULL ? a->nccl_version : log->nccl_version,
+                a->nccl_version != NULL ? "--nccl-version" : "the log's");
     cs_predict_measured_nccl(comm, a->nccl_version, log);
     /* the flag's bound where no version is known, or the log's if tighter */
     const char *bound_from = NULL;

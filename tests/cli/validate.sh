@@ -331,6 +331,14 @@ rc=$?
     grep -q "^collsim: --nccl-version-max: 'two' is not a version; expected MAJOR.MINOR" vm4.err &&
     ok bad-nccl-version-max || bad "bad-nccl-version-max (rc=$rc: $(cat vm4.err))"
 
+# the version flags over a log that prints its version: said on stderr
+{ echo "NCCL version 2.26.2+cuda12.8"; cat v.log; } > vv.log
+"$COLLSIM" validate vv.log --topo dgx-h100 --nccl-version 2.20.3 > vv1.txt 2> vv1.err &&
+    grep -q "^collsim: warning: --nccl-version 2.20.3 over the log's NCCL version 2.26.2+cuda12.8: the flag's is priced" vv1.err &&
+    "$COLLSIM" validate vv.log --topo dgx-h100 --nccl-version-max 2.17.1 > vv2.txt 2> vv2.err &&
+    grep -q "^collsim: warning: --nccl-version-max 2.17.1 is not used: the run's NCCL version is 2.26.2+cuda12.8 (the log's)" vv2.err &&
+    ok version-flags-over-log || bad "version-flags-over-log ($(cat vv1.err vv2.err))"
+
 # A run far below the prediction whose log says nothing of what NCCL did
 # gets a finding naming the usual fallbacks; collsim's own table read back
 # gets none, 3 times slower is not far enough for it, and a log whose INFO
