@@ -757,6 +757,12 @@ static int validate(validate_args_t *a, GError **err)
         goto out;
     }
     hint.has_coll = a->op != NULL;
+    /* a scenario's [collective] op is the --op of the run it describes */
+    const char *op_from = cs_run_args_origin(&s, "collective.op", NULL);
+    if (!hint.has_coll && op_from != NULL) {
+        hint.coll = s.coll;
+        hint.has_coll = TRUE;
+    }
     if (s.calibration != NULL && !cs_params_load(&params, s.calibration, err))
         goto out;
     /* the [fabric] section: its keys checked together, and a warning

@@ -331,6 +331,12 @@ rc=$?
     grep -q "^collsim: --nccl-version-max: 'two' is not a version; expected MAJOR.MINOR" vm4.err &&
     ok bad-nccl-version-max || bad "bad-nccl-version-max (rc=$rc: $(cat vm4.err))"
 
+# a scenario's [collective] op is the run's --op: one that the log's rows
+# contradict is refused as --op is
+printf '[topology]\npreset = dgx-h100\n[collective]\nop = allgather\n' > vop.ini
+"$COLLSIM" validate v.log -s vop.ini > vop.txt 2> vop.err; rc=$?
+[ $rc -eq 2 ] && grep -q 'does not look like allgather' vop.err && ok scenario-op-is-op || bad "scenario-op-is-op ($rc: $(cat vop.err))"
+
 # the version flags over a log that prints its version: said on stderr
 { echo "NCCL version 2.26.2+cuda12.8"; cat v.log; } > vv.log
 "$COLLSIM" validate vv.log --topo dgx-h100 --nccl-version 2.20.3 > vv1.txt 2> vv1.err &&
