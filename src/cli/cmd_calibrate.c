@@ -657,9 +657,8 @@ static void print_report(FILE *f, const char *out, const cs_params_t *start, con
         gboolean inside;
         g_autofree char *range = cs_calib_physical_range((cs_param_id_t)id, fitted->v[id], &inside);
         if (!inside)
-            fprintf(f, "# warning: %s = %.4g is outside its physical range, %s: the measured system loses what "
-                       "healthy hardware does not (check it: collsim doctor, perftest); this value describes that "
-                       "system, not the parts\n", cs_param_name((cs_param_id_t)id), fitted->v[id], range);
+            fprintf(f, "# warning: %s = %.4g is outside its physical range, %s: %s\n", cs_param_name((cs_param_id_t)id),
+                    fitted->v[id], range, cs_calib_outside_reading((cs_param_id_t)id, fitted->v[id]));
     }
     fprintf(f, "# note: %s\n", cs_calib_in_sample_note());
 }

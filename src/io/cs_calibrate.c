@@ -713,6 +713,39 @@ static const physical_t physical[] = {
       "4 KiB RDMA packet headers (IB 42 B, RoCE v2 82 B) and perftest's 98% of 400G on healthy NDR" },
 };
 
+void cs_calib_physical_bounds(cs_param_id_t id, double *lo_p, double *hi_p)
+{
+    for (gsize i = 0; i < G_N_ELEMENTS(physical); i++)
+        if (physical[i].id == id) {
+            *lo_p = physical[i].lo;
+            *hi_p = physical[i].hi;
+            return;
+        }
+    double d = cs_param_default(id);
+    *lo_p = d / 2;
+    *hi_p = strcmp(cs_param_unit(id), "fraction") == 0 ? MIN(d * 2, 1.0) : d * 2;
+}
+
+const char *cs_calib_outside_reading(cs_param_id_t id, double v)
+{
+    double lo, hi;
+    gboolean inside;
+    g_free(cs_calib_physical_range(id, v, &inside));
+    if (inside)
+        return NULL;
+    cs_calib_physical_bounds(id, &lo, &hi);
+    /* a time or a count of stages costs more the larger it is; a rate or
+     * a share of one the smaller */
+    const char *u = cs_param_unit(id);
+    gboolean cost = strcmp(u, "us") == 0 || strcmp(u, "ns") == 0 || strcmp(u, "s") == 0 ||
+                    strcmp(u, "stages") == 0 || strcmp(u, "ms") == 0;
+    gboolean worse = cost ? v > hi : v < lo;
+    return worse ? "the measured system loses what healthy hardware does not (check it: collsim doctor, "
+                   "perftest); this value describes that system, not the parts"
+                 : "better than healthy hardware measures: the fit takes up another part of the model's error "
+                   "(or the data's), not a property of the parts";
+}
+
 char *cs_calib_physical_range(cs_param_id_t id, double v, gboolean *inside_p)
 {
     for (gsize i = 0; i < G_N_ELEMENTS(physical); i++)
@@ -805,9 +838,8 @@ char *cs_calibrate_ini(const cs_calib_set_t *s, const cs_params_t *start, const 
         gboolean inside;
         g_autofree char *range = cs_calib_physical_range((cs_param_id_t)id, fitted->v[id], &inside);
         if (!inside)
-            g_string_append_printf(g, "\n# warning: outside its physical range, %s: the measured system loses what "
-                                   "healthy hardware does not; this value describes that system, not the parts",
-                                   range);
+            g_string_append_printf(g, "\n# warning: outside its physical range, %s: %s", range,
+                                   cs_calib_outside_reading((cs_param_id_t)id, fitted->v[id]));
         g_string_append_printf(g, "\n%s = ", cs_param_name((cs_param_id_t)id));
         append_value(g, fitted->v[id]);
         g_string_append_printf(g, "\n");

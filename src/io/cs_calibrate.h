@@ -79,6 +79,12 @@ char *cs_calibrate_ini(const cs_calib_set_t *s, const cs_params_t *start, const 
  * default's source is in cs_params_list.h). Returns the text of the
  * range ("0.8 to 0.99 (...)"), and *inside_p. */
 char *cs_calib_physical_range(cs_param_id_t id, double v, gboolean *inside_p);
+/* The range's bounds, and what a value outside it means, as one phrase:
+ * past the costly side (a latency above, a rate below) the measured
+ * system loses what healthy parts do not; past the other the fit takes up
+ * another error. NULL inside the range. */
+void cs_calib_physical_bounds(cs_param_id_t id, double *lo_p, double *hi_p);
+const char *cs_calib_outside_reading(cs_param_id_t id, double v);
 
 /* The remark every calibration carries: its errors after the fit are
  * in-sample (measured on the sizes it was fitted to), so they are no

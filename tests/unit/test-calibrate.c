@@ -290,6 +290,13 @@ static void test_physical_range(void)
     g_assert_true(inside);
     g_assert_nonnull(strstr(nvl, " to 1 ("));
     g_assert_nonnull(strstr(cs_calib_in_sample_note(), "in-sample"));
+    /* what a value outside means: a loss on the costly side (a latency
+     * above, a rate below), another error taken up on the other */
+    g_assert_null(cs_calib_outside_reading(CS_P_EFF_NET, 0.95));
+    g_assert_nonnull(strstr(cs_calib_outside_reading(CS_P_EFF_NET, 0.30), "loses what healthy hardware"));
+    g_assert_nonnull(strstr(cs_calib_outside_reading(CS_P_EFF_NET, 1.0), "better than healthy hardware"));
+    g_assert_nonnull(strstr(cs_calib_outside_reading(CS_P_LAT_LAUNCH, 3 * d), "loses what healthy hardware"));
+    g_assert_nonnull(strstr(cs_calib_outside_reading(CS_P_LAT_LAUNCH, 0.1 * d), "better than healthy hardware"));
 }
 
 int main(int argc, char **argv)
