@@ -268,6 +268,25 @@ gboolean cs_topo_spec_set(cs_topo_spec_t *spec, const char *key, const char *v, 
     } else if (strcmp(key, "visible-gpus") == 0) {
         if (!cs_scenario_index_list(v, G_MAXINT, "GPU", NULL, err))
             return FALSE;
+        /* each GPU once, as a node's GPUs are numbered from 0 again */
+        if (g_ascii_strcasecmp(v, "all") != 0) {
+            g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+            g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+            for (int i = 0; parts[i] != NULL; i++) {
+                gint64 lo = g_ascii_strtoll(parts[i], NULL, 10), hi = lo;
+                const char *dash = strchr(parts[i], '-');
+                if (dash != NULL)
+                    hi = g_ascii_strtoll(dash + 1, NULL, 10);
+                for (gint64 k = lo; k <= hi && k - lo < 65536; k++) {
+                    if (g_hash_table_contains(seen, GINT_TO_POINTER((int)k + 1))) {
+                        set_input_error(err, "GPU %" G_GINT64_FORMAT " is listed twice in '%s'; expected each GPU "
+                                        "once", k, v);
+                        return FALSE;
+                    }
+                    g_hash_table_add(seen, GINT_TO_POINTER((int)k + 1));
+                }
+            }
+        }
         replace_str(&spec->visible_gpus, g_strdup(v));
     } else {
         g_assert_not_reached();

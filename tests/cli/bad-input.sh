@@ -79,6 +79,7 @@ check bad-nic prefix "collsim: --nic: unknown NIC type 'ib-qdr'; expected one of
 check env-not-nccl exact "collsim: --env: 'FOO=1' is not an NCCL variable setting; expected NCCL_NAME=VALUE" -- run $H --env FOO=1
 check env-no-value exact "collsim: --env: 'NCCL_ALGO' is not an NCCL variable setting; expected NCCL_NAME=VALUE" -- run $H --env NCCL_ALGO
 check env-bad-value prefix "collsim: --env: NCCL_ALGO=Bogus" -- run $H --env NCCL_ALGO=Bogus --json out.json
+check visible-gpus-twice exact "collsim: --visible-gpus: GPU 2 is listed twice in '0-3,2'; expected each GPU once" -- run $H --visible-gpus 0-3,2
 # loopback for the bootstrap: every rank publishes 127.0.0.1, no other node
 # connects (one node is fine)
 check socket-ifname-loopback prefix "collsim: NCCL_SOCKET_IFNAME=lo puts NCCL's bootstrap on node 0's loopback interface: every rank publishes 127.0.0.1 (bootstrap.cc), which the other nodes cannot reach" -- run $H --nodes 2 --env NCCL_SOCKET_IFNAME=lo
