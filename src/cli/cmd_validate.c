@@ -555,6 +555,12 @@ static cs_result_t *run_sweep_skipping(const cs_engine_ops_t *ops, const cs_engi
     g_autoptr(GError) e = NULL;
     cs_result_t *whole = cs_engine_run_sweep(ops, job, sizes, n, &e);
     if (whole != NULL || !skip || !g_error_matches(e, CS_ERROR, CS_ERROR_UNSUPPORTED)) {
+        /* an engine that cannot price some size: the way to price the rest */
+        if (whole == NULL && !skip && g_error_matches(e, CS_ERROR, CS_ERROR_UNSUPPORTED)) {
+            char *m = g_strdup_printf("%s, or --skip-unsupported to leave such sizes out", e->message);
+            g_free(e->message);
+            e->message = m;
+        }
         if (whole == NULL)
             g_propagate_error(err, g_steal_pointer(&e));
         return whole;
