@@ -718,6 +718,16 @@ static gboolean output_format(const sweep_opts_t *o, gboolean *json_p, GError **
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --format: '%s' is not a format; expected csv or json", f);
         return FALSE;
     }
+    /* a name that says the other format would mislead whoever opens it */
+    if (o->format != NULL && o->output != NULL) {
+        const char *named = g_str_has_suffix(o->output, ".json") ? "json" : g_str_has_suffix(o->output, ".csv") ? "csv"
+                                                                                                                : NULL;
+        if (named != NULL && strcmp(named, f) != 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --format: %s into '%s', a .%s name; expected "
+                        "--format %s, or a name ending in .%s", f, o->output, named, named, f);
+            return FALSE;
+        }
+    }
     *json_p = f != NULL && strcmp(f, "json") == 0;
     return TRUE;
 }

@@ -84,6 +84,8 @@ check machine-twice "collsim: --grid topology.preset: topology.topo chooses the 
     --grid topo=dgx-h100,dgx-b200 --grid topology.preset=dgx-a100,dgx1-v100
 check value-twice "collsim: --grid topology.nodes: '2' is listed twice; expected each value once" \
     --topo dgx-h100 --grid nodes=2,2
+check format-vs-name "collsim: --format: json into 'x.csv', a .csv name; expected --format csv, or a name ending in .json" \
+    --topo dgx-h100 --format json
 check bad-format "collsim: --format: 'xml' is not a format; expected csv or json" \
     --topo dgx-h100 --format xml
 # a point the engine refuses: named by its number and settings, nothing written
