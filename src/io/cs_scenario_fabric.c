@@ -242,7 +242,7 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
     switch ((cs_fabric_key_t)k) {
     case CS_FK_MTU:
         if (!cs_parse_int(v, 256, 4096, &n) || (n & (n - 1)) != 0)
-            return bad(err, "'%s' is not a RoCE MTU; expected 256, 512, 1024, 2048 or 4096", v);
+            return bad(err, "'%s' is not an RDMA path MTU (RoCE or InfiniBand); expected 256, 512, 1024, 2048 or 4096", v);
         c->mtu = (guint32)n;
         return TRUE;
     case CS_FK_PFC:

@@ -32,7 +32,7 @@ scen() { # file lines...
 
 # ---- bad values, from a file (FILE:LINE: key) and from flags -------------
 scen mtu.ini 'mtu = 1500'
-refused "file: bad mtu" "mtu.ini:9: mtu: '1500' is not a RoCE MTU; expected 256, 512, 1024, 2048 or 4096" \
+refused "file: bad mtu" "mtu.ini:9: mtu: '1500' is not an RDMA path MTU (RoCE or InfiniBand); expected 256, 512, 1024, 2048 or 4096" \
     "$COLLSIM" run mtu.ini
 refused "flag: bad pfc" "collsim: --pfc: '9' is not a list of priorities" "$COLLSIM" run $T --model packet --pfc 9
 refused "flag: bad dscp map" "is not a DSCP:PRIORITY entry" "$COLLSIM" run $T --model packet --dscp-map 64:3
