@@ -79,6 +79,7 @@ check bad-nic prefix "collsim: --nic: unknown NIC type 'ib-qdr'; expected one of
 check env-not-nccl exact "collsim: --env: 'FOO=1' is not an NCCL variable setting; expected NCCL_NAME=VALUE" -- run $H --env FOO=1
 check env-no-value exact "collsim: --env: 'NCCL_ALGO' is not an NCCL variable setting; expected NCCL_NAME=VALUE" -- run $H --env NCCL_ALGO
 check env-bad-value prefix "collsim: --env: NCCL_ALGO=Bogus" -- run $H --env NCCL_ALGO=Bogus --json out.json
+check dump-refused-topology prefix "collsim: --oversubscription: 2 does not apply" -- run $H --nodes 2 --fabric fat-tree --oversubscription 2 --dump
 check visible-gpus-twice exact "collsim: --visible-gpus: GPU 2 is listed twice in '0-3,2'; expected each GPU once" -- run $H --visible-gpus 0-3,2
 # loopback for the bootstrap: every rank publishes 127.0.0.1, no other node
 # connects (one node is fine)
