@@ -38,6 +38,8 @@ typedef struct {
     char *scenario;
     char *op;
     int table;               /* 0 = every table */
+    int procs, threads;      /* --procs-per-node, -t (0: the scenario's, or the log's) */
+    char *nccl_version, *nccl_version_max;   /* as validate's flags */
     GPtrArray *envs;         /* "NCCL_X=Y" */
     cs_topo_spec_t topo;
     GString *how;            /* the group's options as typed, for the header */
@@ -56,6 +58,8 @@ static void group_clear(group_t *g)
     g_free(g->path);
     g_free(g->scenario);
     g_free(g->op);
+    g_free(g->nccl_version);
+    g_free(g->nccl_version_max);
     g_ptr_array_unref(g->envs);
     cs_topo_spec_clear(&g->topo);
     g_string_free(g->how, TRUE);
@@ -119,6 +123,25 @@ static gboolean on_group_opt(const char *option_name, const char *value, gpointe
     }
     if (strcmp(option_name, "--op") == 0)
         return set_str(&g->op, value);
+    if (strcmp(option_name, "--procs-per-node") == 0 || strcmp(option_name, "-t") == 0 ||
+        strcmp(option_name, "--nthreads") == 0) {
+        gint64 n;
+        if (!cs_parse_int(value, 1, 4096, &n)) {
+            cs_set_flag_error(err, option_name, "'%s' is not a count; expected a whole number from 1", value);
+            return FALSE;
+        }
+        *(strcmp(option_name, "--procs-per-node") == 0 ? &g->procs : &g->threads) = (int)n;
+        return TRUE;
+    }
+    if (strcmp(option_name, "--nccl-version") == 0 || strcmp(option_name, "--nccl-version-max") == 0) {
+        if (!cs_nccl_version_whole(value)) {
+            cs_set_flag_error(err, option_name, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], e.g. 2.19.3",
+                              value);
+            return FALSE;
+        }
+        return set_str(strcmp(option_name, "--nccl-version") == 0 ? &g->nccl_version : &g->nccl_version_max,
+                       value);
+    }
     return set_str(&g->scenario, value);   /* --scenario, -s */
 }
 
@@ -138,6 +161,14 @@ static const GOptionEntry entries[] = {
     { "table", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt, "Use only table N of the result's log", "N" },
     { "op", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt, "The collective a log measures, when it does not say",
       "COLL" },
+    { "procs-per-node", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt,
+      "Processes per node of the result's run (as validate's)", "N" },
+    { "nthreads", 't', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt,
+      "Threads per process of the result's run (nccl-tests -t)", "N" },
+    { "nccl-version", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt,
+      "NCCL version of the result's run, when its log does not print it (as validate's)", "X.Y.Z" },
+    { "nccl-version-max", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_group_opt,
+      "The newest NCCL the result's run can have used, where its version is not known (as validate's)", "X.Y.Z" },
     { NULL },
 };
 
@@ -437,7 +468,12 @@ static gboolean add_group(cs_calib_set_t *set, const group_t *defaults, const gr
                     "PRESET|FILE or --scenario FILE after it", g->path);
         goto out;
     }
-    ok = add_results(set, g->path, &s.topo, s.env, s.procs_per_node, s.nthreads, NULL, g->table, g->op != NULL ? g->op : defaults->op, NULL, NULL,
+    int procs = g->procs > 0 ? g->procs : defaults->procs > 0 ? defaults->procs : s.procs_per_node;
+    int threads = g->threads > 0 ? g->threads : defaults->threads > 0 ? defaults->threads : s.nthreads;
+    const char *version = g->nccl_version != NULL ? g->nccl_version : defaults->nccl_version;
+    const char *version_max = g->nccl_version_max != NULL ? g->nccl_version_max : defaults->nccl_version_max;
+    ok = add_results(set, g->path, &s.topo, s.env, procs, threads, NULL, g->table,
+                     g->op != NULL ? g->op : defaults->op, version, version_max,
                      g->how->len ? g->how->str : "defaults", err);
 out:
     cs_scenario_clear(&s);

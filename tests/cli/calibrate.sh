@@ -51,6 +51,19 @@ grep -q '^\[params\]$' "$tmp/self.ini" || fail "no [params]"
 [ -z "$(sed -n '/^\[params\]/,$p' "$tmp/self.ini" | grep -v '^\[params\]' | grep -v '^#' | grep -v '^$')" ] ||
     fail "self-calibration wrote parameters: $(cat "$tmp/self.ini")"
 
+# validate's layout and version flags, per result: a -g 8 table read as one
+# process driving 8 GPUs agrees with the model; the header keeps the flags;
+# a bad value is one line, exit 2
+"$COLLSIM" run --topo dgx-a100 --procs-per-node 1 -b 8 -e 64K -f 8 --json "$tmp/g8.json" > /dev/null || fail "run g8"
+"$COLLSIM" calibrate "$tmp/g8.json" --topo dgx-a100 --procs-per-node 1 --nccl-version 2.22.3 -o "$tmp/g8.ini" \
+    > /dev/null 2> "$tmp/err" && grep -q '^#   .*g8.json table 1 \[--topo dgx-a100 --procs-per-node 1 --nccl-version 2.22.3\]' "$tmp/g8.ini" ||
+    fail "calibrate --procs-per-node/--nccl-version: $(cat "$tmp/err")"
+[ -z "$(sed -n '/^\[params\]/,$p' "$tmp/g8.ini" | grep -v '^\[params\]' | grep -v '^#' | grep -v '^$')" ] ||
+    fail "a -g 8 table priced as -g 8 needs no parameter: $(cat "$tmp/g8.ini")"
+"$COLLSIM" calibrate "$tmp/g8.json" --topo dgx-a100 --nccl-version-max two -o "$tmp/x.ini" 2> "$tmp/err"; st=$?
+[ "$st" -eq 2 ] && [ ! -e "$tmp/x.ini" ] && grep -q "^collsim: --nccl-version-max: 'two' is not a version" "$tmp/err" ||
+    fail "bad --nccl-version-max: exit $st: $(cat "$tmp/err")"
+
 # from a start file: what the results constrain is refitted (lat.launch back
 # to the model's own 6 us), the rest carried over (eff.net: no network here)
 printf '[params]\neff.net = 0.9\nlat.launch = 7\n' > "$tmp/start.ini"
