@@ -494,10 +494,13 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
         return 2;
     if (a->dump) {
         /* a dump that run would refuse is no scenario to keep: the
-         * topology it names is built (and dropped) first */
-        g_autoptr(cs_topo_t) t = cs_topo_spec_build(&s->topo, err);
-        if (t == NULL)
-            return 2;
+         * topology it names, if it names one, is built (and dropped)
+         * first (a dump without one stays a partial scenario, as real's) */
+        if (s->topo.preset != NULL || s->topo.file != NULL) {
+            g_autoptr(cs_topo_t) t = cs_topo_spec_build(&s->topo, err);
+            if (t == NULL)
+                return 2;
+        }
         g_autofree char *ini = cs_scenario_to_ini(s);
         return cs_output_stdout(ini, strlen(ini), err) ? 0 : cs_error_exit_status(*err);
     }
