@@ -557,7 +557,9 @@ static cs_result_t *run_sweep_skipping(const cs_engine_ops_t *ops, const cs_engi
     if (whole != NULL || !skip || !g_error_matches(e, CS_ERROR, CS_ERROR_UNSUPPORTED)) {
         /* an engine that cannot price some size: the way to price the rest */
         if (whole == NULL && !skip && g_error_matches(e, CS_ERROR, CS_ERROR_UNSUPPORTED)) {
-            char *m = g_strdup_printf("%s, or --skip-unsupported to leave such sizes out", e->message);
+            char *m = g_strdup_printf(strstr(e->message, "; expected") != NULL
+                                          ? "%s, or --skip-unsupported to leave such sizes out"
+                                          : "%s; expected --skip-unsupported to leave such sizes out", e->message);
             g_free(e->message);
             e->message = m;
         }
@@ -765,6 +767,9 @@ static int validate(validate_args_t *a, GError **err)
     hint.has_coll = a->op != NULL;
     /* a scenario's [collective] op is the --op of the run it describes */
     const char *op_from = cs_run_args_origin(&s, "collective.op", NULL);
+    if (hint.has_coll && op_from != NULL && hint.coll != s.coll)
+        fprintf(stderr, "collsim: warning: --op %s over the scenario's op %s (%s): the flag's is taken\n", a->op,
+                cs_coll_name(s.coll), op_from);
     if (!hint.has_coll && op_from != NULL) {
         hint.coll = s.coll;
         hint.has_coll = TRUE;
@@ -906,6 +911,10 @@ static int validate(validate_args_t *a, GError **err)
             if (flag % 100 > 0)
                 g_snprintf(bound_patch, sizeof bound_patch, ".%d", flag % 100);
         } else if (seen > 0) {
+            if (a->nccl_version_max != NULL)
+                fprintf(stderr, "collsim: warning: --nccl-version-max %s is not used: the log's line %d bounds the "
+                        "run's NCCL tighter (%s)\n", a->nccl_version_max, log->nccl_version_max_line,
+                        log->nccl_version_max_why);
             bound_owned = g_strdup_printf("the log's line %d: %s", log->nccl_version_max_line,
                                          log->nccl_version_max_why);
             bound_from = bound_owned;

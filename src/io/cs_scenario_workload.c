@@ -448,8 +448,8 @@ gboolean cs_scenario_workload_spec(const cs_scenario_t *s, cs_wl_spec_t *spec_p,
         const char *given = w->arch != NULL ? "arch"
                           : g_hash_table_contains(w->origins, "params") ? "params"
                           : g_hash_table_contains(w->origins, "hidden") ? "hidden" : "layers";
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: a custom model needs layers; expected arch (--arch) a preset "
-                    "(%s) or layers (--layers) with hidden or params", cs_scenario_workload_origin(s, given),
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: a custom model needs layers; expected arch (--arch) set to a "
+                    "preset (%s), or layers (--layers) with hidden or params", cs_scenario_workload_origin(s, given),
                     cs_wl_model_names());
         return FALSE;
     }

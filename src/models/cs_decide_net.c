@@ -298,10 +298,15 @@ gboolean cs_netsel_host(const cs_topo_t *t, int host, const cs_nccl_settings_t *
             socket_devices(t, nics, nnics, s, probe);
         }
         gboolean none = probe->len == 0;
-        /* the bootstrap takes the first interface the list selects
-         * (bootstrap.cc bootstrapNetInit) and every rank publishes its
-         * address: loopback's 127.0.0.1 reaches no other host */
-        gboolean lo = !none && g_array_index(probe, cs_netdev_t, 0).dev < 0;
+        /* the bootstrap takes the first interface the list selects in
+         * the kernel's order (bootstrap.cc bootstrapNetInit, socket.cc
+         * findInterfaces over getifaddrs), where lo comes first (ifindex
+         * 1): a list that selects lo at all ("^docker", "ib,lo") puts the
+         * bootstrap there, and every rank publishes 127.0.0.1, which no
+         * other host reaches */
+        gboolean lo = FALSE;
+        for (guint i = 0; i < probe->len && !lo; i++)
+            lo = g_array_index(probe, cs_netdev_t, i).dev < 0;
         if (probe != devs) {
             for (guint i = 0; i < probe->len; i++)
                 g_free(g_array_index(probe, cs_netdev_t, i).name);
@@ -327,6 +332,10 @@ gboolean cs_netsel_host(const cs_topo_t *t, int host, const cs_nccl_settings_t *
             g_autofree char *ifs = host_names(t, nics, nnics, FALSE);
             if (g_str_has_suffix(ifs, ", lo"))
                 ifs[strlen(ifs) - 4] = '\0';   /* the interfaces other than loopback */
+            else if (strcmp(ifs, "lo") == 0) {
+                g_free(ifs);
+                ifs = g_strdup("none besides lo");
+            }
             cs_set_error_at(err, NULL, 0, "NCCL_SOCKET_IFNAME=%s puts NCCL's bootstrap on node %d's loopback "
                             "interface: every rank publishes 127.0.0.1 (bootstrap.cc), which the other nodes "
                             "cannot reach, so the job never initialises (ncclCommInitRank waits until the "

@@ -712,9 +712,16 @@ static void rule_intra(dr_ctx_t *c)
     /* tuning.cc: LL128 is on by default only where NCCL deems it safe
      * (NVLink-class paths); forcing it elsewhere can corrupt data (NCCL's
      * documentation of NCCL_PROTO) */
+    /* NVLink is not seen in sysfs: only GPUs whose model has none (PCIe
+     * cards without a bridge: L40S, RTX 4090, ...) are known to be joined
+     * by PCIe alone; an NVLink mesh (DGX-1) or bridge may run LL128 */
+    gboolean no_nvlink = m->gpus->len >= 2 && m->nvswitches->len == 0;
+    for (guint i = 0; i < m->gpus->len && no_nvlink; i++) {
+        const dr_gpu_t *g = m->gpus->pdata[i];
+        no_nvlink = g->model != NULL && g->model->nvlinks == 0;
+    }
     cs_nccl_settings_t s;
-    if (c->env != NULL && m->gpus->len >= 2 && m->nvswitches->len == 0 &&
-        cs_nccl_env_settings(c->env, &s, NULL)) {
+    if (c->env != NULL && no_nvlink && cs_nccl_env_settings(c->env, &s, NULL)) {
         gboolean forced = FALSE;
         for (int k = 0; k < CS_COLL_COUNT; k++)
             forced |= s.proto_enabled[k][CS_PROTO_LL128] == 1;
@@ -727,7 +734,8 @@ static void rule_intra(dr_ctx_t *c)
                    "NCCL_PROTO)",
                    "unset NCCL_PROTO: a list that names LL128, or one that excludes another protocol "
                    "('^LL'), turns LL128 on where NCCL's default leaves it off",
-                   "NCCL_PROTO forces LL128 on a machine without NVSwitch (its GPUs may be joined by PCIe only)");
+                   "NCCL_PROTO forces LL128 on GPUs joined by PCIe only (%s, no NVLink)",
+                   ((const dr_gpu_t *)m->gpus->pdata[0])->model->name);
         }
     }
 }

@@ -80,8 +80,8 @@ char *cs_engine_env_warning(const cs_engine_ops_t *ops, const cs_nccl_env_t *env
      * (cs_pkt_qp.c, cs_pkt_net.c); the others move data in flows */
     static const char *const packet_only[] = {
         "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_ADAPTIVE_ROUTING",
-        "NCCL_IB_AR_THRESHOLD", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT", "NCCL_IB_SL",
-    };
+        "NCCL_IB_AR_THRESHOLD", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT",
+    };   /* not NCCL_IB_SL: every engine reads it for the lossy-priority check under trust = pcp */
     if (ops->fabric || env == NULL)
         return NULL;
     const char *first = NULL;
@@ -362,7 +362,7 @@ gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, gboolean j
      * folds rings; the SimGrid engine runs fewer actors for them), fewer
      * nodes; the analytic engine's memory follows the nodes alone */
     gboolean few = nnodes <= 2;   /* fewer nodes than 2 is no cluster left to price */
-    const char *instead = strcmp(ops->name, "analytic") == 0 ? "fewer nodes"
+    const char *instead = strcmp(ops->name, "analytic") == 0 ? (few ? NULL : "fewer nodes")
                         : strcmp(ops->name, "flow") != 0 ? (few ? "--model flow or NCCL_ALGO=Ring"
                                                                 : "--model flow, NCCL_ALGO=Ring, or fewer nodes")
                         : jobs ? (few ? "NCCL_ALGO=Ring or --model analytic (each job or call priced alone)"
@@ -370,8 +370,8 @@ gboolean cs_engine_check_cost(const cs_engine_ops_t *ops, int nnodes, gboolean j
                                : (few ? "--model analytic or NCCL_ALGO=Ring"
                                       : "--model analytic, NCCL_ALGO=Ring, or fewer nodes");
     g_set_error(err, CS_ERROR, CS_ERROR_RESOURCE, "collsim: --model %s on %d node%s needs about %s%s (limit %s, %s); "
-                "expected a larger limit, or %s", ops->name, nnodes, nnodes == 1 ? "" : "s", need,
-                time != NULL ? time : "", have, what, instead);
+                "expected a larger limit%s%s", ops->name, nnodes, nnodes == 1 ? "" : "s", need,
+                time != NULL ? time : "", have, what, instead != NULL ? ", or " : "", instead != NULL ? instead : "");
     return FALSE;
 }
 

@@ -84,6 +84,7 @@ check visible-gpus-twice exact "collsim: --visible-gpus: GPU 2 is listed twice i
 # loopback for the bootstrap: every rank publishes 127.0.0.1, no other node
 # connects (one node is fine)
 check socket-ifname-loopback prefix "collsim: NCCL_SOCKET_IFNAME=lo puts NCCL's bootstrap on node 0's loopback interface: every rank publishes 127.0.0.1 (bootstrap.cc), which the other nodes cannot reach" -- run $H --nodes 2 --env NCCL_SOCKET_IFNAME=lo
+check socket-ifname-excludes-not-lo prefix "collsim: NCCL_SOCKET_IFNAME=^docker puts NCCL's bootstrap on node 0's loopback interface" -- run $H --nodes 2 --env NCCL_SOCKET_IFNAME=^docker
 "$COLLSIM" run $H --env NCCL_SOCKET_IFNAME=lo -b 1M -e 1M >out.txt 2>err.txt && grep -q '^ *1048576 ' out.txt &&
     echo "ok socket-ifname-loopback-1node" || { echo "FAIL socket-ifname-loopback-1node: $(cat err.txt)"; fail=1; }
 check socket-ifname-none prefix "collsim: NCCL_SOCKET_IFNAME=eno matches no interface of node 0 (ib0, ib1, ib2, ib3, ib4, ib5, ib6, ib7, lo); NCCL logs \"Bootstrap : no socket interface found\"" -- run $H --nodes 2 --env NCCL_SOCKET_IFNAME=eno

@@ -90,8 +90,11 @@ RUNENV=
 # settings that take NCCL off the GPUs' paths or past its safe default
 expect p2p-disabled 0 "[warning] p2p-disabled: NCCL_P2P_DISABLE=1 turns off peer-to-peer between this machine's 2 GPUs" -- \
     --root "$trees/roce-gid" $I --env NCCL_P2P_DISABLE=1
-expect ll128-forced 0 "[warning] ll128-forced: NCCL_PROTO forces LL128 on a machine without NVSwitch" -- \
-    --root "$trees/roce-gid" $I --env NCCL_PROTO=^LL
+expect ll128-forced 0 "[warning] ll128-forced: NCCL_PROTO forces LL128 on GPUs joined by PCIe only (rtx4090, no NVLink)" -- \
+    --root "$trees/lab-1gbe" $I --env NCCL_PROTO=^LL
+# A100 PCIe cards may be NVLink-bridged (not seen in sysfs): no warning
+expect ll128-bridgeable 0 "" -- --root "$trees/roce-gid" $I --env NCCL_PROTO=LL128
+grep -q 'll128-forced' out.txt && { echo "FAIL ll128-bridgeable: warned"; fail=1; }
 expect ll128-nvswitch 0 "Findings: 0 errors, 0 warnings, 0 notes" -- --root "$trees/dgx-h100" $I --env NCCL_PROTO=LL128
 expect ll128-default 0 "Findings: 0 errors, 0 warnings, 0 notes" -- --root "$trees/roce-gid" $I --env NCCL_PROTO=^LL128
 expect roce-tc 0 "[note] roce-tc-priority: NCCL_IB_TC=0 puts RoCE data on DSCP 0, priority 0 under the usual map" -- \

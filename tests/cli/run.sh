@@ -330,13 +330,15 @@ grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || 
 "$COLLSIM" run --topo gb200-nvl72 -b 1M -e 1M --env NCCL_MNNVL_ENABLE=1 >um1.txt 2>&1 && ! grep -q 'MNNVL_ENABLE=1 .*not model' um1.txt &&
     "$COLLSIM" run --topo gb200-nvl72 -b 1M -e 1M --env NCCL_MNNVL_ENABLE=0 >um0.txt 2>&1 &&
     grep -q '^# warning: NCCL_MNNVL_ENABLE=0 (--env): .*does not model it' um0.txt && ok mnnvl-off-said || bad mnnvl-off-said
-# buffers nccl-tests could not allocate: 2 x 64 GiB on an 80 GB H100 warns,
-# 2 x 32 GiB does not
-"$COLLSIM" run --topo dgx-h100 -b 64G -e 64G >big.txt 2>big.err &&
-    grep -q '^collsim: warning: nccl-tests allocates a send and a receive buffer .*2 x 64 GiB do not fit the 80 GB of an NVIDIA H100' big.err &&
+# buffers nccl-tests could not allocate: send, receive and (-c 1, its
+# default) expected, 3 x 32 GiB on an 80 GB H100 warns, 2 x 32 GiB with
+# -c 0 and 3 x 16 GiB do not
+"$COLLSIM" run --topo dgx-h100 -b 32G -e 32G >big.txt 2>big.err &&
+    grep -q '^collsim: warning: nccl-tests allocates a send and a receive buffer .*, and with -c 1 one for the expected result .*up to 3 x 32 GiB do not fit the 80 GB of an NVIDIA H100' big.err &&
     grep -q '^# warning: nccl-tests allocates' big.txt && ok buffers-too-large ||
     bad "buffers-too-large ($(cat big.err))"
-"$COLLSIM" run --topo dgx-h100 -b 32G -e 32G >big2.txt 2>&1 && ! grep -q 'do not fit' big2.txt && ok buffers-fit ||
+"$COLLSIM" run --topo dgx-h100 -b 32G -e 32G -c 0 >big2.txt 2>&1 && ! grep -q 'do not fit' big2.txt &&
+    "$COLLSIM" run --topo dgx-h100 -b 16G -e 16G >big3.txt 2>&1 && ! grep -q 'do not fit' big3.txt && ok buffers-fit ||
     bad buffers-fit
 # LL128 forced where NCCL's default leaves it off (PCIe L40S servers):
 # warned, priced as forced; on NVLink machines (LL128 on by default) not
