@@ -480,6 +480,22 @@ out:
     return ok;
 }
 
+/* A manifest group's version key (nccl-version, nccl-version-max), NULL
+ * when absent; one that is not a version clears *ok and names the key,
+ * unless an earlier key already failed. */
+static char *version_key(GKeyFile *kf, const char *grp, const char *key, gboolean *ok, const char **bad_key,
+                         GError **e)
+{
+    char *v = g_key_file_get_string(kf, grp, key, NULL);
+    if (*ok && v != NULL && !cs_nccl_version_whole(g_strstrip(v))) {
+        *bad_key = key;
+        *ok = FALSE;
+        g_set_error(e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], e.g. 2.19.3",
+                    v);
+    }
+    return v;
+}
+
 /* Line of "[group]" and of 'key' inside it, for messages. */
 static int manifest_line(const char *text, const char *group, const char *key)
 {
@@ -635,20 +651,8 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
                 cs_nccl_env_set(env, name, eq + 1, "manifest");
             }
         }
-        g_autofree char *version = g_key_file_get_string(kf, grp, "nccl-version", NULL);
-        if (ok && version != NULL && !cs_nccl_version_whole(g_strstrip(version))) {
-            bad_key = "nccl-version";
-            ok = FALSE;
-            g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], "
-                        "e.g. 2.19.3", version);
-        }
-        g_autofree char *version_max = g_key_file_get_string(kf, grp, "nccl-version-max", NULL);
-        if (ok && version_max != NULL && !cs_nccl_version_whole(g_strstrip(version_max))) {
-            bad_key = "nccl-version-max";
-            ok = FALSE;
-            g_set_error(&e, CS_ERROR, CS_ERROR_INPUT, "'%s' is not a version; expected MAJOR.MINOR[.PATCH], "
-                        "e.g. 2.17.1", version_max);
-        }
+        g_autofree char *version = version_key(kf, grp, "nccl-version", &ok, &bad_key, &e);
+        g_autofree char *version_max = version_key(kf, grp, "nccl-version-max", &ok, &bad_key, &e);
         if (!ok) {
             cs_set_error_at(err, path, manifest_line(text, grp, bad_key), "%s: %s", bad_key, e->message);
             cs_topo_spec_clear(&spec);
