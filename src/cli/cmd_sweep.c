@@ -811,7 +811,7 @@ static int emit(const grid_t *g, const point_t *points, const sweep_opts_t *o, c
 
 /* The base scenario alone, built once in the parent, and the files: their
  * errors come before any worker starts. */
-static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, GError **err)
+static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t *g, GError **err)
 {
     if (a->scratch.trace_out != NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
@@ -845,13 +845,26 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, GError **err
      * settings a grid of rows has no place for */
     if (ok && !o->quiet) {
         g_autoptr(GPtrArray) w = cs_nccl_env_warnings(s.env);
-        const cs_engine_ops_t *ops = cs_engine_find(s.model != NULL ? s.model : "analytic");
-        char *fw = ops != NULL ? cs_engine_fabric_warning(ops, &s.fabric) : NULL;
-        if (fw != NULL)
-            g_ptr_array_add(w, fw);
-        char *ew = ops != NULL ? cs_engine_env_warning(ops, s.env) : NULL;
-        if (ew != NULL)
-            g_ptr_array_add(w, ew);
+        /* the engines the points run: the base's, and a scenario.model
+         * axis's values; each says what it leaves out, once */
+        g_autoptr(GPtrArray) models = g_ptr_array_new();
+        g_ptr_array_add(models, s.model != NULL ? s.model : "analytic");
+        for (guint i = 0; i < g->axes->len; i++) {
+            const axis_t *x = &g_array_index(g->axes, axis_t, i);
+            if (strcmp(x->column, "scenario.model") == 0) {
+                g_ptr_array_set_size(models, 0);
+                for (int v = 0; v < x->n; v++)
+                    g_ptr_array_add(models, x->values[v]);
+            }
+        }
+        for (guint i = 0; i < models->len; i++) {
+            const cs_engine_ops_t *ops = cs_engine_find(models->pdata[i]);
+            char *extra[2] = { ops != NULL ? cs_engine_fabric_warning(ops, &s.fabric) : NULL,
+                               ops != NULL ? cs_engine_env_warning(ops, s.env) : NULL };
+            for (int k = 0; k < 2; k++)
+                if (extra[k] != NULL)
+                    g_ptr_array_add(w, extra[k]);
+        }
         if (s.link_stats)
             g_ptr_array_add(w, g_strdup("link-stats: sweep writes one row per point and size, no link table; "
                                         "collsim run --link-stats prints one"));
@@ -873,7 +886,7 @@ static int sweep(cs_run_args_t *a, const sweep_opts_t *o, GError **err)
     GString *all = g_string_new(NULL);   /* every point's record */
     int status = 2;
     gboolean out_json;
-    if (!parse_grid(o, &g, err) || !output_format(o, &out_json, err) || !check_base(a, o, err))
+    if (!parse_grid(o, &g, err) || !output_format(o, &out_json, err) || !check_base(a, o, &g, err))
         goto out_grid;
     int rank = 0, size = 1;
     gboolean mpi = launched_by_mpi(&rank, &size);

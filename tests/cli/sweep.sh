@@ -80,6 +80,13 @@ check twice "collsim: --grid topology.nodes: the key is given twice; expected ea
     [ "$(grep -c '^collsim: warning: NCCL_FOO (--env): NCCL v2.28.9 does not read this variable' wn.err)" -eq 1 ] &&
     grep -q '^collsim: warning: link-stats: sweep writes one row per point and size' wn.err &&
     ok sweep-warns-once || bad "sweep-warns-once ($(cat wn.err))"
+# an engine axis: each engine the points run says what it leaves out
+"$COLLSIM" sweep --topo dgx-h100 --nodes 2 --nic roce-400g --mtu 1024 --grid scenario.model=analytic,flow \
+    -b 1M -e 1M --output wm.csv >wm.out 2>wm.err &&
+    grep -q -- '--model analytic does not simulate them' wm.err && grep -q -- '--model flow does not simulate them' wm.err &&
+    "$COLLSIM" sweep --topo dgx-h100 --nodes 2 --nic roce-400g --mtu 1024 --grid scenario.model=packet \
+        -b 64K -e 64K --output wp.csv >wp.out 2>wp.err && ! grep -q 'does not simulate' wp.err &&
+    ok sweep-warns-per-engine || bad "sweep-warns-per-engine ($(cat wm.err wp.err))"
 check machine-twice "collsim: --grid topology.preset: topology.topo chooses the machine too; expected one of topo, preset and file on the grid" \
     --grid topo=dgx-h100,dgx-b200 --grid topology.preset=dgx-a100,dgx1-v100
 check value-twice "collsim: --grid topology.nodes: '2' is listed twice; expected each value once" \
