@@ -242,12 +242,12 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
                     cs_run_args_origin(s, "scenario.model", "collsim: --model"), ops->name);
         return 2;
     }
-    g_autofree char *fw = cs_engine_fabric_warning(ops, &s->fabric);
-    if (fw != NULL)
-        fprintf(stderr, "collsim: warning: %s\n", fw);
-    g_autofree char *ew = cs_engine_env_warning(ops, s->env);
-    if (ew != NULL)
-        fprintf(stderr, "collsim: warning: %s\n", ew);
+    {
+        g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+        cs_engine_ignored_settings(ops, &s->fabric, s->env, ignored);
+        for (guint i = 0; i < ignored->len; i++)
+            fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(ignored, i));
+    }
     guint n = s->jobs->len;
     g_autofree job_view_t *views = g_new0(job_view_t, n);
     g_autofree cs_engine_task_t *tasks = g_new0(cs_engine_task_t, n);
@@ -531,12 +531,7 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     job.link_stats = stats;
     job.time_steps = verbose;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
-    char *fw = cs_engine_fabric_warning(d.ops, &s->fabric);
-    if (fw != NULL)
-        g_ptr_array_add(warnings, fw);
-    char *ew = cs_engine_env_warning(d.ops, s->env);
-    if (ew != NULL)
-        g_ptr_array_add(warnings, ew);
+    cs_engine_ignored_settings(d.ops, &s->fabric, s->env, warnings);
     char *mw = nsizes > 0 ? buffers_warning(topo, sizes[nsizes - 1], s->check != 0) : NULL;
     if (mw != NULL)
         g_ptr_array_add(warnings, mw);

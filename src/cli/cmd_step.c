@@ -175,12 +175,7 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
         return 2;
     }
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
-    char *fw = cs_engine_fabric_warning(d.ops, &s->fabric);
-    if (fw != NULL)
-        g_ptr_array_add(warnings, fw);
-    char *ew = cs_engine_env_warning(d.ops, s->env);
-    if (ew != NULL)
-        g_ptr_array_add(warnings, ew);
+    cs_engine_ignored_settings(d.ops, &s->fabric, s->env, warnings);
     int gpn = cs_topo_node_gpus(topo, 0);
     if (plan->tp > gpn)
         g_ptr_array_add(warnings, g_strdup_printf("%s: tp = %d is more than a node's %d GPUs: each TP group spans "

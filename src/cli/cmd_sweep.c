@@ -859,11 +859,8 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t
         }
         for (guint i = 0; i < models->len; i++) {
             const cs_engine_ops_t *ops = cs_engine_find(models->pdata[i]);
-            char *extra[2] = { ops != NULL ? cs_engine_fabric_warning(ops, &s.fabric) : NULL,
-                               ops != NULL ? cs_engine_env_warning(ops, s.env) : NULL };
-            for (int k = 0; k < 2; k++)
-                if (extra[k] != NULL)
-                    g_ptr_array_add(w, extra[k]);
+            if (ops != NULL)
+                cs_engine_ignored_settings(ops, &s.fabric, s.env, w);
         }
         if (s.link_stats)
             g_ptr_array_add(w, g_strdup("link-stats: sweep writes one row per point and size, no link table; "

@@ -671,12 +671,6 @@ static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *t
  * (cs_comm_p2p_direct), said where the version or its bound implies it */
 #define DIRECT_NOTE ", its GPUs of one process writing into each other's buffers (P2P/direct pointer, up to 2.22)"
 
-static gint cmp_double(gconstpointer a, gconstpointer b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* A run several times slower than predicted at every large size, where
  * its log says nothing of what NCCL did (no NCCL INFO line read): a hint at the usual
  * causes, which only the run's settings or its NCCL_DEBUG=INFO lines can
@@ -686,26 +680,21 @@ static void far_below(const cs_validation_t *v, const cs_nccl_info_t *seen, GPtr
 {
     if (findings->len > 0 || (seen != NULL && cs_nccl_info_any(seen)))
         return;
-    GArray *e = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autofree double *e = g_new(double, MAX(1, v->rows->len));
+    int n = 0;
     for (guint i = 0; i < v->rows->len; i++) {
         const cs_validate_row_t *r = &g_array_index(v->rows, cs_validate_row_t, i);
-        if (r->size >= CS_VALIDATE_LARGE_MIN && !isnan(r->busbw_err))
-            g_array_append_val(e, r->busbw_err);
+        if (r->size >= CS_VALIDATE_LARGE_MIN)
+            e[n++] = r->busbw_err;
     }
-    if (e->len > 0) {
-        g_array_sort(e, cmp_double);
-        guint n = e->len;
-        double med = n % 2 ? g_array_index(e, double, n / 2)
-                           : (g_array_index(e, double, n / 2 - 1) + g_array_index(e, double, n / 2)) / 2;
-        if (med >= 3.0)
-            g_ptr_array_add(findings, g_strdup_printf(
+    double med = cs_validate_median(e, n);   /* NAN without such sizes */
+    if (med >= 3.0)
+        g_ptr_array_add(findings, g_strdup_printf(
                 "the measured bus bandwidth is %.0fx below the prediction (the median at sizes >= 1 MiB) and "
                 "the log does not say what NCCL did: a run this far off usually had NCCL fall back (peer-to-peer, "
                 "InfiniBand or GPUDirect RDMA disabled, sockets, the wrong interface or HCA); give validate the "
                 "run's NCCL_* settings with --env, or take the log with NCCL_DEBUG=INFO, whose lines it compares "
                 "with the model", med + 1));
-    }
-    g_array_free(e, TRUE);
 }
 
 static int validate(validate_args_t *a, GError **err)
@@ -781,12 +770,10 @@ static int validate(validate_args_t *a, GError **err)
     if (!cs_scenario_fabric_check(&s.fabric, err))
         goto out;
     {
-        g_autofree char *fw = cs_engine_fabric_warning(ops, &s.fabric);
-        if (fw != NULL)
-            fprintf(stderr, "collsim: warning: %s\n", fw);
-        g_autofree char *ew = cs_engine_env_warning(ops, s.env);
-        if (ew != NULL)
-            fprintf(stderr, "collsim: warning: %s\n", ew);
+        g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+        cs_engine_ignored_settings(ops, &s.fabric, s.env, ignored);
+        for (guint i = 0; i < ignored->len; i++)
+            fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(ignored, i));
     }
     topo = cs_topo_spec_build(&s.topo, err);
     if (topo == NULL)

@@ -119,12 +119,7 @@ static cs_prediction_t *price(const cs_scenario_t *s, const cs_design_t *d, gboo
     if (p->result == NULL)
         return NULL;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
-    char *fw = cs_engine_fabric_warning(d->ops, &s->fabric);
-    if (fw != NULL)
-        g_ptr_array_add(warnings, fw);
-    char *ew = cs_engine_env_warning(d->ops, s->env);
-    if (ew != NULL)
-        g_ptr_array_add(warnings, ew);
+    cs_engine_ignored_settings(d->ops, &s->fabric, s->env, warnings);
     cs_predict_header_notes(p->result, s, warnings);
     if (ran != NULL)
         p->link_stats = stats_per_row(p->result, ran);

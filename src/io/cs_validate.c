@@ -27,17 +27,27 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double cs_validate_median_abs(const double *v, int n)
+static double median_of(const double *v, int n, gboolean absolute)
 {
     g_autofree double *a = g_new(double, MAX(n, 1));
     int m = 0;
     for (int i = 0; i < n; i++)
         if (!isnan(v[i]))
-            a[m++] = fabs(v[i]);
+            a[m++] = absolute ? fabs(v[i]) : v[i];
     if (m == 0)
         return NAN;
     qsort(a, (size_t)m, sizeof *a, cmp_double);
     return m % 2 ? a[m / 2] : (a[m / 2 - 1] + a[m / 2]) / 2;
+}
+
+double cs_validate_median_abs(const double *v, int n)
+{
+    return median_of(v, n, TRUE);
+}
+
+double cs_validate_median(const double *v, int n)
+{
+    return median_of(v, n, FALSE);
 }
 
 static double rel_err(double pred, double meas)

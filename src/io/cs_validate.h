@@ -63,6 +63,8 @@ gboolean cs_validate_stat_pass(const cs_validate_stat_t *s, double target);
 
 /* Median of |values| (NAN skipped); NAN when there are none. Sorts a copy. */
 double cs_validate_median_abs(const double *v, int n);
+/* The same of the signed values (which side a run errs on). */
+double cs_validate_median(const double *v, int n);
 
 /* ---- NCCL's own words against the model (cs_validate_findings.c) -------- */
 

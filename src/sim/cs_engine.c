@@ -59,7 +59,7 @@ const char *cs_engine_names(void)
     return names;
 }
 
-char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg)
+static char *fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg)
 {
     if (ops->fabric || cfg == NULL || !cs_fabric_cfg_any(cfg))
         return NULL;
@@ -74,7 +74,7 @@ char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t
                            __builtin_popcountll(cfg->set) > 1 ? " and others" : "", ops->name);
 }
 
-char *cs_engine_env_warning(const cs_engine_ops_t *ops, const cs_nccl_env_t *env)
+static char *env_warning(const cs_engine_ops_t *ops, const cs_nccl_env_t *env)
 {
     /* read by the packet engine's queue pairs, routing and retransmission
      * (cs_pkt_qp.c, cs_pkt_net.c); the others move data in flows */
@@ -98,6 +98,15 @@ char *cs_engine_env_warning(const cs_engine_ops_t *ops, const cs_nccl_env_t *env
                            "packet simulates; --model %s prices the run as if %s unset", first,
                            cs_nccl_env_get(env, first), n > 1 ? " and others" : "", n > 1 ? "" : "s", ops->name,
                            n > 1 ? "they were" : "it were");
+}
+
+void cs_engine_ignored_settings(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg, const cs_nccl_env_t *env,
+                                GPtrArray *out)
+{
+    char *w[2] = { fabric_warning(ops, cfg), env_warning(ops, env) };
+    for (int k = 0; k < 2; k++)
+        if (w[k] != NULL)
+            g_ptr_array_add(out, w[k]);
 }
 
 /* Copies at most the buffer's size minus one, always terminated. */

@@ -163,7 +163,7 @@ typedef struct cs_engine_ops {
      * run several jobs at once (--trace needs it). */
     gboolean timeline;
     /* Engines that read job->fabric (the [fabric] section); the others
-     * ignore it and the output says so (cs_engine_fabric_warning). */
+     * ignore it and the output says so (cs_engine_ignored_settings). */
     gboolean fabric;
     gboolean (*run_jobs)(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err);
     /* Optional: what the engine assumes for a run of several jobs, as
@@ -243,13 +243,13 @@ gboolean cs_engine_run_graph(const cs_engine_ops_t *ops, const cs_engine_multi_t
 const cs_engine_ops_t *cs_engine_find(const char *name);
 /* Comma-separated names of the engines built in. */
 const char *cs_engine_names(void);
-/* When the scenario configures the fabric and the engine does not read it
- * (!ops->fabric): the warning to print (g_free it); else NULL. */
-char *cs_engine_fabric_warning(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg);
-/* The same for the NCCL variables that only the packet engine reads (queue
- * pairs per connection, adaptive routing, IB timeouts and retries): what
- * another engine leaves out, or NULL. */
-char *cs_engine_env_warning(const cs_engine_ops_t *ops, const cs_nccl_env_t *env);
+/* What an engine that does not simulate packets (!ops->fabric) leaves out
+ * of the settings given: a [fabric] section, and the NCCL variables only
+ * the packet engine reads (queue pairs per connection, adaptive routing,
+ * IB timeouts and retries); a warning each, appended to 'out' (g_free'd
+ * strings), none for the packet engine. */
+void cs_engine_ignored_settings(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg, const cs_nccl_env_t *env,
+                                GPtrArray *out);
 
 /* Runs a whole sweep: decides each size, prices it with the engine, fills a
  * result whose producer is "model:<engine>". sizes has nsizes entries.
