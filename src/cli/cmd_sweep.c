@@ -862,6 +862,7 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t
             if (ops != NULL)
                 cs_engine_ignored_settings(ops, &s.fabric, s.env, w);
         }
+        cs_predict_sweep_warnings(&s, NULL, NULL, 0, w);
         if (s.link_stats)
             g_ptr_array_add(w, g_strdup("link-stats: sweep writes one row per point and size, no link table; "
                                         "collsim run --link-stats prints one"));

@@ -8,6 +8,7 @@
 #include "models/cs_decide.h"
 #include "io/cs_writers-int.h"
 #include "util/cs_error.h"
+#include "util/cs_units.h"
 
 #include <math.h>
 #include <string.h>
@@ -81,6 +82,46 @@ void cs_predict_header_notes(cs_result_t *r, const cs_scenario_t *s, const GPtrA
         g_ptr_array_insert(r->notes, at++, g_strdup_printf("warning: %s", (const char *)g_ptr_array_index(warnings, i)));
 }
 
+/* nccl-tests allocates a send and a receive buffer of the largest size on
+ * every GPU (common.cu AllocateBuffs: ncclMemAlloc or cudaMalloc of
+ * maxBytes each, and one of the receive size for -c 1): where they do not
+ * fit the smallest GPU's memory the run cannot start, which the
+ * prediction does not see. NULL when they fit or a capacity is unknown. */
+static char *buffers_warning(const cs_topo_t *t, guint64 maxbytes, gboolean check)
+{
+    const cs_gpu_model_t *least = NULL;
+    for (int d = 0; d < t->ndevs; d++) {
+        const cs_gpu_model_t *g = t->devs[d].kind == CS_DEV_GPU ? t->devs[d].gpu : NULL;
+        if (g != NULL && g->mem_bytes > 0 && (least == NULL || g->mem_bytes < least->mem_bytes))
+            least = g;
+    }
+    int nbuf = check ? 3 : 2;   /* with -c 1 (nccl-tests' default) an expected buffer, at most the size */
+    if (least == NULL || (double)nbuf * (double)maxbytes <= least->mem_bytes)
+        return NULL;
+    g_autofree char *sz = cs_format_size(maxbytes);
+    return g_strdup_printf("nccl-tests allocates a send and a receive buffer of the largest size on every GPU%s "
+                           "(common.cu AllocateBuffs): up to %d x %s do not fit the %.0f GB of an %s, so that run "
+                           "would not start; the rows price the sizes as if they fitted",
+                           check ? ", and with -c 1 one for the expected result" : "", nbuf, sz,
+                           least->mem_bytes / 1e9, least->marketing);
+}
+
+
+void cs_predict_sweep_warnings(const cs_scenario_t *s, const cs_topo_t *t, const guint64 *sizes, int nsizes,
+                               GPtrArray *warnings)
+{
+    char *mw = t != NULL && nsizes > 0 ? buffers_warning(t, sizes[nsizes - 1], s->check != 0) : NULL;
+    if (mw != NULL)
+        g_ptr_array_add(warnings, mw);
+    /* nccl-tests -m N groups N calls (ncclGroupStart/End), which NCCL
+     * plans together (numPipeOps): the engines price one call at a time */
+    if (s->agg_iters > 1)
+        g_ptr_array_add(warnings, g_strdup_printf("agg-iters %d (-m): nccl-tests groups %d calls per iteration, "
+                                                  "which NCCL plans and launches together; the engines price one "
+                                                  "call at a time (NCCL's numPipeOps 1), so the rows are one call's",
+                                                  s->agg_iters, s->agg_iters));
+}
+
 /* ---- a sweep priced at once -------------------------------------------------- */
 
 void cs_prediction_free(cs_prediction_t *p)
@@ -120,6 +161,7 @@ static cs_prediction_t *price(const cs_scenario_t *s, const cs_design_t *d, gboo
         return NULL;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
     cs_engine_ignored_settings(d->ops, &s->fabric, s->env, warnings);
+    cs_predict_sweep_warnings(s, d->topo, p->sizes, p->nsizes, warnings);
     cs_predict_header_notes(p->result, s, warnings);
     if (ran != NULL)
         p->link_stats = stats_per_row(p->result, ran);

@@ -45,6 +45,13 @@ cs_engine_job_t cs_design_job(const cs_design_t *d, const cs_scenario_t *s);
  * name as the source, then the -g restriction and NCCL's warnings
  * (cs_nccl_env_warnings of s) before the engine's own notes. */
 void cs_predict_header_notes(cs_result_t *r, const cs_scenario_t *s, const GPtrArray *warnings);
+/* What nccl-tests would do with s's sweep that the prediction does not
+ * see, appended to 'warnings': buffers of the largest of 'sizes' that do
+ * not fit t's smallest GPU (t NULL: not checked, before a topology is
+ * built), calls grouped by -m. run prints them, compare and sweep keep
+ * them in each result's notes. */
+void cs_predict_sweep_warnings(const cs_scenario_t *s, const cs_topo_t *t, const guint64 *sizes, int nsizes,
+                               GPtrArray *warnings);
 
 /* ---- a sweep priced at once -------------------------------------------------- */
 

@@ -141,4 +141,15 @@ check trace "collsim: --trace: compare runs several designs; expected collsim ru
 [ "$(grep -c '^# design [abc]: .*: 2 ranks on 1 node' t2.txt)" -eq 3 ] && ok threads-every-design \
     || bad "threads-every-design ($(grep '^# design' t2.txt; cat t2.err))"
 
+
+# what nccl-tests would do that a prediction does not see is said per
+# design, as run says it: buffers that do not fit the GPU, calls grouped by -m
+"$COLLSIM" compare --topo dgx-h100 -b 32G -e 32G -m 2 --design a:NCCL_ALGO=Ring --design b:NCCL_ALGO=Tree \
+    >wm.txt 2>wm.err
+[ "$(grep -c '^#   [ab]: warning: nccl-tests allocates .*up to 3 x 32 GiB do not fit the 80 GB' wm.txt)" -eq 2 ] &&
+    [ "$(grep -c '^#   [ab]: warning: agg-iters 2 (-m)' wm.txt)" -eq 2 ] && ok sweep-warnings-every-design \
+    || bad "sweep-warnings-every-design ($(grep '^#' wm.txt; cat wm.err))"
+"$COLLSIM" compare --topo dgx-h100 -b 16G -e 16G --design a:NCCL_ALGO=Ring --design b:NCCL_ALGO=Tree >wf.txt 2>&1 &&
+    ! grep -q 'do not fit\|agg-iters' wf.txt && ok sweep-warnings-only-when-due || bad sweep-warnings-only-when-due
+
 exit $fail

@@ -107,4 +107,18 @@ check bad-point "collsim: --oversubscription: 4 does not apply: the fat-tree of 
 [ "$(awk -F, 'NR > 1 { printf "%s:%s ", $2, $5 }' t2.csv 2>/dev/null)" = "1:2 2:4 4:8 " ] && ok threads-every-point \
     || bad "threads-every-point ($(cat t2.err t2.csv))"
 
+
+# -m said once on stderr for the sweep; a point whose buffers do not fit
+# its GPU says so in its JSON notes (the H100's 80 GB: 3 x 32 GiB), the
+# one that fits (8 GiB) does not
+"$COLLSIM" sweep --topo dgx-h100 -b 8G -e 8G -f 4 -m 2 --grid maxbytes=8G,32G -j 1 --format json >wj.json 2>wj.err
+[ "$(grep -c '^collsim: warning: agg-iters 2 (-m)' wj.err)" -eq 1 ] &&
+    python3 -c '
+import json, sys
+d = json.load(open("wj.json"))
+pts = d["points"] if isinstance(d, dict) and "points" in d else d
+notes = [" ".join(p.get("notes", [])) for p in pts]
+sys.exit(0 if len(notes) == 2 and "do not fit" not in notes[0] and "up to 3 x 32 GiB do not fit" in notes[1] else 1)
+' && ok sweep-warnings-per-point || bad "sweep-warnings-per-point ($(cat wj.err; head -c 600 wj.json))"
+
 exit $fail
