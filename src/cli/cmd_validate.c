@@ -714,6 +714,18 @@ static int validate(validate_args_t *a, GError **err)
 
     if (!check_outputs(a, err))
         goto out;
+    /* A version flag is the version alone (a log's line may go on, "+cuda12.2"):
+     * "2.19.3junk" or "2.19.3.4" is refused, not read as 2.19.3 */
+    if (a->nccl_version != NULL && !cs_nccl_version_whole(a->nccl_version)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
+                    "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
+        goto out;
+    }
+    if (a->nccl_version_max != NULL && !cs_nccl_version_whole(a->nccl_version_max)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version-max: '%s' is not a version; expected "
+                    "MAJOR.MINOR[.PATCH], e.g. 2.17.1", a->nccl_version_max);
+        goto out;
+    }
     if (a->scenario != NULL && !cs_scenario_load(&s, a->scenario, err))
         goto out;
     cs_topo_spec_merge(&s.topo, &a->topo);
@@ -862,20 +874,9 @@ static int validate(validate_args_t *a, GError **err)
     comm = cs_comm_new(topo, s.env, err);
     if (comm == NULL || !cs_run_args_apply_layout(&s, comm, err))
         goto out;
-    /* The measured run's NCCL, the flag's over the log's line: only what
-     * the model prices by version follows it (cs_comm_host_work_channels).
-     * The flag is the version alone (a log's line may go on, "+cuda12.2"):
-     * "2.19.3junk" or "2.19.3.4" is refused, not read as 2.19.3 */
-    if (a->nccl_version != NULL && !cs_nccl_version_whole(a->nccl_version)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version: '%s' is not a version; expected "
-                    "MAJOR.MINOR[.PATCH], e.g. 2.19.3", a->nccl_version);
-        goto out;
-    }
-    if (a->nccl_version_max != NULL && !cs_nccl_version_whole(a->nccl_version_max)) {
-        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: --nccl-version-max: '%s' is not a version; expected "
-                    "MAJOR.MINOR[.PATCH], e.g. 2.17.1", a->nccl_version_max);
-        goto out;
-    }
+    /* The measured run's NCCL, the flag's over the log's line (checked
+     * first, with the other flags): only what the model prices by version
+     * follows it (cs_comm_host_work_channels). */
     /* the flags are for logs that do not say; over a log that does, the
      * output says which wins */
     if (a->nccl_version != NULL && log->nccl_version != NULL &&

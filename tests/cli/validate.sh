@@ -330,6 +330,15 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l < vm4.err)" -eq 1 ] && [ ! -s vm4.txt ] &&
     grep -q "^collsim: --nccl-version-max: 'two' is not a version; expected MAJOR.MINOR" vm4.err &&
     ok bad-nccl-version-max || bad "bad-nccl-version-max (rc=$rc: $(cat vm4.err))"
+# a bad flag is named before any file is read: over a log that is not
+# there, or a topology that does not match the log, the flag's message
+"$COLLSIM" validate no-such.log --topo dgx-h100 --nccl-version 2.x > vm5.txt 2> vm5.err
+rc=$?
+"$COLLSIM" validate vsr.log --topo dgx-h100 --nodes 2 --nccl-version-max 2.x > vm6.txt 2> vm6.err
+rc6=$?
+[ $rc -eq 2 ] && [ $rc6 -eq 2 ] && grep -q "^collsim: --nccl-version: '2.x' is not a version" vm5.err &&
+    grep -q "^collsim: --nccl-version-max: '2.x' is not a version" vm6.err && ok version-flag-checked-first ||
+    bad "version-flag-checked-first ($rc $rc6: $(cat vm5.err vm6.err))"
 
 # a scenario's [collective] op is the run's --op: one that the log's rows
 # contradict is refused as --op is
