@@ -129,7 +129,11 @@
              "extra per-step synchronisation cost of the LL128 protocol")     \
     /* Data stores, a memory fence, then a flag store the peer polls.         \
      * Fitted to rtx5090x8-pcie5-2socket-*, rtx2080tix2-pcie-noP2P-shm-*      \
-     * and h100x8-4nodes-ib-8xndr400-* (Simple sizes 1-64 MiB). */            \
+     * and h100x8-4nodes-ib-8xndr400-* (Simple sizes 1-64 MiB). A point-to-   \
+     * point part pays it on every step too, its warps waiting it out         \
+     * (cs_engine_p2p_step_sync_s): 2 x RTX PRO 6000 over PCIe, 128 KiB       \
+     * steps, measure 18.2 GB/s a channel each way against 22 for the CTA's   \
+     * copies alone, 1.2 us a step (rtxpro6000bw-x2-*, sendrecv). */          \
     CS_PARAM(LAT_SYNC_SIMPLE, "lat.sync.simple", 1.1, "us",                   \
              "extra per-step synchronisation cost of the Simple protocol")    \
     /* The system-scope fence before a step's flag waits for every store      \
@@ -358,7 +362,10 @@
      * per batch), 44.9 (GB200 alltoall, 4 GPUs, 8 GiB, OCI) and 45.8 (GB300, \
      * same): their mean, 44. The spread follows the works per batch         \
      * (sendrecv.h splits the warps among them), which one number does not   \
-     * model. No collective configuration is bound by it. */                \
+     * model. No collective configuration is bound by it. Pricing each      \
+     * Simple step's synchronisation apart (lat.sync.simple) raises those    \
+     * reads by 2-5%, but 44 still fits the manifest best (45 and 46 move    \
+     * the B200 all-to-all and RTX PRO send/receive tables off). */          \
     CS_PARAM(CH_SIMPLE_SM70, "chan.simple.sm70", 26.5, "GB/s",                \
              "payload one channel moves with Simple, Volta/Turing")           \
     CS_PARAM(CH_SIMPLE_SM80, "chan.simple.sm80", 24.0, "GB/s",                \

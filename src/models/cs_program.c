@@ -716,6 +716,7 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
         p->coll = coll;
         p->algo = CS_ALGO_P2P;
         p->proto = d->proto;
+        p->nthreads = d->nthreads;
         p->p2p = TRUE;
         p->nranks = n;
         p->nch = MAX(1, info->p2p_nch);
@@ -753,6 +754,7 @@ cs_program_t *cs_program_new(const cs_comm_info_t *info, cs_coll_t coll, const c
     p->coll = coll;
     p->algo = d->algo;
     p->proto = d->proto;
+    p->nthreads = d->nthreads;
     p->chain = chain;
     p->nranks = n;
     p->nch = d->nchannels;

@@ -31,6 +31,7 @@ typedef struct cs_program {
     cs_coll_t coll;
     cs_algo_t algo;
     cs_proto_t proto;
+    int nthreads;            /* threads of a channel's CTA (NCCL_NTHREADS); 0 = the protocol's full count */
     gboolean chain;          /* Broadcast/Reduce: a chain from position 0 */
     int nranks, nch;
     int *order;              /* nch x nranks: order[ch * nranks + pos] = rank */

@@ -10,6 +10,7 @@
 #include "models/cs_params.h"
 #include "models/cs_result.h"
 #include "models/cs_fabric_cfg.h"
+#include "models/cs_p2p.h"
 
 #include <math.h>
 #include <sys/types.h>
@@ -399,6 +400,40 @@ static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d,
         pass_s[CS_OOP] = t;
     else if (coll == CS_COLL_ALLREDUCE && recv_copies)
         pass_s[CS_OOP] = pass_s[CS_INP] = t;
+}
+
+/* A point-to-point part moves with Simple a step (the op's chunk,
+ * p2pChunkSize: NCCL_P2P_NVL_CHUNKSIZE 512 KiB over NVLink,
+ * NCCL_P2P_PCI_CHUNKSIZE 128 KiB otherwise) at a time, and its warp group
+ * waits out each step's end before it copies the next: prims_simple.h
+ * genericOp ends a slice with barrier() and postPeer, whose poster thread
+ * fences (fence_acq_rel_sys) and stores the step, and the next slice's
+ * subBarrier holds every thread until it has; sendrecv.h runs its parts
+ * with ProtoSimple<1,1>, one step a slice. A collective's ring pays the
+ * same once per slice of several steps (1 MiB for an all-reduce), which
+ * the links hide. The seconds this adds to the busiest channel's CTA,
+ * 'sync_s' (the protocol's per-step synchronisation, lat.sync.simple) a
+ * step of each part, its works of a batch side by side: what bounds two
+ * RTX PRO 6000 over PCIe to 18.2 GB/s a channel each way (sendrecv, 1 and
+ * 2 channels: 128 KiB steps) where the same CTA's collectives reach the
+ * link. 0 for LL (its flags ride in the lines). */
+static inline double cs_engine_p2p_step_sync_s(const cs_p2p_plan_t *plan, double bytes_per_peer, cs_proto_t proto,
+                                               double sync_s)
+{
+    if (proto != CS_PROTO_SIMPLE || plan->op.chunk == 0 || !(bytes_per_peer > 0))
+        return 0;
+    double steps = ceil(bytes_per_peer / MAX(1, plan->op.nch) / (double)plan->op.chunk);
+    return MAX(1, plan->max_batches) * steps * sync_s;
+}
+
+/* The same for an engine that streams a part at a rate: a CTA that moves
+ * 'cap' bytes/s and waits 'sync_s' after every step of 'step' bytes moves
+ * step / (step / cap + sync_s). */
+static inline double cs_engine_p2p_step_cap(double cap, double step, double sync_s)
+{
+    if (!(cap > 0) || !(step > 0) || !(sync_s > 0))
+        return cap;
+    return step / (step / cap + sync_s);
 }
 
 /* Whether a ring of the communicator has a network edge (NET over IB

@@ -89,7 +89,7 @@ static inline int cs_flow_res_mem(const cs_flow_net_t *n, int rank) { return n->
  * the launch cost of a call (seconds), from cs_params as the analytic
  * engine reads them. */
 double cs_flow_proto_eff(const cs_flow_net_t *n, cs_proto_t pr);
-double cs_flow_channel_bw(const cs_flow_net_t *n, cs_proto_t pr);
+double cs_flow_channel_bw(const cs_flow_net_t *n, cs_proto_t pr, int nthreads);
 double cs_flow_launch(const cs_flow_net_t *n);
 /* The host's side of a call on 'nchannels' channels (seconds): the thread
  * that drives the most GPUs issues their parts one after the other (the

@@ -1348,7 +1348,7 @@ static gboolean setup_ring(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GArray 
     const cs_program_t *prog = J->prog;
     const cs_flow_net_t *net = J->net;
     int n = prog->nranks, nch = prog->nch;
-    double cap = cs_flow_channel_bw(net, prog->proto);
+    double cap = cs_flow_channel_bw(net, prog->proto, prog->nthreads);
     /* Edges of every position, then decide whether one node suffices. */
     gsize ne = (gsize)nch * n;
     g_autofree edge_t *edges = g_new0(edge_t, ne);
@@ -1902,7 +1902,7 @@ static gboolean setup_dataflow(cs_flow_t *f, fjob_t *J, cs_flow_fold_t fold, GAr
 {
     const cs_program_t *prog = J->prog;
     const cs_flow_net_t *net = J->net;
-    double cap = cs_flow_channel_bw(net, prog->proto);
+    double cap = cs_flow_channel_bw(net, prog->proto, prog->nthreads);
     J->df = TRUE;
     /* LL and LL128 forward each line as soon as its flag is seen (as the
      * chains do): a flow's unit may start once the first bytes of the
@@ -2578,7 +2578,7 @@ void cs_flow_call_times(const cs_flow_t *f, const cs_engine_call_t *call, double
     double pass[2];
     cs_engine_ring_pass_s(f->net.coll, call->decision, f->net.info->nranks, cs_engine_ring_net(f->net.info),
                           cs_engine_ring_recv_copies(f->net.info), (double)call->nccl_bytes,
-                          cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE), pass);
+                          cs_flow_channel_bw(&f->net, CS_PROTO_SIMPLE, 0), pass);
     time_s[CS_OOP] = MAX(sim_s + pass[CS_OOP], host);
     time_s[CS_INP] = MAX(sim_s + pass[CS_INP], host);
 }

@@ -460,7 +460,7 @@ static gboolean setup_lanes(sim_t *s, GError **err)
     const ctx_t *c = s->ctx;
     const cs_program_t *p = s->prog;
     int n = p->nranks;
-    double cap = cs_flow_channel_bw(c, p->proto);
+    double cap = cs_flow_channel_bw(c, p->proto, p->nthreads);
     s->nowners = p->nch * n;
     s->lanes = g_new0(lane_t, s->nowners);
     s->edges = g_new0(cs_flow_edge_t, s->nowners);
@@ -553,7 +553,7 @@ static gboolean setup_flows(sim_t *s, GError **err)
 {
     const ctx_t *c = s->ctx;
     const cs_program_t *p = s->prog;
-    double cap = cs_flow_channel_bw(c, p->proto);
+    double cap = cs_flow_channel_bw(c, p->proto, p->nthreads);
     s->nowners = p->nflows;
     /* As the flow engine: LL and LL128 trees forward on first bytes
      * (point-to-point flows forward nothing). */
@@ -1030,7 +1030,7 @@ static gboolean engine_predict(void *state, const cs_engine_job_t *job, const cs
     double pass[2];
     cs_engine_ring_pass_s(c->coll, call->decision, c->info->nranks, cs_engine_ring_net(c->info),
                           cs_engine_ring_recv_copies(c->info), (double)call->nccl_bytes,
-                          cs_flow_channel_bw(c, CS_PROTO_SIMPLE), pass);
+                          cs_flow_channel_bw(c, CS_PROTO_SIMPLE, 0), pass);
     /* the passes hold the GPUs, not the host: on the GPUs' time, under
      * the host's floor as the flow engine adds them */
     time_s[CS_OOP] = MAX(st.gpu_s + pass[CS_OOP], st.time_s);

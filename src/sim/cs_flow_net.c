@@ -48,14 +48,14 @@ static double proto_sync(const cs_flow_net_t *f, cs_proto_t pr)
           : pr == CS_PROTO_LL128 ? par(f, CS_P_LAT_SYNC_LL128) : par(f, CS_P_LAT_SYNC_SIMPLE)) * US;
 }
 
-double cs_flow_channel_bw(const cs_flow_net_t *f, cs_proto_t pr)
+double cs_flow_channel_bw(const cs_flow_net_t *f, cs_proto_t pr, int nthreads)
 {
     static const cs_param_id_t ids[CS_PROTO_COUNT][4] = {
         { CS_P_CH_LL_SM70, CS_P_CH_LL_SM80, CS_P_CH_LL_SM90, CS_P_CH_LL_SM100 },
         { CS_P_CH_LL128_SM70, CS_P_CH_LL128_SM80, CS_P_CH_LL128_SM90, CS_P_CH_LL128_SM100 },
         { CS_P_CH_SIMPLE_SM70, CS_P_CH_SIMPLE_SM80, CS_P_CH_SIMPLE_SM90, CS_P_CH_SIMPLE_SM100 },
     };
-    return par(f, ids[pr][f->arch]) * GBPS;
+    return par(f, ids[pr][f->arch]) * GBPS * cs_engine_threads_share(pr, nthreads);
 }
 
 static double gpu_nvlink_bw(const cs_topo_t *t, int dev, int dir)
@@ -776,6 +776,12 @@ double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_program_t *prog, int ch
         if (floor_s > 0)
             cap = MIN(cap, unit / floor_s);
     }
+    /* a point-to-point part's warp group waits out every Simple step's
+     * fence and flag before its next copy (cs_engine_p2p_step_sync_s): at
+     * its rate a step of 'unit' bytes takes that much longer */
+    if (prog->p2p && prog->proto == CS_PROTO_SIMPLE && fl->kind == CS_FLOW_P2P && fl->src != fl->dst)
+        cap = cs_engine_p2p_step_cap(cap, (double)MIN(fl->bytes, fl->unit),
+                                     par(f, CS_P_LAT_SYNC_SIMPLE) * 1e-6);
     if (fl->net_local != CS_PROG_NET_P2P)
         return cap;
     /* paths.cc NCCL_P2P_PER_CHANNEL_NET_BW: what NCCL expects of one

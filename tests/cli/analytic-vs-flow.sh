@@ -112,4 +112,17 @@ for n in 16 64; do
         done
     done
 done
+# NCCL_NTHREADS: fewer threads a CTA slow its channel in every engine
+# alike (cs_engine_threads_share); the flow engine once ignored it and
+# gave the 512-thread time
+t_of() { "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 256M -e 256M --env NCCL_ALGO=Ring "$@" 2>/dev/null |
+         awk '/^ +268435456 /{print $6}'; }
+ta=$(t_of --env NCCL_NTHREADS=64)
+for m in flow simgrid packet; do
+    tm=$(t_of --env NCCL_NTHREADS=64 --model "$m")
+    t0=$(t_of --model "$m")
+    awk -v a="$ta" -v m="$tm" -v z="$t0" 'BEGIN { exit !(a > 0 && m > 0 && z > 0 && m / a > 0.98 && m / a < 1.02 && m / z > 2) }' &&
+        ok "nthreads $m as analytic ($tm us, analytic $ta, 512 threads $t0)" ||
+        bad "nthreads $m: $tm us with 64 threads, analytic $ta, 512 threads $t0"
+done
 exit $fail

@@ -628,7 +628,7 @@ static void test_p2p_batches(void)
     cs_flow_stats_t st;
     double tf = p2p_run(&j, CS_COLL_ALLTOALL, bytes, CS_FLOW_FOLD_AUTO, &st, NULL, NULL);
     double floor = (15 + 16) * (double)B / cs_flow_channel_bw(&(cs_flow_net_t){ .par = &j.params, .arch = 2 },
-                                                                 d.proto);
+                                                                 d.proto, d.nthreads);
     g_test_message("alltoall, one p2p channel: %.2f us, the CTA floor %.2f us", tf * 1e6, floor * 1e6);
     g_assert_cmpfloat(tf, >, floor);
     g_assert_cmpfloat(tf, <, floor * 1.2);
