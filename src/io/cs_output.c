@@ -2,6 +2,7 @@
 #include "config.h"
 #include "io/cs_output.h"
 #include "util/cs_error.h"
+#include "util/cs_read_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -267,6 +268,18 @@ static gboolean resolve_all(int n, const char *const *paths, const char *const *
             set_write_error(err, code, paths[i], errnum);
             return FALSE;
         }
+        /* an existing file this command read as input: replacing it would
+         * lose the input (run s.ini --json s.ini) */
+        const char *in = t[i].kind == OUT_REGULAR ? cs_read_file_input(t[i].st.st_dev, t[i].st.st_ino) : NULL;
+        if (in != NULL) {
+            if (names != NULL && names[i] != NULL)
+                g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: %s is the input file %s; expected another file to write",
+                            names[i], paths[i], in);
+            else
+                g_set_error(err, CS_ERROR, CS_ERROR_IO, "%s: an output named as the input file %s; expected "
+                            "another file to write", paths[i], in);
+            return FALSE;
+        }
         for (int j = 0; j < i; j++)
             if (same_file(&t[j], &t[i])) {
                 if (names != NULL && names[i] != NULL && names[j] != NULL) {
@@ -301,7 +314,8 @@ gboolean cs_output_check(int n, const char *const *paths, const char *const *nam
     }
     for (int i = 0; i < n; i++)
         if (paths[i][0] == '\0') {
-            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: an empty file name; expected a path to write", names[i]);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: an empty file name; expected a path to write",
+                        names != NULL && names[i] != NULL ? names[i] : "collsim: output");
             return FALSE;
         }
     out_target_t t[MAX_OUTPUTS];

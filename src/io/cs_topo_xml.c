@@ -188,8 +188,11 @@ gboolean cs_xml_attr_bw(cs_xml_ctx_t *c, xmlNodePtr n, const char *name, double 
     if (s == NULL)
         return TRUE;
     double v;
-    if (!cs_parse_bandwidth(s, &v))
-        return cs_xml_fail(c, n, "bad %s=\"%s\" on <%s>; expected a bandwidth > 0 such as "
+    /* from 1 Mb/s: the engines count time in integer picoseconds, and a
+     * GiB over a slower link would pass their range (and no GPU link or
+     * NIC is that slow) */
+    if (!cs_parse_bandwidth(s, &v) || v < 125e3)
+        return cs_xml_fail(c, n, "bad %s=\"%s\" on <%s>; expected a bandwidth of at least 1Mbps such as "
                            "\"400Gbps\", \"50GB/s\" or \"5e10\" (bytes/s)", name, s,
                            (const char *)n->name);
     *v_p = v;
@@ -202,8 +205,10 @@ gboolean cs_xml_attr_time(cs_xml_ctx_t *c, xmlNodePtr n, const char *name, doubl
     if (s == NULL)
         return TRUE;
     double v;
-    if (!cs_parse_time(s, &v))
-        return cs_xml_fail(c, n, "bad %s=\"%s\" on <%s>; expected a time >= 0 such as "
+    /* at most a second: a link's or switch's latency is ns to us, and the
+     * engines' integer picoseconds must hold many hops of it */
+    if (!cs_parse_time(s, &v) || v > 1.0)
+        return cs_xml_fail(c, n, "bad %s=\"%s\" on <%s>; expected a time from 0 to 1s such as "
                            "\"500ns\", \"1.5us\" or \"2e-6\" (seconds)", name, s,
                            (const char *)n->name);
     *v_p = v;

@@ -1001,6 +1001,14 @@ cs_topo_t *cs_topo_xml_load_ours(cs_xml_ctx_t *c, xmlDocPtr doc)
         return NULL;
 
     g_autofree char *desc = cs_xml_attr(root, "description");
+    for (const char *ch = desc; ch != NULL && *ch != '\0'; ch++)
+        if ((unsigned char)*ch < 0x20 && *ch != ' ') {
+            /* printed as the output's "# Topology:" line, one line */
+            cs_set_error_at(c->err, c->file, MAX(1, (int)xmlGetLineNo(root)),
+                            "description holds a control character (a line break or tab); expected a one-line "
+                            "description");
+            return NULL;
+        }
     if (desc != NULL || t->description == NULL) {
         g_free(t->description);
         t->description = desc != NULL ? g_strdup(g_strstrip(desc)) : g_path_get_basename(c->file);

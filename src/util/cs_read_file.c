@@ -28,6 +28,38 @@ static void set_too_large(GError **err, const char *path, const char *expected, 
                     lim);
 }
 
+/* The regular files read so far (a command reads a handful: its scenario,
+ * topology, calibration, logs), for cs_read_file_input: an output must not
+ * replace one. Not thread-safe; collsim reads its inputs on one thread. */
+#define MAX_INPUTS 256
+static struct {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+} inputs[MAX_INPUTS];
+static int ninputs;
+
+static void note_input(const char *path, const struct stat *st)
+{
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
+            return;
+    if (ninputs == MAX_INPUTS)
+        return;
+    inputs[ninputs].dev = st->st_dev;
+    inputs[ninputs].ino = st->st_ino;
+    inputs[ninputs].path = g_strdup(path);
+    ninputs++;
+}
+
+const char *cs_read_file_input(dev_t dev, ino_t ino)
+{
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i].dev == dev && inputs[i].ino == ino)
+            return inputs[i].path;
+    return NULL;
+}
+
 gboolean cs_read_file(const char *path, const char *noun, const char *expected, gsize limit, char **buf_p,
                       gsize *len_p, GError **err)
 {
@@ -89,6 +121,7 @@ gboolean cs_read_file(const char *path, const char *noun, const char *expected, 
         goto free_buf;
     }
     buf[len] = '\0';
+    note_input(path, &st);
     *buf_p = g_steal_pointer(&buf);
     *len_p = len;
     ok = TRUE;

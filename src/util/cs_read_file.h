@@ -8,6 +8,7 @@
 #define CS_READ_FILE_H
 
 #include <glib.h>
+#include <sys/types.h>
 
 /* Topology files (collsim XML, NCCL dumps): 64 MiB is a cluster of about
  * 11000 DGX H100 nodes written by `collsim topo xml` (5.7 KB a node), which
@@ -33,5 +34,9 @@
  * opened without waiting for a writer. Outputs are set only on success. */
 gboolean cs_read_file(const char *path, const char *noun, const char *expected, gsize limit, char **buf_p,
                       gsize *len_p, GError **err);
+
+/* The path by which this process read the file (device, inode) with
+ * cs_read_file, or NULL: outputs (cs_output.h) refuse to replace an input. */
+const char *cs_read_file_input(dev_t dev, ino_t ino);
 
 #endif

@@ -157,4 +157,32 @@ check no-command prefix "collsim: no command given; expected one of run, topo, v
 check unknown-command prefix "collsim: unknown command 'rnu'; expected one of run, topo, validate, " -- rnu
 check option-first prefix "collsim: unknown option '-b'; expected a command first (run, topo, validate, " -- -b 8
 
+# an output named as one of the command's own inputs is refused, the input
+# untouched: the scenario under --json, a log under validate --csv or
+# calibrate -o, a topology under topo dot -o
+printf '[topology]\npreset = dgx-h100\n[collective]\nminbytes = 1M\nmaxbytes = 1M\n' > in.ini
+cp in.ini in.orig
+check out-is-scenario exact "collsim: --json: in.ini is the input file in.ini; expected another file to write" -- \
+    run in.ini --json in.ini
+cmp -s in.ini in.orig && echo "ok out-is-scenario-untouched" || { echo "FAIL out-is-scenario-untouched"; fail=1; }
+cp "$top_srcdir/tests/data/logs/two-tables.txt" in.log
+cp in.log in.log.orig
+check out-is-log exact "in.log: an output named as the input file in.log; expected another file to write" -- \
+    validate in.log --topo dgx-h100 --nodes 2 --gpus 2 --csv in.log
+check calibrate-out-is-log exact "in.log: an output named as the input file in.log; expected another file to write" -- \
+    calibrate in.log --topo dgx-h100 --nodes 2 --gpus 2 -o in.log
+cmp -s in.log in.log.orig && echo "ok out-is-log-untouched" || { echo "FAIL out-is-log-untouched"; fail=1; }
+cp "$top_srcdir/topologies/cluster-2node-rail.xml" in.xml
+check out-is-topology exact "collsim: --output: in.xml is the input file in.xml; expected another file to write" -- \
+    topo dot in.xml -o in.xml
+check topo-empty-output exact "collsim: --output: an empty file name; expected a path to write" -- topo dot dgx-h100 -o ''
+check topo-xml-empty-output exact "collsim: --output: an empty file name; expected a path to write" -- topo xml dgx-h100 -o ''
+# a line break in a one-line text would start a row of the nccl-tests table
+printf '[scenario]\nname = a\\n  1048576 x\n[topology]\npreset = dgx-h100\n' > nl.ini
+check name-line-break exact "nl.ini:2: name: 'a\\n  1048576 x' holds a control character (a line break or tab); expected a name on one line" -- \
+    run nl.ini
+printf '<?xml version="1.0"?>\n<collsim-topology version="1" description="a&#10;b">\n<node><gpu id="g0" model="h100-sxm"/></node>\n</collsim-topology>\n' > nl.xml
+check description-line-break exact "nl.xml:2: description holds a control character (a line break or tab); expected a one-line description" -- \
+    run --topo nl.xml
+
 exit $fail
