@@ -686,10 +686,19 @@ static void print_report(FILE *f, const char *out, const cs_params_t *start, con
                 start->v[id], fitted->v[id], rname[fit->range[id]], fit->nsizes[id], fit->nresults[id],
                 fit->med_before[id] * 100, fit->med_after[id] * 100, fit->moved[id] ? "" : "  (kept)");
     }
-    for (int rg = CS_CALIB_LARGE; rg >= CS_CALIB_SMALL; rg--)
-        fprintf(f, "# all sizes %s: n=%d median |error| before %.1f%%, after %.1f%%\n", rname[rg], fit->n_range[rg],
-                fit->n_range[rg] ? fit->med_range_before[rg] * 100 : 0.0,
-                fit->n_range[rg] ? fit->med_range_after[rg] * 100 : 0.0);
+    for (int rg = CS_CALIB_LARGE; rg >= CS_CALIB_SMALL; rg--) {
+        if (fit->n_range[rg] == 0)   /* no such size: no median (the file says "-" too) */
+            fprintf(f, "# all sizes %s: n=0 median |error| before -, after -\n", rname[rg]);
+        else
+            fprintf(f, "# all sizes %s: n=%d median |error| before %.1f%%, after %.1f%%\n", rname[rg],
+                    fit->n_range[rg], fit->med_range_before[rg] * 100, fit->med_range_after[rg] * 100);
+    }
+    /* a parameter the results cannot tell from another is not fitted: the
+     * other one took the whole shortfall, which the reader must know */
+    for (int id = 0; id < CS_P_COUNT; id++)
+        if (fit->twin[id] >= 0)
+            fprintf(f, "# not separable from %s on these results, not fitted: %s\n",
+                    cs_param_name((cs_param_id_t)fit->twin[id]), cs_param_name((cs_param_id_t)id));
     /* a fit that explains an unhealthy system must say so */
     for (int id = 0; id < CS_P_COUNT; id++) {
         if (!fit->moved[id])

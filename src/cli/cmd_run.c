@@ -48,18 +48,27 @@ static char *write_svg(const cs_result_t *r, const guint64 *sizes, const char *m
 static gboolean write_outputs(const cs_scenario_t *s, const char *json, const char *csv, cs_trace_t *trace,
                               const char *svg, GError **err)
 {
-    const char *paths[4], *data[4];
+    const char *paths[4], *data[4], *ids[4];
     int n = 0;
     g_autofree char *tr = trace != NULL ? cs_trace_to_json(trace, NULL) : NULL;
     if (json != NULL)
-        paths[n] = s->json_out, data[n++] = json;
+        ids[n] = "output.json", paths[n] = s->json_out, data[n++] = json;
     if (csv != NULL)
-        paths[n] = s->csv_out, data[n++] = csv;
+        ids[n] = "output.csv", paths[n] = s->csv_out, data[n++] = csv;
     if (tr != NULL)
-        paths[n] = s->trace_out, data[n++] = tr;
+        ids[n] = "output.trace", paths[n] = s->trace_out, data[n++] = tr;
     if (svg != NULL)
-        paths[n] = s->svg_out, data[n++] = svg;
-    return cs_output_write(n, paths, data, NULL, err);
+        ids[n] = "output.svg", paths[n] = s->svg_out, data[n++] = svg;
+    if (!cs_output_write(n, paths, data, NULL, err))
+        return FALSE;
+    /* a file the scenario named (its [output] group) is said: the user
+     * who ran it may not know it writes one; a flag's is its own */
+    for (int i = 0; i < n; i++) {
+        const char *o = cs_run_args_origin(s, ids[i], NULL);
+        if (o != NULL && !g_str_has_prefix(o, "collsim:"))
+            fprintf(stderr, "collsim: wrote %s (%s)\n", paths[i], o);
+    }
+    return TRUE;
 }
 
 /* The table is done: stdout must have taken all of it. */

@@ -861,6 +861,16 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t
             const cs_engine_ops_t *ops = cs_engine_find(models->pdata[i]);
             if (ops != NULL)
                 cs_engine_ignored_settings(ops, &s.fabric, s.env, w);
+            /* an axis over [fabric] keys that such an engine does not
+             * simulate gives it the same rows at every value */
+            for (guint k = 0; ops != NULL && !ops->fabric && k < g->axes->len; k++) {
+                const axis_t *x = &g_array_index(g->axes, axis_t, k);
+                if (g_str_has_prefix(x->column, "fabric."))
+                    g_ptr_array_add(w, g_strdup_printf("--grid %s: the fabric settings describe the packets of "
+                                                       "--model packet; --model %s does not simulate them, so its "
+                                                       "points differ in the settings only, not in their times",
+                                                       x->column, ops->name));
+            }
         }
         cs_predict_sweep_warnings(&s, NULL, NULL, 0, w);
         if (s.link_stats)

@@ -36,6 +36,7 @@ typedef struct {
     char *model;
     char *calibration;
     gboolean skip_unsupported;   /* leave out sizes the engine cannot price, with a note */
+    gboolean fail_on_miss;       /* exit 1 when a compared table misses a target */
     cs_topo_spec_t topo;
     char *procs_per_node, *nthreads;   /* the measured run's process layout; NULL = the scenario's */
     char *nccl_version;                /* the measured run's NCCL; NULL = the log's, if it prints one */
@@ -133,6 +134,9 @@ static gboolean parse_args(validate_args_t *a, int argc, char **argv, GError **e
         { "skip-unsupported", 0, 0, G_OPTION_ARG_NONE, &a->skip_unsupported,
           "Leave out the sizes the engine cannot price (e.g. an algorithm it does not model), with a note, "
           "instead of failing", NULL },
+        { "fail-on-miss", 0, 0, G_OPTION_ARG_NONE, &a->fail_on_miss,
+          "Exit 1 when a compared table's median error misses a target (after the whole report), for a script "
+          "that gates on the prediction", NULL },
         { "json", 0, 0, G_OPTION_ARG_FILENAME, &a->json_out, "Also write the comparison as JSON", "FILE" },
         { "csv", 0, 0, G_OPTION_ARG_FILENAME, &a->csv_out, "Also write the per-size comparison as CSV", "FILE" },
         { "svg", 0, 0, G_OPTION_ARG_FILENAME, &a->svg_out,
@@ -1010,6 +1014,24 @@ static int validate(validate_args_t *a, GError **err)
     if (unread > 0) {
         fprintf(stderr, "collsim: validate: %d row%s of %s not read; expected every row of the compared "
                 "table%s read\n", unread, unread == 1 ? "" : "s", a->log, cmp->len == 1 ? "" : "s");
+        status = CS_EXIT_FINDINGS;
+    }
+    /* With --fail-on-miss a table whose median misses a target is a
+     * failed check too (collsim(1) EXIT STATUS), so that a script can gate
+     * on the exit status; the report above is whole either way. Without
+     * it the report is the answer and the exit status says it was made. */
+    int missed = 0;
+    for (guint i = 0; i < cmp->len && a->fail_on_miss; i++) {
+        const cs_validation_t *v = g_array_index(cmp, compared_t, i).v;
+        if ((v->busbw_large.n > 0 && !cs_validate_stat_pass(&v->busbw_large, CS_VALIDATE_BUSBW_TARGET)) ||
+            (v->time_small.n > 0 && !cs_validate_stat_pass(&v->time_small, CS_VALIDATE_TIME_TARGET)))
+            missed++;
+    }
+    if (missed > 0) {
+        fprintf(stderr, "collsim: validate: %d of %u compared table%s of %s miss%s a target (median busbw "
+                "error <= %.0f%% at >= 1 MiB, time error <= %.0f%% at <= 64 KiB); see the summary lines\n",
+                missed, cmp->len, cmp->len == 1 ? "" : "s", a->log, missed == 1 ? "es" : "",
+                CS_VALIDATE_BUSBW_TARGET * 100, CS_VALIDATE_TIME_TARGET * 100);
         status = CS_EXIT_FINDINGS;
     }
 out:

@@ -206,6 +206,28 @@ static void rule_names(dr_ctx_t *c)
         dr_add(c->d, CS_DOCTOR_WARNING, "value-not-a-number", ev, impact,
                "give a plain integer", "%s=%s is not an integer", ints[i], s);
     }
+    /* Any other value collsim run refuses (an unknown algorithm, protocol
+     * or path level, a number out of range: cs_nccl_env_settings, the
+     * parser every engine reads): NCCL fails at init or warns and keeps
+     * its default, so the setting does not do what it says. The first
+     * such value; one of the integers above is already said. */
+    cs_nccl_settings_t st;
+    g_autoptr(GError) verr = NULL;
+    if (cs_nccl_env_settings(c->env, &st, &verr)) {
+        cs_nccl_settings_clear(&st);
+        return;
+    }
+    /* "ORIGIN: NCCL_X=VALUE: what is wrong; expected ..." */
+    const char *msg = verr->message, *at = strstr(msg, "NCCL_");
+    g_autofree char *name = at != NULL ? g_strndup(at, strcspn(at, "=: ")) : g_strdup("");
+    for (gsize i = 0; i < G_N_ELEMENTS(ints); i++)
+        if (strcmp(name, ints[i]) == 0)
+            return;
+    g_autofree char *ev = g_str_has_prefix(name, "NCCL_") ? dr_env_evidence(c, name) : NULL;
+    dr_add(c->d, CS_DOCTOR_WARNING, "value-refused", ev,
+           "NCCL refuses the value at init or warns and keeps its default, so the setting does not do what it "
+           "says (collsim run refuses it the same way)",
+           "give one of the values the message expects", "%s", msg);
 }
 
 /* ---- interfaces (bootstrap and NET/Socket) -------------------------------------- */

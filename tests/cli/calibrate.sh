@@ -144,6 +144,10 @@ awk '/^#/ {print; next} NF>=12 {$6*=3; $7/=3; $8/=3; $10*=3; $11/=3; $12/=3; pri
 grep -q '^# warning: eff\.net = 0\.3[0-9]* is outside its physical range, 0\.8 to 0\.99 (' "$tmp/out" ||
     fail "no range warning: $(cat "$tmp/out")"
 grep -q '^# note: the errors after the fit are in-sample' "$tmp/out" || fail "no in-sample note"
+# the report says what the file says of sizes absent (64 MiB up: no time
+# sizes) and of parameters the results cannot tell apart
+grep -q '^# all sizes time<=64KiB: n=0 median |error| before -, after -$' "$tmp/out" || fail "report: n=0 median"
+grep -q '^# not separable from ' "$tmp/slow.ini" && { grep -q '^# not separable from ' "$tmp/out" || fail "report: not separable"; }
 grep -q '^# warning: outside its physical range, 0\.8 to 0\.99' "$tmp/slow.ini" || fail "file: no range warning"
 grep -q '^# note: the errors after the fit are in-sample' "$tmp/slow.ini" || fail "file: no in-sample note"
 "$COLLSIM" validate "$tmp/slow.txt" --topo dgx-h100 --nodes 2 --gpus 1 --calibration "$tmp/slow.ini" > "$tmp/v.txt" ||

@@ -348,4 +348,11 @@ grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || 
 "$COLLSIM" run --topo dgx-h100 --nodes 2 --env NCCL_PROTO=LL128 -b 1M -e 1M >ll2.txt 2>&1 &&
     ! grep -q 'turns LL128 on' ll2.txt && ok ll128-nvlink-quiet || bad ll128-nvlink-quiet
 
+# a file the scenario's [output] names is said on stderr (a flag's is not)
+printf '[topology]\npreset = dgx-h100\n[collective]\nminbytes = 1M\nmaxbytes = 1M\n[output]\ncsv = so.csv\n' > so.ini
+"$COLLSIM" run so.ini >so.txt 2>so.err && [ -s so.csv ] &&
+    grep -qx 'collsim: wrote so.csv (so.ini:7: csv)' so.err && ok output-file-said || bad "output-file-said ($(cat so.err))"
+"$COLLSIM" run --topo dgx-h100 -b 1M -e 1M --csv fo.csv >fo.txt 2>fo.err && [ -s fo.csv ] && ! grep -q wrote fo.err &&
+    ok output-flag-quiet || bad "output-flag-quiet ($(cat fo.err))"
+
 exit $fail

@@ -121,4 +121,11 @@ notes = [" ".join(p.get("notes", [])) for p in pts]
 sys.exit(0 if len(notes) == 2 and "do not fit" not in notes[0] and "up to 3 x 32 GiB do not fit" in notes[1] else 1)
 ' && ok sweep-warnings-per-point || bad "sweep-warnings-per-point ($(cat wj.err; head -c 600 wj.json))"
 
+# a --grid over [fabric] keys with an engine that does not simulate them:
+# said once per axis and engine (its rows are the same at every value)
+"$COLLSIM" sweep --topo dgx-h100 --nodes 2 --nic roce-400g -b 1M -e 1M --grid fabric.dcqcn=off,connectx -j 1 \
+    --output fg.csv >/dev/null 2>fg.err
+[ "$(grep -c '^collsim: warning: --grid fabric.dcqcn: .*--model analytic does not simulate them' fg.err)" -eq 1 ] &&
+    ok fabric-axis-said || bad "fabric-axis-said ($(cat fg.err))"
+
 exit $fail

@@ -23,6 +23,23 @@ else
     bad "exit-0 ($(cat a.err))"
 fi
 [ "$(grep -c '^# collsim validate: ' a.txt)" -eq 2 ] && ok two-tables || bad two-tables
+# --fail-on-miss: the same report, then exit 1 and one line where a table
+# misses (table 1 does: a hand-made log), exit 0 where none does (table 2)
+"$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 --fail-on-miss > fm.txt 2> fm.err
+rc=$?
+[ $rc -eq 1 ] && cmp -s a.txt fm.txt && [ "$(wc -l < fm.err)" -eq 1 ] &&
+    grep -q '^collsim: validate: 1 of 2 compared tables of .*two-tables.txt misses a target' fm.err &&
+    ok fail-on-miss || bad "fail-on-miss (rc=$rc: $(cat fm.err))"
+"$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 --table 1 > t1.txt 2>&1
+grep -q '^# summary busbw >=1MiB: .*result=miss' t1.txt || grep -q '^# summary time <=64KiB: .*result=miss' t1.txt &&
+    ok fail-on-miss-table-1-misses || bad fail-on-miss-table-1-misses
+"$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 --table 2 --fail-on-miss > fm2.txt 2> fm2.err
+rc=$?
+if grep -q 'result=miss' fm2.txt; then
+    [ $rc -eq 1 ] && ok fail-on-miss-table-2 || bad "fail-on-miss-table-2 (rc=$rc)"
+else
+    [ $rc -eq 0 ] && [ ! -s fm2.err ] && ok fail-on-miss-pass || bad "fail-on-miss-pass (rc=$rc: $(cat fm2.err))"
+fi
 
 # ---- a variable NCCL removed is judged by the log's NCCL version ------------
 # (issue #9): NCCL 2.4.7 read NCCL_TREE_THRESHOLD, so an old log gets a note

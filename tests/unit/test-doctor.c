@@ -510,7 +510,20 @@ static void test_tree_docker(void)
     const char *const yes[] = { "NCCL_IB_DISABLE=yes", NULL };   /* strtoll reads 0: IB stays on */
     g_autoptr(cs_doctor_t) d3 = run_tree("docker-roce", yes, NULL);
     assert_finding(d3, "value-not-a-number", CS_DOCTOR_WARNING);
+    g_assert_null(cs_doctor_find(d3, "value-refused"));   /* said once, as NCCL reads it */
     g_assert_cmpint(cs_doctor_net(d3), ==, CS_DOCTOR_NET_IB);
+
+    /* a value collsim run refuses (an algorithm or path level misspelt)
+     * is said with run's message */
+    const char *const algo[] = { "NCCL_ALGO=Rnig", NULL };
+    g_autoptr(cs_doctor_t) d5 = run_tree("docker-roce", algo, NULL);
+    const cs_doctor_finding_t *r = cs_doctor_find(d5, "value-refused");
+    g_assert_nonnull(r);
+    g_assert_cmpint(r->severity, ==, CS_DOCTOR_WARNING);
+    g_assert_nonnull(strstr(r->what, "NCCL_ALGO=Rnig: unknown algorithm 'Rnig'"));
+    const char *const lvl[] = { "NCCL_P2P_LEVEL=NVLINK", NULL };
+    g_autoptr(cs_doctor_t) d6 = run_tree("docker-roce", lvl, NULL);
+    g_assert_nonnull(cs_doctor_find(d6, "value-refused"));
 }
 
 static void test_tree_no_peermem(void)
