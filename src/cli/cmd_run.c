@@ -289,6 +289,22 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
             built++;
             goto out_views;
         }
+        /* a size below one element of every rank's part is no call
+         * (nccl-tests counts it in elements: 3 bytes of double is 0) */
+        cs_dtype_t dt = sj->dtype >= 0 ? (cs_dtype_t)sj->dtype : s->dtype;
+        int nr = cs_comm_info(views[built].comm)->nranks;
+        guint64 cnt = cs_coll_count(coll, sj->size, dt, nr);
+        if (cs_coll_nccl_bytes(coll, cnt, dt, nr) == 0) {
+            g_autofree char *id = g_strdup_printf("job %s.size", sj->name);
+            gboolean per_rank = coll == CS_COLL_ALLGATHER || coll == CS_COLL_REDUCESCATTER || coll == CS_COLL_ALLTOALL;
+            g_autofree char *ranks = per_rank ? g_strdup_printf(" for each of [job %s]'s %d ranks", sj->name, nr)
+                                              : g_strdup_printf(" ([job %s])", sj->name);
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %" G_GUINT64_FORMAT " bytes is less than one %s element%s; "
+                        "expected a larger size", cs_run_args_origin(s, id, sj->origin), sj->size,
+                        cs_dtype_name(dt), ranks);
+            built++;
+            goto out_views;
+        }
         t->job = (cs_engine_job_t){
             .topo = views[built].topo, .comm = views[built].comm, .params = params, .coll = coll,
             .dtype = sj->dtype >= 0 ? (cs_dtype_t)sj->dtype : s->dtype,

@@ -210,6 +210,12 @@ static gboolean plan_make(const cs_topo_t *node, const cs_build_opts_t *o, int n
                           "with one of %s", cs_nic_type_names());
         return FALSE;
     }
+    if (nodes > 1 && p->nics == 0 && o->nic != NULL) {
+        /* --nic retypes the node's NICs; a node with none needs a count */
+        cs_set_flag_error(err, "--nics-per-node", "%d nodes need a network, but the node has no NIC for --nic %s "
+                          "to retype; expected --nics-per-node N (NICs added to the node)", nodes, o->nic);
+        return FALSE;
+    }
     if (nodes > 1 && p->nics == 0) {
         cs_set_flag_error(err, "--nic", "%d nodes need a network, but the node has no NIC; "
                           "expected --nic with one of %s", nodes, cs_nic_type_names());

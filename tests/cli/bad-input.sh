@@ -185,4 +185,16 @@ printf '<?xml version="1.0"?>\n<collsim-topology version="1" description="a&#10;
 check description-line-break exact "nl.xml:2: description holds a control character (a line break or tab); expected a one-line description" -- \
     run --topo nl.xml
 
+# a size NCCL's tuner prices above its one-hour ceiling: refused as NCCL
+# does, saying why (after the warning that such buffers do not fit)
+"$COLLSIM" run --topo dgx-h100 -b 1125899906842624 -e 1125899906842624 >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 2 ] && [ ! -s out.txt ] && [ "$(tail -n 1 err.txt)" = "collsim: no algorithm available for allreduce of 1125899906842624 bytes on this topology: NCCL's tuner prices every algorithm above its one-hour ceiling (tuning.cc), and NCCL refuses such a call; expected a smaller size" ] &&
+    echo "ok size-past-ceiling" || { echo "FAIL size-past-ceiling ($rc: $(cat err.txt))"; fail=1; }
+
+# --nic over a node without NICs: what is missing is a count of them
+printf '<?xml version="1.0"?>\n<collsim-topology version="1"><node><cpu id="cpu0" vendor="amd"/>\n<gpu id="gpu0" model="h100-sxm"/><link a="cpu0" b="gpu0" type="pcie"/></node></collsim-topology>\n' > nonic.xml
+check nic-without-count exact "collsim: --nics-per-node: 2 nodes need a network, but the node has no NIC for --nic ib-ndr to retype; expected --nics-per-node N (NICs added to the node)" -- \
+    run --topo nonic.xml --nodes 2 --nic ib-ndr -b 1M -e 1M
+
 exit $fail

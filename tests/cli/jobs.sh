@@ -121,4 +121,11 @@ sed 's/model = flow/model = packet/; s/NCCL_ALGO = Tree/NCCL_IB_TC = 160/; s/64M
 [ $? -eq 2 ] && grep -q '^own-tc.ini:[0-9]*: \[job b\]: packet engine: priority 5 (NCCL_IB_TC 160: DSCP 40, priority 5' own-tc.err && ok job-own-tc-refused \
     || bad "job-own-tc-refused: $(cat own-tc.err)"
 
+# a job's size below one element (3 bytes of double) is refused at its line
+printf '[scenario]\nmodel = flow\n[topology]\npreset = dgx-h100\nnodes = 2\n[job a]\nnodes = 0\ngpus = 0-1\nsize = 3\ndatatype = double\n' > tiny.ini
+"$COLLSIM" run tiny.ini >tiny.txt 2>tiny.err
+[ $? -eq 2 ] && [ ! -s tiny.txt ] &&
+    [ "$(cat tiny.err)" = "tiny.ini:9: size: 3 bytes is less than one double element ([job a]); expected a larger size" ] &&
+    ok job-size-below-element || bad "job-size-below-element: $(cat tiny.err)"
+
 exit $fail
