@@ -584,7 +584,9 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
                             "topo = PRESET", grp, file == NULL ? "file" : "topo");
             return FALSE;
         }
-        g_autofree char *fpath = g_build_filename(dir, g_strstrip(file), NULL);
+        /* relative to --data; an absolute path as it is */
+        g_strstrip(file);
+        g_autofree char *fpath = g_path_is_absolute(file) ? g_strdup(file) : g_build_filename(dir, file, NULL);
         if (!g_file_test(fpath, G_FILE_TEST_IS_REGULAR)) {
             g_string_append_printf(notes, "manifest [%s] not used: %s is absent\n", grp, file);
             continue;

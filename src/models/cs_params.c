@@ -78,11 +78,63 @@ static const char *unit_violation(const char *unit, double v)
 {
     if (!isfinite(v))
         return "a finite number";
+    /* the bounds are far beyond any machine, but keep the engines' integer
+     * picoseconds and their printed times in range */
     if (strcmp(unit, "fraction") == 0)
-        return (v > 0 && v <= 1) ? NULL : "a fraction in (0, 1]";
+        return (v >= 1e-6 && v <= 1) ? NULL : "a fraction from 0.000001 to 1";
     if (strcmp(unit, "GB/s") == 0)
-        return v > 0 ? NULL : "a bandwidth in GB/s greater than 0";
-    return v >= 0 ? NULL : "a number >= 0";
+        return (v >= 1e-6 && v <= 1e6) ? NULL : "a bandwidth from 0.000001 to 1000000 GB/s";
+    if (strcmp(unit, "us") == 0)
+        return (v >= 0 && v <= 1e6) ? NULL : "a time from 0 to 1000000 us";
+    return v >= 0 && v <= 1e12 ? NULL : "a number from 0 to 1e12";
+}
+
+/* The file's shape, which GKeyFile would take more loosely: a UTF-8 BOM
+ * skipped; every line blank, a comment, "[params]" once, or a "name =
+ * value" line in it, each name once. One line, FILE:LINE, on the first
+ * that is not. */
+static gboolean check_shape(const char *text, const char *path, GError **err)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    int params_line = 0;
+    for (int i = 0; lines[i] != NULL; i++) {
+        char *raw = lines[i];
+        if (i == 0 && g_str_has_prefix(raw, "\xEF\xBB\xBF"))
+            raw += 3;
+        g_autofree char *s = g_strstrip(g_strdup(raw));
+        if (s[0] == '#' || s[0] == ';' || s[0] == '\0')
+            continue;
+        if (s[0] == '[') {
+            if (strcmp(s, "[params]") != 0) {
+                cs_set_error_at(err, path, i + 1, "group %s; expected only [params] in a calibration file", s);
+                return FALSE;
+            }
+            if (params_line > 0) {
+                cs_set_error_at(err, path, i + 1, "[params] again (first at line %d); expected one [params] group",
+                                params_line);
+                return FALSE;
+            }
+            params_line = i + 1;
+            continue;
+        }
+        char *eq = strchr(s, '=');
+        if (eq == NULL || params_line == 0) {
+            cs_set_error_at(err, path, i + 1, "%s; expected name = value lines under [params]",
+                            eq == NULL ? "not a name = value line" : "a value before [params]");
+            return FALSE;
+        }
+        *eq = '\0';
+        char *name = g_strstrip(s);
+        gpointer first = g_hash_table_lookup(seen, name);
+        if (first != NULL) {
+            cs_set_error_at(err, path, i + 1, "%s is set twice (first at line %d); expected each parameter once", name,
+                            GPOINTER_TO_INT(first));
+            return FALSE;
+        }
+        g_hash_table_insert(seen, g_strdup(name), GINT_TO_POINTER(i + 1));
+    }
+    return TRUE;
 }
 
 /* Line (1-based) of key 'key' inside group 'group' of an INI text, found by
@@ -135,8 +187,11 @@ gboolean cs_params_load(cs_params_t *p, const char *path, GError **err)
 
     if (!cs_read_file(path, "calibration file", "INI file", CS_READ_LIMIT_INI, &text, &len, err))
         return FALSE;
+    if (!check_shape(text, path, err))
+        return FALSE;
+    const char *body = g_str_has_prefix(text, "\xEF\xBB\xBF") ? text + 3 : text;
     g_autoptr(GKeyFile) kf = g_key_file_new();
-    if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &local)) {
+    if (!g_key_file_load_from_data(kf, body, len - (gsize)(body - text), G_KEY_FILE_NONE, &local)) {
         /* GKeyFile's own messages carry the line ("...on line 3"). */
         cs_set_error_at(err, path, 0, "%s; expected an INI file with a [params] group of name = value lines",
                         local->message);
@@ -172,7 +227,8 @@ gboolean cs_params_load(cs_params_t *p, const char *path, GError **err)
         g_autofree char *raw = g_key_file_get_value(kf, "params", keys[k], NULL);
         g_autofree char *val = g_strstrip(g_strdup(raw != NULL ? raw : ""));
         double v;
-        if (!cs_parse_double(val, &v)) {
+        /* decimal only: strtod would take hexadecimal too */
+        if (strspn(val, "0123456789+-.eE") != strlen(val) || !cs_parse_double(val, &v)) {
             cs_set_error_at(err, path, line, "%s = '%s' is not a number; expected %s in %s",
                             keys[k], val, "a plain decimal number", cs_param_unit(id));
             return FALSE;

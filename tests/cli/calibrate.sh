@@ -129,6 +129,10 @@ printf '[g8]\nfile = g8.txt\ntopo = dgx-a100\nprocs-per-node = 3\n' > "$tmp/g8-3
 "$COLLSIM" calibrate --manifest "$tmp/g8-3.ini" --data "$tmp/data" -o "$tmp/g8-3-fit.ini" 2> "$tmp/err"; st=$?
 [ "$st" -eq 2 ] && [ ! -e "$tmp/g8-3-fit.ini" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
     grep -q "^$tmp/g8-3.ini:4: 3 process(es) do not share" "$tmp/err" || fail "layout not dividing: $(cat "$tmp/err")"
+# a manifest's file named by an absolute path is read there, not under --data
+printf '[abs]\nfile = %s\ntopo = dgx-h100\nnodes = 2\ngpus = 2\n' "$top_srcdir/tests/data/logs/two-tables.txt" > "$tmp/abs.ini"
+"$COLLSIM" calibrate --manifest "$tmp/abs.ini" --data "$tmp/data" -o "$tmp/abs-fit.ini" > /dev/null 2> "$tmp/err" &&
+    grep -q 'two-tables.txt table 1 \[manifest group \[abs\]\]' "$tmp/abs-fit.ini" || fail "absolute manifest file: $(cat "$tmp/err")"
 printf '[g8]\nfile = g8.txt\ntopo = dgx-a100\nnthreads = x\n' > "$tmp/g8-bad.ini"
 "$COLLSIM" calibrate --manifest "$tmp/g8-bad.ini" --data "$tmp/data" -o "$tmp/g8-bad-fit.ini" 2> "$tmp/err"; st=$?
 [ "$st" -eq 2 ] && [ "$(cat "$tmp/err")" = "$tmp/g8-bad.ini:4: nthreads: 'x' is not a count; expected a whole number from 1 to 1024" ] ||

@@ -70,9 +70,8 @@ static void test_names(void)
 static void test_load(void)
 {
     g_autofree char *path = write_file("ok.ini",
-        "# written by collsim calibrate\n"
-        "[source]\n"
-        "files = a.txt\n"
+        "\xEF\xBB\xBF# written by collsim calibrate (a BOM before it, as some editors save)\n"
+        "# inputs: a.txt\n"
         "\n"
         "[params]\n"
         "lat.launch = 7.25\n"
@@ -124,16 +123,24 @@ static void expect_error(const char *text, int line, const char *what)
 static void test_load_errors(void)
 {
     expect_error("[params]\nlat.launch = 3\n# c\neff.nvlnk = 0.8\n", 4, "unknown parameter 'eff.nvlnk'");
-    expect_error("[other]\neff.nvlnk = 1\n\n[params]\n\neff.nvlink = fast\n", 6, "is not a number");
+    expect_error("[params]\n\neff.nvlink = fast\n", 3, "is not a number");
+    expect_error("[other]\neff.nvlnk = 1\n\n[params]\n", 1, "group [other]; expected only [params]");
     expect_error("[params]\neff.nvlink = 1.5\n", 2, "out of range");
-    expect_error("[params]\neff.nvlink = 0\n", 2, "fraction in (0, 1]");
-    expect_error("[params]\nchan.ll.sm90 = -1\n", 2, "greater than 0");
-    expect_error("[params]\nlat.launch = -2\n", 2, ">= 0");
+    expect_error("[params]\neff.nvlink = 0\n", 2, "a fraction from 0.000001 to 1");
+    expect_error("[params]\neff.nvlink = 1e-300\n", 2, "a fraction from 0.000001 to 1");
+    expect_error("[params]\nchan.ll.sm90 = -1\n", 2, "a bandwidth from 0.000001 to 1000000 GB/s");
+    expect_error("[params]\nlat.launch = -2\n", 2, "a time from 0 to 1000000 us");
+    expect_error("[params]\nlat.launch = 1e308\n", 2, "a time from 0 to 1000000 us");
     expect_error("[params]\nlat.launch = nan\n", 2, "lat.launch");
     expect_error("[params]\nlat.launch = 1e999\n", 2, "lat.launch");
+    expect_error("[params]\nlat.launch = 0x1p-3\n", 2, "is not a number");
     expect_error("[params]\nlat.launch = \n", 2, "is not a number");
-    expect_error("[calibration]\nlat.launch = 1\n", 0, "no [params] group");
-    expect_error("lat.launch = 1\n", 0, "expected an INI file");
+    expect_error("[params]\nlat.launch = 5\nlat.launch = 50\n", 3, "lat.launch is set twice (first at line 2)");
+    expect_error("[params]\nlat.launch = 5\n[params]\n", 3, "[params] again (first at line 1)");
+    expect_error("[params]\nlat.launch 5\n", 2, "not a name = value line");
+    expect_error("[calibration]\nlat.launch = 1\n", 1, "group [calibration]; expected only [params]");
+    expect_error("lat.launch = 1\n", 1, "a value before [params]");
+    expect_error("# only a comment\n", 0, "no [params] group");
 
     cs_params_t p;
     cs_params_init_defaults(&p);
