@@ -303,6 +303,10 @@ static gboolean parse_args(global_t *gl, group_t *defaults, GArray *groups, int 
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: calibrate: no output file; expected -o FILE");
         return FALSE;
     }
+    if (gl->output[0] == '\0') {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "collsim: -o: an empty file name; expected a path to write");
+        return FALSE;
+    }
     if (groups->len == 0 && gl->manifest == NULL) {
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
                     "collsim: calibrate: no results given; expected RESULT --topo PRESET ... or --manifest FILE");

@@ -280,7 +280,7 @@ static gboolean set_value(cs_scenario_workload_t *w, const char *key, const char
     } else if (strcmp(key, "batch") == 0) {
         return count(v, 1, 1 << 20, "a number of sequences from 1", &s->batch, err);
     } else if (strcmp(key, "context") == 0) {
-        return count(v, 0, 1 << 24, "a number of tokens from 0", &s->context, err);
+        return count(v, 1, 1 << 24, "a number of tokens from 1", &s->context, err);
     } else if (strcmp(key, "target-allreduce") == 0) {
         return time_key(v, 3600, "a latency target", &s->target_allreduce_s, err);
     } else if (strcmp(key, "target-token") == 0) {

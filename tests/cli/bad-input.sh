@@ -197,4 +197,7 @@ printf '<?xml version="1.0"?>\n<collsim-topology version="1"><node><cpu id="cpu0
 check nic-without-count exact "collsim: --nics-per-node: 2 nodes need a network, but the node has no NIC for --nic ib-ndr to retype; expected --nics-per-node N (NICs added to the node)" -- \
     run --topo nonic.xml --nodes 2 --nic ib-ndr -b 1M -e 1M
 
+check calibrate-empty-output exact "collsim: -o: an empty file name; expected a path to write" -- \
+    calibrate "$top_srcdir/tests/data/logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 -o ''
+
 exit $fail

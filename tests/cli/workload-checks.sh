@@ -137,4 +137,10 @@ within "$s0" 2267 2360 && within "$sr" 71.5 74.5 && [ "$sr" = "$si" ] \
 grep -q 'NCCL INFO Channel 00/04 :  0  1  2  3  7  6  5  4  8  9 10 11 15 14 13 12' "$L/r-graph.txt" \
     && ok "lab12: the channel line the page quotes" || bad "lab12: graph"
 
+# context = 0 was taken as "the default" and silently priced seq-len: refused
+printf '[topology]\npreset = dgx-h100\n[workload]\nmode = infer\narch = llama2-70b\ntp = 8\ncontext = 0\n' > "$L/ctx0.ini"
+"$COLLSIM" step "$L/ctx0.ini" >"$L/ctx0.txt" 2>"$L/ctx0.err"
+[ $? -eq 2 ] && [ "$(cat "$L/ctx0.err")" = "$L/ctx0.ini:7: context: 0 is out of range; expected a number of tokens from 1" ] &&
+    ok "context 0 refused" || bad "context 0: $(cat "$L/ctx0.err")"
+
 exit $fail
