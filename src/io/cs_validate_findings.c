@@ -373,6 +373,32 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
                                              reason(CS_SEEN_NET_HOST, CS_SEEN_NET_GDR), why));
     }
 
+    /* the RDMA devices NCCL's IB transport opened (net_ib.cc "NET/IB :
+     * Using [0]mlx5_0:1/IB [1]..."), fewer than the NICs the model's
+     * rings use: the run's network had that many ports */
+    if (s->net_devices.count > 0 && ci->nnodes > 1 && net == CS_XPORT_NET_IB &&
+        g_str_has_prefix(s->net_devices.text, "NET/IB : Using")) {
+        g_autoptr(GString) hcas = g_string_new(NULL);
+        int ndev = 0;
+        for (const char *p = strchr(s->net_devices.text, '['); p != NULL; p = strchr(p + 1, '[')) {
+            const char *name = strchr(p, ']');
+            if (name == NULL || !g_ascii_isdigit(p[1]))
+                continue;
+            name++;
+            size_t n = strcspn(name, ":/ ");
+            if (n == 0)
+                continue;
+            g_string_append_printf(hcas, "%s%.*s", ndev > 0 ? "," : "", (int)n, name);
+            ndev++;
+        }
+        if (ndev > 0 && ndev < ci->nics_used)
+            g_ptr_array_add(out, g_strdup_printf(
+                "%s:%d: NCCL's IB transport opened %d RDMA device%s (%s), where the model's rings use %d NICs a "
+                "node: an NCCL_IB_HCA that names fewer, or ports that were down or not ACTIVE; --env "
+                "NCCL_IB_HCA=%s predicts the run as it ran", log, s->net_devices.line, ndev, ndev == 1 ? "" : "s",
+                hcas->str, ci->nics_used, hcas->str));
+    }
+
     /* the channel count NCCL settled on (init.cc: comm->nChannels) */
     if (s->coll_channels.count > 0 && ci->comm_nch > 0 && s->coll_channels_value != ci->comm_nch)
         g_ptr_array_add(out, g_strdup_printf(

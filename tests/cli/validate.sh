@@ -216,6 +216,12 @@ grep -q '"findings": \["[^"]*info-transports.txt:19: NCCL connected rank 1 to ra
 # agree with the model. The same log with ranks placed round-robin across
 # the hosts is not judged pair by pair (one finding says why). A run cut off
 # mid-table keeps its own lines: the next run's sockets go to table 2.
+# NCCL's IB transport opened one HCA where the model's rings use eight:
+# said with the flag that predicts the run as it ran, which then agrees
+"$COLLSIM" validate "$logs/info-one-hca.txt" --topo dgx-h100 --nodes 2 > f1.txt 2>&1
+grep -q "^# finding: .*info-one-hca.txt:22: NCCL's IB transport opened 1 RDMA device (mlx5_0), where the model's rings use 8 NICs a node: .*--env NCCL_IB_HCA=mlx5_0 predicts the run as it ran" f1.txt &&
+    "$COLLSIM" validate "$logs/info-one-hca.txt" --topo dgx-h100 --nodes 2 --env NCCL_IB_HCA=mlx5_0 > f2.txt 2>&1 &&
+    ! grep -q '^# finding' f2.txt && ok info-one-hca || bad "info-one-hca ($(grep '^# finding' f1.txt f2.txt | cut -c1-200))"
 rcv="$logs/info-receive.txt"
 "$COLLSIM" validate "$rcv" --topo pcie --gpu l40s --gpus 4 --sockets 2 --nodes 2 --nic ib-ndr --nics-per-node 1 \
     > fr.txt 2>&1 && grep -q 'via NET/IB/0/GDRDMA (4 lines' fr.txt && ! grep -q '^# finding: ' fr.txt &&
