@@ -873,6 +873,16 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t
             }
         }
         cs_predict_sweep_warnings(&s, NULL, NULL, 0, w);
+        /* a CSV row has no notes: where its numbers' parameters came from
+         * is said here (each JSON point's notes say it too) */
+        if (s.calibration != NULL) {
+            const char *where = cs_run_args_origin(&s, "scenario.calibration", "--calibration");
+            if (g_str_has_prefix(where, "collsim: "))
+                where += strlen("collsim: ");
+            g_ptr_array_add(w, g_strdup_printf("%s: every point is priced with %s's parameters, which CSV rows do "
+                                               "not record (--format json keeps them in each point's notes)",
+                                               where, s.calibration));
+        }
         if (s.link_stats)
             g_ptr_array_add(w, g_strdup("link-stats: sweep writes one row per point and size, no link table; "
                                         "collsim run --link-stats prints one"));

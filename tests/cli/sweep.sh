@@ -128,4 +128,11 @@ sys.exit(0 if len(notes) == 2 and "do not fit" not in notes[0] and "up to 3 x 32
 [ "$(grep -c '^collsim: warning: --grid fabric.dcqcn: .*--model analytic does not simulate them' fg.err)" -eq 1 ] &&
     ok fabric-axis-said || bad "fabric-axis-said ($(cat fg.err))"
 
+# a calibration's parameters are said once on stderr (CSV rows have no notes)
+printf '[params]\nlat.launch = 7\n' > cal.ini
+"$COLLSIM" sweep --topo dgx-h100 -b 1M -e 1M --calibration cal.ini --grid nccl.NCCL_ALGO=Ring,Tree -j 1 --output cal.csv \
+    >/dev/null 2>cal.err
+[ "$(grep -c "^collsim: warning: --calibration: every point is priced with cal.ini's parameters, which CSV rows do not record" cal.err)" -eq 1 ] &&
+    ok calibration-said || bad "calibration-said ($(cat cal.err))"
+
 exit $fail
