@@ -97,7 +97,7 @@ static gboolean parse_prios(const char *v, guint8 *mask_p)
     guint8 m = 0;
     for (int i = 0; parts[i] != NULL; i++) {
         gint64 p;
-        if (!cs_parse_int(g_strstrip(parts[i]), 0, 7, &p))
+        if (!cs_parse_int(g_strstrip(parts[i]), 0, 7, &p) || (m & (1u << p)) != 0)   /* "3,3": a typo */
             return FALSE;
         m |= (guint8)(1u << p);
     }
@@ -116,6 +116,7 @@ static gboolean parse_dscp_map(const char *v, guint8 map[64], GError **err)
     for (int d = 0; d < 64; d++)
         m[d] = (guint8)(d >> 3);
     int n = 0;
+    guint64 given = 0;
     for (int i = 0; parts[i] != NULL; i++) {
         char *e = g_strstrip(parts[i]);
         char *colon = strchr(e, ':');
@@ -126,6 +127,9 @@ static gboolean parse_dscp_map(const char *v, guint8 map[64], GError **err)
         if (!cs_parse_int(g_strstrip(e), 0, 63, &d) || !cs_parse_int(g_strstrip(colon + 1), 0, 7, &p))
             return bad(err, "'%s:%s' is not a DSCP:PRIORITY entry; expected a DSCP 0 to 63, a priority 0 to 7",
                        e, colon + 1);
+        if (given & (G_GUINT64_CONSTANT(1) << d))
+            return bad(err, "DSCP %d is mapped twice; expected each DSCP once", (int)d);
+        given |= G_GUINT64_CONSTANT(1) << d;
         m[d] = (guint8)p;
         n++;
     }
@@ -247,7 +251,7 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
         return TRUE;
     case CS_FK_PFC:
         if (!parse_prios(v, &c->pfc))
-            return bad(err, "'%s' is not a list of priorities; expected priorities 0 to 7 such as 3 or 3,4, or none", v);
+            return bad(err, "'%s' is not a list of priorities; expected distinct priorities 0 to 7 such as 3 or 3,4, or none", v);
         return TRUE;
     case CS_FK_TRUST:
         if (g_ascii_strcasecmp(v, "dscp") == 0)

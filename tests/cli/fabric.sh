@@ -36,6 +36,8 @@ refused "file: bad mtu" "mtu.ini:9: mtu: '1500' is not an RDMA path MTU (RoCE or
     "$COLLSIM" run mtu.ini
 refused "flag: bad pfc" "collsim: --pfc: '9' is not a list of priorities" "$COLLSIM" run $T --model packet --pfc 9
 refused "flag: bad dscp map" "is not a DSCP:PRIORITY entry" "$COLLSIM" run $T --model packet --dscp-map 64:3
+refused "flag: pfc twice" "collsim: --pfc: '3,3' is not a list of priorities; expected distinct priorities" "$COLLSIM" run $T --model packet --pfc 3,3
+refused "flag: dscp mapped twice" "collsim: --dscp-map: DSCP 26 is mapped twice; expected each DSCP once" "$COLLSIM" run $T --model packet --dscp-map 26:3,26:4
 refused "flag: bad trust" "expected dscp or pcp" "$COLLSIM" run $T --model packet --trust vlan
 refused "flag: bad dcqcn" "expected off, connectx or paper" "$COLLSIM" run $T --model packet --dcqcn fast
 refused "flag: bad switch part" "unknown switch part 'spectrum-9'; expected one of" \
