@@ -152,12 +152,21 @@ static gboolean build_design(cs_run_args_t *a, const char *file, const char *var
     }
     g_autofree char *origin = g_strdup_printf("collsim: --design %s", label);
     GString *from = g_string_new(file != NULL ? file : "the flags");
+    g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (int i = 0; kv[i] != NULL; i += 2) {
         g_autofree char *group = NULL, *key = NULL;
         if (!cs_predict_key_resolve(kv[i], &group, &key, &e) ||
             !cs_predict_set(s, group, key, kv[i + 1], origin, &e)) {
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s: %s", origin, kv[i], e->message);
             cs_scenario_error_one_line(*err);
+            g_string_free(from, TRUE);
+            return FALSE;
+        }
+        /* one value a key, as sweep's --grid wants (nodes=2,nodes=3 took the last) */
+        char *gk = g_strdup_printf("%s.%s", group, key);
+        if (!g_hash_table_add(keys, gk)) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: %s is set twice; expected each key once in a design",
+                        origin, gk);
             g_string_free(from, TRUE);
             return FALSE;
         }

@@ -125,6 +125,8 @@ check output-key "collsim: --design x: output.json: 'output.json' cannot be vari
     --topo dgx-h100 --design x:output.json=a --design y:NCCL_ALGO=Ring
 check two-collectives "collsim: compare: design x runs allgather and design y allreduce; expected one collective for all (--op sets it for every design)" \
     --topo dgx-h100 --design x:op=allgather --design y:NCCL_ALGO=Ring
+check key-twice "collsim: --design x: topology.nodes is set twice; expected each key once in a design" \
+    --topo dgx-h100 --design x:nodes=2,nodes=3 --design y:NCCL_ALGO=Ring
 check same-label "collsim: --design x: the label is used twice; expected one label per design" \
     --topo dgx-h100 --design x:NCCL_ALGO=Tree --design x:NCCL_ALGO=Ring
 check files-and-designs "collsim: --design: variants apply to one base scenario; expected one scenario file with --design, or several files without" \
