@@ -22,6 +22,7 @@
 #include "io/cs_writers-int.h"
 #include "sim/cs_engine.h"
 #include "util/cs_error.h"
+#include "util/cs_read_file.h"
 #include "util/cs_units.h"
 
 #include <errno.h>
@@ -828,11 +829,22 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t
         names[n] = "collsim: --csv", paths[n++] = a->scratch.csv_out;
     if (a->scratch.svg_out != NULL)
         names[n] = "collsim: --svg", paths[n++] = a->scratch.svg_out;
+    /* the files a grid's values name are read by the workers, in other
+     * processes: counted as inputs here, so that no output replaces one */
+    for (guint k = 0; k < g->axes->len; k++) {
+        const axis_t *x = &g_array_index(g->axes, axis_t, k);
+        if (strcmp(x->column, "scenario.calibration") == 0 || strcmp(x->column, "topology.file") == 0)
+            for (int v = 0; v < x->n; v++)
+                cs_read_file_note_input(x->values[v]);
+    }
     if (!cs_output_check(n, paths, names, err))
         return FALSE;
     cs_scenario_t s;
     cs_scenario_init(&s);
     gboolean ok = cs_run_args_build(a, &s, err);
+    /* and the base scenario's own files, read just now */
+    if (ok && !cs_output_check(n, paths, names, err))
+        ok = FALSE;
     if (ok && s.jobs->len > 0) {
         const cs_scenario_job_t *j = g_ptr_array_index(s.jobs, 0);
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,

@@ -798,6 +798,10 @@ static int validate(validate_args_t *a, GError **err)
     log = cs_nccltests_log_load_hint(a->log, &hint, err);
     if (log == NULL)
         goto out;
+    /* the outputs again, now that the log, scenario and topology are read:
+     * one named as an input is refused here, with its flag */
+    if (!check_outputs(a, err))
+        goto out;
 
     /* which tables */
     if (a->table > log->ntables) {

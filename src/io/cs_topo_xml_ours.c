@@ -1002,7 +1002,7 @@ cs_topo_t *cs_topo_xml_load_ours(cs_xml_ctx_t *c, xmlDocPtr doc)
 
     g_autofree char *desc = cs_xml_attr(root, "description");
     for (const char *ch = desc; ch != NULL && *ch != '\0'; ch++)
-        if ((unsigned char)*ch < 0x20 && *ch != ' ') {
+        if ((unsigned char)*ch < 0x20 || *ch == 0x7f) {
             /* printed as the output's "# Topology:" line, one line */
             cs_set_error_at(c->err, c->file, MAX(1, (int)xmlGetLineNo(root)),
                             "description holds a control character (a line break or tab); expected a one-line "

@@ -577,6 +577,21 @@ gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
         }
     if (algo < 0) {
         g_autofree char *allowed = allowed_list(c, coll);
+        /* an algorithm priced, but at NCCL's ceiling or above: NCCL
+         * refuses the call the same way (tuning.cc topoGetAlgoInfo:
+         * minTime 3600000000 us, "no algorithm/protocol available"),
+         * whatever NCCL_ALGO and NCCL_PROTO allow */
+        gboolean slow = FALSE;
+        for (int a = 0; a < CS_ALGO_COUNT; a++)
+            for (int p = 0; p < CS_PROTO_COUNT; p++)
+                slow |= table[a][p] >= min_time;
+        if (slow) {
+            cs_set_error_at(err, NULL, 0, "no algorithm available for %s of %" G_GUINT64_FORMAT " bytes on "
+                            "this topology: NCCL's tuner prices every algorithm above its one-hour ceiling "
+                            "(tuning.cc), and NCCL refuses such a call; expected a smaller size",
+                            cs_coll_name(coll), (guint64)nbytes);
+            return FALSE;
+        }
         if (c->algo_env != NULL || c->proto_env != NULL) {
             /* name the variable that restricts the choice (and the other
              * one when both are set) */
@@ -590,21 +605,8 @@ gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
                             by_algo ? c->algo_env : c->proto_env, also, cs_coll_name(coll),
                             *allowed ? allowed : "Ring");
         } else {
-            /* an algorithm priced, but at NCCL's ceiling or above: NCCL
-             * refuses the call the same way (tuning.cc topoGetAlgoInfo:
-             * minTime 3600000000 us, "no algorithm/protocol available") */
-            gboolean slow = FALSE;
-            for (int a = 0; a < CS_ALGO_COUNT; a++)
-                for (int p = 0; p < CS_PROTO_COUNT; p++)
-                    slow |= table[a][p] >= min_time;
-            if (slow)
-                cs_set_error_at(err, NULL, 0, "no algorithm available for %s of %" G_GUINT64_FORMAT " bytes on "
-                                "this topology: NCCL's tuner prices every algorithm above its one-hour ceiling "
-                                "(tuning.cc), and NCCL refuses such a call; expected a smaller size",
-                                cs_coll_name(coll), (guint64)nbytes);
-            else
-                cs_set_error_at(err, NULL, 0, "no algorithm available for %s with %s on this "
-                                "topology", cs_coll_name(coll), cs_dtype_name(dtype));
+            cs_set_error_at(err, NULL, 0, "no algorithm available for %s with %s on this "
+                            "topology", cs_coll_name(coll), cs_dtype_name(dtype));
         }
         return FALSE;
     }

@@ -206,28 +206,39 @@ static void rule_names(dr_ctx_t *c)
         dr_add(c->d, CS_DOCTOR_WARNING, "value-not-a-number", ev, impact,
                "give a plain integer", "%s=%s is not an integer", ints[i], s);
     }
-    /* Any other value collsim run refuses (an unknown algorithm, protocol
-     * or path level, a number out of range: cs_nccl_env_settings, the
-     * parser every engine reads): NCCL fails at init or warns and keeps
-     * its default, so the setting does not do what it says. The first
-     * such value; one of the integers above is already said. */
-    cs_nccl_settings_t st;
-    g_autoptr(GError) verr = NULL;
-    if (cs_nccl_env_settings(c->env, &st, &verr)) {
-        cs_nccl_settings_clear(&st);
-        return;
+    /* Any value collsim run refuses (an unknown algorithm, protocol or
+     * path level, a number out of range: cs_nccl_env_settings, the parser
+     * every engine reads): NCCL fails at init or warns and keeps its
+     * default, so the setting does not do what it says. Each variable is
+     * checked alone (the parser stops at its first error); one of the
+     * integers above that is not a number is already said. */
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = names->pdata[i];
+        const char *v = dr_env(c, name);
+        gboolean said = FALSE;
+        for (gsize k = 0; k < G_N_ELEMENTS(ints) && v != NULL; k++)
+            if (strcmp(name, ints[k]) == 0) {
+                char *end;
+                errno = 0;
+                (void)strtoll(v, &end, 0);
+                said = v[0] != '\0' && !(errno == 0 && end != v && *end == '\0');
+            }
+        if (v == NULL || said || !cs_nccl_env_is_known(name))
+            continue;
+        g_autoptr(cs_nccl_env_t) one = cs_nccl_env_new();
+        cs_nccl_env_set(one, name, v, cs_nccl_env_origin(c->env, name));
+        cs_nccl_settings_t st;
+        g_autoptr(GError) verr = NULL;
+        if (cs_nccl_env_settings(one, &st, &verr)) {
+            cs_nccl_settings_clear(&st);
+            continue;
+        }
+        g_autofree char *ev = dr_env_evidence(c, name);
+        dr_add(c->d, CS_DOCTOR_WARNING, "value-refused", ev,
+               "NCCL refuses the value at init or warns and keeps its default, so the setting does not do what it "
+               "says (collsim run refuses it the same way)",
+               "give one of the values the message expects", "%s", verr->message);
     }
-    /* "ORIGIN: NCCL_X=VALUE: what is wrong; expected ..." */
-    const char *msg = verr->message, *at = strstr(msg, "NCCL_");
-    g_autofree char *name = at != NULL ? g_strndup(at, strcspn(at, "=: ")) : g_strdup("");
-    for (gsize i = 0; i < G_N_ELEMENTS(ints); i++)
-        if (strcmp(name, ints[i]) == 0)
-            return;
-    g_autofree char *ev = g_str_has_prefix(name, "NCCL_") ? dr_env_evidence(c, name) : NULL;
-    dr_add(c->d, CS_DOCTOR_WARNING, "value-refused", ev,
-           "NCCL refuses the value at init or warns and keeps its default, so the setting does not do what it "
-           "says (collsim run refuses it the same way)",
-           "give one of the values the message expects", "%s", msg);
 }
 
 /* ---- interfaces (bootstrap and NET/Socket) -------------------------------------- */

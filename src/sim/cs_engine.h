@@ -416,13 +416,19 @@ static inline void cs_engine_ring_pass_s(cs_coll_t coll, const cs_decision_t *d,
  * step of each part, its works of a batch side by side: what bounds two
  * RTX PRO 6000 over PCIe to 18.2 GB/s a channel each way (sendrecv, 1 and
  * 2 channels: 128 KiB steps) where the same CTA's collectives reach the
- * link. 0 for LL (its flags ride in the lines). */
-static inline double cs_engine_p2p_step_sync_s(const cs_p2p_plan_t *plan, double bytes_per_peer, cs_proto_t proto,
-                                               double sync_s)
+ * link. 'op': the parts' plan (the network one where a peer is on
+ * another node: its steps are the network chunk, as the flow engine's
+ * units). The first step's is also in the batch's latency (tau), under a
+ * microsecond a batch, in both engines alike. lat.sync.simple.nvlink is
+ * not taken per step: it was fitted as a ring's per-call latency, and at
+ * 4 us a 512 KiB step it would put the B200 send/receive tables 15 %
+ * slow. 0 for LL (its flags ride in the lines). */
+static inline double cs_engine_p2p_step_sync_s(const cs_p2p_plan_t *plan, const cs_p2p_op_t *op,
+                                               double bytes_per_peer, cs_proto_t proto, double sync_s)
 {
-    if (proto != CS_PROTO_SIMPLE || plan->op.chunk == 0 || !(bytes_per_peer > 0))
+    if (proto != CS_PROTO_SIMPLE || op->chunk == 0 || !(bytes_per_peer > 0))
         return 0;
-    double steps = ceil(bytes_per_peer / MAX(1, plan->op.nch) / (double)plan->op.chunk);
+    double steps = ceil(bytes_per_peer / MAX(1, op->nch) / (double)op->chunk);
     return MAX(1, plan->max_batches) * steps * sync_s;
 }
 

@@ -124,8 +124,14 @@ typedef struct {
     cs_time_t launch;            /* when the call in progress became launchable */
 } fjob_t;
 
+/* The simulated time the engine keeps: integer picoseconds up to 2^62
+ * (53 days), so that a time plus a latency cannot wrap. A run that would
+ * pass it (a slow link, a huge size) is refused, not priced wrongly. */
+#define FLOW_HORIZON_PS ((cs_time_t)1 << 62)
+
 struct cs_flow {
     const cs_topo_t *topo;   /* the shared machine */
+    gboolean past_horizon;   /* a time beyond FLOW_HORIZON_PS was asked for in this run */
     int nres;
     double *res_cap;         /* bytes/s per resource */
     double *res_bytes;       /* carried in the last run */
@@ -426,10 +432,21 @@ static void mark_dirty(cs_flow_t *f, int li)
     }
 }
 
+/* now + secs, clamped to the horizon (which marks the run) */
+static cs_time_t time_after(cs_flow_t *f, double secs)
+{
+    double ps = ceil(secs * CS_PS_PER_S);
+    if (!(ps < (double)(FLOW_HORIZON_PS - f->now))) {
+        f->past_horizon = TRUE;
+        return FLOW_HORIZON_PS;
+    }
+    return f->now + (cs_time_t)ps;
+}
+
 static void schedule_fin(cs_flow_t *f, lane_t *L)
 {
     double secs = L->rem > 0 ? L->rem / L->rate : 0;
-    cs_time_t t = f->now + (cs_time_t)ceil(secs * CS_PS_PER_S);
+    cs_time_t t = time_after(f, secs);
     if (L->fin->time != t || !cs_evq_scheduled(L->fin))
         cs_evq_reschedule(f->q, L->fin, t);
 }
@@ -2352,9 +2369,18 @@ static gboolean run_tasks(cs_flow_t *f, const cs_engine_task_t *tasks, const cs_
     guint64 ev0 = cs_evq_popped(f->q);
     f->recomputes = f->touched = f->rates_changed = 0;
     f->now = 0;
+    f->past_horizon = FALSE;
     for (int j = 0; j < ntasks; j++)
         try_launch(f, j);
     if (!run_events(f, err)) {
+        teardown_run(f);
+        return FALSE;
+    }
+    if (f->past_horizon) {
+        g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED,
+                    "the simulated time passes the flow engine's range (53 days of integer picoseconds): a link "
+                    "or size this slow or large is not simulated; expected faster links or smaller sizes "
+                    "(--model analytic prices it)");
         teardown_run(f);
         return FALSE;
     }

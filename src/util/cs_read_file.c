@@ -30,26 +30,49 @@ static void set_too_large(GError **err, const char *path, const char *expected, 
 
 /* The regular files read so far (a command reads a handful: its scenario,
  * topology, calibration, logs), for cs_read_file_input: an output must not
- * replace one. Not thread-safe; collsim reads its inputs on one thread. */
-#define MAX_INPUTS 256
-static struct {
+ * replace one. Not thread-safe; collsim reads its inputs on one thread.
+ * Kept until the process ends (a few paths). */
+typedef struct {
     dev_t dev;
     ino_t ino;
     char *path;
-} inputs[MAX_INPUTS];
-static int ninputs;
+} input_t;
+static input_t *inputs;
+static int ninputs, ninputs_max;
 
 static void note_input(const char *path, const struct stat *st)
 {
     for (int i = 0; i < ninputs; i++)
         if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
             return;
-    if (ninputs == MAX_INPUTS)
-        return;
+    if (ninputs == ninputs_max) {
+        ninputs_max = ninputs_max > 0 ? 2 * ninputs_max : 16;
+        inputs = g_renew(input_t, inputs, ninputs_max);
+    }
     inputs[ninputs].dev = st->st_dev;
     inputs[ninputs].ino = st->st_ino;
     inputs[ninputs].path = g_strdup(path);
     ninputs++;
+}
+
+void cs_read_file_note_input(const char *path)
+{
+    struct stat st;
+    if (path != NULL && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        note_input(path, &st);
+}
+
+void cs_read_file_forget_input(const char *path)
+{
+    struct stat st;
+    if (path == NULL || stat(path, &st) != 0)
+        return;
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino) {
+            g_free(inputs[i].path);
+            inputs[i] = inputs[--ninputs];
+            return;
+        }
 }
 
 const char *cs_read_file_input(dev_t dev, ino_t ino)

@@ -38,5 +38,11 @@ gboolean cs_read_file(const char *path, const char *noun, const char *expected, 
 /* The path by which this process read the file (device, inode) with
  * cs_read_file, or NULL: outputs (cs_output.h) refuse to replace an input. */
 const char *cs_read_file_input(dev_t dev, ino_t ino);
+/* Counts 'path' (a regular file) as an input without reading it: a file
+ * that another process of the command reads (sweep's workers). */
+void cs_read_file_note_input(const char *path);
+/* No longer counts 'path' as an input: one the command means to replace
+ * (calibrate -o naming its own --calibration start file, refined in place). */
+void cs_read_file_forget_input(const char *path);
 
 #endif

@@ -167,11 +167,23 @@ check out-is-scenario exact "collsim: --json: in.ini is the input file in.ini; e
 cmp -s in.ini in.orig && echo "ok out-is-scenario-untouched" || { echo "FAIL out-is-scenario-untouched"; fail=1; }
 cp "$top_srcdir/tests/data/logs/two-tables.txt" in.log
 cp in.log in.log.orig
-check out-is-log exact "in.log: an output named as the input file in.log; expected another file to write" -- \
+check out-is-log exact "collsim: --csv: in.log is the input file in.log; expected another file to write" -- \
     validate in.log --topo dgx-h100 --nodes 2 --gpus 2 --csv in.log
-check calibrate-out-is-log exact "in.log: an output named as the input file in.log; expected another file to write" -- \
+check calibrate-out-is-log exact "collsim: -o: in.log is the input file in.log; expected another file to write" -- \
     calibrate in.log --topo dgx-h100 --nodes 2 --gpus 2 -o in.log
 cmp -s in.log in.log.orig && echo "ok out-is-log-untouched" || { echo "FAIL out-is-log-untouched"; fail=1; }
+# sweep's workers read a grid's files in other processes: still inputs
+printf '[params]\nlat.launch = 7\n' > c1.ini
+printf '[params]\nlat.launch = 8\n' > c2.ini
+cp c1.ini c1.orig
+check sweep-out-is-grid-file exact "collsim: --output: c1.ini is the input file c1.ini; expected another file to write" -- \
+    sweep --topo dgx-h100 -b 1M -e 1M --grid scenario.calibration=c1.ini,c2.ini -j 2 --format csv --output c1.ini
+cmp -s c1.ini c1.orig && echo "ok sweep-grid-file-untouched" || { echo "FAIL sweep-grid-file-untouched"; fail=1; }
+# calibrate -o over its own --calibration start file refines it in place
+"$COLLSIM" calibrate in.log --topo dgx-h100 --nodes 2 --gpus 2 -o fit.ini >/dev/null 2>&1 &&
+    "$COLLSIM" calibrate in.log --topo dgx-h100 --nodes 2 --gpus 2 --calibration fit.ini -o fit.ini >/dev/null 2>err.txt &&
+    grep -q '^\[params\]' fit.ini && echo "ok calibrate-refine-in-place" ||
+    { echo "FAIL calibrate-refine-in-place: $(cat err.txt)"; fail=1; }
 cp "$top_srcdir/topologies/cluster-2node-rail.xml" in.xml
 check out-is-topology exact "collsim: --output: in.xml is the input file in.xml; expected another file to write" -- \
     topo dot in.xml -o in.xml
@@ -199,5 +211,12 @@ check nic-without-count exact "collsim: --nics-per-node: 2 nodes need a network,
 
 check calibrate-empty-output exact "collsim: -o: an empty file name; expected a path to write" -- \
     calibrate "$top_srcdir/tests/data/logs/two-tables.txt" --topo dgx-h100 --nodes 2 --gpus 2 -o ''
+
+# a run past the flow engine's time range is refused, not priced wrongly
+printf '<?xml version="1.0"?>\n<collsim-topology version="1"><node><cpu id="cpu0" vendor="amd"/>\n<gpu id="gpu0" model="l40s"/><gpu id="gpu1" model="l40s"/>\n<link a="cpu0" b="gpu0" type="pcie" bw="1Mbps"/><link a="cpu0" b="gpu1" type="pcie"/></node></collsim-topology>\n' > slow.xml
+"$COLLSIM" run --topo slow.xml -b 1T -e 1T --model flow --env NCCL_ALGO=Ring >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 2 ] && [ ! -s out.txt ] && tail -n 1 err.txt | grep -q "^collsim: size 1099511627776: the simulated time passes the flow engine's range" &&
+    echo "ok flow-past-horizon" || { echo "FAIL flow-past-horizon ($rc: $(cat err.txt))"; fail=1; }
 
 exit $fail

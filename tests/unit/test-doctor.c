@@ -524,6 +524,16 @@ static void test_tree_docker(void)
     const char *const lvl[] = { "NCCL_P2P_LEVEL=NVLINK", NULL };
     g_autoptr(cs_doctor_t) d6 = run_tree("docker-roce", lvl, NULL);
     g_assert_nonnull(cs_doctor_find(d6, "value-refused"));
+    /* an integer out of range, and every refused variable, not the first */
+    const char *const two[] = { "NCCL_IB_TIMEOUT=99", "NCCL_CROSS_NIC=7", NULL };
+    g_autoptr(cs_doctor_t) d7 = run_tree("docker-roce", two, NULL);
+    int refused = 0;
+    for (int i = 0; i < cs_doctor_n_findings(d7); i++) {
+        const cs_doctor_finding_t *x = cs_doctor_finding(d7, i);
+        if (strcmp(x->code, "value-refused") == 0)
+            refused++;
+    }
+    g_assert_cmpint(refused, ==, 2);
 }
 
 static void test_tree_no_peermem(void)
