@@ -857,7 +857,7 @@ static void test_fabric(void)
     /* refused: a bad value (its line), a parameter of something off */
     cs_scenario_init(&s);
     g_assert_false(load_text(&s, "[fabric]\nmtu = 4096\npfc = 8\n", &err));
-    g_assert_cmpstr(err->message, ==, "s.ini:3: pfc: '8' is not a list of priorities; expected priorities 0 to 7 "
+    g_assert_cmpstr(err->message, ==, "s.ini:3: pfc: '8' is not a list of priorities; expected distinct priorities 0 to 7 "
                     "such as 3 or 3,4, or none");
     g_clear_error(&err);
     cs_scenario_clear(&s);
