@@ -23,7 +23,6 @@
 #include "util/cs_error.h"
 #include "util/cs_units.h"
 #include "util/cs_read_file.h"
-#include <sys/stat.h>
 #include "io/cs_output.h"
 
 #include <math.h>
@@ -748,12 +747,7 @@ static int calibrate(global_t *gl, group_t *defaults, GArray *groups, GError **e
     /* -o over the start file refines it in place (read whole, replaced
      * atomically); over a result or the manifest it would lose an input:
      * refused before the fit, naming the flag */
-    if (gl->start != NULL) {
-        struct stat so, ss;
-        if (stat(gl->output, &so) == 0 && stat(gl->start, &ss) == 0 && so.st_dev == ss.st_dev &&
-            so.st_ino == ss.st_ino)
-            cs_read_file_forget_input(gl->start);
-    }
+    cs_read_file_forget_input(gl->start);
     {
         const char *path = gl->output, *name = "collsim: -o";
         if (!cs_output_check(1, &path, &name, err))

@@ -131,7 +131,8 @@ static int write_topology(const cs_doctor_t *d, const char *path)
     g_autofree char *xml = cs_topo_xml_write(t);
     gboolean ok = strcmp(path, "-") == 0
                       ? cs_output_stdout(xml, strlen(xml), &err)
-                      : cs_output_check(1, &path, (const char *const[]){ "--topology" }, &err) && cs_output_write_one(path, xml, -1, &err);
+                      : cs_output_check(1, &path, (const char *const[]){ "--topology" }, &err) &&
+                            cs_output_write_one(path, xml, -1, &err);
     if (ok)
         return 0;
     int rc = cs_cli_fail(err);

@@ -307,7 +307,7 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
         }
         t->job = (cs_engine_job_t){
             .topo = views[built].topo, .comm = views[built].comm, .params = params, .coll = coll,
-            .dtype = sj->dtype >= 0 ? (cs_dtype_t)sj->dtype : s->dtype,
+            .dtype = dt,
             .redop = sj->redop >= 0 ? (cs_redop_t)sj->redop : s->redop,
             .root = cs_coll_has_root(coll) ? root : -1, .seed = s->seed, .exact = s->exact,
             .fabric = &s->fabric,

@@ -134,7 +134,8 @@ static gboolean write_output(const char *path, GString *out, int *rc_p)
     if (path == NULL || strcmp(path, "-") == 0)
         ok = cs_output_stdout(out->str, out->len, &err);
     else
-        ok = cs_output_check(1, &path, (const char *const[]){ "--output" }, &err) && cs_output_write_one(path, out->str, (gssize)out->len, &err);
+        ok = cs_output_check(1, &path, (const char *const[]){ "--output" }, &err) &&
+             cs_output_write_one(path, out->str, (gssize)out->len, &err);
     if (!ok)
         *rc_p = fail(err);
     return ok;

@@ -884,9 +884,8 @@ static int validate(validate_args_t *a, GError **err)
         goto out;
     /* The measured run's NCCL, the flag's over the log's line (checked
      * first, with the other flags): only what the model prices by version
-     * follows it (cs_comm_host_work_channels). */
-    /* the flags are for logs that do not say; over a log that does, the
-     * output says which wins */
+     * follows it (cs_comm_host_work_channels). The flags are for logs that
+     * do not say; over a log that does, the output says which wins. */
     if (a->nccl_version != NULL && log->nccl_version != NULL &&
         cs_nccl_version_code(a->nccl_version, NULL) != cs_nccl_version_code(log->nccl_version, NULL))
         fprintf(stderr, "collsim: warning: --nccl-version %s over the log's NCCL version %s: the flag's is priced\n",

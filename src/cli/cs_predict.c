@@ -106,7 +106,6 @@ static char *buffers_warning(const cs_topo_t *t, guint64 maxbytes, gboolean chec
                            least->mem_bytes / 1e9, least->marketing);
 }
 
-
 void cs_predict_sweep_warnings(const cs_scenario_t *s, const cs_topo_t *t, const guint64 *sizes, int nsizes,
                                GPtrArray *warnings)
 {

@@ -170,13 +170,12 @@ static gboolean parse_text(const char *v, const char *what, GError **err)
     }
     /* a "\n" in the INI value (GKeyFile unescapes it) would start a new
      * line in the header, which readers of nccl-tests output take as a row */
-    for (const char *c = v; *c != '\0'; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-            g_autofree char *shown = g_strescape(v, NULL);
-            set_input_error(err, "'%s' holds a control character (a line break or tab); expected %s on one line",
-                            shown, what);
-            return FALSE;
-        }
+    if (!cs_text_one_line(v)) {
+        g_autofree char *shown = g_strescape(v, NULL);
+        set_input_error(err, "'%s' holds a control character (a line break or tab); expected %s on one line",
+                        shown, what);
+        return FALSE;
+    }
     return TRUE;
 }
 

@@ -12,6 +12,7 @@
 #include "io/cs_topo_xml_int.h"
 #include "models/cs_presets.h"
 #include "util/cs_error.h"
+#include "util/cs_units.h"
 
 #include <math.h>
 #include <string.h>
@@ -1001,14 +1002,13 @@ cs_topo_t *cs_topo_xml_load_ours(cs_xml_ctx_t *c, xmlDocPtr doc)
         return NULL;
 
     g_autofree char *desc = cs_xml_attr(root, "description");
-    for (const char *ch = desc; ch != NULL && *ch != '\0'; ch++)
-        if ((unsigned char)*ch < 0x20 || *ch == 0x7f) {
-            /* printed as the output's "# Topology:" line, one line */
-            cs_set_error_at(c->err, c->file, MAX(1, (int)xmlGetLineNo(root)),
-                            "description holds a control character (a line break or tab); expected a one-line "
-                            "description");
-            return NULL;
-        }
+    if (!cs_text_one_line(desc)) {
+        /* printed as the output's "# Topology:" line, one line */
+        cs_set_error_at(c->err, c->file, MAX(1, (int)xmlGetLineNo(root)),
+                        "description holds a control character (a line break or tab); expected a one-line "
+                        "description");
+        return NULL;
+    }
     if (desc != NULL || t->description == NULL) {
         g_free(t->description);
         t->description = desc != NULL ? g_strdup(g_strstrip(desc)) : g_path_get_basename(c->file);

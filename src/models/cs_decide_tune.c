@@ -576,7 +576,6 @@ gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
             }
         }
     if (algo < 0) {
-        g_autofree char *allowed = allowed_list(c, coll);
         /* an algorithm priced, but at NCCL's ceiling or above: NCCL
          * refuses the call the same way (tuning.cc topoGetAlgoInfo:
          * minTime 3600000000 us, "no algorithm/protocol available"),
@@ -592,6 +591,7 @@ gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
                             cs_coll_name(coll), (guint64)nbytes);
             return FALSE;
         }
+        g_autofree char *allowed = allowed_list(c, coll);
         if (c->algo_env != NULL || c->proto_env != NULL) {
             /* name the variable that restricts the choice (and the other
              * one when both are set) */

@@ -89,8 +89,8 @@ static const char *unit_violation(const char *unit, double v)
     return v >= 0 && v <= 1e12 ? NULL : "a number from 0 to 1e12";
 }
 
-/* The file's shape, which GKeyFile would take more loosely: a UTF-8 BOM
- * skipped; every line blank, a comment, "[params]" once, or a "name =
+/* The file's shape (after its BOM), which GKeyFile would take more
+ * loosely: every line blank, a comment, "[params]" once, or a "name =
  * value" line in it, each name once. One line, FILE:LINE, on the first
  * that is not. */
 static gboolean check_shape(const char *text, const char *path, GError **err)
@@ -99,10 +99,7 @@ static gboolean check_shape(const char *text, const char *path, GError **err)
     g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     int params_line = 0;
     for (int i = 0; lines[i] != NULL; i++) {
-        char *raw = lines[i];
-        if (i == 0 && g_str_has_prefix(raw, "\xEF\xBB\xBF"))
-            raw += 3;
-        g_autofree char *s = g_strstrip(g_strdup(raw));
+        g_autofree char *s = g_strstrip(g_strdup(lines[i]));
         if (s[0] == '#' || s[0] == ';' || s[0] == '\0')
             continue;
         if (s[0] == '[') {
@@ -187,9 +184,9 @@ gboolean cs_params_load(cs_params_t *p, const char *path, GError **err)
 
     if (!cs_read_file(path, "calibration file", "INI file", CS_READ_LIMIT_INI, &text, &len, err))
         return FALSE;
-    if (!check_shape(text, path, err))
+    const char *body = g_str_has_prefix(text, "\xEF\xBB\xBF") ? text + 3 : text;   /* a UTF-8 BOM, skipped */
+    if (!check_shape(body, path, err))
         return FALSE;
-    const char *body = g_str_has_prefix(text, "\xEF\xBB\xBF") ? text + 3 : text;
     g_autoptr(GKeyFile) kf = g_key_file_new();
     if (!g_key_file_load_from_data(kf, body, len - (gsize)(body - text), G_KEY_FILE_NONE, &local)) {
         /* GKeyFile's own messages carry the line ("...on line 3"). */
@@ -207,9 +204,9 @@ gboolean cs_params_load(cs_params_t *p, const char *path, GError **err)
     gsize nkeys = 0;
     g_auto(GStrv) keys = g_key_file_get_keys(kf, "params", &nkeys, NULL);
     for (gsize k = 0; k < nkeys; k++) {
-        int line = ini_key_line(text, "params", keys[k]);
+        int line = ini_key_line(body, "params", keys[k]);
         if (line == 0)
-            line = ini_group_line(text, "params");
+            line = ini_group_line(body, "params");
         cs_param_id_t id;
         if (strcmp(keys[k], "lat.launch.per_gpu") == 0) {
             /* collsim 0.1's additive launch cost per GPU of a process,

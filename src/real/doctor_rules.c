@@ -190,6 +190,7 @@ static void rule_names(dr_ctx_t *c)
         "NCCL_IB_DISABLE", "NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_NET_GDR_READ",
         "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT",
     };
+    g_autoptr(GHashTable) said = g_hash_table_new(g_str_hash, g_str_equal);   /* names given a finding */
     for (gsize i = 0; i < G_N_ELEMENTS(ints); i++) {
         const char *s = dr_env(c, ints[i]);
         if (s == NULL || s[0] == '\0')
@@ -205,6 +206,7 @@ static void rule_names(dr_ctx_t *c)
             : g_strdup_printf("NCCL reads it as %lld", v);
         dr_add(c->d, CS_DOCTOR_WARNING, "value-not-a-number", ev, impact,
                "give a plain integer", "%s=%s is not an integer", ints[i], s);
+        g_hash_table_add(said, (gpointer)ints[i]);
     }
     /* Any value collsim run refuses (an unknown algorithm, protocol or
      * path level, a number out of range: cs_nccl_env_settings, the parser
@@ -215,15 +217,7 @@ static void rule_names(dr_ctx_t *c)
     for (guint i = 0; i < names->len; i++) {
         const char *name = names->pdata[i];
         const char *v = dr_env(c, name);
-        gboolean said = FALSE;
-        for (gsize k = 0; k < G_N_ELEMENTS(ints) && v != NULL; k++)
-            if (strcmp(name, ints[k]) == 0) {
-                char *end;
-                errno = 0;
-                (void)strtoll(v, &end, 0);
-                said = v[0] != '\0' && !(errno == 0 && end != v && *end == '\0');
-            }
-        if (v == NULL || said || !cs_nccl_env_is_known(name))
+        if (v == NULL || g_hash_table_contains(said, name) || !cs_nccl_env_is_known(name))
             continue;
         g_autoptr(cs_nccl_env_t) one = cs_nccl_env_new();
         cs_nccl_env_set(one, name, v, cs_nccl_env_origin(c->env, name));

@@ -1181,8 +1181,9 @@ static double t_p2p(const cs_analytic_hw_t *hw, const cs_params_t *p, cs_coll_t 
      * part (AlltoAll's round 0) once, a copy between its buffers; once a
      * peer's with direct pointers (cs_p2p_side_copies) */
     double part = B / MAX(1, plan->op.nch);
+    const cs_p2p_op_t *sop = remote > 0 ? &plan->op_net : &plan->op;
     limit(c, CS_LIMIT_SM, (plan->max_passes * part / (c->b_sm / c->nch) +
-                           cs_engine_p2p_step_sync_s(plan, remote > 0 ? &plan->op_net : &plan->op, B, c->pr, c->tau)) / c->S);
+                           cs_engine_p2p_step_sync_s(plan, sop, B, c->pr, c->tau)) / c->S);
     /* over SHM a channel's CTA loads what it receives from the host
      * buffer behind its GPU's own posted writes, as a ring's channel does
      * (cs_shm_chan_bw): the busiest channel's received parts at that

@@ -780,8 +780,7 @@ double cs_flow_flow_cap(const cs_flow_net_t *f, const cs_program_t *prog, int ch
      * fence and flag before its next copy (cs_engine_p2p_step_sync_s): at
      * its rate a step of 'unit' bytes takes that much longer */
     if (prog->p2p && prog->proto == CS_PROTO_SIMPLE && fl->kind == CS_FLOW_P2P && fl->src != fl->dst)
-        cap = cs_engine_p2p_step_cap(cap, (double)MIN(fl->bytes, fl->unit),
-                                     par(f, CS_P_LAT_SYNC_SIMPLE) * 1e-6);
+        cap = cs_engine_p2p_step_cap(cap, (double)MIN(fl->bytes, fl->unit), proto_sync(f, CS_PROTO_SIMPLE));
     if (fl->net_local != CS_PROG_NET_P2P)
         return cap;
     /* paths.cc NCCL_P2P_PER_CHANNEL_NET_BW: what NCCL expects of one

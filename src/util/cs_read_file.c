@@ -40,11 +40,19 @@ typedef struct {
 static input_t *inputs;
 static int ninputs, ninputs_max;
 
-static void note_input(const char *path, const struct stat *st)
+/* index of the input (dev, ino), or -1 */
+static int find_input(dev_t dev, ino_t ino)
 {
     for (int i = 0; i < ninputs; i++)
-        if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
-            return;
+        if (inputs[i].dev == dev && inputs[i].ino == ino)
+            return i;
+    return -1;
+}
+
+static void note_input(const char *path, const struct stat *st)
+{
+    if (find_input(st->st_dev, st->st_ino) >= 0)
+        return;
     if (ninputs == ninputs_max) {
         ninputs_max = ninputs_max > 0 ? 2 * ninputs_max : 16;
         inputs = g_renew(input_t, inputs, ninputs_max);
@@ -65,22 +73,17 @@ void cs_read_file_note_input(const char *path)
 void cs_read_file_forget_input(const char *path)
 {
     struct stat st;
-    if (path == NULL || stat(path, &st) != 0)
+    int i = path != NULL && stat(path, &st) == 0 ? find_input(st.st_dev, st.st_ino) : -1;
+    if (i < 0)
         return;
-    for (int i = 0; i < ninputs; i++)
-        if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino) {
-            g_free(inputs[i].path);
-            inputs[i] = inputs[--ninputs];
-            return;
-        }
+    g_free(inputs[i].path);
+    inputs[i] = inputs[--ninputs];
 }
 
 const char *cs_read_file_input(dev_t dev, ino_t ino)
 {
-    for (int i = 0; i < ninputs; i++)
-        if (inputs[i].dev == dev && inputs[i].ino == ino)
-            return inputs[i].path;
-    return NULL;
+    int i = find_input(dev, ino);
+    return i >= 0 ? inputs[i].path : NULL;
 }
 
 gboolean cs_read_file(const char *path, const char *noun, const char *expected, gsize limit, char **buf_p,

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+gboolean cs_text_one_line(const char *s)
+{
+    for (const char *c = s; c != NULL && *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return FALSE;
+    return TRUE;
+}
+
 gboolean cs_parse_double(const char *s, double *v_p)
 {
     if (s == NULL)

@@ -23,6 +23,9 @@ gboolean cs_parse_int(const char *s, gint64 min, gint64 max, gint64 *v_p);
  * reads its integer variables). */
 gboolean cs_parse_int_base(const char *s, int base, gint64 min, gint64 max, gint64 *v_p);
 gboolean cs_parse_double(const char *s, double *v_p);
+/* Whether a text holds no control character (a line break, a tab, DEL):
+ * one that is printed as one line of a header. */
+gboolean cs_text_one_line(const char *s);
 
 /* Human formats, returned newly allocated: "400 Gb/s", "1.50 us", "32 MiB". */
 char *cs_format_bandwidth(double bytes_per_s);
