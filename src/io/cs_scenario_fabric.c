@@ -408,6 +408,11 @@ static gboolean set_value(cs_fabric_cfg_t *c, int k, const char *v, GError **err
     case CS_FK_STALL_FOR:
         if (!parse_seconds(v, MAX_TIME_S, &x))
             return bad(err, "'%s' is not a time; expected a time with its unit from 0 to 3600s, such as 20us", v);
+        /* a stall of no length is none: the engine's clock counts
+         * picoseconds, so a stall shorter than one is refused */
+        if (k == CS_FK_STALL_FOR && x < 1e-12)
+            return bad(err, "'%s' stops the NIC for no time; expected a time above 0 (at least 1ps) up to 3600s, "
+                       "such as 500us, or no stall-for (for ever)", v);
         *(k == CS_FK_STALL_AT ? &c->stall_at_s : &c->stall_for_s) = x;
         return TRUE;
     case CS_FK_RECOVERY:

@@ -295,6 +295,16 @@ static gboolean fabric_setup(pk_fabric_t *fab, const cs_fabric_cfg_t *cfg, const
         }
         fab->prio = cs_fabric_data_prio(c, s, &fab->prio_why);
         fab->cnp_prio = cs_fabric_cnp_prio(c);
+        if (fab->cnp_prio == fab->prio && c->trust == CS_FABRIC_TRUST_PCP) {
+            /* under trust pcp the CNPs' priority is the NIC's, not a
+             * key's: the data's service level is what can move */
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: CNPs and data would share priority %d (%s; ConnectX "
+                        "sends CNPs on VLAN priority 6 under trust pcp); expected the data on another priority "
+                        "(an NCCL_IB_SL whose low three bits are not 6), or trust = dscp with cnp-dscp",
+                        c->origin[CS_FK_TRUST] != NULL ? c->origin[CS_FK_TRUST] : "[fabric]", fab->prio,
+                        fab->prio_why);
+            return FALSE;
+        }
         if (fab->cnp_prio == fab->prio) {
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: CNPs and data would share priority %d (%s); expected "
                         "CNPs on a priority of their own (cnp-dscp, dscp-map)",
@@ -419,7 +429,9 @@ static gboolean build_hosts(pk_t *pk, GError **err)
         cs_time_t from = (cs_time_t)llround(c->stall_at_s * CS_PS_PER_S);
         cs_time_t until = c->stall_for_s < 0 ? CS_TIME_NEVER
                                              : from + (cs_time_t)llround(c->stall_for_s * CS_PS_PER_S);
-        g_assert(cs_pkt_net_host_stall(pk->net, pk->node_of_dev[stalled], from, until) == 0);
+        /* stall-for is above 0 (cs_scenario_fabric.c), so until > from */
+        int rc = cs_pkt_net_host_stall(pk->net, pk->node_of_dev[stalled], from, until);
+        g_assert(rc == 0);
     }
     return TRUE;
 }
@@ -1848,11 +1860,22 @@ static gboolean job_lanes(const cs_engine_multi_t *m, int j0, const pk_fabric_t 
         }
         pk_fabric_t other;
         ok = fabric_setup(&other, job->fabric, cs_comm_settings(job->comm), fab->ib, err);
-        gboolean same = ok && (fab->ib || other.prio == fab->prio) && other.ar == fab->ar;
+        /* the queue pairs' settings are the run's, set once from the
+         * first job's (pk_fabric_t): another job's own are refused */
+        gboolean same_qp = other.timeout_exp == fab->timeout_exp && other.retry_cnt == fab->retry_cnt &&
+                           other.qps == fab->qps && other.split == fab->split;
+        gboolean same = ok && (fab->ib || other.prio == fab->prio) && other.ar == fab->ar && same_qp;
         if (ok && !same) {
             g_autofree char *first = task_label(&m->tasks[j0], j0, FALSE);
             g_autofree char *this = task_label(&m->tasks[j], j, TRUE);
-            if (fab->ib)
+            if (!same_qp)
+                g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s: packet engine: queue pairs with "
+                            "NCCL_IB_TIMEOUT %d, NCCL_IB_RETRY_CNT %d, NCCL_IB_QPS_PER_CONNECTION %d, "
+                            "NCCL_IB_SPLIT_DATA_ON_QPS %d where %s has %d, %d, %d, %d: the engine sets them once "
+                            "for the run; expected the same four in every [job] (set them in [nccl] or --env)",
+                            this, other.timeout_exp, other.retry_cnt, other.qps, other.split, first,
+                            fab->timeout_exp, fab->retry_cnt, fab->qps, fab->split);
+            else if (fab->ib)
                 g_set_error(err, CS_ERROR, CS_ERROR_UNSUPPORTED, "%s: packet engine: adaptive routing %s "
                             "(NCCL_IB_ADAPTIVE_ROUTING) where %s has it %s: it is the switches' setting, one for "
                             "the whole network here; expected the same NCCL_IB_ADAPTIVE_ROUTING in every [job] "

@@ -65,6 +65,11 @@ refused "file: a bare stall time" "bare.ini:10: stall-at: '20' is not a time; ex
     "$COLLSIM" run bare.ini
 refused "flag: a bare stall time" "collsim: --stall-for: '500' is not a time" \
     "$COLLSIM" run $T --model packet --stall-nic n1.nic0 --stall-at 0 --stall-for 500
+# a stall of no length: refused at its line, not an abort in the engine
+scen zero.ini 'stall-nic = n1.nic0' 'stall-at = 20us' 'stall-for = 0us'
+refused "file: a stall of no length" "zero.ini:11: stall-for: '0us' stops the NIC for no time" "$COLLSIM" run zero.ini
+refused "flag: a stall of no length" "collsim: --stall-for: '0' stops the NIC for no time" \
+    "$COLLSIM" run $T --model packet --stall-nic n1.nic0 --stall-for 0
 # NCCL over TCP sockets is not what the packet engine runs: refused
 # (NCCL_IB_DISABLE's own warning comes first; the refusal is the last line)
 "$COLLSIM" run $T --model packet --env NCCL_IB_DISABLE=1 -b 1M -e 1M >out.txt 2>err.txt; st=$?
@@ -82,6 +87,10 @@ refused "flag: a bare stall time" "collsim: --stall-for: '500' is not a time" \
     || bad "IB stall stated: $(grep 'packet engine' ibst.txt | head -3)"
 refused "CNPs and data on one priority" "CNPs and data would share priority 3" \
     "$COLLSIM" run $T --model packet --dscp-map 48:3 -b 1M -e 1M
+# under trust pcp the way out is the data's service level, not a DSCP key
+refused "CNPs and data on priority 6 under trust pcp" \
+    "CNPs and data would share priority 6 (NCCL_IB_SL 6: VLAN priority 6 (trust pcp); ConnectX sends CNPs on VLAN priority 6 under trust pcp); expected the data on another priority" \
+    "$COLLSIM" run $T --model packet --trust pcp --env NCCL_IB_SL=6 -b 1M -e 1M
 refused "a switch buffer too small for its headroom" "collsim: --switch-buffer: switch leaf0: its buffer (0.0655 MB, switch-buffer) cannot hold" \
     "$COLLSIM" run $T --model packet --switch-buffer 64K -b 1M -e 1M
 scen pcp.ini 'trust = pcp' 'cnp-dscp = 40'

@@ -120,6 +120,13 @@ sed 's/model = flow/model = packet/; s/NCCL_ALGO = Tree/NCCL_IB_TC = 160/; s/64M
 "$COLLSIM" run own-tc.ini --nic roce-400g >/dev/null 2>own-tc.err
 [ $? -eq 2 ] && grep -q '^own-tc.ini:[0-9]*: \[job b\]: packet engine: priority 5 (NCCL_IB_TC 160: DSCP 40, priority 5' own-tc.err && ok job-own-tc-refused \
     || bad "job-own-tc-refused: $(cat own-tc.err)"
+# the queue pairs' timeout (and retries, QPs) are the run's: a job's own
+# NCCL_IB_TIMEOUT is refused, not ignored or taken for every job
+sed 's/model = flow/model = packet/; s/NCCL_ALGO = Tree/NCCL_IB_TIMEOUT = 14/; s/64M/1M/' own.ini >own-to.ini
+"$COLLSIM" run own-to.ini --nic roce-400g >/dev/null 2>own-to.err
+[ $? -eq 2 ] && tail -n 1 own-to.err | \
+    grep -q '^own-to.ini:[0-9]*: \[job b\]: packet engine: queue pairs with NCCL_IB_TIMEOUT 14, .* where \[job a\] has 20, ' own-to.err \
+    && ok job-own-timeout-refused || bad "job-own-timeout-refused: $(cat own-to.err)"
 
 # a job's size below one element (3 bytes of double) is refused at its line
 printf '[scenario]\nmodel = flow\n[topology]\npreset = dgx-h100\nnodes = 2\n[job a]\nnodes = 0\ngpus = 0-1\nsize = 3\ndatatype = double\n' > tiny.ini
