@@ -37,7 +37,9 @@ static double util_percent(const cs_link_stat_t *l, double time_s)
  * call loaded, or that none carried data. */
 static void write_limit(FILE *f, const cs_link_stats_t *s, const char *prefix)
 {
-    if (s->n == 0 && s->unlisted)
+    if (s->n == 0 && s->unrouted != NULL)
+        fprintf(f, "# %sbottleneck: %s; no network link is listed: %s\n", prefix, s->limit, s->unrouted);
+    else if (s->n == 0 && s->unlisted)
         fprintf(f, "# %sbottleneck: %s; the model lists no link loads of point-to-point calls\n", prefix, s->limit);
     else if (s->n == 0)
         fprintf(f, "# %sbottleneck: %s; no network link carried data\n", prefix, s->limit);

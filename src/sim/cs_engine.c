@@ -649,6 +649,7 @@ void cs_link_stats_free(cs_link_stats_t *s)
     g_free(s->links);
     cs_net_counters_free(s->net);
     g_free(s->limit);
+    g_free(s->unrouted);
     g_free(s);
 }
 

@@ -69,6 +69,10 @@ typedef struct {
      * engine's point-to-point calls), so an empty list says nothing of
      * the network. */
     gboolean unlisted;
+    /* Why the engine lists no link of this call where it should (the
+     * analytic engine's bound could not route its network edges), or
+     * NULL. Freed with the statistics. */
+    char *unrouted;
 } cs_link_stats_t;
 
 void cs_link_stats_free(cs_link_stats_t *s);

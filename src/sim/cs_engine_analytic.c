@@ -1540,7 +1540,15 @@ static cs_link_stats_t *analytic_link_stats(void *state)
      * is no listed link: name the term. Below half the call it does not
      * decide the call, its latency does (as NOTE_BUSY for the notes). */
     st->unlisted = s->have && s->d.algo == CS_ALGO_P2P && s->hw.nnodes > 1 && !s->hw.mnnvl;
-    if (s->have && s->lim.kind != CS_LIMIT_NONE &&
+    /* edges the bound could not route list no load: say so, with the
+     * call's own term, rather than "no link carried data" */
+    gboolean unrouted = s->have && s->fabric != NULL && s->fab.skipped != NULL;
+    if (unrouted && s->lim.kind != CS_LIMIT_NONE) {
+        g_autofree char *what = limit_what(&s->hw, s->topo, s->fabric, &s->d, &s->fab, &s->lim);
+        st->limit = g_strdup_printf("%s (%.1f%% busy)", what != NULL ? what : "the analytic engine's rate terms",
+                                    100 * s->lim.busy);
+        st->unrouted = g_strdup(s->fab.skipped);
+    } else if (s->have && s->lim.kind != CS_LIMIT_NONE &&
         (st->unlisted || (s->lim.kind != CS_LIMIT_FABRIC && s->lim.kind != CS_LIMIT_NIC))) {
         g_autofree char *what = limit_what(&s->hw, s->topo, s->fabric, &s->d, &s->fab, &s->lim);
         if (what != NULL && s->lim.busy >= NOTE_BUSY)

@@ -21,6 +21,7 @@ typedef struct {
     cs_fabric_bound_t b;
     cs_fabric_link_load_t *links;   /* cs_fabric_load_links; NULL until asked */
     int nlinks;
+    char *why;                      /* b.skipped's text, owned */
 } entry_t;
 
 struct cs_fabric_load {
@@ -49,8 +50,10 @@ void cs_fabric_load_free(cs_fabric_load_t *fl)
     if (fl == NULL)
         return;
     cs_flow_net_clear(&fl->net);
-    for (guint i = 0; i < fl->cache->len; i++)
+    for (guint i = 0; i < fl->cache->len; i++) {
         g_free(g_array_index(fl->cache, entry_t, i).links);
+        g_free(g_array_index(fl->cache, entry_t, i).why);
+    }
     g_array_free(fl->cache, TRUE);
     g_free(fl->load);
     g_free(fl);
@@ -252,7 +255,9 @@ static void seq_tree_bound(cs_fabric_load_t *fl, const cs_decision_t *d, const i
     b->spb = MAX(b->spb, spb);
 }
 
-static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b)
+/* The bound of decision d into b; where its edges cannot be routed,
+ * b->skipped says so and *why_p (owned by the caller) why. */
+static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_bound_t *b, char **why_p)
 {
     const cs_flow_net_t *net = &fl->net;
     const cs_comm_info_t *info = net->info;
@@ -279,7 +284,9 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
         ok = p != NULL && load_program(fl, p, &err);
     }
     if (!ok) {
-        b->skipped = "the network edges of this call were not routed";
+        *why_p = err != NULL ? g_strdup_printf("the network edges of this call were not routed: %s", err->message)
+                             : g_strdup("the network edges of this call were not routed");
+        b->skipped = *why_p;
         return;
     }
     b->wire_lat = fl->nedges > 0 ? MAX(0, fl->lat_sum / fl->nedges) : 0;
@@ -311,8 +318,8 @@ static entry_t *entry(cs_fabric_load_t *fl, const cs_decision_t *d)
         if (e->algo == d->algo && e->nch == d->nchannels)
             return e;
     }
-    entry_t e = { d->algo, d->nchannels, { 0 }, NULL, 0 };
-    compute(fl, d, &e.b);
+    entry_t e = { d->algo, d->nchannels, { 0 }, NULL, 0, NULL };
+    compute(fl, d, &e.b, &e.why);
     g_array_append_val(fl->cache, e);
     return &g_array_index(fl->cache, entry_t, fl->cache->len - 1);
 }
@@ -329,7 +336,8 @@ const cs_fabric_link_load_t *cs_fabric_load_links(cs_fabric_load_t *fl, const cs
         /* The scratch loads belong to the last decision computed: load
          * this one's again (the bound only kept its maximum). */
         cs_fabric_bound_t b;
-        compute(fl, d, &b);
+        g_autofree char *why = NULL;
+        compute(fl, d, &b, &why);
         int n = 0;
         if (b.skipped == NULL && b.spb > 0)   /* else nothing loaded (or stale scratch) */
             for (int r = 0; r < fl->net.topo->nlinks; r++)

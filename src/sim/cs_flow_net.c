@@ -438,6 +438,19 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
                                                   "nodes joins each rail's NICs alone)"
                                                 : "the topology has no switch between them",
                             nic_wired(t, nic_a) ? "" : " with --nodes 2 or more");
+            else if (nic_a >= 0 && nic_b >= 0 && pa != NULL && pb != NULL)
+                /* both NICs reached, the fabric joins them not: the rail
+                 * fabric of one group, between rails (its NICs' own
+                 * switches and nothing above them) */
+                g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY,
+                            "%s -> %s: channel %d leaves %s and enters %s, and the fabric has no route between "
+                            "them%s; expected a fabric that joins them (--fabric fat-tree), or --model analytic "
+                            "(which prices the NICs where no route is found)",
+                            t->devs[da].name, t->devs[db].name, ch, t->devs[nic_a].name, t->devs[nic_b].name,
+                            t->fabric.kind == CS_FABRIC_RAIL
+                                ? " (a rail fabric of a few nodes joins each rail's NICs alone, with no spine "
+                                  "between rails)"
+                                : "");
             else
                 g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY, "%s -> %s: no network route for channel %d",
                             t->devs[da].name, t->devs[db].name, ch);

@@ -259,6 +259,16 @@ grep -q '^#        8 B bottleneck: latency (the largest rate term, channel throu
 "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 128M -e 128M --link-stats >ls-2.txt 2>/dev/null
 grep -q '^#    128 MiB bottleneck: NVLink ports at the NVLS rate (eff.nvls.sm90) ([0-9.]*% busy); the busiest network link: n[01]\.nic[0-7] -> rail[0-7]\.leaf0 (net) ([0-9.]*% busy)$' ls-2.txt \
     && ok analytic-intra-bound-then-link || bad "analytic-intra-bound-then-link ($(grep bottleneck ls-2.txt))"
+# NCCL's rings between rails of a rail fabric without a spine (P2P off
+# splits each DGX into two graph nodes, whose NICs sit on other rails than
+# the next node's): no route, said as such, not "no link carried data";
+# the flow engine refuses the run with the same words
+"$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1G -e 1G --env NCCL_P2P_DISABLE=1 --link-stats >ls-u.txt 2>/dev/null
+grep -q '^# bottleneck: NIC rate .*; no network link is listed: the network edges of this call were not routed: n0.gpu4 -> n1.gpu0: channel 0 leaves n0.nic4 and enters n1.nic0, and the fabric has no route between them (a rail fabric' ls-u.txt \
+    && ! grep -q 'no link carried data' ls-u.txt && ok analytic-unrouted-said || bad "analytic-unrouted-said ($(grep bottleneck ls-u.txt))"
+"$COLLSIM" run --topo dgx-h100 --nodes 2 -b 64M -e 64M --env NCCL_P2P_DISABLE=1 --model flow >ls-uf.txt 2>ls-uf.err
+[ $? -eq 2 ] && [ ! -s ls-uf.txt ] && grep -q 'expected a fabric that joins them (--fabric fat-tree)' ls-uf.err \
+    && ok flow-unrouted-refused || bad "flow-unrouted-refused ($(cat ls-uf.err))"
 # point-to-point across nodes: the model lists no link loads for them, and
 # says so rather than "no link carried data"
 "$COLLSIM" run --topo dgx-h100 --nodes 2 --op alltoall -b 1G -e 1G --link-stats >ls-p.txt 2>/dev/null

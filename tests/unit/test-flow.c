@@ -675,7 +675,7 @@ static void test_p2p_pxn(void)
     g_assert_false(cs_flow_simulate(f, &call, CS_FLOW_FOLD_AUTO, &st, &err));
     g_assert_nonnull(err);
     g_test_message("%s", err->message);
-    g_assert_nonnull(strstr(err->message, "no network route"));
+    g_assert_nonnull(strstr(err->message, "the fabric has no route between them (a rail fabric"));
     g_error_free(err);
     fix_clear(&j);
 }
