@@ -665,7 +665,9 @@ static gboolean parse_header(GPtrArray *tok, layout_t *l_p)
     return TRUE;
 }
 
-typedef enum { ROW_NOT, ROW_OK, ROW_ERR } row_status_t;
+/* ROW_CUT: a row whose columns are good as far as they go, and stop
+ * before its times (a log cut off mid-row): not read, as ROW_NOT's rows */
+typedef enum { ROW_NOT, ROW_OK, ROW_ERR, ROW_CUT } row_status_t;
 
 static gboolean read_wrong(const layout_t *l, const char *s, long *v_p)
 {
@@ -782,6 +784,8 @@ static row_status_t parse_row(parser_t *p, GPtrArray *tok, cs_nt_row_t *out, GEr
     row.root_missing = !has_root;
     if (has_root) {
         long root;
+        if (nnum == 0 && i >= n)
+            return ROW_CUT;
         if (nnum == 0 || !parse_long(TOK(tok, i), -1, G_MAXINT, &root)) {
             cs_set_error_at(err, p->name, p->line, "bad root '%s'; expected -1 or a rank",
                             nnum == 0 ? (i < n ? TOK(tok, i) : "") : TOK(tok, i));
@@ -791,6 +795,8 @@ static row_status_t parse_row(parser_t *p, GPtrArray *tok, cs_nt_row_t *out, GEr
         i++;
         nnum--;
     }
+    if (nnum < 3 && i + nnum >= n)
+        return ROW_CUT;
     if (nnum < 3) {
         cs_set_error_at(err, p->name, p->line, "row has too few columns; " EXPECTED_COLUMNS);
         return ROW_ERR;
@@ -1230,11 +1236,21 @@ static gboolean text_line(parser_t *p, const char *raw, GError **err)
 
     g_autoptr(GPtrArray) tok = tokenize(s);
     cs_nt_row_t row;
-    switch (parse_row(p, tok, &row, err)) {
+    row_status_t st = parse_row(p, tok, &row, err);
+    switch (st) {
     case ROW_ERR:
         return FALSE;
+    case ROW_CUT:
+        if (p->cur == NULL && !p->layout.known) {
+            /* no table yet to count it in: the row is the error */
+            cs_set_error_at(err, p->name, p->line, "row has too few columns; " EXPECTED_COLUMNS);
+            return FALSE;
+        }
+        /* fall through */
     case ROW_NOT: {
-        g_autofree char *why = (p->cur != NULL || p->layout.known) ? unread_row_why(tok) : NULL;
+        g_autofree char *why = (p->cur == NULL && !p->layout.known) ? NULL
+            : st == ROW_CUT ? g_strdup_printf("cut off after %u columns; " EXPECTED_COLUMNS, tok->len)
+            : unread_row_why(tok);
         if (why == NULL)
             return prose_line(p, s, err);
         /* a row all the same: counted, and the table goes on */

@@ -128,6 +128,11 @@ row_case count '  8192  -2048  float  sum  -1  20.00  0.05  0.08  0  19.5  0.05 
     "count '-2048' is negative; expected a whole number of at least 0"
 row_case cut-off '        8192          20' \
     "cut off after 2 columns; expected size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]"
+# cut off later, in its type, redop, root or times: the same kind of line
+row_case cut-off-redop '        8192          2048     float     sum' \
+    "cut off after 4 columns; expected size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]"
+row_case cut-off-times '        8192          2048     float     sum    -1   20.00   0.05' \
+    "cut off after 7 columns; expected size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]"
 # the other table is whole: validating it alone passes
 "$COLLSIM" validate rows.log --topo dgx-h100 --nodes 2 --gpus 2 --table 2 > out.txt 2> err.txt &&
     [ ! -s err.txt ] && ok unread-other-table || bad "unread-other-table: $(cat err.txt)"
