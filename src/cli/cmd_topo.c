@@ -151,15 +151,26 @@ static int topo_check(int argc, char **argv)
                        "validates it and prints a one-line summary.", NULL, NULL, argc, argv, &rest, &rc))
         return rc;
     if (rest[0] == NULL)
-        return usage_error("check: no file given; expected 'collsim topo check FILE'");
+        return usage_error("check: no file given; expected 'collsim topo check FILE' (or a PRESET)");
     if (rest[1] != NULL)
         return usage_error("check: unexpected argument '%s'; expected one FILE", rest[1]);
     GError *err = NULL;
-    g_autoptr(cs_topo_t) t = cs_topo_xml_load(rest[0], &err);
-    if (t == NULL)
+    g_autoptr(cs_topo_t) t = NULL;
+    if (cs_preset_exists(rest[0])) {
+        /* a name that is both a preset and a file means the preset, as
+         * everywhere (collsim(1)); ./NAME for the file */
+        cs_topo_spec_t spec;
+        cs_topo_spec_init(&spec);
+        t = obtain("check", &spec, rest, &rc);
+        cs_topo_spec_clear(&spec);
+        if (t == NULL)
+            return rc;
+    } else if ((t = cs_topo_xml_load(rest[0], &err)) == NULL) {
         return fail(err);
+    }
     /* The summary: counts, each with its noun in the number it takes. */
-    printf("%s: ok: %d node%s, %d GPU%s, %d link%s\n", rest[0], t->nnodes, t->nnodes == 1 ? "" : "s", t->ngpus,
+    printf("%s%s: ok: %d node%s, %d GPU%s, %d link%s\n", cs_preset_exists(rest[0]) ? "preset:" : "", rest[0],
+           t->nnodes, t->nnodes == 1 ? "" : "s", t->ngpus,
            t->ngpus == 1 ? "" : "s", t->nlinks / 2, t->nlinks / 2 == 1 ? "" : "s");
     return 0;
 }

@@ -128,6 +128,13 @@ if command -v xmllint >/dev/null 2>&1; then
         "$topos"/*.xml 2>"$tmp/err" || { echo "FAIL: schema rejects"; cat "$tmp/err"; fail=1; }
 fi
 expect 2 xml "$data/bad-root.xml" -o "$tmp/bad-root.out"
+
+# check takes a preset as show does; a file of a preset's name is ./NAME
+expect_line 0 "preset:dgx-h100: ok: 1 node, 8 GPUs, 33 links" check dgx-h100
+cp "$topos/dgx2-v100.xml" "$tmp/dgx-h100"
+(cd "$tmp" && "$COLLSIM" topo check dgx-h100 && "$COLLSIM" topo check ./dgx-h100) >"$tmp/same" 2>&1
+[ "$(cat "$tmp/same")" = "preset:dgx-h100: ok: 1 node, 8 GPUs, 33 links
+./dgx-h100: ok: 1 node, 16 GPUs, 53 links" ] || { echo "FAIL: check of a preset's name: $(cat "$tmp/same")"; fail=1; }
 [ ! -e "$tmp/bad-root.out" ] || { echo "FAIL: xml wrote a file for bad input"; fail=1; }
 
 exit $fail
