@@ -796,6 +796,8 @@ static gboolean build_explicit_fabric(cs_xml_ctx_t *c, cs_topo_t *t, GHashTable 
     }
     /* (min, max) device pair -> line of its first link, to catch repeats. */
     g_autoptr(GHashTable) pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    g_autofree int *cables = g_new0(int, MAX(1, t->ndevs));   /* NIC -> cables so far */
+    g_autofree int *cable_line = g_new0(int, MAX(1, t->ndevs));
     double max_switch_lat = 0.0;
     for (xmlNodePtr k = cs_xml_first_elem(f->el); k != NULL; k = cs_xml_next_elem(k)) {
         if (!cs_xml_is(k, "link"))
@@ -841,6 +843,24 @@ static gboolean build_explicit_fabric(cs_xml_ctx_t *c, cs_topo_t *t, GHashTable 
         double lat = cs_topo_xml_default_lat(CS_LINK_NET);
         if (!cs_xml_attr_time(c, k, "lat", &lat))
             return FALSE;
+        /* a NIC takes a cable a port: one more is a typo (nic0 written
+         * for nic1) that would join one card to two switches */
+        for (int e = 0; e < 2; e++) {
+            int dv = e ? b : a;
+            const cs_device_t *d = &t->devs[dv];
+            if (d->kind != CS_DEV_NIC)
+                continue;
+            int ports = MAX(1, d->nic_ports);
+            if (cables[dv] + count > ports)
+                return cs_xml_fail(c, k, "NIC '%s' (line %d) has %d port%s and this link gives it cable %d "
+                                   "(the first at line %d); expected one cable a port (ports=\"N\" on the "
+                                   "<nic>, or another NIC named here)", d->name, d->line, ports,
+                                   ports == 1 ? "" : "s", cables[dv] + (int)count,
+                                   cables[dv] > 0 ? cable_line[dv] : cs_xml_line(k));
+            if (cables[dv] == 0)
+                cable_line[dv] = cs_xml_line(k);
+            cables[dv] += (int)count;
+        }
         int l = cs_topo_add_link(t, a, b, CS_LINK_NET, bw, lat, cs_xml_line(k));
         t->links[l].count = t->links[l + 1].count = (int)count;
         g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), GINT_TO_POINTER(cs_xml_line(k)));

@@ -58,6 +58,8 @@ for f in "$data"/bad-*.xml; do
 done
 expect_line 2 "$data/bad-dup-id.xml:6: duplicate id 'gpu0' (first at line 4); expected ids unique within a <node>" \
     check "$data/bad-dup-id.xml"
+expect_line 2 "$data/bad-nic-two-cables.xml:44: NIC 'n0.nic0' (line 34) has 1 port and this link gives it cable 2 (the first at line 43); expected one cable a port (ports=\"N\" on the <nic>, or another NIC named here)" \
+    check "$data/bad-nic-two-cables.xml"
 expect_line 2 "$data/bad-not-xml.xml:4: Opening and ending tag mismatch: gpu line 3 and node; expected well-formed XML" \
     check "$data/bad-not-xml.xml"
 expect_line 2 "$tmp/none.xml: cannot read the file (No such file or directory); expected a readable topology file" \
