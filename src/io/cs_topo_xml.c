@@ -334,9 +334,12 @@ cs_topo_t *cs_topo_xml_load_mem(const char *buf, size_t len, const char *name, G
     if (doc->intSubset != NULL || doc->extSubset != NULL) {
         /* A DOCTYPE can declare entities; neither format uses one, so refuse
          * it rather than expand anything. */
-        xmlNodePtr dtd = (xmlNodePtr)(doc->intSubset ? doc->intSubset : doc->extSubset);
-        cs_xml_fail(&c, root != NULL ? root : dtd,
-                    "a <!DOCTYPE> is not allowed; expected a plain XML document without DTD");
+        /* libxml2 keeps no line for the DTD: the line of its text */
+        const char *at = g_strstr_len(buf, (gssize)len, "<!DOCTYPE");
+        int line = 1;
+        for (const char *q = buf; at != NULL && q < at; q++)
+            line += *q == '\n';
+        cs_set_error_at(err, name, line, "a <!DOCTYPE> is not allowed; expected a plain XML document without DTD");
     } else if (root == NULL) {
         cs_set_error_at(err, name, 1, "no root element; expected <collsim-topology> or <system>");
     } else if (cs_xml_is(root, "collsim-topology")) {
