@@ -445,7 +445,7 @@ gboolean cs_scenario_workload_spec(const cs_scenario_t *s, cs_wl_spec_t *spec_p,
     }
     if (preset == NULL && m.layers <= 0) {
         /* named after what was given: the arch, else the size keys */
-        const char *given = w->arch != NULL ? "arch"
+        const char *given = w->arch != NULL || g_hash_table_contains(w->origins, "arch") ? "arch"
                           : g_hash_table_contains(w->origins, "params") ? "params"
                           : g_hash_table_contains(w->origins, "hidden") ? "hidden" : "layers";
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: a custom model needs layers; expected arch (--arch) set to a "

@@ -259,6 +259,13 @@ static void test_workload(void)
                     "or params");
     g_clear_error(&err);
     cs_scenario_clear(&s);
+    /* arch = custom alone: its own line */
+    cs_scenario_init(&s);
+    g_assert_true(load_text(&s, "[workload]\narch = custom\n", &err));
+    g_assert_false(cs_scenario_workload_spec(&s, &spec, &err));
+    g_assert_true(g_str_has_prefix(err->message, "s.ini:2: arch: a custom model needs layers; expected "));
+    g_clear_error(&err);
+    cs_scenario_clear(&s);
 }
 
 static guint64 *sweep_of(const char *collective_keys, int *n_p)
