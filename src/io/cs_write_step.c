@@ -106,9 +106,18 @@ void cs_write_step_table(FILE *f, const cs_step_report_t *rep, gboolean ops)
     for (int i = 0; i < r->ncalls; i++) {
         const cs_step_call_t *c = &r->calls[i];
         g_autofree char *algo = algo_text(&c->decision);
-        fprintf(f, "  %-5s %-14s %10" G_GUINT64_FORMAT " %6d %6d %12.2f %12.2f %10.3f %8.2f  %s\n",
+        /* calls of one kind on communicators of two shapes are two rows:
+         * say which is which */
+        gboolean shapes = FALSE;
+        for (int k = 0; k < r->ncalls && !shapes; k++)
+            shapes = k != i && r->calls[k].group == c->group && r->calls[k].coll == c->coll &&
+                     r->calls[k].size == c->size && r->calls[k].group_nodes != c->group_nodes;
+        g_autofree char *where = !shapes ? g_strdup("")
+                                 : c->group_nodes <= 1 ? g_strdup("  (communicators inside a node)")
+                                 : g_strdup_printf("  (communicators across %d nodes)", c->group_nodes);
+        fprintf(f, "  %-5s %-14s %10" G_GUINT64_FORMAT " %6d %6d %12.2f %12.2f %10.3f %8.2f  %s%s\n",
                 cs_wl_group_name(c->group), cs_coll_name(c->coll), c->size, c->group_size, c->calls, c->mean_s * 1e6,
-                c->alone_s * 1e6, c->total_s * 1e3, c->busbw, algo);
+                c->alone_s * 1e6, c->total_s * 1e3, c->busbw, algo, where);
     }
     if (r->ncalls == 0)
         fprintf(f, "  (no communication: every group has one GPU)\n");
@@ -272,8 +281,8 @@ char *cs_write_step_json(const cs_step_report_t *rep)
         json_str(g, "group", cs_wl_group_name(c->group));
         g_string_append(g, ", ");
         json_str(g, "collective", cs_coll_name(c->coll));
-        g_string_append_printf(g, ", \"size\": %" G_GUINT64_FORMAT ", \"ranks\": %d, \"calls\": %d, ", c->size,
-                               c->group_size, c->calls);
+        g_string_append_printf(g, ", \"size\": %" G_GUINT64_FORMAT ", \"ranks\": %d, \"nodes\": %d, \"calls\": %d, ",
+                               c->size, c->group_size, MAX(1, c->group_nodes), c->calls);
         cs_write_append_json_num(g, "time_s", c->mean_s);
         g_string_append(g, ", ");
         cs_write_append_json_num(g, "alone_s", c->alone_s);

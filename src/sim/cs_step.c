@@ -555,7 +555,9 @@ static int call_cmp(const void *a, const void *b)
         return x->group < y->group ? -1 : 1;
     if (x->coll != y->coll)
         return x->coll < y->coll ? -1 : 1;
-    return x->size < y->size ? -1 : x->size > y->size;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    return x->group_nodes < y->group_nodes ? -1 : x->group_nodes > y->group_nodes;
 }
 
 static void fill_result(build_t *b, cs_step_result_t *r)
@@ -607,10 +609,26 @@ static void fill_result(build_t *b, cs_step_result_t *r)
         const slot_t *sl = g_ptr_array_index(b->slots, s);
         r->comm_s[sl->g] = MAX(r->comm_s[sl->g], sbusy[s]);
     }
+    /* every distinct summary of a group kind's communicators: a PP
+     * group's pairs inside a node and across nodes differ */
     for (int s = 0; s < ns; s++) {
         const slot_t *sl = g_ptr_array_index(b->slots, s);
-        if (sl->comm != NULL && r->transport[sl->g] == NULL)
-            r->transport[sl->g] = cs_comm_transport_summary(sl->comm);
+        if (sl->comm == NULL)
+            continue;
+        g_autofree char *sum = cs_comm_transport_summary(sl->comm);
+        char *have = r->transport[sl->g];
+        if (have == NULL) {
+            r->transport[sl->g] = g_steal_pointer(&sum);
+            continue;
+        }
+        gboolean seen = FALSE;
+        g_auto(GStrv) parts = g_strsplit(have, "; ", -1);
+        for (int k = 0; parts[k] != NULL && !seen; k++)
+            seen = strcmp(parts[k], sum) == 0;
+        if (!seen) {
+            r->transport[sl->g] = g_strdup_printf("%s; %s", have, sum);
+            g_free(have);
+        }
     }
     r->exposed_s = MAX(0.0, r->step_s - r->free_s);
     r->bubble_s = MAX(0.0, r->free_s - r->compute_s);
@@ -624,17 +642,18 @@ static void fill_result(build_t *b, cs_step_result_t *r)
         const cs_wl_op_t *op = &p->ops[i];
         if (op->kind != CS_WL_COMM || r->ops[i].instances == 0)
             continue;
+        /* the op's communicators share one shape (its first's) */
+        const btask_t *t = &g_array_index(b->tasks, btask_t, g_array_index(b->insts, inst_t, b->op_off[i]).task);
+        const slot_t *s = g_ptr_array_index(b->slots, t->slot);
         guint j;
         for (j = 0; j < calls->len; j++) {
             cs_step_call_t *c = &g_array_index(calls, cs_step_call_t, j);
-            if (c->group == op->group && c->coll == op->coll && c->size == op->size)
+            if (c->group == op->group && c->coll == op->coll && c->size == op->size && c->group_nodes == s->nnodes)
                 break;
         }
         if (j == calls->len) {
-            const btask_t *t = &g_array_index(b->tasks, btask_t, g_array_index(b->insts, inst_t, b->op_off[i]).task);
-            const slot_t *s = g_ptr_array_index(b->slots, t->slot);
             cs_step_call_t c = { .group = op->group, .coll = op->coll, .size = op->size, .group_size = s->n,
-                                 .decision = t->decision, .alone_s = t->price_s };
+                                 .group_nodes = s->nnodes, .decision = t->decision, .alone_s = t->price_s };
             g_array_append_val(calls, c);
             g_array_set_size(counts, counts->len + (guint)p->pp);
         }

@@ -43,6 +43,8 @@ typedef struct {
     cs_coll_t coll;
     guint64 size;
     int group_size;              /* ranks per communicator */
+    int group_nodes;             /* nodes a communicator spans: calls of one kind on communicators
+                                  * of another shape (NVLink pairs, pairs across nodes) are rows apart */
     int calls;                   /* per step on one communicator (one stage) */
     double mean_s;               /* length of one call, mean over calls and communicators */
     double alone_s;              /* the same call alone on the machine (analytic: its price) */
@@ -66,8 +68,9 @@ typedef struct {
     double comm_s[CS_WL_NGROUPS];  /* sum of one GPU's calls per group kind (busiest communicator) */
     double exposed_s;            /* step_s - free_s: what communication adds to the step */
     double bubble_s;             /* free_s - compute_s: idle time with free communication (pipeline bubble) */
-    char *transport[CS_WL_NGROUPS]; /* each group kind's first communicator: NCCL's transports
-                                 * (cs_comm_transport_summary), NULL: none of that kind */
+    char *transport[CS_WL_NGROUPS]; /* each group kind's communicators: NCCL's transports
+                                 * (cs_comm_transport_summary), the distinct ones joined by
+                                 * "; ", NULL: none of that kind */
     char **notes;                /* NULL-terminated */
 } cs_step_result_t;
 

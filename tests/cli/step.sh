@@ -168,4 +168,12 @@ grep -q '^collsim: warning: --tp: tp = 16 is more than a node.s 8 GPUs' e.txt &&
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --layer-params 9.4K,37K,2.4M --micro-batch 32 --seq-len 1 \
     --layer-time 0.2ms >o.txt 2>e.txt && grep -q '^# throughput .* samples/s (512 samples per step' o.txt \
     && ok samples || bad "samples: $(grep throughput o.txt) $(cat e.txt)"
+# a PP group's pairs inside a node and across nodes: two rows, each its own
+# price, and the transports line names both
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --pp 16 >o.txt 2>e.txt
+grep -q '^# transports, PP: P2P/NVL intra; NET/IB GDR inter' o.txt \
+    && [ "$(grep -c '^  PP    sendrecv ' o.txt)" -eq 2 ] \
+    && grep '^  PP    sendrecv .*(communicators across 2 nodes)$' o.txt | awk '{ exit !($6 == $7 && $6 > 200) }' \
+    && grep '^  PP    sendrecv .*(communicators inside a node)$' o.txt | awk '{ exit !($6 == $7 && $6 < 200) }' \
+    && ok pp-shapes-apart || bad "pp-shapes-apart: $(grep -e transports -e '^  PP' o.txt) $(cat e.txt)"
 exit $fail
