@@ -176,6 +176,22 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
     }
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
     cs_engine_ignored_settings(d.ops, &s->fabric, s->env, warnings);
+    /* what a GPU holds against what it has: a plan that cannot fit is
+     * priced still (its communication is what it is), and said */
+    double cap = dev != NULL && dev->gpu != NULL ? dev->gpu->mem_bytes : 0;
+    if (plan->mem_bytes > 0 && cap > 0 && plan->mem_bytes > cap)
+        g_ptr_array_add(warnings, g_strdup_printf("memory: one GPU holds about %.1f GB (%s), more than the %s's "
+                                                  "%.0f GB: the plan does not fit as set (activations and NCCL's "
+                                                  "and the framework's buffers come on top); expected more tensor "
+                                                  "or pipeline parallelism, %s",
+                                                  plan->mem_bytes / 1e9, plan->mem_what, dev->gpu->marketing,
+                                                  cap / 1e9, spec.mode == CS_WL_INFER ? "or a smaller batch or context"
+                                                  : "data-parallel = fsdp, or a smaller model"));
+    else if (plan->mem_bytes > 0 && cap > 0)
+        cs_wl_plan_add_note(plan, g_strdup_printf("Memory: one GPU holds about %.1f GB (%s) of the %s's %.0f GB; "
+                                                  "activations and NCCL's and the framework's buffers are not "
+                                                  "counted.", plan->mem_bytes / 1e9, plan->mem_what,
+                                                  dev->gpu->marketing, cap / 1e9));
     int gpn = cs_topo_node_gpus(topo, 0);
     if (plan->tp > gpn)
         g_ptr_array_add(warnings, g_strdup_printf("%s: tp = %d is more than a node's %d GPUs: each TP group spans "

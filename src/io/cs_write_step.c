@@ -236,6 +236,8 @@ char *cs_write_step_json(const cs_step_report_t *rep)
     cs_write_append_json_num(g, "flops_per_gpu", p->flops_per_gpu);
     g_string_append(g, ", ");
     cs_write_append_json_num(g, "tokens", p->tokens);
+    g_string_append(g, ", ");
+    cs_write_append_json_num(g, "memory_per_gpu_bytes", p->mem_bytes);
     g_string_append(g, "},\n  \"summary\": {");
     cs_write_append_json_num(g, "step_s", r->step_s);
     g_string_append(g, ", ");

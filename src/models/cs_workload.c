@@ -1190,6 +1190,45 @@ static void wl_clear(wl_t *w)
         g_ptr_array_free(w->notes, TRUE);
 }
 
+/* What one GPU of the busiest stage holds (cs_wl_plan_t.mem_bytes). */
+static void plan_memory(const wl_t *w, const cs_wl_spec_t *sp, cs_wl_plan_t *p)
+{
+    double dsz = (double)w->dsz, best = 0, params = 0, kv = 0;
+    for (int s = 0; s < w->pp; s++) {
+        double local = w->stage_params[s], b, k = 0;
+        if (sp->mode == CS_WL_INFER) {
+            /* the weights, and K and V of every token of context of each
+             * sequence in each of the stage's layers */
+            k = w->m.hidden > 0 ? w->T * w->ctx * 2 * w->kvd_local * dsz * w->Ls : 0;
+            b = local * dsz + k;
+        } else {
+            /* 16-bit weights and gradients, fp32 master (none when the
+             * weights are fp32) and two fp32 moments */
+            double per = 2 * dsz + (dsz < 4 ? 4 : 0) + 8;
+            b = local * per / (sp->shard == CS_WL_SHARD_FULL ? w->dp : 1);
+        }
+        if (b > best) {
+            best = b;
+            params = local;
+            kv = k;
+        }
+    }
+    p->mem_bytes = best;
+    if (sp->mode == CS_WL_INFER)
+        p->mem_what = kv > 0 ? g_strdup_printf("%.1f GB of weights (%.4g parameters x %g B) and %.1f GB of KV cache "
+                                               "(%g sequence%s x %d tokens of context)", params * dsz / 1e9, params,
+                                               dsz, kv / 1e9, w->T, w->T == 1 ? "" : "s", w->ctx)
+                             : g_strdup_printf("%.1f GB of weights (%.4g parameters x %g B)", params * dsz / 1e9,
+                                               params, dsz);
+    else {
+        g_autofree char *shard = sp->shard == CS_WL_SHARD_FULL && w->dp > 1
+            ? g_strdup_printf(", sharded over the %d DP ranks", w->dp) : g_strdup("");
+        p->mem_what = g_strdup_printf("%.4g local parameters x %g B: weights and gradients in %s, Adam's fp32 %s"
+                                      "moments%s", params, 2 * dsz + (dsz < 4 ? 4 : 0) + 8, cs_dtype_name(sp->dtype),
+                                      dsz < 4 ? "master copy and " : "", shard);
+    }
+}
+
 cs_wl_plan_t *cs_wl_plan_new(const cs_wl_spec_t *spec, int world, double gpu_flops, double gpu_mem_bw,
                              GError **err)
 {
@@ -1241,6 +1280,7 @@ cs_wl_plan_t *cs_wl_plan_new(const cs_wl_spec_t *spec, int world, double gpu_flo
     for (int s = 0; s < w.pp; s++)
         p->flops_per_gpu = MAX(p->flops_per_gpu, w.stage_flops[s]);
     p->tokens = sp.mode == CS_WL_INFER ? w.T : w.T * w.M * w.dp;
+    plan_memory(&w, &sp, p);
     g_ptr_array_add(w.notes, NULL);
     p->notes = (char **)g_ptr_array_free(w.notes, FALSE);
     w.notes = NULL;
@@ -1252,10 +1292,21 @@ fail_clear:
     return NULL;
 }
 
+void cs_wl_plan_add_note(cs_wl_plan_t *p, char *note_owned)
+{
+    int n = 0;
+    while (p->notes != NULL && p->notes[n] != NULL)
+        n++;
+    p->notes = g_renew(char *, p->notes, n + 2);
+    p->notes[n] = note_owned;
+    p->notes[n + 1] = NULL;
+}
+
 void cs_wl_plan_free(cs_wl_plan_t *p)
 {
     if (!p)
         return;
+    g_free(p->mem_what);
     ops_free(p->ops, p->nops);
     g_strfreev(p->notes);
     g_free(p);

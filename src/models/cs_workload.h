@@ -130,8 +130,19 @@ typedef struct {
     cs_wl_op_t *ops;
     double flops_per_gpu;    /* one step (token), one GPU of the busiest stage */
     double tokens;           /* per step: tokens trained (all DP ranks), or sequences decoded */
+    /* What one GPU of the busiest stage holds, bytes: training, 16-bit
+     * weights and gradients and mixed-precision Adam's fp32 master and
+     * moments (16 bytes a local parameter, ZeRO's count; FSDP divides
+     * them by dp); inference, the weights and the KV cache. Activations,
+     * NCCL's and the framework's buffers are not counted. 'mem_what' says
+     * what was counted. */
+    double mem_bytes;
+    char *mem_what;
     char **notes;            /* what the plan assumed, one sentence each (NULL-terminated) */
 } cs_wl_plan_t;
+
+/* Adds a note to the plan's (the caller's words, which know the GPU). */
+void cs_wl_plan_add_note(cs_wl_plan_t *p, char *note_owned);
 
 /* Builds the plan of one step for 'world' GPUs. gpu_flops: the sustained
  * FLOP/s of one GPU (spec->tflops, or the peak x efficiency the caller
