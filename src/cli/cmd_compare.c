@@ -97,17 +97,19 @@ static char *file_label(const char *path)
 static gboolean check_outputs(const cs_scenario_t *s, design_t *d, GError **err)
 {
     static const char *const keys[] = { "output.json", "output.csv", "output.svg", "output.trace",
-                                        "output.link-stats" };
+                                        "output.link-stats", "output.alternatives" };
     GString *ign = g_string_new(NULL);
     for (guint i = 0; i < G_N_ELEMENTS(keys); i++) {
         const char *o = g_hash_table_lookup(s->origins, keys[i]);
         if (o == NULL)
             continue;
         if (g_str_has_prefix(o, "collsim:")) {
-            if (strcmp(keys[i], "output.trace") == 0) {
+            if (strcmp(keys[i], "output.trace") == 0 || strcmp(keys[i], "output.alternatives") == 0) {
+                gboolean tr = keys[i][7] == 't';
                 g_string_free(ign, TRUE);
                 g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
-                            "collsim: --trace: compare runs several designs; expected collsim run --trace for one");
+                            "collsim: --%s: compare runs several designs; expected collsim run --%s for one",
+                            tr ? "trace" : "alternatives", tr ? "trace" : "alternatives");
                 return FALSE;
             }
             continue;

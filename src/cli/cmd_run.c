@@ -478,6 +478,15 @@ static gboolean check_model_outputs(const cs_scenario_t *s, const cs_engine_ops_
                     cs_run_args_origin(s, "output.link-stats", "collsim: --link-stats"), ops->name);
         return FALSE;
     }
+    if (s->alternatives && (!ops->closed_form || s->jobs->len > 0)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
+                    "%s: %s; expected --model analytic%s",
+                    cs_run_args_origin(s, "output.alternatives", "collsim: --alternatives"),
+                    s->jobs->len > 0 ? "a run of several jobs prices NCCL's picks only"
+                                     : "only a closed-form engine prices what NCCL passed over at each size",
+                    s->jobs->len > 0 ? " and one job" : "");
+        return FALSE;
+    }
     if (s->svg_out != NULL && s->jobs->len > 0) {
         const cs_scenario_job_t *j = g_ptr_array_index(s->jobs, 0);
         g_set_error(err, CS_ERROR, CS_ERROR_INPUT,
@@ -531,6 +540,7 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     job.sink = trace != NULL ? cs_trace_sink(trace) : NULL;
     job.link_stats = stats;
     job.time_steps = verbose;
+    job.alternatives = s->alternatives;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
     cs_engine_ignored_settings(d.ops, &s->fabric, s->env, warnings);
     cs_predict_sweep_warnings(s, topo, sizes, nsizes, warnings);

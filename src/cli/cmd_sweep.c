@@ -898,6 +898,9 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t
         if (s.link_stats)
             g_ptr_array_add(w, g_strdup("link-stats: sweep writes one row per point and size, no link table; "
                                         "collsim run --link-stats prints one"));
+        if (s.alternatives)
+            g_ptr_array_add(w, g_strdup("alternatives: sweep prices NCCL's picks only; collsim run --alternatives "
+                                        "notes what it passed over"));
         if (!s.extra_columns)
             g_ptr_array_add(w, g_strdup("extra-columns off: sweep's rows always carry the algorithm, protocol, "
                                         "channels and transport"));

@@ -118,7 +118,8 @@ static gboolean on_max_memory(const char *option_name, const char *value, gpoint
 static gboolean sweep_only(const cs_scenario_key_t *k)
 {
     return strcmp(k->group, "collective") == 0 || strcmp(k->key, "csv") == 0 ||
-           strcmp(k->key, "extra-columns") == 0 || strcmp(k->key, "link-stats") == 0;
+           strcmp(k->key, "extra-columns") == 0 || strcmp(k->key, "link-stats") == 0 ||
+           strcmp(k->key, "alternatives") == 0;
 }
 
 static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)

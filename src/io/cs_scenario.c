@@ -44,6 +44,7 @@ const cs_scenario_key_t cs_scenario_keys[] = {
     { "output", "svg", 0, "svg", NULL, "FILE", "Also draw FILE (SVG): run, bus bandwidth and time against size; step, the step's timeline" },
     { "output", "trace", 0, "trace", NULL, "FILE", "Write the simulation's timeline as Chrome Trace Event JSON (Perfetto) to FILE (--model flow or packet)" },
     { "output", "link-stats", 0, "link-stats", NULL, NULL, "Print each link's utilization and the bottleneck (--model analytic, flow or packet; key: link-stats = true)" },
+    { "output", "alternatives", 0, "alternatives", NULL, NULL, "Also price the algorithms and protocols NCCL's tuner passed over and note where one takes much less time (--model analytic; key: alternatives = true)" },
     { NULL, NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -373,8 +374,9 @@ gboolean cs_scenario_set(cs_scenario_t *s, const char *group, const char *key, c
             g_assert_not_reached();
         }
     } else if (strcmp(group, "output") == 0) {
-        if (strcmp(key, "extra-columns") == 0 || strcmp(key, "link-stats") == 0) {
-            if (!cs_scenario_parse_bool(value, key[0] == 'e' ? &s->extra_columns : &s->link_stats)) {
+        if (strcmp(key, "extra-columns") == 0 || strcmp(key, "link-stats") == 0 || strcmp(key, "alternatives") == 0) {
+            gboolean *b = key[0] == 'e' ? &s->extra_columns : key[0] == 'l' ? &s->link_stats : &s->alternatives;
+            if (!cs_scenario_parse_bool(value, b)) {
                 set_input_error(err, "'%s' is not a truth value; expected true or false", value);
                 return FALSE;
             }
@@ -995,6 +997,7 @@ char *cs_scenario_to_ini(const cs_scenario_t *s)
     g_key_file_set_string(kf, "output", "extra-columns", s->extra_columns ? "true" : "false");
     kf_set_opt(kf, "output", "trace", s->trace_out);
     g_key_file_set_string(kf, "output", "link-stats", s->link_stats ? "true" : "false");
+    g_key_file_set_string(kf, "output", "alternatives", s->alternatives ? "true" : "false");
     cs_scenario_jobs_to_kf(s, kf);
     cs_scenario_workload_to_kf(s, kf);
     return g_key_file_to_data(kf, NULL, NULL);

@@ -94,6 +94,7 @@ typedef struct {
     gboolean extra_columns; /* [output] extra-columns: algo, proto, nch, transport (default TRUE) */
     char *trace_out;       /* [output] trace: Chrome Trace Event JSON of the simulation */
     gboolean link_stats;   /* [output] link-stats: each link's utilization and the bottleneck */
+    gboolean alternatives; /* [output] alternatives: price what NCCL's tuner passed over (closed-form engines) */
     GPtrArray *jobs;       /* cs_scenario_job_t, file order; empty: one job, the sweep */
     cs_nccl_env_t *env;    /* [nccl] section */
     cs_fabric_cfg_t fabric; /* [fabric] section (--model packet) */

@@ -517,10 +517,12 @@ gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, gu
     return cs_comm_decide_op(c, coll, dtype, CS_REDOP_SUM, nbytes, d_p, err);
 }
 
-gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop,
-                           guint64 nbytes, cs_decision_t *d_p, GError **err)
+/* cs_comm_decide_op, its choice among algorithm 'only' alone where
+ * 'only' >= 0 and protocol 'only_p' alone where 'only_p' >= 0 (what
+ * NCCL_ALGO and NCCL_PROTO naming them would leave NCCL's tuner). */
+static gboolean decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop, guint64 nbytes,
+                       int only, int only_p, cs_decision_t *d_p, GError **err)
 {
-    g_return_val_if_fail(c != NULL && d_p != NULL && coll < CS_OP_COUNT, FALSE);
     if (cs_coll_is_p2p(coll))
         return decide_p2p(c, coll, nbytes, d_p);
     cs_decision_t d;
@@ -554,7 +556,8 @@ gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
             if (a == CS_ALGO_PAT && coll == CS_COLL_REDUCESCATTER && redop == CS_REDOP_AVG)
                 continue;
             for (int p = 0; p < CS_PROTO_COUNT; p++) {
-                table[a][p] = algo_time(c, coll, a, p, nbytes, &bws[a][p], &lats[a][p]);
+                table[a][p] = (only >= 0 && a != only) || (only_p >= 0 && p != only_p)
+                                  ? -1.0f : algo_time(c, coll, a, p, nbytes, &bws[a][p], &lats[a][p]);
                 /* fp8 reductions over deep rings lose precision: least preferred */
                 if ((dtype == CS_DTYPE_FP8E4M3 || dtype == CS_DTYPE_FP8E5M2) && a == CS_ALGO_RING &&
                     nranks > 8)
@@ -672,4 +675,18 @@ gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
     d.chunk_bytes = nranks == 1 ? 0 : chunk_size(c, coll, algo, proto, nc, nbytes);
     *d_p = d;
     return TRUE;
+}
+
+gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop,
+                           guint64 nbytes, cs_decision_t *d_p, GError **err)
+{
+    g_return_val_if_fail(c != NULL && d_p != NULL && coll < CS_OP_COUNT, FALSE);
+    return decide(c, coll, dtype, redop, nbytes, -1, -1, d_p, err);
+}
+
+gboolean cs_comm_decide_forced(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop,
+                               guint64 nbytes, cs_algo_t algo, cs_proto_t proto, cs_decision_t *d_p, GError **err)
+{
+    g_return_val_if_fail(c != NULL && d_p != NULL && coll < CS_OP_COUNT && !cs_coll_is_p2p(coll), FALSE);
+    return decide(c, coll, dtype, redop, nbytes, (int)algo, (int)proto, d_p, err);
 }

@@ -199,6 +199,20 @@ static void note_runs(cs_result_t *r, GPtrArray *per_size, const char *head)
     }
 }
 
+/* The algorithm NCCL's tuner passed over that the engine prices lowest,
+ * where it takes much less time than NCCL's pick (alt -1: none). */
+typedef struct {
+    int pick, pick_p, alt, alt_p;   /* cs_algo_t, cs_proto_t */
+    double less;                    /* 1 - t_alt / t_pick */
+} faster_t;
+
+/* Less than this share of NCCL's pick's time is worth a note: the engines'
+ * own errors against real runs are about a tenth (docs/validation.md). */
+#define FASTER_NOTE 0.2
+
+struct cs_engine_sweep;
+static void price_alternatives(struct cs_engine_sweep *sw, int i, const cs_engine_call_t *call, double t_pick);
+
 struct cs_engine_sweep {
     const cs_engine_ops_t *ops;
     const cs_engine_job_t *job;
@@ -212,6 +226,7 @@ struct cs_engine_sweep {
     const char *xname;
     GPtrArray *approx;          /* per size priced, NULL: exact */
     GPtrArray *bottleneck;      /* per size priced, NULL: nothing to note */
+    faster_t *faster;           /* per size (job->alternatives) */
     cs_engine_step_t step;
     char *counters;             /* step.counters' storage */
 };
@@ -446,6 +461,7 @@ void cs_engine_sweep_free(cs_engine_sweep_t *sw)
         sw->ops->close(sw->state);
     cs_result_free(sw->r);
     g_free(sw->decisions);
+    g_free(sw->faster);
     g_ptr_array_unref(sw->approx);
     g_ptr_array_unref(sw->bottleneck);
     g_free(sw->counters);
@@ -467,6 +483,9 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     sw->approx = g_ptr_array_new_with_free_func(g_free);
     sw->bottleneck = g_ptr_array_new_with_free_func(g_free);
     sw->decisions = g_new0(cs_decision_t, MAX(1, sw->nsizes));
+    sw->faster = g_new(faster_t, MAX(1, sw->nsizes));
+    for (int i = 0; i < MAX(1, sw->nsizes); i++)
+        sw->faster[i] = (faster_t){ -1, -1, -1, -1, 0 };
     g_autofree char *producer = g_strconcat("model:", ops->name, NULL);
     sw->r = cs_result_new(producer, topo->description != NULL ? topo->description : topo->source, job->coll,
                           info->nranks, info->nnodes);
@@ -568,6 +587,8 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
         g_ptr_array_add(sw->bottleneck, ops->bottleneck != NULL ? ops->bottleneck(sw->state) : NULL);
         if (ops->counters != NULL)
             sw->counters = ops->counters(sw->state);
+        if (job->alternatives && ops->closed_form)
+            price_alternatives(sw, i, &call, t[CS_OOP]);
         cs_net_counters_t *net = ops->net_counters != NULL ? ops->net_counters(sw->state) : NULL;
         if (net != NULL) {
             if (sw->r->net == NULL)
@@ -598,6 +619,71 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
     return 1;
 }
 
+/* Each algorithm NCCL allows for size i and its tuner passed over, as
+ * NCCL_ALGO naming it would have NCCL run it (cs_comm_decide_algo), priced
+ * by the same engine (after everything the sweep keeps of the size's own
+ * call: the state's last call is then an alternative's). */
+static void price_alternatives(cs_engine_sweep_t *sw, int i, const cs_engine_call_t *call, double t_pick)
+{
+    const cs_engine_job_t *job = sw->job;
+    const cs_decision_t *d = &sw->decisions[i];
+    if (cs_coll_is_p2p(job->coll) || !(t_pick > 0))
+        return;
+    double best = t_pick;
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        for (int p = 0; p < CS_PROTO_COUNT; p++) {
+            cs_decision_t da;
+            if ((a == (int)d->algo && p == (int)d->proto) || d->table_us[a][p] < 0 ||
+                !cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes,
+                                       (cs_algo_t)a, (cs_proto_t)p, &da, NULL))
+                continue;
+            cs_engine_call_t c = *call;
+            c.decision = &da;
+            double t[2];
+            if (sw->ops->predict(sw->state, job, &c, t, NULL) && t[CS_OOP] > 0 && t[CS_OOP] < best) {
+                best = t[CS_OOP];
+                if (1 - best / t_pick >= FASTER_NOTE)
+                    sw->faster[i] = (faster_t){ (int)d->algo, (int)d->proto, a, p, 1 - best / t_pick };
+            }
+        }
+}
+
+/* "algorithm for 8 MiB to 32 MiB: ..." for each run of sizes where the
+ * same algorithm is much faster than the same pick. */
+static void note_faster(cs_engine_sweep_t *sw, cs_result_t *r)
+{
+    guint n = MIN((guint)sw->nsizes, r->rows->len);
+    for (guint i = 0; i < n;) {
+        const faster_t *f = &sw->faster[i];
+        guint j = i + 1;
+        double lo = f->less, hi = f->less;
+        while (j < n && f->alt >= 0 && sw->faster[j].alt == f->alt && sw->faster[j].alt_p == f->alt_p &&
+               sw->faster[j].pick == f->pick && sw->faster[j].pick_p == f->pick_p) {
+            lo = MIN(lo, sw->faster[j].less);
+            hi = MAX(hi, sw->faster[j].less);
+            j++;
+        }
+        if (f->alt >= 0) {
+            g_autofree char *a = cs_format_size(g_array_index(r->rows, cs_result_row_t, i).size);
+            g_autofree char *b = cs_format_size(g_array_index(r->rows, cs_result_row_t, j - 1).size);
+            g_autofree char *range = j - i == 1 ? g_strdup_printf("%s", a) : g_strdup_printf("%s to %s", a, b);
+            g_autofree char *pct = llround(100 * lo) == llround(100 * hi)
+                ? g_strdup_printf("%.0f%%", 100 * lo) : g_strdup_printf("%.0f-%.0f%%", 100 * lo, 100 * hi);
+            /* the variables that would run it: what differs from the pick */
+            g_autofree char *how = f->alt != f->pick && f->alt_p != f->pick_p
+                ? g_strdup_printf("NCCL_ALGO=%s NCCL_PROTO=%s", cs_algo_name((cs_algo_t)f->alt),
+                                  cs_proto_name((cs_proto_t)f->alt_p))
+                : f->alt != f->pick ? g_strdup_printf("NCCL_ALGO=%s", cs_algo_name((cs_algo_t)f->alt))
+                                    : g_strdup_printf("NCCL_PROTO=%s", cs_proto_name((cs_proto_t)f->alt_p));
+            cs_result_add_note(r, "algorithm for %s: NCCL's tuner picks %s %s by its own cost model, and %s %s, "
+                               "priced by this model, takes %s less time (%s runs it); the rows price NCCL's pick",
+                               range, cs_algo_name((cs_algo_t)f->pick), cs_proto_name((cs_proto_t)f->pick_p),
+                               cs_algo_name((cs_algo_t)f->alt), cs_proto_name((cs_proto_t)f->alt_p), pct, how);
+        }
+        i = j;
+    }
+}
+
 cs_result_t *cs_engine_sweep_finish(cs_engine_sweep_t *sw)
 {
     if (sw->opened && sw->ops->close != NULL)
@@ -606,6 +692,7 @@ cs_result_t *cs_engine_sweep_finish(cs_engine_sweep_t *sw)
     cs_result_t *r = g_steal_pointer(&sw->r);
     note_runs(r, sw->bottleneck, "bottleneck");
     note_runs(r, sw->approx, "approximate");
+    note_faster(sw, r);
     cs_result_finish(r);
     cs_engine_sweep_free(sw);
     return r;

@@ -100,6 +100,9 @@ typedef struct {
     gboolean time_steps;     /* cs_engine_sweep_next measures each size's CPU and wall time
                               * (collsim run -v); else they stay 0: the clocks are system
                               * calls, and a fit prices thousands of sizes */
+    gboolean alternatives;   /* engines with ops->closed_form: each size also prices the
+                              * algorithms NCCL's tuner passed over, and the sweep notes where
+                              * one takes much less time than NCCL's pick (collsim run) */
 } cs_engine_job_t;
 
 /* One call of the collective: inputs and the decision already taken. */
@@ -170,6 +173,9 @@ typedef struct cs_engine_ops {
     /* Engines that read job->fabric (the [fabric] section); the others
      * ignore it and the output says so (cs_engine_ignored_settings). */
     gboolean fabric;
+    /* Engines that price a call in closed form, in microseconds: cheap
+     * enough to price the algorithms NCCL passed over (job->alternatives). */
+    gboolean closed_form;
     gboolean (*run_jobs)(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err);
     /* Optional: what the engine assumes for a run of several jobs, as
      * notes for the output's header (as 'notes'); NULL on an error it

@@ -1601,4 +1601,5 @@ const cs_engine_ops_t cs_engine_analytic = {
     .bottleneck = analytic_bottleneck_note,
     .link_stats = analytic_link_stats,
     .timeline = FALSE,   /* no timeline: no --trace, no several jobs */
+    .closed_form = TRUE,
 };

@@ -259,6 +259,24 @@ grep -q '^#        8 B bottleneck: latency (the largest rate term, channel throu
 "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 128M -e 128M --link-stats >ls-2.txt 2>/dev/null
 grep -q '^#    128 MiB bottleneck: NVLink ports at the NVLS rate (eff.nvls.sm90) ([0-9.]*% busy); the busiest network link: n[01]\.nic[0-7] -> rail[0-7]\.leaf0 (net) ([0-9.]*% busy)$' ls-2.txt \
     && ok analytic-intra-bound-then-link || bad "analytic-intra-bound-then-link ($(grep bottleneck ls-2.txt))"
+# --alternatives: what NCCL's tuner passed over, priced by the same model.
+# 4 x DGX A100 on 25 GbE: NCCL's tuner takes Tree at 8 MiB, which the
+# model prices at 3.3x Ring; the note says so, the row keeps NCCL's pick,
+# and its share is the one NCCL_ALGO=Ring's own row gives
+ALT="--topo dgx-a100 --nodes 4 --nic eth-25g -b 8M -e 8M"
+"$COLLSIM" run $ALT --alternatives >alt.txt 2>alt.err
+"$COLLSIM" run $ALT --env NCCL_ALGO=Ring >alt-ring.txt 2>/dev/null
+t_pick=$(grep '^ *8388608 ' alt.txt | awk '$14 == "Tree" { print $6 }')
+t_ring=$(grep '^ *8388608 ' alt-ring.txt | awk '$14 == "Ring" { print $6 }')
+less=$(sed -n 's/^# algorithm for 8 MiB: NCCL.s tuner picks Tree Simple by its own cost model, and Ring Simple, priced by this model, takes \([0-9]*\)% less time (NCCL_ALGO=Ring runs it); the rows price NCCL.s pick$/\1/p' alt.txt)
+[ -n "$t_pick" ] && [ -n "$t_ring" ] && [ -n "$less" ] && [ ! -s alt.err ] &&
+    awk -v p="$t_pick" -v r="$t_ring" -v l="$less" 'BEGIN { d = 100 * (1 - r / p) - l; exit !(d > -0.6 && d < 0.6) }' \
+    && ok alternatives-note || bad "alternatives-note (pick $t_pick, Ring $t_ring, note $less%: $(grep 'algorithm for' alt.txt) $(cat alt.err))"
+"$COLLSIM" run $ALT >alt-off.txt 2>/dev/null && ! grep -q '^# algorithm for' alt-off.txt \
+    && ok alternatives-off-by-default || bad alternatives-off-by-default
+"$COLLSIM" run $ALT --alternatives --model flow >alt-f.txt 2>alt-f.err
+[ $? -eq 2 ] && [ ! -s alt-f.txt ] && [ "$(cat alt-f.err)" = "collsim: --alternatives: only a closed-form engine prices what NCCL passed over at each size; expected --model analytic" ] \
+    && ok alternatives-flow-refused || bad "alternatives-flow-refused ($(cat alt-f.err))"
 # NCCL's rings between rails of a rail fabric without a spine (P2P off
 # splits each DGX into two graph nodes, whose NICs sit on other rails than
 # the next node's): no route, said as such, not "no link carried data";

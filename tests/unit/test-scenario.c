@@ -487,7 +487,7 @@ static void test_keys_and_flags(void)
             g_assert_true(cs_scenario_key_find(k->group, k->key) == k);
         }
     }
-    g_assert_cmpint(n, ==, 39 + CS_FK_COUNT);   /* + [topology] nvlink-bridge, visible-gpus, cpu, [collective] procs-per-node, nthreads */
+    g_assert_cmpint(n, ==, 40 + CS_FK_COUNT);   /* + [topology] nvlink-bridge, visible-gpus, cpu, [collective] procs-per-node, nthreads, [output] alternatives */
     /* nccl-tests's letters */
     static const struct { const char *flag, *key; } letters[] = {
         { "-b", "minbytes" }, { "-e", "maxbytes" }, { "-i", "stepbytes" }, { "-f", "stepfactor" },
