@@ -31,7 +31,8 @@ static gboolean check_keys(const cs_scenario_t *s, const cs_engine_ops_t *ops, G
         "collective.op", "collective.datatype", "collective.redop", "collective.root", "collective.minbytes",
         "collective.maxbytes", "collective.stepbytes", "collective.stepfactor", "collective.iters",
         "collective.warmup", "collective.check", "collective.agg-iters", "collective.procs-per-node",
-        "collective.nthreads", "output.csv", "output.extra-columns", "output.link-stats", NULL
+        "collective.nthreads", "output.csv", "output.extra-columns", "output.link-stats", "output.alternatives",
+        NULL
     };
     for (int i = 0; refused[i] != NULL; i++) {
         const char *o = g_hash_table_lookup(s->origins, refused[i]);
@@ -142,6 +143,7 @@ static char *dump_ini(const cs_scenario_t *s)
     g_key_file_remove_group(kf, "collective", NULL);
     g_key_file_remove_key(kf, "output", "extra-columns", NULL);
     g_key_file_remove_key(kf, "output", "link-stats", NULL);
+    g_key_file_remove_key(kf, "output", "alternatives", NULL);
     g_auto(GStrv) left = g_key_file_get_keys(kf, "output", NULL, NULL);
     if (left != NULL && left[0] == NULL)
         g_key_file_remove_group(kf, "output", NULL);
@@ -183,10 +185,12 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
         g_ptr_array_add(warnings, g_strdup_printf("memory: one GPU holds about %.1f GB (%s), more than the %s's "
                                                   "%.0f GB: the plan does not fit as set (activations and NCCL's "
                                                   "and the framework's buffers come on top); expected more tensor "
-                                                  "or pipeline parallelism, %s",
+                                                  "or pipeline parallelism%s%s",
                                                   plan->mem_bytes / 1e9, plan->mem_what, dev->gpu->marketing,
-                                                  cap / 1e9, spec.mode == CS_WL_INFER ? "or a smaller batch or context"
-                                                  : "data-parallel = fsdp, or a smaller model"));
+                                                  cap / 1e9, spec.model.experts > 1 ? ", more expert parallelism" : "",
+                                                  spec.mode == CS_WL_INFER ? ", or a smaller batch or context"
+                                                  : spec.shard == CS_WL_SHARD_FULL ? ", more GPUs, or a smaller model"
+                                                  : ", data-parallel = fsdp, or a smaller model"));
     else if (plan->mem_bytes > 0 && cap > 0)
         cs_wl_plan_add_note(plan, g_strdup_printf("Memory: one GPU holds about %.1f GB (%s) of the %s's %.0f GB; "
                                                   "activations and NCCL's and the framework's buffers are not "

@@ -712,6 +712,15 @@ static gboolean read_placement(parser_t *p, const layout_t *l, GPtrArray *tok, g
     return TRUE;
 }
 
+/* Columns of a whole row under layout l (a header's, else nccl-tests'
+ * usual: a root and two placements of four). */
+static guint full_row(const layout_t *l)
+{
+    if (!l->known)
+        return 4 + 1 + 2 * 4;
+    return 4 + (l->has_root ? 1 : 0) + (guint)(l->width * l->ngroups);
+}
+
 static row_status_t parse_row(parser_t *p, GPtrArray *tok, cs_nt_row_t *out, GError **err)
 {
     guint n = tok->len;
@@ -1237,6 +1246,23 @@ static gboolean text_line(parser_t *p, const char *raw, GError **err)
     g_autoptr(GPtrArray) tok = tokenize(s);
     cs_nt_row_t row;
     row_status_t st = parse_row(p, tok, &row, err);
+    g_autofree char *partial = NULL;
+    if (st == ROW_ERR && (p->cur != NULL || p->layout.known) && tok->len > 3 && tok->len < full_row(&p->layout)) {
+        /* a row shorter than a whole one whose columns are good but for
+         * its last: cut off inside that column (a log truncated at a
+         * byte: "su" for sum, "N" for N/A) */
+        g_autoptr(GPtrArray) less = g_ptr_array_new();
+        for (guint k = 0; k + 1 < tok->len; k++)
+            g_ptr_array_add(less, g_ptr_array_index(tok, k));
+        cs_nt_row_t r2;
+        row_status_t st2 = parse_row(p, less, &r2, NULL);
+        if (st2 == ROW_OK || st2 == ROW_CUT) {
+            g_clear_error(err);
+            partial = g_strdup_printf("cut off in column %u ('%s'); " EXPECTED_COLUMNS, tok->len,
+                                      TOK(tok, tok->len - 1));
+            st = ROW_CUT;
+        }
+    }
     switch (st) {
     case ROW_ERR:
         return FALSE;
@@ -1249,6 +1275,7 @@ static gboolean text_line(parser_t *p, const char *raw, GError **err)
         /* fall through */
     case ROW_NOT: {
         g_autofree char *why = (p->cur == NULL && !p->layout.known) ? NULL
+            : partial != NULL ? g_steal_pointer(&partial)
             : st == ROW_CUT ? g_strdup_printf("cut off after %u columns; " EXPECTED_COLUMNS, tok->len)
             : unread_row_why(tok);
         if (why == NULL)

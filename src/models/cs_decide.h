@@ -243,12 +243,13 @@ gboolean cs_comm_decide(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
  * double runs Ring or Tree. */
 gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop,
                            guint64 nbytes, cs_decision_t *d_p, GError **err);
-/* The decision NCCL would take for algorithm 'algo' with protocol
- * 'proto' (as NCCL_ALGO and NCCL_PROTO naming only them, on top of the
- * comm's own restrictions): its channels and threads; FALSE when the pair
- * is not available for this call. Not for point-to-point. */
+/* The decision NCCL would take with NCCL_ALGO naming only 'algo' and
+ * NCCL_PROTO naming only 'proto' (a cs_algo_t, cs_proto_t; -1: that
+ * variable unset), on top of the comm's own restrictions: the rest as its
+ * tuner picks it, channels and threads; FALSE when nothing is available
+ * for this call. Not for point-to-point. */
 gboolean cs_comm_decide_forced(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop,
-                               guint64 nbytes, cs_algo_t algo, cs_proto_t proto, cs_decision_t *d_p, GError **err);
+                               guint64 nbytes, int algo, int proto, cs_decision_t *d_p, GError **err);
 
 /* Channel 'ch' of algorithm 'algo' (Tree; anything else: Ring) as NCCL's
  * search built it, nranks entries: each node's ranks in a block, in the

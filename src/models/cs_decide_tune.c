@@ -685,8 +685,9 @@ gboolean cs_comm_decide_op(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype,
 }
 
 gboolean cs_comm_decide_forced(const cs_comm_t *c, cs_coll_t coll, cs_dtype_t dtype, cs_redop_t redop,
-                               guint64 nbytes, cs_algo_t algo, cs_proto_t proto, cs_decision_t *d_p, GError **err)
+                               guint64 nbytes, int algo, int proto, cs_decision_t *d_p, GError **err)
 {
     g_return_val_if_fail(c != NULL && d_p != NULL && coll < CS_OP_COUNT && !cs_coll_is_p2p(coll), FALSE);
-    return decide(c, coll, dtype, redop, nbytes, (int)algo, (int)proto, d_p, err);
+    g_return_val_if_fail(algo >= -1 && algo < CS_ALGO_COUNT && proto >= -1 && proto < CS_PROTO_COUNT, FALSE);
+    return decide(c, coll, dtype, redop, nbytes, algo, proto, d_p, err);
 }

@@ -204,6 +204,7 @@ static void note_runs(cs_result_t *r, GPtrArray *per_size, const char *head)
 typedef struct {
     int pick, pick_p, alt, alt_p;   /* cs_algo_t, cs_proto_t */
     double less;                    /* 1 - t_alt / t_pick */
+    gboolean by_algo, by_proto;     /* the variables that make NCCL run alt/alt_p: NCCL_ALGO, NCCL_PROTO */
 } faster_t;
 
 /* Less than this share of NCCL's pick's time is worth a note: the engines'
@@ -485,7 +486,7 @@ cs_engine_sweep_t *cs_engine_sweep_new(const cs_engine_ops_t *ops, const cs_engi
     sw->decisions = g_new0(cs_decision_t, MAX(1, sw->nsizes));
     sw->faster = g_new(faster_t, MAX(1, sw->nsizes));
     for (int i = 0; i < MAX(1, sw->nsizes); i++)
-        sw->faster[i] = (faster_t){ -1, -1, -1, -1, 0 };
+        sw->faster[i] = (faster_t){ -1, -1, -1, -1, 0, FALSE, FALSE };
     g_autofree char *producer = g_strconcat("model:", ops->name, NULL);
     sw->r = cs_result_new(producer, topo->description != NULL ? topo->description : topo->source, job->coll,
                           info->nranks, info->nnodes);
@@ -587,8 +588,6 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
         g_ptr_array_add(sw->bottleneck, ops->bottleneck != NULL ? ops->bottleneck(sw->state) : NULL);
         if (ops->counters != NULL)
             sw->counters = ops->counters(sw->state);
-        if (job->alternatives && ops->closed_form)
-            price_alternatives(sw, i, &call, t[CS_OOP]);
         cs_net_counters_t *net = ops->net_counters != NULL ? ops->net_counters(sw->state) : NULL;
         if (net != NULL) {
             if (sw->r->net == NULL)
@@ -596,6 +595,17 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
             while (sw->r->net->len < sw->r->rows->len)
                 g_ptr_array_add(sw->r->net, NULL);
             g_ptr_array_add(sw->r->net, net);
+        }
+        if (job->alternatives && ops->closed_form) {
+            /* last: the state's last call is then an alternative's; and
+             * outside the size's own CPU and wall time (-v) */
+            double cpu1 = timed ? cs_engine_cpu_seconds() : 0;
+            gint64 wall1 = timed ? g_get_monotonic_time() : 0;
+            price_alternatives(sw, i, &call, t[CS_OOP]);
+            if (timed) {
+                cpu0 += cs_engine_cpu_seconds() - cpu1;
+                wall0 += g_get_monotonic_time() - wall1;
+            }
         }
         row.time_us[CS_OOP] = t[CS_OOP] * 1e6;
         row.time_us[CS_INP] = t[CS_INP] * 1e6;
@@ -619,10 +629,11 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
     return 1;
 }
 
-/* Each algorithm NCCL allows for size i and its tuner passed over, as
- * NCCL_ALGO naming it would have NCCL run it (cs_comm_decide_algo), priced
- * by the same engine (after everything the sweep keeps of the size's own
- * call: the state's last call is then an alternative's). */
+/* Each algorithm and protocol NCCL allows for size i and its tuner passed
+ * over, as NCCL_ALGO and NCCL_PROTO naming them would have NCCL run it
+ * (cs_comm_decide_forced), priced by the same engine (after everything the
+ * sweep keeps of the size's own call: the state's last call is then an
+ * alternative's). */
 static void price_alternatives(cs_engine_sweep_t *sw, int i, const cs_engine_call_t *call, double t_pick)
 {
     const cs_engine_job_t *job = sw->job;
@@ -634,8 +645,8 @@ static void price_alternatives(cs_engine_sweep_t *sw, int i, const cs_engine_cal
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
             cs_decision_t da;
             if ((a == (int)d->algo && p == (int)d->proto) || d->table_us[a][p] < 0 ||
-                !cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes,
-                                       (cs_algo_t)a, (cs_proto_t)p, &da, NULL))
+                !cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, a, p, &da,
+                                       NULL))
                 continue;
             cs_engine_call_t c = *call;
             c.decision = &da;
@@ -643,9 +654,27 @@ static void price_alternatives(cs_engine_sweep_t *sw, int i, const cs_engine_cal
             if (sw->ops->predict(sw->state, job, &c, t, NULL) && t[CS_OOP] > 0 && t[CS_OOP] < best) {
                 best = t[CS_OOP];
                 if (1 - best / t_pick >= FASTER_NOTE)
-                    sw->faster[i] = (faster_t){ (int)d->algo, (int)d->proto, a, p, 1 - best / t_pick };
+                    sw->faster[i] = (faster_t){ (int)d->algo, (int)d->proto, a, p, 1 - best / t_pick,
+                                                FALSE, FALSE };
             }
         }
+    /* the variables that run it: one where NCCL's tuner, left the other
+     * half, picks the same pair; else both */
+    faster_t *f = &sw->faster[i];
+    if (f->alt < 0)
+        return;
+    cs_decision_t dv;
+    if (f->alt_p == f->pick_p &&
+        cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, f->alt, -1, &dv, NULL) &&
+        (int)dv.algo == f->alt && (int)dv.proto == f->alt_p)
+        f->by_algo = TRUE;
+    else if (f->alt == f->pick &&
+             cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, -1, f->alt_p, &dv,
+                                   NULL) &&
+             (int)dv.algo == f->alt && (int)dv.proto == f->alt_p)
+        f->by_proto = TRUE;
+    else
+        f->by_algo = f->by_proto = TRUE;
 }
 
 /* "algorithm for 8 MiB to 32 MiB: ..." for each run of sizes where the
@@ -658,7 +687,8 @@ static void note_faster(cs_engine_sweep_t *sw, cs_result_t *r)
         guint j = i + 1;
         double lo = f->less, hi = f->less;
         while (j < n && f->alt >= 0 && sw->faster[j].alt == f->alt && sw->faster[j].alt_p == f->alt_p &&
-               sw->faster[j].pick == f->pick && sw->faster[j].pick_p == f->pick_p) {
+               sw->faster[j].pick == f->pick && sw->faster[j].pick_p == f->pick_p &&
+               sw->faster[j].by_algo == f->by_algo && sw->faster[j].by_proto == f->by_proto) {
             lo = MIN(lo, sw->faster[j].less);
             hi = MAX(hi, sw->faster[j].less);
             j++;
@@ -669,12 +699,12 @@ static void note_faster(cs_engine_sweep_t *sw, cs_result_t *r)
             g_autofree char *range = j - i == 1 ? g_strdup_printf("%s", a) : g_strdup_printf("%s to %s", a, b);
             g_autofree char *pct = llround(100 * lo) == llround(100 * hi)
                 ? g_strdup_printf("%.0f%%", 100 * lo) : g_strdup_printf("%.0f-%.0f%%", 100 * lo, 100 * hi);
-            /* the variables that would run it: what differs from the pick */
-            g_autofree char *how = f->alt != f->pick && f->alt_p != f->pick_p
+            /* the variables that run it (price_alternatives) */
+            g_autofree char *how = f->by_algo && f->by_proto
                 ? g_strdup_printf("NCCL_ALGO=%s NCCL_PROTO=%s", cs_algo_name((cs_algo_t)f->alt),
                                   cs_proto_name((cs_proto_t)f->alt_p))
-                : f->alt != f->pick ? g_strdup_printf("NCCL_ALGO=%s", cs_algo_name((cs_algo_t)f->alt))
-                                    : g_strdup_printf("NCCL_PROTO=%s", cs_proto_name((cs_proto_t)f->alt_p));
+                : f->by_algo ? g_strdup_printf("NCCL_ALGO=%s", cs_algo_name((cs_algo_t)f->alt))
+                             : g_strdup_printf("NCCL_PROTO=%s", cs_proto_name((cs_proto_t)f->alt_p));
             cs_result_add_note(r, "algorithm for %s: NCCL's tuner picks %s %s by its own cost model, and %s %s, "
                                "priced by this model, takes %s less time (%s runs it); the rows price NCCL's pick",
                                range, cs_algo_name((cs_algo_t)f->pick), cs_proto_name((cs_proto_t)f->pick_p),

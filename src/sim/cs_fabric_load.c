@@ -284,8 +284,14 @@ static void compute(cs_fabric_load_t *fl, const cs_decision_t *d, cs_fabric_boun
         ok = p != NULL && load_program(fl, p, &err);
     }
     if (!ok) {
-        *why_p = err != NULL ? g_strdup_printf("the network edges of this call were not routed: %s", err->message)
-                             : g_strdup("the network edges of this call were not routed");
+        /* the route's own words, without the flow engine's remedy (the
+         * analytic engine priced the call) */
+        g_autofree char *what = err != NULL ? g_strdup(err->message) : NULL;
+        char *cut = what != NULL ? strstr(what, "; expected") : NULL;
+        if (cut != NULL)
+            *cut = '\0';
+        *why_p = what != NULL ? g_strdup_printf("the network edges of this call were not routed: %s", what)
+                              : g_strdup("the network edges of this call were not routed");
         b->skipped = *why_p;
         return;
     }

@@ -438,7 +438,8 @@ static gboolean build_edge(const cs_flow_net_t *f, cs_algo_t algo, int ch, guint
                                                   "nodes joins each rail's NICs alone)"
                                                 : "the topology has no switch between them",
                             nic_wired(t, nic_a) ? "" : " with --nodes 2 or more");
-            else if (nic_a >= 0 && nic_b >= 0 && pa != NULL && pb != NULL)
+            else if (nic_a >= 0 && nic_b >= 0 && pa != NULL && pb != NULL && pa->type != CS_PATH_DIS &&
+                     pb->type != CS_PATH_DIS)
                 /* both NICs reached, the fabric joins them not: the rail
                  * fabric of one group, between rails (its NICs' own
                  * switches and nothing above them) */

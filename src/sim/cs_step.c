@@ -609,68 +609,79 @@ static void fill_result(build_t *b, cs_step_result_t *r)
         const slot_t *sl = g_ptr_array_index(b->slots, s);
         r->comm_s[sl->g] = MAX(r->comm_s[sl->g], sbusy[s]);
     }
-    /* every distinct summary of a group kind's communicators: a PP
-     * group's pairs inside a node and across nodes differ */
-    for (int s = 0; s < ns; s++) {
-        const slot_t *sl = g_ptr_array_index(b->slots, s);
-        if (sl->comm == NULL)
-            continue;
-        g_autofree char *sum = cs_comm_transport_summary(sl->comm);
-        char *have = r->transport[sl->g];
-        if (have == NULL) {
-            r->transport[sl->g] = g_steal_pointer(&sum);
-            continue;
+    /* every distinct summary of a group kind's communicators, in order: a
+     * PP group's pairs inside a node and across nodes differ */
+    for (int g = 0; g < CS_WL_NGROUPS; g++) {
+        g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func(g_free);
+        for (int s = 0; s < ns; s++) {
+            const slot_t *sl = g_ptr_array_index(b->slots, s);
+            if (sl->comm == NULL || (int)sl->g != g)
+                continue;
+            char *sum = cs_comm_transport_summary(sl->comm);
+            gboolean dup = FALSE;
+            for (guint k = 0; k < seen->len && !dup; k++)
+                dup = g_strcmp0(g_ptr_array_index(seen, k), sum) == 0;
+            if (dup)
+                g_free(sum);
+            else
+                g_ptr_array_add(seen, sum);
         }
-        gboolean seen = FALSE;
-        g_auto(GStrv) parts = g_strsplit(have, "; ", -1);
-        for (int k = 0; parts[k] != NULL && !seen; k++)
-            seen = strcmp(parts[k], sum) == 0;
-        if (!seen) {
-            r->transport[sl->g] = g_strdup_printf("%s; %s", have, sum);
-            g_free(have);
+        if (seen->len > 0) {
+            g_ptr_array_add(seen, NULL);
+            r->transport[g] = g_strjoinv("; ", (char **)seen->pdata);
         }
     }
     r->exposed_s = MAX(0.0, r->step_s - r->free_s);
     r->bubble_s = MAX(0.0, r->free_s - r->compute_s);
 
-    /* kinds of calls: per group kind, collective and size; 'calls' is
-     * what one communicator runs per step: the count on the stage (PP: the
-     * pair's lower stage) that runs the most of them */
+    /* kinds of calls: per group kind, collective, size and communicator
+     * shape (the nodes it spans: one op's instances can sit on both, a PP
+     * boundary's pairs inside a node and across nodes); 'calls' is what one
+     * communicator runs per step: the count on the stage (PP: the pair's
+     * lower stage) that runs the most of them; the mean is over the
+     * instances of that shape */
     GArray *calls = g_array_new(FALSE, TRUE, sizeof(cs_step_call_t));
     GArray *counts = g_array_new(FALSE, TRUE, sizeof(int));     /* (kind, stage) */
+    GArray *ninst = g_array_new(FALSE, TRUE, sizeof(int));      /* instances per kind */
+    GArray *last_op = g_array_new(FALSE, TRUE, sizeof(int));    /* the op last counted per kind */
     for (int i = 0; i < p->nops; i++) {
         const cs_wl_op_t *op = &p->ops[i];
         if (op->kind != CS_WL_COMM || r->ops[i].instances == 0)
             continue;
-        /* the op's communicators share one shape (its first's) */
-        const btask_t *t = &g_array_index(b->tasks, btask_t, g_array_index(b->insts, inst_t, b->op_off[i]).task);
-        const slot_t *s = g_ptr_array_index(b->slots, t->slot);
-        guint j;
-        for (j = 0; j < calls->len; j++) {
-            cs_step_call_t *c = &g_array_index(calls, cs_step_call_t, j);
-            if (c->group == op->group && c->coll == op->coll && c->size == op->size && c->group_nodes == s->nnodes)
-                break;
-        }
-        if (j == calls->len) {
-            cs_step_call_t c = { .group = op->group, .coll = op->coll, .size = op->size, .group_size = s->n,
-                                 .group_nodes = s->nnodes, .decision = t->decision, .alone_s = t->price_s };
-            g_array_append_val(calls, c);
-            g_array_set_size(counts, counts->len + (guint)p->pp);
-        }
-        cs_step_call_t *c = &g_array_index(calls, cs_step_call_t, j);
         int st = op->group == CS_WL_GROUP_PP ? MIN(op->stage, op->peer_stage) : op->stage;
-        g_array_index(counts, int, j * (guint)p->pp + (guint)st)++;
-        c->mean_s += r->ops[i].mean_s;
+        for (int k = b->op_off[i]; k < b->op_off[i + 1]; k++) {
+            const inst_t *in = &g_array_index(b->insts, inst_t, k);
+            const btask_t *t = &g_array_index(b->tasks, btask_t, in->task);
+            const slot_t *s = g_ptr_array_index(b->slots, t->slot);
+            guint j;
+            for (j = 0; j < calls->len; j++) {
+                cs_step_call_t *c = &g_array_index(calls, cs_step_call_t, j);
+                if (c->group == op->group && c->coll == op->coll && c->size == op->size &&
+                    c->group_nodes == s->nnodes)
+                    break;
+            }
+            if (j == calls->len) {
+                cs_step_call_t c = { .group = op->group, .coll = op->coll, .size = op->size, .group_size = s->n,
+                                     .group_nodes = s->nnodes, .decision = t->decision, .alone_s = t->price_s };
+                g_array_append_val(calls, c);
+                g_array_set_size(counts, counts->len + (guint)p->pp);
+                g_array_set_size(ninst, ninst->len + 1);
+                int none = -1;
+                g_array_append_val(last_op, none);
+            }
+            g_array_index(calls, cs_step_call_t, j).mean_s += in->end - in->start;
+            g_array_index(ninst, int, j)++;
+            if (g_array_index(last_op, int, j) != i) {
+                g_array_index(last_op, int, j) = i;
+                g_array_index(counts, int, j * (guint)p->pp + (guint)st)++;
+            }
+        }
     }
     for (guint j = 0; j < calls->len; j++) {
         cs_step_call_t *c = &g_array_index(calls, cs_step_call_t, j);
-        int all = 0;
-        for (int st = 0; st < p->pp; st++) {
-            int k = g_array_index(counts, int, j * (guint)p->pp + (guint)st);
-            all += k;
-            c->calls = MAX(c->calls, k);
-        }
-        c->mean_s /= MAX(1, all);
+        for (int st = 0; st < p->pp; st++)
+            c->calls = MAX(c->calls, g_array_index(counts, int, j * (guint)p->pp + (guint)st));
+        c->mean_s /= MAX(1, g_array_index(ninst, int, j));
         c->total_s = c->calls * c->mean_s;
         guint64 cnt = cs_coll_count(c->coll, c->size, p->dtype, c->group_size);
         if (c->mean_s > 0)
@@ -678,6 +689,8 @@ static void fill_result(build_t *b, cs_step_result_t *r)
                        cs_busbw_factor(c->coll, c->group_size);
     }
     g_array_free(counts, TRUE);
+    g_array_free(ninst, TRUE);
+    g_array_free(last_op, TRUE);
     g_array_sort(calls, call_cmp);
     r->ncalls = (int)calls->len;
     r->calls = (cs_step_call_t *)(void *)g_array_free(calls, FALSE);

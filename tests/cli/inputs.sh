@@ -133,6 +133,11 @@ row_case cut-off-redop '        8192          2048     float     sum' \
     "cut off after 4 columns; expected size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]"
 row_case cut-off-times '        8192          2048     float     sum    -1   20.00   0.05' \
     "cut off after 7 columns; expected size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]"
+# cut off inside a column (a truncation at a byte): the same
+row_case cut-off-in-redop '        8192          2048     float     su' \
+    "cut off in column 4 ('su'); expected size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]"
+row_case cut-off-in-wrong '        8192          2048     float     sum    -1   20.00   0.05   0.08   N' \
+    "cut off in column 9 ('N'); expected size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]"
 # the other table is whole: validating it alone passes
 "$COLLSIM" validate rows.log --topo dgx-h100 --nodes 2 --gpus 2 --table 2 > out.txt 2> err.txt &&
     [ ! -s err.txt ] && ok unread-other-table || bad "unread-other-table: $(cat err.txt)"

@@ -189,4 +189,16 @@ grep -q '^# transports, PP: P2P/NVL intra; NET/IB GDR inter' o.txt \
     && grep '^  PP    sendrecv .*(communicators across 2 nodes)$' o.txt | awk '{ exit !($6 == $7 && $6 > 200) }' \
     && grep '^  PP    sendrecv .*(communicators inside a node)$' o.txt | awk '{ exit !($6 == $7 && $6 < 200) }' \
     && ok pp-shapes-apart || bad "pp-shapes-apart: $(grep -e transports -e '^  PP' o.txt) $(cat e.txt)"
+# run's alternatives key is a sweep's: refused at its line, not in --dump
+printf '[topology]\npreset = dgx-h100\n[workload]\narch = llama3-8b\nlayers = 2\n[output]\nalternatives = true\n' >alt.ini
+"$COLLSIM" step alt.ini >o.txt 2>e.txt
+[ $? -eq 2 ] && grep -q '^alt.ini:7: ' e.txt && [ "$(wc -l <e.txt)" -eq 1 ] && ok step-refuses-alternatives \
+    || bad "step-refuses-alternatives: $(cat e.txt)"
+"$COLLSIM" step --topo dgx-h100 --arch llama3-8b --layers 2 --dump >o.txt 2>e.txt && ! grep -q alternatives o.txt \
+    && ok step-dump-no-alternatives || bad "step-dump-no-alternatives: $(grep alternatives o.txt)"
+# one PP boundary whose pairs sit both inside a node and across nodes (3
+# nodes, 4 stages of 6 GPUs): each row is its own shape's mean, not a blend
+"$COLLSIM" step --topo dgx-h100 --nodes 3 --arch llama3-8b --pp 4 >o.txt 2>e.txt
+[ "$(grep -c '^  PP    sendrecv ' o.txt)" -eq 2 ] && grep '^  PP    sendrecv ' o.txt | awk '{ if ($6 != $7) exit 1 }' \
+    && ok pp-shapes-per-instance || bad "pp-shapes-per-instance: $(grep '^  PP' o.txt)"
 exit $fail
