@@ -895,6 +895,14 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t
                                                "not record (--format json keeps them in each point's notes)",
                                                where, s.calibration));
         }
+        /* the scenario file's own output files: sweep writes its own */
+        static const char *const files[] = { "output.json", "output.csv", "output.svg", "output.trace" };
+        for (guint k = 0; k < G_N_ELEMENTS(files); k++) {
+            const char *at = g_hash_table_lookup(s.origins, files[k]);
+            if (at != NULL && !g_str_has_prefix(at, "collsim:"))
+                g_ptr_array_add(w, g_strdup_printf("%s: not written: sweep writes only its own files (--output, "
+                                                   "--json, --csv, --svg)", at));
+        }
         if (s.link_stats)
             g_ptr_array_add(w, g_strdup("link-stats: sweep writes one row per point and size, no link table; "
                                         "collsim run --link-stats prints one"));

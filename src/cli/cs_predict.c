@@ -100,10 +100,10 @@ static char *buffers_warning(const cs_topo_t *t, guint64 maxbytes, gboolean chec
         return NULL;
     g_autofree char *sz = cs_format_size(maxbytes);
     return g_strdup_printf("nccl-tests allocates a send and a receive buffer of the largest size on every GPU%s "
-                           "(common.cu AllocateBuffs): up to %d x %s do not fit the %.0f GB of an %s, so that run "
+                           "(common.cu AllocateBuffs): up to %d x %s do not fit the %.0f GiB of an %s, so that run "
                            "would not start; the rows price the sizes as if they fitted",
                            check ? ", and with -c 1 one for the expected result" : "", nbuf, sz,
-                           least->mem_bytes / 1e9, least->marketing);
+                           least->mem_bytes / 1073741824.0, least->marketing);
 }
 
 void cs_predict_sweep_warnings(const cs_scenario_t *s, const cs_topo_t *t, const guint64 *sizes, int nsizes,

@@ -413,5 +413,11 @@ gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command,
                     tr ? "a timeline" : "link statistics", command);
         return FALSE;
     }
+    if (s->alternatives) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: a measurement runs NCCL's own pick; expected --alternatives "
+                    "with collsim run (the model prices what NCCL passed over), not collsim %s",
+                    cs_run_args_origin(s, "output.alternatives", "collsim: --alternatives"), command);
+        return FALSE;
+    }
     return TRUE;
 }

@@ -332,7 +332,15 @@ char *cs_write_step_json(const cs_step_report_t *rep)
         g_string_append(g, i > 0 ? ",\n    " : "\n    ");
         cs_write_append_json_string(g, r->notes[i]);
     }
-    g_string_append(g, r->notes != NULL && r->notes[0] != NULL ? "\n  ]\n}\n" : "]\n}\n");
+    g_string_append(g, r->notes != NULL && r->notes[0] != NULL ? "\n  ],\n  \"warnings\": [" : "],\n  \"warnings\": [");
+    /* what the header's "# warning:" lines say (a plan that does not fit,
+     * a TP group across nodes, NCCL variables): a reader of the JSON is
+     * told as much as one of the text */
+    for (int i = 0; rep->warnings != NULL && rep->warnings[i] != NULL; i++) {
+        g_string_append(g, i > 0 ? ",\n    " : "\n    ");
+        cs_write_append_json_string(g, rep->warnings[i]);
+    }
+    g_string_append(g, rep->warnings != NULL && rep->warnings[0] != NULL ? "\n  ]\n}\n" : "]\n}\n");
     return g_string_free(g, FALSE);
 }
 

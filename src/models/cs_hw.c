@@ -10,6 +10,11 @@
 
 #define GBPS 1e9   /* 1 GB/s in bytes/s */
 #define TBPS 1e12
+/* A datasheet's GB of GPU memory is binary: nvidia-smi reports 81559 MiB
+ * (85.5e9 bytes) usable on an H100 80GB, 143771 MiB on an H200 141GB,
+ * 24564 MiB on an RTX 4090 24GB; the catalogue keeps the datasheet's number
+ * in GiB, a little above what a run can allocate. */
+#define GIB 1073741824.0
 
 typedef struct {
     const char *alias;
@@ -20,40 +25,40 @@ static const cs_gpu_model_t gpu_models[] = {
     /* NVIDIA Tesla V100 datasheet (2020): NVLink 300 GB/s bidirectional over
      * 6 NVLink2 links = 25 GB/s/dir/link; HBM2 900 GB/s; PCIe Gen3 x16. */
     { "v100-sxm", "NVIDIA Tesla V100 SXM2", 70, 2, 6, 25 * GBPS, TRUE, TRUE,
-      900 * GBPS, 3, 16, FALSE, 32 * 1e9 /* 32 GB HBM2, the larger of the datasheet's 16/32 GB */ },
+      900 * GBPS, 3, 16, FALSE, 32 * GIB /* 32 GB HBM2, the larger of the datasheet's 16/32 GB */ },
     /* NVIDIA A100 datasheet (2021), 80GB SXM: NVLink3 600 GB/s bidirectional,
      * 12 links; HBM2e 2,039 GB/s; PCIe Gen4 x16. */
     { "a100-sxm", "NVIDIA A100-SXM4-80GB", 80, 3, 12, 25 * GBPS, TRUE, TRUE,
-      2039 * GBPS, 4, 16, FALSE, 80 * 1e9 /* 80 GB */ },
+      2039 * GBPS, 4, 16, FALSE, 80 * GIB /* 80 GB */ },
     /* Same datasheet, 80GB PCIe: "NVLink Bridge for 2 GPUs: 600 GB/s" (three
      * bridges, 12 links); HBM2e 1,935 GB/s. */
     { "a100-pcie", "NVIDIA A100 80GB PCIe", 80, 3, 12, 25 * GBPS, TRUE, TRUE,
-      1935 * GBPS, 4, 16, FALSE, 80 * 1e9 /* 80 GB */ },
+      1935 * GBPS, 4, 16, FALSE, 80 * GIB /* 80 GB */ },
     /* NVIDIA H100 datasheet (2023), SXM5: NVLink4 900 GB/s over 18 links;
      * HBM3 3.35 TB/s; PCIe Gen5 x16. */
     { "h100-sxm", "NVIDIA H100 80GB HBM3", 90, 4, 18, 25 * GBPS, TRUE, TRUE,
-      3.35 * TBPS, 5, 16, FALSE, 80 * 1e9 /* 80 GB */ },
+      3.35 * TBPS, 5, 16, FALSE, 80 * GIB /* 80 GB */ },
     /* H800 SXM5 (China export variant): NVLink 400 GB/s = 8 links (NVIDIA
      * H800 product brief); memory as H100 SXM. */
     { "h800-sxm", "NVIDIA H800 80GB HBM3", 90, 4, 8, 25 * GBPS, TRUE, TRUE,
-      3.35 * TBPS, 5, 16, FALSE, 80 * 1e9 /* 80 GB */ },
+      3.35 * TBPS, 5, 16, FALSE, 80 * GIB /* 80 GB */ },
     /* H100 datasheet, PCIe card: "NVLink bridge 600 GB/s" = 12 links; HBM2e
      * 2.0 TB/s. */
     { "h100-pcie", "NVIDIA H100 PCIe", 90, 4, 12, 25 * GBPS, TRUE, TRUE,
-      2.0 * TBPS, 5, 16, FALSE, 80 * 1e9 /* 80 GB */ },
+      2.0 * TBPS, 5, 16, FALSE, 80 * GIB /* 80 GB */ },
     /* NVIDIA H200 datasheet (2024), SXM: NVLink 900 GB/s (18 links); HBM3e
      * 4.8 TB/s. */
     { "h200-sxm", "NVIDIA H200 141GB HBM3e", 90, 4, 18, 25 * GBPS, TRUE, TRUE,
-      4.8 * TBPS, 5, 16, FALSE, 141 * 1e9 /* 141 GB */ },
+      4.8 * TBPS, 5, 16, FALSE, 141 * GIB /* 141 GB */ },
     /* NVIDIA DGX B200 / HGX B200 datasheets: NVLink5 1.8 TB/s per GPU over 18
      * links = 50 GB/s/dir/link; HBM3e 8 TB/s. The GPU's PCIe is Gen6 capable
      * but the hosts shipped with it (Emerald Rapids, ConnectX-7) run Gen5. */
     { "b200", "NVIDIA B200", 100, 5, 18, 50 * GBPS, TRUE, TRUE,
-      8 * TBPS, 5, 16, FALSE, 180 * 1e9 /* DGX B200 datasheet: 1,440 GB for 8 GPUs */ },
+      8 * TBPS, 5, 16, FALSE, 180 * GIB /* DGX B200 datasheet: 1,440 GB for 8 GPUs */ },
     /* GB200 NVL72 datasheet: 1.8 TB/s NVLink per GPU, 8 TB/s HBM3e; host
      * attach is NVLink-C2C to Grace (900 GB/s), NICs on PCIe Gen5. */
     { "gb200", "NVIDIA GB200 (Blackwell GPU)", 100, 5, 18, 50 * GBPS, TRUE, TRUE,
-      8 * TBPS, 5, 16, FALSE, 186 * 1e9 /* GB200 NVL72 datasheet: up to 13.4 TB HBM3e for 72 GPUs */ },
+      8 * TBPS, 5, 16, FALSE, 186 * GIB /* GB200 NVL72 datasheet: up to 13.4 TB HBM3e for 72 GPUs */ },
     /* NVIDIA GB300 NVL72 product page and Blackwell Ultra (B300) datasheet:
      * NVLink5 1.8 TB/s per GPU over 18 links = 50 GB/s/dir/link, HBM3e
      * 8 TB/s (288 GB). Compute capability 10.3, which collsim treats as
@@ -61,54 +66,54 @@ static const cs_gpu_model_t gpu_models[] = {
      * x16 (Blackwell Ultra datasheet), to the ConnectX-8 SuperNIC's
      * built-in PCIe switch in the GB300 compute tray. */
     { "gb300", "NVIDIA GB300 (Blackwell Ultra GPU)", 100, 5, 18, 50 * GBPS, TRUE, TRUE,
-      8 * TBPS, 6, 16, FALSE, 288 * 1e9 /* 288 GB */ },
+      8 * TBPS, 6, 16, FALSE, 288 * GIB /* 288 GB */ },
     /* NVIDIA A40 datasheet (2021): "NVLink 112.5 GB/s (bidirectional)" over
      * a 2-way bridge; the GA102 bridge carries 4 NVLink3 links (nvidia-smi
      * topo -m shows NV4 for a bridged pair) = 14.0625 GB/s/dir/link; GDDR6
      * 696 GB/s; PCIe Gen4 x16. Data-centre part: P2P and GPUDirect RDMA. */
     { "a40", "NVIDIA A40", 86, 3, 4, 14.0625 * GBPS, TRUE, TRUE,
-      696 * GBPS, 4, 16, FALSE, 48 * 1e9 /* 48 GB GDDR6 */ },
+      696 * GBPS, 4, 16, FALSE, 48 * GIB /* 48 GB GDDR6 */ },
     /* NVIDIA RTX A6000 datasheet (2021): NVLink 112.5 GB/s bidirectional
      * over a 2-way low-profile bridge (4 GA102 links, as the A40); GDDR6
      * 768 GB/s; PCIe Gen4 x16. Professional part: P2P and GPUDirect RDMA
      * supported (NVIDIA GPUDirect RDMA documentation lists RTX/Quadro). */
     { "rtx-a6000", "NVIDIA RTX A6000", 86, 3, 4, 14.0625 * GBPS, TRUE, TRUE,
-      768 * GBPS, 4, 16, FALSE, 48 * 1e9 /* 48 GB GDDR6 */ },
+      768 * GBPS, 4, 16, FALSE, 48 * GIB /* 48 GB GDDR6 */ },
     /* GeForce RTX 2080 Ti (Turing whitepaper): NVLink bridge 100 GB/s total
      * over 2 NVLink2 links = 25 GB/s/dir/link; GDDR6 616 GB/s. GeForce:
      * no GPUDirect RDMA; PCIe P2P is not enabled on GeForce by current
      * drivers (cudaDeviceCanAccessPeer returns 0 without NVLink). */
     { "rtx2080ti", "NVIDIA GeForce RTX 2080 Ti", 75, 2, 2, 25 * GBPS, FALSE, FALSE,
-      616 * GBPS, 3, 16, TRUE, 11 * 1e9 /* 11 GB GDDR6 */ },
+      616 * GBPS, 3, 16, TRUE, 11 * GIB /* 11 GB GDDR6 */ },
     /* NVIDIA T4 datasheet (2019): Turing TU104, 16 GB GDDR6 at 320 GB/s,
      * PCIe Gen3 x16, no NVLink, 70 W; a data-centre (Tesla) part, so P2P
      * and GPUDirect RDMA are supported. The GPU of AWS g4dn and GCP
      * n1 + T4 instances, one to eight a host. */
     { "t4", "NVIDIA T4", 75, 0, 0, 0, TRUE, TRUE,
-      320 * GBPS, 3, 16, FALSE, 16 * 1e9 /* 16 GB */ },
+      320 * GBPS, 3, 16, FALSE, 16 * GIB /* 16 GB */ },
     /* GeForce RTX 3090 (Ampere GA102 whitepaper): NVLink bridge 112.5 GB/s
      * total over 4 links = 14.0625 GB/s/dir/link; GDDR6X 936 GB/s. */
     { "rtx3090", "NVIDIA GeForce RTX 3090", 86, 3, 4, 14.0625 * GBPS, FALSE, FALSE,
-      936 * GBPS, 4, 16, TRUE, 24 * 1e9 /* 24 GB GDDR6X */ },
+      936 * GBPS, 4, 16, TRUE, 24 * GIB /* 24 GB GDDR6X */ },
     /* GeForce RTX 4090 (Ada whitepaper): no NVLink; GDDR6X 1,008 GB/s; PCIe
      * Gen4 x16; driver disables PCIe P2P on GeForce. */
     { "rtx4090", "NVIDIA GeForce RTX 4090", 89, 0, 0, 0, FALSE, FALSE,
-      1008 * GBPS, 4, 16, TRUE, 24 * 1e9 /* 24 GB GDDR6X */ },
+      1008 * GBPS, 4, 16, TRUE, 24 * GIB /* 24 GB GDDR6X */ },
     /* GeForce RTX 5090 (Blackwell GeForce spec page): no NVLink; GDDR7
      * 1,792 GB/s; PCIe Gen5 x16. */
     { "rtx5090", "NVIDIA GeForce RTX 5090", 120, 0, 0, 0, FALSE, FALSE,
-      1792 * GBPS, 5, 16, TRUE, 32 * 1e9 /* 32 GB GDDR7 */ },
+      1792 * GBPS, 5, 16, TRUE, 32 * GIB /* 32 GB GDDR7 */ },
     /* NVIDIA L40S datasheet: no NVLink, GDDR6 864 GB/s, PCIe Gen4 x16;
      * data-centre part, so P2P and GPUDirect RDMA are supported. */
     { "l40s", "NVIDIA L40S", 89, 0, 0, 0, TRUE, TRUE,
-      864 * GBPS, 4, 16, FALSE, 48 * 1e9 /* 48 GB GDDR6 */ },
+      864 * GBPS, 4, 16, FALSE, 48 * GIB /* 48 GB GDDR6 */ },
     /* RTX 6000 Ada Generation datasheet: no NVLink, GDDR6 960 GB/s, Gen4. */
     { "rtx6000-ada", "NVIDIA RTX 6000 Ada Generation", 89, 0, 0, 0, TRUE, TRUE,
-      960 * GBPS, 4, 16, FALSE, 48 * 1e9 /* 48 GB GDDR6 */ },
+      960 * GBPS, 4, 16, FALSE, 48 * GIB /* 48 GB GDDR6 */ },
     /* RTX PRO 6000 Blackwell (workstation/server editions) datasheet: no
      * NVLink, GDDR7 1,792 GB/s, PCIe Gen5 x16, GPUDirect RDMA. */
     { "rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell", 120, 0, 0, 0, TRUE, TRUE,
-      1792 * GBPS, 5, 16, FALSE, 96 * 1e9 /* 96 GB GDDR7 */ },
+      1792 * GBPS, 5, 16, FALSE, 96 * GIB /* 96 GB GDDR7 */ },
     /* DGX Spark (GB10) spec sheet: compute capability 12.1, which collsim
      * treats as 120 (NCCL's tables switch at 100 and 120); 273 GB/s LPDDR5x
      * unified memory shared with the Grace CPU over NVLink-C2C. One GPU per
@@ -117,7 +122,7 @@ static const cs_gpu_model_t gpu_models[] = {
      * that omit the link. gdr FALSE is an assumption for this
      * unified-memory part, not verified on hardware. */
     { "gb10", "NVIDIA GB10 (DGX Spark)", 120, 0, 0, 0, FALSE, FALSE,
-      273 * GBPS, 5, 16, FALSE, 128 * 1e9 /* 128 GB unified, shared with the CPU */ },
+      273 * GBPS, 5, 16, FALSE, 128 * GIB /* 128 GB unified, shared with the CPU */ },
 };
 
 static const hw_alias_t gpu_aliases[] = {

@@ -18,7 +18,7 @@ typedef struct {
     int pcie_gen;            /* host interface */
     int pcie_width;
     gboolean consumer;       /* GeForce class */
-    double mem_bytes;        /* memory capacity (bytes, vendor GB of 1e9; 0 unknown): the buffers a run can allocate */
+    double mem_bytes;        /* memory capacity, bytes (the datasheet's GB, which is GiB; 0 unknown) */
 } cs_gpu_model_t;
 
 const cs_gpu_model_t *cs_gpu_model_find(const char *name); /* case-insensitive; NULL if unknown */

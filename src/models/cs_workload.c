@@ -1190,6 +1190,8 @@ static void wl_clear(wl_t *w)
         g_ptr_array_free(w->notes, TRUE);
 }
 
+#define GIB 1073741824.0
+
 /* What one GPU of the busiest stage holds (cs_wl_plan_t.mem_bytes). */
 static void plan_memory(const wl_t *w, const cs_wl_spec_t *sp, cs_wl_plan_t *p)
 {
@@ -1215,10 +1217,10 @@ static void plan_memory(const wl_t *w, const cs_wl_spec_t *sp, cs_wl_plan_t *p)
     }
     p->mem_bytes = best;
     if (sp->mode == CS_WL_INFER)
-        p->mem_what = kv > 0 ? g_strdup_printf("%.1f GB of weights (%.4g parameters x %g B) and %.1f GB of KV cache "
-                                               "(%g sequence%s x %d tokens of context)", params * dsz / 1e9, params,
-                                               dsz, kv / 1e9, w->T, w->T == 1 ? "" : "s", w->ctx)
-                             : g_strdup_printf("%.1f GB of weights (%.4g parameters x %g B)", params * dsz / 1e9,
+        p->mem_what = kv > 0 ? g_strdup_printf("%.1f GiB of weights (%.4g parameters x %g B) and %.1f GiB of KV "
+                                               "cache (%g sequence%s x %d tokens of context)", params * dsz / GIB,
+                                               params, dsz, kv / GIB, w->T, w->T == 1 ? "" : "s", w->ctx)
+                             : g_strdup_printf("%.1f GiB of weights (%.4g parameters x %g B)", params * dsz / GIB,
                                                params, dsz);
     else {
         g_autofree char *shard = sp->shard == CS_WL_SHARD_FULL && w->dp > 1

@@ -148,7 +148,7 @@ check trace "collsim: --trace: compare runs several designs; expected collsim ru
 # design, as run says it: buffers that do not fit the GPU, calls grouped by -m
 "$COLLSIM" compare --topo dgx-h100 -b 32G -e 32G -m 2 --design a:NCCL_ALGO=Ring --design b:NCCL_ALGO=Tree \
     >wm.txt 2>wm.err
-[ "$(grep -c '^#   [ab]: warning: nccl-tests allocates .*up to 3 x 32 GiB do not fit the 80 GB' wm.txt)" -eq 2 ] &&
+[ "$(grep -c '^#   [ab]: warning: nccl-tests allocates .*up to 3 x 32 GiB do not fit the 80 GiB' wm.txt)" -eq 2 ] &&
     [ "$(grep -c '^#   [ab]: warning: agg-iters 2 (-m)' wm.txt)" -eq 2 ] && ok sweep-warnings-every-design \
     || bad "sweep-warnings-every-design ($(grep '^#' wm.txt; cat wm.err))"
 "$COLLSIM" compare --topo dgx-h100 -b 16G -e 16G --design a:NCCL_ALGO=Ring --design b:NCCL_ALGO=Tree >wf.txt 2>&1 &&

@@ -375,7 +375,7 @@ grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || 
 # default) expected, 3 x 32 GiB on an 80 GB H100 warns, 2 x 32 GiB with
 # -c 0 and 3 x 16 GiB do not
 "$COLLSIM" run --topo dgx-h100 -b 32G -e 32G >big.txt 2>big.err &&
-    grep -q '^collsim: warning: nccl-tests allocates a send and a receive buffer .*, and with -c 1 one for the expected result .*up to 3 x 32 GiB do not fit the 80 GB of an NVIDIA H100' big.err &&
+    grep -q '^collsim: warning: nccl-tests allocates a send and a receive buffer .*, and with -c 1 one for the expected result .*up to 3 x 32 GiB do not fit the 80 GiB of an NVIDIA H100' big.err &&
     grep -q '^# warning: nccl-tests allocates' big.txt && ok buffers-too-large ||
     bad "buffers-too-large ($(cat big.err))"
 "$COLLSIM" run --topo dgx-h100 -b 32G -e 32G -c 0 >big2.txt 2>&1 && ! grep -q 'do not fit' big2.txt &&

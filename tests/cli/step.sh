@@ -170,16 +170,20 @@ grep -q '^collsim: warning: --tp: tp = 16 is more than a node.s 8 GPUs' e.txt &&
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --layer-params 9.4K,37K,2.4M --micro-batch 32 --seq-len 1 \
     --layer-time 0.2ms >o.txt 2>e.txt && grep -q '^# throughput .* samples/s (512 samples per step' o.txt \
     && ok samples || bad "samples: $(grep throughput o.txt) $(cat e.txt)"
-# what a GPU holds against its memory: plain DDP of 8B on an 80 GB H100 is
+# what a GPU holds against its memory: plain DDP of 8B on an 80 GiB H100 is
 # warned of (16 bytes a parameter), FSDP over 16 GPUs fits and says how much
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b >o.txt 2>e.txt
-grep -q "^collsim: warning: memory: one GPU holds about 128.5 GB (8.03e+09 local parameters x 16 B: .*more than the NVIDIA H100 80GB HBM3's 80 GB: the plan does not fit as set" e.txt \
-    && grep -q '^# warning: memory: one GPU holds about 128.5 GB' o.txt && ok memory-ddp-warned || bad "memory-ddp-warned: $(cat e.txt)"
+grep -q "^collsim: warning: memory: one GPU holds about 119.7 GiB (8.03e+09 local parameters x 16 B: .*more than the NVIDIA H100 80GB HBM3's 80 GiB: the plan does not fit as set" e.txt \
+    && grep -q '^# warning: memory: one GPU holds about 119.7 GiB' o.txt && ok memory-ddp-warned || bad "memory-ddp-warned: $(cat e.txt)"
+# ... and the JSON carries the same warning
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --json st.json >/dev/null 2>&1 &&
+    python3 -c 'import json,sys; d=json.load(open("st.json")); sys.exit(not any(w.startswith("memory: one GPU holds about 119.7 GiB") for w in d["warnings"]))' \
+    && ok memory-warning-in-json || bad memory-warning-in-json
 "$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --data-parallel fsdp >o.txt 2>e.txt
-! grep -q 'memory' e.txt && grep -q "^# note: Memory: one GPU holds about 8.0 GB (8.03e+09 local parameters x 16 B: .*, sharded over the 16 DP ranks) of the NVIDIA H100 80GB HBM3's 80 GB; activations" o.txt \
+! grep -q 'memory' e.txt && grep -q "^# note: Memory: one GPU holds about 7.5 GiB (8.03e+09 local parameters x 16 B: .*, sharded over the 16 DP ranks) of the NVIDIA H100 80GB HBM3's 80 GiB; activations" o.txt \
     && ok memory-fsdp-note || bad "memory-fsdp-note: $(grep -i memory o.txt e.txt)"
 "$COLLSIM" step --topo dgx-h100 --arch llama3-70b --tp 8 --mode infer --batch 4096 --context 4096 >o.txt 2>e.txt
-grep -q 'memory: one GPU holds about 704.8 GB (17.6 GB of weights (8.82e+09 parameters x 2 B) and 687.2 GB of KV cache (4096 sequences x 4096 tokens of context)), more than .*pipeline parallelism, or a smaller batch or context$' e.txt \
+grep -q 'memory: one GPU holds about 656.4 GiB (16.4 GiB of weights (8.82e+09 parameters x 2 B) and 640.0 GiB of KV cache (4096 sequences x 4096 tokens of context)), more than .*pipeline parallelism, or a smaller batch or context$' e.txt \
     && ok memory-kv-warned || bad "memory-kv-warned: $(cat e.txt)"
 # a PP group's pairs inside a node and across nodes: two rows, each its own
 # price, and the transports line names both

@@ -80,6 +80,11 @@ check twice "collsim: --grid topology.nodes: the key is given twice; expected ea
     [ "$(grep -c '^collsim: warning: NCCL_FOO (--env): NCCL v2.28.9 does not read this variable' wn.err)" -eq 1 ] &&
     grep -q '^collsim: warning: link-stats: sweep writes one row per point and size' wn.err &&
     ok sweep-warns-once || bad "sweep-warns-once ($(cat wn.err))"
+# a scenario's own [output] files are not sweep's: said at their line
+printf '[topology]\npreset = dgx-h100\n[output]\ncsv = own.csv\n' >own.ini
+"$COLLSIM" sweep own.ini --grid nodes=1,2 -b 1M -e 1M --output wo.csv >wo.out 2>wo.err && [ -s wo.csv ] && [ ! -e own.csv ] &&
+    grep -q '^collsim: warning: own.ini:4: csv: not written: sweep writes only its own files' wo.err \
+    && ok sweep-says-scenario-outputs || bad "sweep-says-scenario-outputs ($(cat wo.err))"
 # an engine axis: each engine the points run says what it leaves out
 "$COLLSIM" sweep --topo dgx-h100 --nodes 2 --nic roce-400g --mtu 1024 --grid scenario.model=analytic,flow \
     -b 1M -e 1M --output wm.csv >wm.out 2>wm.err &&
