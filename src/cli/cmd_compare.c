@@ -216,6 +216,12 @@ static gboolean build_designs(cs_run_args_t *a, const compare_opts_t *o, GArray 
         } else if (ok) {
             d.p = cs_predict_scenario(&s, "compare", TRUE, err);
             ok = d.p != NULL;
+            /* which design failed: as sweep names its point */
+            if (!ok && err != NULL && *err != NULL && d.label != NULL) {
+                g_autofree char *m = g_strdup_printf("%s (design %s)", (*err)->message, d.label);
+                g_free((*err)->message);
+                (*err)->message = g_steal_pointer(&m);
+            }
         }
         cs_scenario_clear(&s);
         g_array_append_val(designs, d);

@@ -154,4 +154,8 @@ check trace "collsim: --trace: compare runs several designs; expected collsim ru
 "$COLLSIM" compare --topo dgx-h100 -b 16G -e 16G --design a:NCCL_ALGO=Ring --design b:NCCL_ALGO=Tree >wf.txt 2>&1 &&
     ! grep -q 'do not fit\|agg-iters' wf.txt && ok sweep-warnings-only-when-due || bad sweep-warnings-only-when-due
 
+# a design the model refuses is named, as sweep names its point
+check design-named "collsim: --oversubscription: 2 does not apply: the rail fabric of 16 nodes is one leaf per rail, with no spine (traffic between rails stays inside the nodes); expected it from 33 nodes up, or --fabric fat-tree, or none (design b)" \
+    --topo dgx-h100 --oversubscription 2 --design a:nodes=64 --design b:nodes=16
+
 exit $fail
