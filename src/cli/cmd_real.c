@@ -141,10 +141,10 @@ static gboolean validate(cs_scenario_t *s, GError **err)
 
 int cs_cmd_real(int argc, char **argv)
 {
+    g_set_prgname("collsim real");
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--verbs") == 0)
             return run_verbs(argc, argv);
-    g_set_prgname("collsim real");
     g_auto(GStrv) again = relaunch_argv(argc, argv);
 
     real_flags_t f = { .timeout_s = 300, .check_max = 1 << 20, .test_fail_rank = -2 };
