@@ -14,6 +14,7 @@
 #include "cli/cs_cmd_calibrate.h"
 #include "cli/cs_commands.h"
 #include "cli/cs_predict.h"
+#include "cli/cs_progress.h"
 #include "io/cs_calibrate.h"
 #include "io/cs_nccltests_log.h"
 #include "io/cs_result_json.h"
@@ -679,6 +680,19 @@ static gboolean add_manifest(cs_calib_set_t *set, const char *path, const char *
 
 /* ---- the command ------------------------------------------------------------------ */
 
+typedef struct {
+    cs_progress_t *p;
+    int i;
+} fit_progress_t;
+
+static void fit_step(void *data, const char *label)
+{
+    fit_progress_t *fp = data;
+    if (fp->i > 0)
+        cs_progress_end(fp->p);
+    cs_progress_begin(fp->p, fp->i++, label);
+}
+
 static void print_report(FILE *f, const char *out, const cs_params_t *start, const cs_params_t *fitted,
                          const cs_calib_fit_t *fit, int nresults)
 {
@@ -757,8 +771,17 @@ static int calibrate(global_t *gl, group_t *defaults, GArray *groups, GError **e
     cs_calib_opts_init(&opts);
     cs_params_t fitted;
     cs_calib_fit_t fit;
-    if (!cs_calibrate_fit(set, &start, &opts, &fitted, &fit, err))
-        goto out;
+    {
+        /* a fit prices every size many times: a progress line while it
+         * does (on a terminal), gone before the file is written */
+        fit_progress_t fp = { .p = cs_progress_new(stderr, CS_P_COUNT + opts.sweeps, NULL) };
+        opts.step = fit_step;
+        opts.step_data = &fp;
+        gboolean ok = cs_calibrate_fit(set, &start, &opts, &fitted, &fit, err);
+        cs_progress_free(fp.p);
+        if (!ok)
+            goto out;
+    }
     header = g_strdup_printf(
         "collsim calibrate %s: parameters of model:%s fitted to measured results; method: docs/calibration.md\n"
         "start: %s\n"

@@ -35,6 +35,7 @@ struct cs_progress {
     char *label;
     gint64 t0, cur_t0;       /* monotonic us: the run's and the item's start */
     double s_per_w;          /* seconds per weight of the last item done, < 0: none */
+    gboolean steps;          /* no weights: steps of unknown cost (no share, no time left) */
     gint64 last_draw;
     int shown;               /* characters of the line now on the terminal */
     gint64 interrupt_seen;   /* when the thread first saw Ctrl-C, 0: not yet */
@@ -116,6 +117,8 @@ static char *progress_line(const cs_progress_t *p, gint64 now)
     format_duration((now - p->t0) * 1e-6, elapsed, sizeof elapsed);
     if (!p->pricing)
         return g_strdup_printf("collsim: preparing the model, %s elapsed", elapsed);
+    if (p->steps)
+        return g_strdup_printf("collsim: %s, %s elapsed", p->label, elapsed);
     double cur_w = p->w[p->cur], cur_s = (now - p->cur_t0) * 1e-6;
     double done = p->done_w;
     GString *g = g_string_new(NULL);
@@ -221,9 +224,10 @@ cs_progress_t *cs_progress_new(FILE *stream, int n, const guint64 *weights)
     g_cond_init(&p->started);
     p->fd = stream != NULL && isatty(fileno(stream)) ? fileno(stream) : -1;
     p->n = MAX(0, n);
+    p->steps = weights == NULL;
     p->w = g_new0(double, MAX(1, p->n));
     for (int i = 0; i < p->n; i++) {
-        p->w[i] = weights[i] > 0 ? (double)weights[i] : 1;
+        p->w[i] = weights == NULL ? 1 : weights[i] > 0 ? (double)weights[i] : 1;
         p->total_w += p->w[i];
     }
     p->cur = -1;

@@ -27,7 +27,8 @@ typedef struct cs_progress cs_progress_t;
 /* n items weighing weights[i] bytes each (a size of 0 counts as 1 byte);
  * the line goes to 'stream' if it is a terminal. Catches SIGINT (the
  * handler stays after cs_progress_free: a late Ctrl-C cannot cut a file
- * being written). */
+ * being written). weights NULL: steps of unknown cost (calibrate's fit),
+ * the line their label and the time elapsed only. */
 cs_progress_t *cs_progress_new(FILE *stream, int n, const guint64 *weights);
 /* Item i (its label, e.g. "256 MiB") starts being priced. */
 void cs_progress_begin(cs_progress_t *p, int i, const char *label);

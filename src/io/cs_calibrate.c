@@ -441,6 +441,8 @@ void cs_calib_opts_init(cs_calib_opts_t *o)
     o->sweeps = 40;
     o->scale = 0.1;
     o->min_move = 0.005;
+    o->step = NULL;
+    o->step_data = NULL;
 }
 
 static double round4(double v)
@@ -507,6 +509,11 @@ gboolean cs_calibrate_fit(cs_calib_set_t *s, const cs_params_t *start, const cs_
         fit.twin[id] = -1;
         if (!cs_calib_param_fittable((cs_param_id_t)id))
             continue;
+        if (opts->step != NULL) {
+            g_autofree char *what = g_strdup_printf("calibrate: how %s moves the predictions",
+                                                    cs_param_name((cs_param_id_t)id));
+            opts->step(opts->step_data, what);
+        }
         double v = start->v[id];
         const char *unit = cs_param_unit((cs_param_id_t)id);
         /* both ways: the models take minima and maxima of bottlenecks, so
@@ -608,6 +615,11 @@ gboolean cs_calibrate_fit(cs_calib_set_t *s, const cs_params_t *start, const cs_
      * plain coordinate steps zigzag down */
     g_autofree double *scratch = g_new(double, MAX(np, 1));
     for (int sweep = 0; sweep < opts->sweeps; sweep++) {
+        if (opts->step != NULL) {
+            g_autofree char *what = g_strdup_printf("calibrate: fitting, sweep %d (at most %d)", sweep + 1,
+                                                    opts->sweeps);
+            opts->step(opts->step_data, what);
+        }
         gboolean any = FALSE;
         cs_params_t prev = work;
         for (int id = 0; id < CS_P_COUNT; id++) {

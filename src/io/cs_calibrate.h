@@ -41,6 +41,10 @@ typedef struct {
     int sweeps;          /* coordinate-descent sweeps at most (default 40) */
     double scale;        /* scale of the robust (Cauchy) loss of the log error (default 0.1) */
     double min_move;     /* relative move below which a parameter is kept (default 0.005) */
+    /* Optional: told as each step of the fit starts (a parameter's
+     * sensitivity, a sweep), for a long fit's progress line; NULL: none. */
+    void (*step)(void *data, const char *label);
+    void *step_data;
 } cs_calib_opts_t;
 
 void cs_calib_opts_init(cs_calib_opts_t *o);

@@ -56,6 +56,13 @@ sed '1d;/^Script done/d' ts.txt | tr -d '\n' \
                       END { exit !(drawn && blank) }' \
     && ok cleared || bad "cleared: $(tail -c 200 ts.txt | od -c | tail -5)"
 
+# ---- calibrate: a fit of the flow engine prices every size many times -------
+# its steps on the line (a terminal), and nothing written before it ends
+"$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1M -e 1G -f 4 --json cal.json >/dev/null 2>&1
+on_tty timeout 6 "$COLLSIM" calibrate cal.json --topo dgx-h100 --nodes 2 --model flow -o fit.ini
+tr "$cr" '\n' <ts.txt | grep -q '^collsim: calibrate: \(how [a-z0-9.]* moves the predictions\|fitting, sweep [0-9]* (at most 40)\), [0-9:]* elapsed' \
+    && [ ! -e fit.ini ] && ok calibrate-progress || bad "calibrate-progress: $(tr "$cr" '\n' <ts.txt | tail -3)"
+
 # ---- -v: one line per row, nothing else changes -----------------------------
 "$COLLSIM" run --topo dgx-h100 -b 1M -e 64M -f 4 >plain.txt 2>/dev/null
 "$COLLSIM" run --topo dgx-h100 -b 1M -e 64M -f 4 -v >v.txt 2>/dev/null
