@@ -160,6 +160,12 @@ grep -q '^# compared: note: .*slow.ini was fitted to this log, so these errors a
 "$COLLSIM" validate "$tmp/h.txt" --topo dgx-h100 --nodes 2 --gpus 1 --calibration "$tmp/slow.ini" > "$tmp/v2.txt" ||
     fail "validate other"
 grep -q 'in-sample' "$tmp/v2.txt" && fail "validate: in-sample note on a log the fit did not use"
+# a copy of the fitted log elsewhere is the same log
+mkdir -p "$tmp/elsewhere" && cp "$tmp/slow.txt" "$tmp/elsewhere/copy.txt"
+"$COLLSIM" validate "$tmp/elsewhere/copy.txt" --topo dgx-h100 --nodes 2 --gpus 1 --calibration "$tmp/slow.ini" > "$tmp/v3.txt" ||
+    fail "validate copy"
+grep -q '^# compared: note: .*slow.ini was fitted to this log, so these errors are in-sample' "$tmp/v3.txt" ||
+    fail "validate: no in-sample note on a copy of the fitted log"
 # a healthy fit (the model's own output) raises no range warning
 "$COLLSIM" calibrate "$tmp/h.txt" --topo dgx-h100 --nodes 2 --gpus 1 -o "$tmp/h.ini" > "$tmp/out" || fail "calibrate h"
 grep -q 'physical range' "$tmp/out" && fail "range warning on a healthy fit"
