@@ -885,6 +885,18 @@ static gboolean check_base(cs_run_args_t *a, const sweep_opts_t *o, const grid_t
             }
         }
         cs_predict_sweep_warnings(&s, NULL, NULL, 0, w);
+        /* an axis over an NCCL variable NCCL does not read (a typo, most
+         * often): every point the same, which the CSV rows cannot say */
+        for (guint k = 0; k < g->axes->len; k++) {
+            const axis_t *x = &g_array_index(g->axes, axis_t, k);
+            const char *name = g_str_has_prefix(x->column, "nccl.") ? x->column + strlen("nccl.") : NULL;
+            if (name != NULL && !cs_nccl_env_is_known(name)) {
+                const char *hint = cs_nccl_env_hint(name);
+                g_ptr_array_add(w, g_strdup_printf("--grid %s: NCCL does not read %s, so every point prices "
+                                                   "the same%s%s", x->column, name, hint != NULL ? "; " : "",
+                                                   hint != NULL ? hint : ""));
+            }
+        }
         /* a CSV row has no notes: where its numbers' parameters came from
          * is said here (each JSON point's notes say it too) */
         if (s.calibration != NULL) {

@@ -80,6 +80,11 @@ check twice "collsim: --grid topology.nodes: the key is given twice; expected ea
     [ "$(grep -c '^collsim: warning: NCCL_FOO (--env): NCCL v2.28.9 does not read this variable' wn.err)" -eq 1 ] &&
     grep -q '^collsim: warning: link-stats: sweep writes one row per point and size' wn.err &&
     ok sweep-warns-once || bad "sweep-warns-once ($(cat wn.err))"
+# a grid over a variable NCCL does not read (a typo): said on stderr, once
+"$COLLSIM" sweep --topo dgx-h100 --grid NCCL_FOO=1,2 -b 1M -e 1M --output wt.csv >wt.out 2>wt.err && [ -s wt.csv ] &&
+    [ "$(grep -c '^collsim: warning: --grid nccl.NCCL_FOO: NCCL does not read NCCL_FOO, so every point prices the same$' wt.err)" -eq 1 ] &&
+    "$COLLSIM" sweep --topo dgx-h100 --grid NCCL_ALGO=Ring,Tree -b 1M -e 1M --output wa.csv >wa.out 2>wa.err && ! grep -q 'does not read' wa.err \
+    && ok sweep-unknown-nccl-axis || bad "sweep-unknown-nccl-axis ($(cat wt.err wa.err))"
 # a scenario's own [output] files are not sweep's: said at their line
 printf '[topology]\npreset = dgx-h100\n[output]\ncsv = own.csv\n' >own.ini
 "$COLLSIM" sweep own.ini --grid nodes=1,2 -b 1M -e 1M --output wo.csv >wo.out 2>wo.err && [ -s wo.csv ] && [ ! -e own.csv ] &&
