@@ -382,6 +382,19 @@ char *cs_run_args_nccl_tests_command(const cs_scenario_t *s, int nnodes, int ngp
 
 gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command, GError **err)
 {
+    /* a prediction's settings given on this command line: a scenario file
+     * shared with collsim run may hold them (ignored here, as its keys are
+     * the prediction's), a flag says the user expects them to do something */
+    static const char *const predicting[] = { "scenario.model", "scenario.exact", "scenario.calibration" };
+    for (guint k = 0; k < G_N_ELEMENTS(predicting); k++) {
+        const char *o = g_hash_table_lookup(s->origins, predicting[k]);
+        if (o != NULL && g_str_has_prefix(o, "collsim:")) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: collsim %s measures, it prices nothing; expected it "
+                        "with collsim run (a scenario file's %s, shared with run, is ignored here)", o, command,
+                        predicting[k] + strlen("scenario."));
+            return FALSE;
+        }
+    }
     /* nccl_runner.c: one process per GPU, each on its own stream */
     if (s->procs_per_node > 0 || s->nthreads > 1) {
         gboolean p = s->procs_per_node > 0;

@@ -143,6 +143,8 @@ fi
 check trace-unwritable prefix "nosuchdir/t.json: cannot write the file (" -- run $H --model flow -b 1M -e 1M --trace nosuchdir/t.json --json out.json
 check real-jobs exact "j9.ini:6: [job a]: several jobs at once are a prediction (collsim run --model flow); expected a scenario without [job NAME] groups for collsim real" -- real j9.ini
 check real-trace exact "collsim: --trace: only a simulation has a timeline; expected it with collsim run, not collsim real" -- real $H --trace t.json
+check real-model exact "collsim: --model: collsim real measures, it prices nothing; expected it with collsim run (a scenario file's model, shared with run, is ignored here)" -- real $H --model flow
+check real-calibration exact "collsim: --calibration: collsim real measures, it prices nothing; expected it with collsim run (a scenario file's calibration, shared with run, is ignored here)" -- real $H --calibration cal.ini
 check real-alternatives exact "collsim: --alternatives: a measurement runs NCCL's own pick; expected --alternatives with collsim run (the model prices what NCCL passed over), not collsim real" -- real $H --alternatives
 printf '[topology]\npreset = dgx-h100\n[nccl]\nNCCL_ALGO = Bogus\n[output]\njson = out.json\ncsv = out.csv\n' >s4.ini
 check ini-nccl prefix "s4.ini:4: " -- run s4.ini
