@@ -186,16 +186,16 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
                                                   "%.0f GiB: the plan does not fit as set (activations and NCCL's "
                                                   "and the framework's buffers come on top); expected more tensor "
                                                   "or pipeline parallelism%s%s",
-                                                  plan->mem_bytes / 1073741824.0, plan->mem_what, dev->gpu->marketing,
-                                                  cap / 1073741824.0, spec.model.experts > 1 ? ", more expert parallelism" : "",
+                                                  plan->mem_bytes / CS_GIB, plan->mem_what, dev->gpu->marketing,
+                                                  cap / CS_GIB, spec.model.experts > 1 ? ", more expert parallelism" : "",
                                                   spec.mode == CS_WL_INFER ? ", or a smaller batch or context"
                                                   : spec.shard == CS_WL_SHARD_FULL ? ", more GPUs, or a smaller model"
                                                   : ", data-parallel = fsdp, or a smaller model"));
     else if (plan->mem_bytes > 0 && cap > 0)
         cs_wl_plan_add_note(plan, g_strdup_printf("Memory: one GPU holds about %.1f GiB (%s) of the %s's %.0f GiB; "
                                                   "activations and NCCL's and the framework's buffers are not "
-                                                  "counted.", plan->mem_bytes / 1073741824.0, plan->mem_what,
-                                                  dev->gpu->marketing, cap / 1073741824.0));
+                                                  "counted.", plan->mem_bytes / CS_GIB, plan->mem_what,
+                                                  dev->gpu->marketing, cap / CS_GIB));
     int gpn = cs_topo_node_gpus(topo, 0);
     if (plan->tp > gpn)
         g_ptr_array_add(warnings, g_strdup_printf("%s: tp = %d is more than a node's %d GPUs: each TP group spans "

@@ -103,7 +103,7 @@ static char *buffers_warning(const cs_topo_t *t, guint64 maxbytes, gboolean chec
                            "(common.cu AllocateBuffs): up to %d x %s do not fit the %.0f GiB of an %s, so that run "
                            "would not start; the rows price the sizes as if they fitted",
                            check ? ", and with -c 1 one for the expected result" : "", nbuf, sz,
-                           least->mem_bytes / 1073741824.0, least->marketing);
+                           least->mem_bytes / CS_GIB, least->marketing);
 }
 
 void cs_predict_sweep_warnings(const cs_scenario_t *s, const cs_topo_t *t, const guint64 *sizes, int nsizes,

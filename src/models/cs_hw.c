@@ -14,7 +14,7 @@
  * (85.5e9 bytes) usable on an H100 80GB, 143771 MiB on an H200 141GB,
  * 24564 MiB on an RTX 4090 24GB; the catalogue keeps the datasheet's number
  * in GiB, a little above what a run can allocate. */
-#define GIB 1073741824.0
+#define GIB CS_GIB
 
 typedef struct {
     const char *alias;

@@ -5,6 +5,9 @@
 
 #include <glib.h>
 
+/* Bytes in a GiB: GPU memory is counted in them (cs_gpu_model_t.mem_bytes). */
+#define CS_GIB 1073741824.0
+
 typedef struct {
     const char *name;        /* catalogue key: "h100-sxm", "rtx4090", ... */
     const char *marketing;   /* "NVIDIA H100 80GB HBM3" */

@@ -32,6 +32,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "models/cs_hw.h"
 #include "models/cs_workload.h"
 #include "util/cs_error.h"
 
@@ -1190,12 +1191,13 @@ static void wl_clear(wl_t *w)
         g_ptr_array_free(w->notes, TRUE);
 }
 
-#define GIB 1073741824.0
-
 /* What one GPU of the busiest stage holds (cs_wl_plan_t.mem_bytes). */
 static void plan_memory(const wl_t *w, const cs_wl_spec_t *sp, cs_wl_plan_t *p)
 {
     double dsz = (double)w->dsz, best = 0, params = 0, kv = 0;
+    /* training: 16-bit weights and gradients, fp32 master (none when the
+     * weights are fp32) and two fp32 moments, a local parameter */
+    double per = 2 * dsz + (dsz < 4 ? 4 : 0) + 8;
     for (int s = 0; s < w->pp; s++) {
         double local = w->stage_params[s], b, k = 0;
         if (sp->mode == CS_WL_INFER) {
@@ -1204,9 +1206,6 @@ static void plan_memory(const wl_t *w, const cs_wl_spec_t *sp, cs_wl_plan_t *p)
             k = w->m.hidden > 0 ? w->T * w->ctx * 2 * w->kvd_local * dsz * w->Ls : 0;
             b = local * dsz + k;
         } else {
-            /* 16-bit weights and gradients, fp32 master (none when the
-             * weights are fp32) and two fp32 moments */
-            double per = 2 * dsz + (dsz < 4 ? 4 : 0) + 8;
             b = local * per / (sp->shard == CS_WL_SHARD_FULL ? w->dp : 1);
         }
         if (b > best) {
@@ -1218,15 +1217,15 @@ static void plan_memory(const wl_t *w, const cs_wl_spec_t *sp, cs_wl_plan_t *p)
     p->mem_bytes = best;
     if (sp->mode == CS_WL_INFER)
         p->mem_what = kv > 0 ? g_strdup_printf("%.1f GiB of weights (%.4g parameters x %g B) and %.1f GiB of KV "
-                                               "cache (%g sequence%s x %d tokens of context)", params * dsz / GIB,
-                                               params, dsz, kv / GIB, w->T, w->T == 1 ? "" : "s", w->ctx)
-                             : g_strdup_printf("%.1f GiB of weights (%.4g parameters x %g B)", params * dsz / GIB,
+                                               "cache (%g sequence%s x %d tokens of context)", params * dsz / CS_GIB,
+                                               params, dsz, kv / CS_GIB, w->T, w->T == 1 ? "" : "s", w->ctx)
+                             : g_strdup_printf("%.1f GiB of weights (%.4g parameters x %g B)", params * dsz / CS_GIB,
                                                params, dsz);
     else {
         g_autofree char *shard = sp->shard == CS_WL_SHARD_FULL && w->dp > 1
             ? g_strdup_printf(", sharded over the %d DP ranks", w->dp) : g_strdup("");
         p->mem_what = g_strdup_printf("%.4g local parameters x %g B: weights and gradients in %s, Adam's fp32 %s"
-                                      "moments%s", params, 2 * dsz + (dsz < 4 ? 4 : 0) + 8, cs_dtype_name(sp->dtype),
+                                      "moments%s", params, per, cs_dtype_name(sp->dtype),
                                       dsz < 4 ? "master copy and " : "", shard);
     }
 }
