@@ -211,8 +211,6 @@ typedef struct {
  * own errors against real runs are about a tenth (docs/validation.md). */
 #define FASTER_NOTE 0.2
 
-struct cs_engine_sweep;
-static void price_alternatives(struct cs_engine_sweep *sw, int i, const cs_engine_call_t *call, double t_pick);
 
 struct cs_engine_sweep {
     const cs_engine_ops_t *ops;
@@ -528,6 +526,54 @@ cs_result_t *cs_engine_sweep_result(cs_engine_sweep_t *sw)
     return sw->r;
 }
 
+/* Each algorithm and protocol NCCL allows for size i and its tuner passed
+ * over, as NCCL_ALGO and NCCL_PROTO naming them would have NCCL run it
+ * (cs_comm_decide_forced), priced by the same engine (after everything the
+ * sweep keeps of the size's own call: the state's last call is then an
+ * alternative's). */
+static void price_alternatives(cs_engine_sweep_t *sw, int i, const cs_engine_call_t *call, double t_pick)
+{
+    const cs_engine_job_t *job = sw->job;
+    const cs_decision_t *d = &sw->decisions[i];
+    if (cs_coll_is_p2p(job->coll) || !(t_pick > 0))
+        return;
+    double best = t_pick;
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        for (int p = 0; p < CS_PROTO_COUNT; p++) {
+            cs_decision_t da;
+            if ((a == (int)d->algo && p == (int)d->proto) || d->table_us[a][p] < 0 ||
+                !cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, a, p, &da,
+                                       NULL))
+                continue;
+            cs_engine_call_t c = *call;
+            c.decision = &da;
+            double t[2];
+            if (sw->ops->predict(sw->state, job, &c, t, NULL) && t[CS_OOP] > 0 && t[CS_OOP] < best) {
+                best = t[CS_OOP];
+                if (1 - best / t_pick >= FASTER_NOTE)
+                    sw->faster[i] = (faster_t){ (int)d->algo, (int)d->proto, a, p, 1 - best / t_pick,
+                                                FALSE, FALSE };
+            }
+        }
+    /* the variables that run it: one where NCCL's tuner, left the other
+     * half, picks the same pair; else both */
+    faster_t *f = &sw->faster[i];
+    if (f->alt < 0)
+        return;
+    cs_decision_t dv;
+    if (f->alt_p == f->pick_p &&
+        cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, f->alt, -1, &dv, NULL) &&
+        (int)dv.algo == f->alt && (int)dv.proto == f->alt_p)
+        f->by_algo = TRUE;
+    else if (f->alt == f->pick &&
+             cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, -1, f->alt_p, &dv,
+                                   NULL) &&
+             (int)dv.algo == f->alt && (int)dv.proto == f->alt_p)
+        f->by_proto = TRUE;
+    else
+        f->by_algo = f->by_proto = TRUE;
+}
+
 int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p, GError **err)
 {
     if (sw->next >= sw->nsizes)
@@ -627,54 +673,6 @@ int cs_engine_sweep_next(cs_engine_sweep_t *sw, const cs_engine_step_t **step_p,
     if (step_p != NULL)
         *step_p = &sw->step;
     return 1;
-}
-
-/* Each algorithm and protocol NCCL allows for size i and its tuner passed
- * over, as NCCL_ALGO and NCCL_PROTO naming them would have NCCL run it
- * (cs_comm_decide_forced), priced by the same engine (after everything the
- * sweep keeps of the size's own call: the state's last call is then an
- * alternative's). */
-static void price_alternatives(cs_engine_sweep_t *sw, int i, const cs_engine_call_t *call, double t_pick)
-{
-    const cs_engine_job_t *job = sw->job;
-    const cs_decision_t *d = &sw->decisions[i];
-    if (cs_coll_is_p2p(job->coll) || !(t_pick > 0))
-        return;
-    double best = t_pick;
-    for (int a = 0; a < CS_ALGO_COUNT; a++)
-        for (int p = 0; p < CS_PROTO_COUNT; p++) {
-            cs_decision_t da;
-            if ((a == (int)d->algo && p == (int)d->proto) || d->table_us[a][p] < 0 ||
-                !cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, a, p, &da,
-                                       NULL))
-                continue;
-            cs_engine_call_t c = *call;
-            c.decision = &da;
-            double t[2];
-            if (sw->ops->predict(sw->state, job, &c, t, NULL) && t[CS_OOP] > 0 && t[CS_OOP] < best) {
-                best = t[CS_OOP];
-                if (1 - best / t_pick >= FASTER_NOTE)
-                    sw->faster[i] = (faster_t){ (int)d->algo, (int)d->proto, a, p, 1 - best / t_pick,
-                                                FALSE, FALSE };
-            }
-        }
-    /* the variables that run it: one where NCCL's tuner, left the other
-     * half, picks the same pair; else both */
-    faster_t *f = &sw->faster[i];
-    if (f->alt < 0)
-        return;
-    cs_decision_t dv;
-    if (f->alt_p == f->pick_p &&
-        cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, f->alt, -1, &dv, NULL) &&
-        (int)dv.algo == f->alt && (int)dv.proto == f->alt_p)
-        f->by_algo = TRUE;
-    else if (f->alt == f->pick &&
-             cs_comm_decide_forced(job->comm, job->coll, job->dtype, job->redop, call->nccl_bytes, -1, f->alt_p, &dv,
-                                   NULL) &&
-             (int)dv.algo == f->alt && (int)dv.proto == f->alt_p)
-        f->by_proto = TRUE;
-    else
-        f->by_algo = f->by_proto = TRUE;
 }
 
 /* "algorithm for 8 MiB to 32 MiB: ..." for each run of sizes where the
