@@ -690,6 +690,20 @@ static cs_result_t *predict_table(const cs_engine_ops_t *ops, const cs_topo_t *t
  * (cs_comm_p2p_direct), said where the version or its bound implies it */
 #define DIRECT_NOTE ", its GPUs of one process writing into each other's buffers (P2P/direct pointer, up to 2.22)"
 
+/* The median of the signed bus bandwidth errors at >= 1 MiB; NAN without
+ * such sizes. */
+static double large_median(const cs_validation_t *v)
+{
+    g_autofree double *e = g_new(double, MAX(1, v->rows->len));
+    int n = 0;
+    for (guint i = 0; i < v->rows->len; i++) {
+        const cs_validate_row_t *r = &g_array_index(v->rows, cs_validate_row_t, i);
+        if (r->size >= CS_VALIDATE_LARGE_MIN)
+            e[n++] = r->busbw_err;
+    }
+    return cs_validate_median(e, n);
+}
+
 /* A run several times slower than predicted at every large size, where
  * its log says nothing of what NCCL did (no NCCL INFO line read): a hint at the usual
  * causes, which only the run's settings or its NCCL_DEBUG=INFO lines can
@@ -699,14 +713,7 @@ static void far_below(const cs_validation_t *v, const cs_nccl_info_t *seen, GPtr
 {
     if (findings->len > 0 || (seen != NULL && cs_nccl_info_any(seen)))
         return;
-    g_autofree double *e = g_new(double, MAX(1, v->rows->len));
-    int n = 0;
-    for (guint i = 0; i < v->rows->len; i++) {
-        const cs_validate_row_t *r = &g_array_index(v->rows, cs_validate_row_t, i);
-        if (r->size >= CS_VALIDATE_LARGE_MIN)
-            e[n++] = r->busbw_err;
-    }
-    double med = cs_validate_median(e, n);   /* NAN without such sizes */
+    double med = large_median(v);
     if (med >= 3.0)
         g_ptr_array_add(findings, g_strdup_printf(
                 "the measured bus bandwidth is %.0fx below the prediction (the median at sizes >= 1 MiB) and "
@@ -714,6 +721,36 @@ static void far_below(const cs_validation_t *v, const cs_nccl_info_t *seen, GPtr
                 "InfiniBand or GPUDirect RDMA disabled, sockets, the wrong interface or HCA); give validate the "
                 "run's NCCL_* settings with --env, or take the log with NCCL_DEBUG=INFO, whose lines it compares "
                 "with the model", med + 1));
+}
+
+/* A run of at most two processes over several nodes, each driving several
+ * GPUs, far slower than predicted, where no NCCL line said on which CPUs
+ * its threads ran: Open MPI's mpirun binds each of at most two processes
+ * to one core unless told otherwise (mpirun(1), "Process binding": bind
+ * to core when the number of processes is <= 2), which puts every GPU's
+ * network proxy thread of a process on that core; collsim does not price
+ * the proxies' CPU time. A hint, as far_below's: the median signed error
+ * at >= 1 MiB is +25 % or more (the prediction is at least 1.25 times the
+ * measured bandwidth). */
+static void few_processes(const cs_validation_t *v, const cs_nccl_info_t *seen, const cs_comm_info_t *ci,
+                          const char *layout_from, GPtrArray *findings)
+{
+    int procs = ci->procs_per_node * ci->nnodes;
+    int gpus = ci->threads_per_proc * ci->gpus_per_thread;
+    if ((seen != NULL && seen->cpu_bind.count > 0) || ci->nnodes < 2 || procs > 2 || gpus < 2)
+        return;
+    double med = large_median(v);
+    if (!(med >= 0.25))
+        return;
+    g_ptr_array_add(findings, g_strdup_printf(
+            "the run is %d processes of %d GPUs each on %d nodes (%s) and the prediction is %.1fx its measured "
+            "bus bandwidth (the median at sizes >= 1 MiB): started by Open MPI's mpirun without --bind-to, each "
+            "process is bound to one core (mpirun(1): bind to core when there are at most 2 processes), where "
+            "its %d GPUs' network proxy threads (one a GPU, posting and polling every network transfer) and the "
+            "caller's share it, which collsim does not price; NCCL_DEBUG=INFO prints the set (its "
+            "'ncclTopoGetCpuAffinity' or 'Setting affinity' lines, which validate reads), and mpirun --bind-to "
+            "none or NCCL_IGNORE_CPU_AFFINITY=1 frees them",
+            procs, gpus, ci->nnodes, layout_from != NULL ? layout_from : "the model's layout", med + 1, gpus));
 }
 
 static int validate(validate_args_t *a, GError **err)
@@ -985,6 +1022,7 @@ static int validate(validate_args_t *a, GError **err)
         c->findings = g_ptr_array_new_with_free_func(g_free);
         cs_validate_findings(c->seen, comm, a->log, c->findings);
         far_below(c->v, c->seen, c->findings);
+        few_processes(c->v, c->seen, ci, layout_from, c->findings);
         if (params.calibration_source != NULL) {
             cs_params_t builtin;
             cs_params_init_defaults(&builtin);

@@ -14,6 +14,24 @@ static void ring_free(gpointer p)
     g_free(r);
 }
 
+/* One process's affinity lines (cs_nccl_info_t.cpu_procs) */
+typedef struct {
+    int cpus;              /* the CPU set's size */
+    guint64 devs;          /* the GPUs (device numbers below 64) that printed a line */
+    int gpus;              /* how many did */
+    int outside;           /* of them, "empty, ignoring" */
+    int line;              /* the first line */
+    char *set;             /* the set as printed */
+    gboolean kept;         /* NCCL's kept set (up to 2.27), not the process's */
+} cpu_proc_t;
+
+static void cpu_proc_free(gpointer p)
+{
+    cpu_proc_t *c = p;
+    g_free(c->set);
+    g_free(c);
+}
+
 static void reason_clear(gpointer p)
 {
     cs_seen_reason_t *r = p;
@@ -31,6 +49,7 @@ cs_nccl_info_t *cs_nccl_info_new(void)
     s->gdr_reasons = g_array_new(FALSE, TRUE, sizeof(cs_seen_reason_t));
     g_array_set_clear_func(s->gdr_reasons, reason_clear);
     s->rank_host = g_array_new(FALSE, FALSE, sizeof(int));
+    s->cpu_procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, cpu_proc_free);
     return s;
 }
 
@@ -55,6 +74,8 @@ static void info_clear(gpointer p)
     fact_clear(&s->no_gdr);
     fact_clear(&s->coll_channels);
     fact_clear(&s->comm_nranks);
+    fact_clear(&s->cpu_bind);
+    g_hash_table_unref(s->cpu_procs);
     g_array_unref(s->conns);
     g_hash_table_unref(s->text_ids);
     g_ptr_array_unref(s->texts);
@@ -239,6 +260,131 @@ static gboolean ring_line(cs_nccl_info_t *s, const char *body, int lineno)
     return TRUE;
 }
 
+int cs_cpu_list_count(const char *p, const char **end_p)
+{
+    int n = 0;
+    for (;;) {
+        char *e = NULL;
+        long a = strtol(p, &e, 10);
+        if (e == p || a < 0 || a >= (1 << 20))
+            return -1;
+        long b = a;
+        if (*e == '-') {
+            const char *q = e + 1;
+            b = strtol(q, &e, 10);
+            if (e == q || b < a || b >= (1 << 20))
+                return -1;
+        }
+        n += (int)(b - a + 1);
+        p = e;
+        if (*p != ',' || !g_ascii_isdigit(p[1]))
+            break;
+        p++;
+    }
+    if (end_p != NULL)
+        *end_p = p;
+    return n;
+}
+
+/* The CPUs of a mask as NCCL's ncclCpusetToStr prints it up to 2.27 (hex,
+ * 32-bit words high first, comma between: "ff,ffffffff"); -1 if none. */
+static int cpu_mask_count(const char *p)
+{
+    int n = 0, digits = 0;
+    for (; g_ascii_isxdigit(*p) || (*p == ',' && g_ascii_isxdigit(p[1])); p++) {
+        if (*p == ',')
+            continue;
+        int v = g_ascii_xdigit_value(*p);
+        n += (v & 1) + ((v >> 1) & 1) + ((v >> 2) & 1) + ((v >> 3) & 1);
+        digits++;
+    }
+    return digits > 0 ? n : -1;
+}
+
+/* An affinity line of process 'proc' for GPU 'dev': its set of 'cpus'
+ * (the text 'set', n bytes), or one with no CPU in common ('outside'). */
+static void cpu_affinity(cs_nccl_info_t *s, const char *proc, long dev, int cpus, const char *set, size_t n,
+                         gboolean outside, gboolean kept, int lineno)
+{
+    cpu_proc_t *c = g_hash_table_lookup(s->cpu_procs, proc);
+    if (c == NULL) {
+        if (g_hash_table_size(s->cpu_procs) >= (1u << 16))
+            return;   /* a log of more processes than that: the first ones tell */
+        c = g_new0(cpu_proc_t, 1);
+        c->cpus = cpus;
+        c->line = lineno;
+        c->set = quote_text(set, n);
+        c->kept = kept;
+        g_hash_table_insert(s->cpu_procs, g_strdup(proc), c);
+    } else if (!kept && c->kept) {
+        /* the process's own set, where an earlier line gave a kept one */
+        g_free(c->set);
+        c->set = quote_text(set, n);
+        c->cpus = cpus;
+        c->kept = FALSE;
+    }
+    if (dev >= 0 && dev < 64) {
+        if (c->devs & (G_GUINT64_CONSTANT(1) << dev))
+            return;   /* the same GPU again (another communicator of it) */
+        c->devs |= G_GUINT64_CONSTANT(1) << dev;
+    }
+    c->gpus++;
+    c->outside += outside;
+    if (c->cpus <= 0)
+        return;
+    /* the process with the most GPUs a CPU (a * d > b * c: a/c > b/d) */
+    if (s->cpu_bind.count == 0 || (gint64)c->gpus * s->cpu_bind_cpus > (gint64)s->cpu_bind_gpus * c->cpus ||
+        s->cpu_bind.line == c->line) {
+        if (s->cpu_bind.line != c->line || g_strcmp0(s->cpu_bind.text, c->set) != 0) {
+            fact_clear(&s->cpu_bind);
+            s->cpu_bind.count = 0;
+            fact_add(&s->cpu_bind, c->set, strlen(c->set), c->line);
+        }
+        s->cpu_bind_cpus = c->cpus;
+        s->cpu_bind_gpus = c->gpus;
+        s->cpu_bind_outside = c->outside;
+        s->cpu_bind_kept = c->kept;
+    }
+}
+
+/* topo.cc's affinity lines (cs_nccl_info.h); TRUE if 'body' is one. */
+static gboolean affinity_line(cs_nccl_info_t *s, const char *proc, const char *body, int lineno)
+{
+    static const char now[] = "ncclTopoGetCpuAffinity: Affinity for GPU ";
+    static const char old[] = "Setting affinity for GPU ";
+    gboolean is_now = g_str_has_prefix(body, now);
+    if (!is_now && !g_str_has_prefix(body, old))
+        return FALSE;
+    const char *p = body + (is_now ? strlen(now) : strlen(old));
+    char *e = NULL;
+    long dev = strtol(p, &e, 10);
+    if (e == p || dev < 0)
+        return TRUE;
+    if (!is_now) {
+        if (!g_str_has_prefix(e, " to "))
+            return TRUE;
+        const char *set = e + strlen(" to ");
+        int n = cpu_mask_count(set);
+        if (n > 0)
+            cpu_affinity(s, proc, dev, n, set, strcspn(set, " \r\n"), FALSE, TRUE, lineno);
+        return TRUE;
+    }
+    if (!g_str_has_prefix(e, " is "))
+        return TRUE;
+    gboolean outside = g_str_has_prefix(e + strlen(" is "), "empty");
+    /* the process's own set; absent under NCCL_IGNORE_CPU_AFFINITY=1,
+     * where NCCL binds each GPU's threads to its near CPUs whatever it is */
+    const char *set = strstr(e, " ; CPU affinity = ");
+    if (set == NULL)
+        return TRUE;
+    set += strlen(" ; CPU affinity = ");
+    const char *end = NULL;
+    int n = cs_cpu_list_count(set, &end);
+    if (n > 0)
+        cpu_affinity(s, proc, dev, n, set, (size_t)(end - set), outside, FALSE, lineno);
+    return TRUE;
+}
+
 void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno)
 {
     /* NCCL's own line: "host:pid:tid [dev] NCCL INFO ..." (debug.cc), or
@@ -259,6 +405,14 @@ void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno)
         return;
     }
     if (ring_line(s, body, lineno))
+        return;
+    /* the process: "host:pid" of debug.cc's "host:pid:tid [dev] " */
+    char proc[128] = "";
+    const char *c1 = memchr(start, ':', (size_t)(m - start));
+    const char *c2 = c1 != NULL ? memchr(c1 + 1, ':', (size_t)(m - c1 - 1)) : NULL;
+    if (c2 != NULL && (size_t)(c2 - start) < sizeof proc)
+        memcpy(proc, start, (size_t)(c2 - start));
+    if (affinity_line(s, proc, body, lineno))
         return;
     if (g_str_has_prefix(body, "Using network ")) {
         const char *name = body + strlen("Using network ");
@@ -329,7 +483,7 @@ gboolean cs_nccl_info_any(const cs_nccl_info_t *s)
         if (s->xport[k].count > 0)
             return TRUE;
     return s->network.count > 0 || s->net_devices.count > 0 || s->no_ib_device.count > 0 || s->no_gdr.count > 0 ||
-           s->gdr_reasons->len > 0 || s->coll_channels.count > 0 || s->rings->len > 0;
+           s->gdr_reasons->len > 0 || s->coll_channels.count > 0 || s->rings->len > 0 || s->cpu_bind.count > 0;
 }
 
 void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host, int group)
@@ -393,6 +547,11 @@ char *cs_nccl_info_summary(const cs_nccl_info_t *s)
         const cs_seen_ring_t *r = g_ptr_array_index(s->rings, 0);
         g_string_append_printf(g, "%sthe rings of %u channel%s (from line %d)", sep, s->rings->len,
                                s->rings->len == 1 ? "" : "s", r->line);
+        sep = "; ";
     }
+    if (s->cpu_bind.count > 0)
+        g_string_append_printf(g, "%s%d GPU%s of a process on %d CPU%s (line %d: %s)", sep, s->cpu_bind_gpus,
+                               s->cpu_bind_gpus == 1 ? "" : "s", s->cpu_bind_cpus, s->cpu_bind_cpus == 1 ? "" : "s",
+                               s->cpu_bind.line, s->cpu_bind.text);
     return g_string_free(g, FALSE);
 }

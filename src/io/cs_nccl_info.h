@@ -34,6 +34,15 @@
  *                      GPUDirect RDMA (net.cc: comm->useGdr = 0, gathered)
  *   init.cc            "comm 0x5555 rank 0 nRanks 16 nNodes 2 localRanks 8 ...":
  *                      the communicator's size
+ *   graph/topo.cc      "ncclTopoGetCpuAffinity: Affinity for GPU 3 is 0,112.
+ *                      (GPU affinity = 0-55,112-167 ; CPU affinity = 0,112)."
+ *                      (from 2.28.3; "is empty, ignoring" where the GPU's
+ *                      near CPUs are outside the process's set), up to 2.27
+ *                      "Setting affinity for GPU 3 to 01,00000001" (a hex
+ *                      mask, the set NCCL keeps: the process's and the
+ *                      GPU's near CPUs in common): the CPUs a process's
+ *                      threads, its GPUs' proxy threads among them, may run
+ *                      on; the line's "host:pid" says which process
  *   nccl-tests         "#  Rank  3 Group  0 Pid 1234 on hostB device  3 ...":
  *                      the host and group of each rank (cs_nccl_info_rank_host). */
 #ifndef CS_NCCL_INFO_H
@@ -104,6 +113,15 @@ typedef struct {
     int max_group;                 /* the largest "# Rank ... Group G" (> 0: the ranks form several communicators) */
     cs_seen_fact_t comm_nranks;    /* init.cc "comm 0x... rank R nRanks N ...": a communicator's size */
     int comm_nranks_min, comm_nranks_max;
+    /* The affinity lines of the process with the most GPUs for each CPU it
+     * may run on (topo.cc ncclTopoGetCpuAffinity): its first such line and
+     * the CPU set it prints; 0 CPUs where no line said */
+    cs_seen_fact_t cpu_bind;
+    int cpu_bind_cpus;             /* logical CPUs in that set */
+    int cpu_bind_gpus;             /* that process's GPUs that printed a line */
+    int cpu_bind_outside;          /* of them, those whose near CPUs are all outside the set ("empty, ignoring") */
+    gboolean cpu_bind_kept;        /* the set is the one NCCL kept (up to 2.27), not the process's own */
+    GHashTable *cpu_procs;         /* "host:pid" -> its counts (private to the reader) */
 } cs_nccl_info_t;
 
 #define CS_SEEN_CONNS_MAX (1 << 23)   /* connection lines kept one by one */
@@ -133,6 +151,11 @@ gboolean cs_nccl_info_any(const cs_nccl_info_t *s);
  * (NCCL's own IB, the nccl-rdma-sharp plugin's IBext, Google's gIB: RDMA
  * over IB or RoCE), CS_SEEN_NET_SOCKET, or CS_SEEN_NET_OTHER. */
 cs_seen_xport_t cs_nccl_info_net_kind(const char *name);
+
+/* The CPUs of a list in the kernel's cpulist form, which NCCL's
+ * ncclCpusetToRangeStr prints too ("0-55,112-167", "0,112"), read up to
+ * the first byte not of it (*end_p, if not NULL); -1 if it is not one. */
+int cs_cpu_list_count(const char *s, const char **end_p);
 
 /* One line for the report: "connections via P2P/IPC (16 lines, the first
  * at line 40), ...; network IB (line 12); ...; 24 coll channels (line

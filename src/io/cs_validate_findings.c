@@ -399,6 +399,27 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
                 hcas->str, ci->nics_used, hcas->str));
     }
 
+    /* the CPUs a process's threads may run on (topo.cc
+     * ncclTopoGetCpuAffinity), fewer than the threads its GPUs' network
+     * proxies and its caller need: a launcher's binding */
+    if (s->cpu_bind.count > 0 && has_net && s->cpu_bind_cpus <= s->cpu_bind_gpus) {
+        g_autofree char *outside = s->cpu_bind_outside > 0
+            ? g_strdup_printf(", and %d of its GPUs have no near CPU in it (NCCL: 'empty, ignoring')",
+                              s->cpu_bind_outside)
+            : g_strdup("");
+        g_ptr_array_add(out, g_strdup_printf(
+            "%s:%d: a process of %d GPU%s may run only on %d logical CPU%s (%s %s)%s: each GPU's network proxy "
+            "thread, which posts and polls every network transfer, and the caller's thread share them; a "
+            "launcher's binding does this (Open MPI's mpirun binds each process to one core when it starts two "
+            "or fewer, mpirun(1); srun --cpu-bind; taskset). collsim does not price the proxies' CPU time: where "
+            "several are busy (rings, trees, all-to-all across nodes) the run is slower than predicted, most at "
+            "mid sizes; mpirun --bind-to none, a binding to each GPU's NUMA node, or NCCL_IGNORE_CPU_AFFINITY=1 "
+            "(NCCL then binds each GPU's threads to its near CPUs) frees them",
+            log, s->cpu_bind.line, s->cpu_bind_gpus, s->cpu_bind_gpus == 1 ? "" : "s", s->cpu_bind_cpus,
+            s->cpu_bind_cpus == 1 ? "" : "s",
+            s->cpu_bind_kept ? "the set NCCL kept for its GPU:" : "CPU affinity =", s->cpu_bind.text, outside));
+    }
+
     /* the channel count NCCL settled on (init.cc: comm->nChannels) */
     if (s->coll_channels.count > 0 && ci->comm_nch > 0 && s->coll_channels_value != ci->comm_nch)
         g_ptr_array_add(out, g_strdup_printf(

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 
 #include "real/doctor_int.h"
+#include "io/cs_nccl_info.h"
 
 /* ---- helpers ----------------------------------------------------------------- */
 
@@ -797,6 +798,62 @@ static void rule_roce_tc(dr_ctx_t *c)
            "NCCL_IB_TC=%s puts RoCE data on DSCP %d, priority %d under the usual map (DSCP / 8)", v, dscp, prio);
 }
 
+/* ---- the CPUs this process may run on ---------------------------------------- */
+
+/* A launcher's binding, as the kernel gives it for this process
+ * (/proc/self/status Cpus_allowed_list; a captured tree's own copy):
+ * NCCL keeps each GPU's threads, its network proxy among them, on that
+ * set's CPUs near the GPU, or on the whole set where none is near
+ * (topo.cc ncclTopoGetCpuAffinity). Run under the job's launcher
+ * (mpirun -np 2 collsim doctor) it is the ranks' own binding. */
+static void rule_cpu_binding(dr_ctx_t *c)
+{
+    dr_machine_t *m = &c->d->m;
+    g_autofree char *st = dr_read(&m->fs, "/proc/self/status");
+    g_autofree char *online = dr_read_value(&m->fs, "/sys/devices/system/cpu/online");
+    const char *l = st != NULL ? strstr(st, "Cpus_allowed_list:") : NULL;
+    if (l == NULL || online == NULL)
+        return;
+    l += strlen("Cpus_allowed_list:");
+    l += strspn(l, " \t");
+    const char *end = NULL;
+    int allowed = cs_cpu_list_count(l, &end);
+    int all = cs_cpu_list_count(online, NULL);
+    if (allowed <= 0 || all <= 0 || allowed >= all)
+        return;
+    g_autofree char *set = dr_one_line(g_strndup(l, MIN((size_t)(end - l), (size_t)DR_MAX_VALUE)));
+    g_autofree char *ev = g_strdup_printf("/proc/self/status Cpus_allowed_list = %s; "
+                                          "/sys/devices/system/cpu/online = %s", set, online);
+    int ngpu = (int)m->gpus->len;
+    if (dr_env_long(c, "NCCL_IGNORE_CPU_AFFINITY", 0) != 0) {
+        g_autofree char *how = dr_env_evidence(c, "NCCL_IGNORE_CPU_AFFINITY");
+        dr_add(c->d, CS_DOCTOR_INFO, "cpu-binding-ignored", ev,
+               "NCCL binds each GPU's threads to the GPU's near CPUs instead (topo.cc ncclTopoGetCpuAffinity)",
+               NULL, "this process may run on %d of the %d online CPUs (%s), which %s makes NCCL ignore", allowed,
+               all, set, how);
+        return;
+    }
+    if (ngpu > 0 && allowed <= ngpu) {
+        g_autofree char *impact = g_strdup_printf(
+            "ranks started the same way put the network proxy thread of each of their GPUs (it posts and polls "
+            "every network transfer) and the caller's thread on %d CPU%s: collectives across nodes slow down, "
+            "most at mid sizes and where one process drives several GPUs, beyond collsim's prediction (which "
+            "does not price CPU time)", allowed, allowed == 1 ? "" : "s");
+        dr_add(c->d, CS_DOCTOR_WARNING, "cpu-binding", ev, impact,
+               "start the ranks with mpirun --bind-to none, --map-by ppr:N:node:pe=M (M cores a rank) or srun "
+               "--cpus-per-task; Open MPI's mpirun binds each process to one core when it starts two or fewer "
+               "(mpirun(1)); NCCL_IGNORE_CPU_AFFINITY=1 makes NCCL bind each GPU's threads to its near CPUs "
+               "whatever the set",
+               "this process may run on %d of the %d online CPUs (%s), no more than the %d GPU%s here", allowed,
+               all, set, ngpu, ngpu == 1 ? "" : "s");
+        return;
+    }
+    dr_add(c->d, CS_DOCTOR_INFO, "cpu-binding-note", ev,
+           "NCCL keeps each GPU's threads on this set's CPUs near the GPU (topo.cc ncclTopoGetCpuAffinity)", NULL,
+           "this process may run on %d of the %d online CPUs (%s): a launcher's or cgroup's binding", allowed, all,
+           set);
+}
+
 void dr_rules_nccl(dr_ctx_t *c, const char *gpu_model)
 {
     rule_gpus(c, gpu_model);
@@ -816,6 +873,7 @@ void dr_rules_nccl(dr_ctx_t *c, const char *gpu_model)
     rule_socket_quality(c);
     rule_intra(c);
     rule_roce_tc(c);
+    rule_cpu_binding(c);
     rule_summary(c, boot);
     g_array_free(boot, TRUE);
 }

@@ -395,6 +395,33 @@ grep -q '^# finding: the measured bus bandwidth is 10x below the prediction .*NC
       grep -q "^# measured: NCCL's INFO lines: network IB" fa10i.txt && ! grep -q '^# finding' fa10i.txt; } &&
     ok far-below-finding || bad "far-below-finding ($(grep -h '^# finding' fa10.txt fa3.txt | cut -c1-120))"
 
+# Two processes of 8 GPUs over 2 nodes, half as fast as predicted: a hint
+# at mpirun's default binding to one core; not at the predicted speed,
+# and not where NCCL's INFO lines say on which CPUs the threads ran:
+# there the finding reads the set (a core and its hyperthread for all 8
+# GPUs; none inside one node, where no proxy carries NVLink's data), and
+# a process free to use its GPU's CPUs gets none.
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --procs-per-node 1 -b 1M -e 16M -f 4 > cb.log 2>&1 || bad cb-run
+awk '$1 ~ /^[0-9]+$/ && NF >= 13 { $6 *= 2; $7 /= 2; $8 /= 2; $10 *= 2; $11 /= 2; $12 /= 2 } { print }' cb.log > cb2.log
+aff() {   # $1: the process's CPU set; the 8 GPUs' lines of host a (pid 5) and host b (pid 6)
+    awk -v set="$1" '{ print } /^#  *\(B\)/ && !d { d = 1
+        for (h = 0; h < 2; h++) for (g = 0; g < 8; g++)
+            printf "%s:%d:%d [%d] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU %d is %s. (GPU affinity = 0-55,112-167 ; CPU affinity = %s).\n", h ? "b" : "a", 5 + h, 10 + g, g, g, g < 4 ? set : "empty, ignoring", set }'
+}
+"$COLLSIM" validate cb2.log --topo dgx-h100 --nodes 2 > cb2.txt 2>&1
+grep -q '^# finding: the run is 2 processes of 8 GPUs each on 2 nodes (from the log.s "nThread 1 nGpus 8") and the prediction is 2.0x its measured bus bandwidth .*bind to core when there are at most 2 processes' cb2.txt &&
+    "$COLLSIM" validate cb.log --topo dgx-h100 --nodes 2 > cb1.txt 2>&1 && ! grep -q '^# finding' cb1.txt &&
+    aff 0,112 < cb2.log > cb2i.log && "$COLLSIM" validate cb2i.log --topo dgx-h100 --nodes 2 > cb2i.txt 2>&1 &&
+    grep -q "^# measured: NCCL's INFO lines: 8 GPUs of a process on 2 CPUs (line [0-9]*: 0,112)" cb2i.txt &&
+    grep -q '^# finding: cb2i.log:[0-9]*: a process of 8 GPUs may run only on 2 logical CPUs (CPU affinity = 0,112), and 4 of its GPUs have no near CPU in it .*NCCL_IGNORE_CPU_AFFINITY=1' cb2i.txt &&
+    ! grep -q 'the run is 2 processes' cb2i.txt &&
+    "$COLLSIM" run --topo dgx-h100 --procs-per-node 1 -b 1M -e 4M -f 4 2>&1 | aff 0,112 > cb1n.log &&
+    "$COLLSIM" validate cb1n.log --topo dgx-h100 > cb1n.txt 2>&1 &&
+    grep -q "^# measured: NCCL's INFO lines: 8 GPUs of a process on 2 CPUs" cb1n.txt && ! grep -q 'logical CPU' cb1n.txt &&
+    aff 0-223 < cb2.log > cb2w.log && "$COLLSIM" validate cb2w.log --topo dgx-h100 --nodes 2 > cb2w.txt 2>&1 &&
+    ! grep -q '^# finding' cb2w.txt &&
+    ok cpu-binding-finding || bad "cpu-binding-finding ($(grep -h '^# finding' cb2.txt cb1.txt cb2i.txt cb2w.txt | cut -c1-160))"
+
 # The measured run's process layout from the log itself: collsim's own
 # table of one process driving 8 GPUs says "nThread 1 nGpus 8", and
 # validate prices it so (errors 0), saying where the layout came from;

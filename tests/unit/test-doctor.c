@@ -662,6 +662,45 @@ static void test_gdr_distance(void)
     rm_rf(root);
 }
 
+/* The process's CPU set (a launcher's binding): a warning where it has no
+ * more CPUs than the GPUs, a note where it has more, nothing when it is
+ * every online CPU, and a note where NCCL_IGNORE_CPU_AFFINITY=1. */
+static void test_cpu_binding(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *root = g_dir_make_tmp("doctor-XXXXXX", &err);
+    g_assert_no_error(err);
+    put_pci(root, "/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0", "0x030200", "0x10de", "0x2330", "1");
+    put_pci(root, "/sys/devices/pci0000:80/0000:80:02.0/0000:82:00.0", "0x030200", "0x10de", "0x2330", "1");
+    put(root, "sys/devices/system/cpu/online", "0-223\n");
+    const char *sets[] = { "0,112", "0-55", "0-223" };
+    const char *codes[] = { "cpu-binding", "cpu-binding-note", NULL };
+    for (int i = 0; i < 3; i++) {
+        g_autofree char *st = g_strdup_printf("Name:\tcollsim\nCpus_allowed:\tff\nCpus_allowed_list:\t%s\n"
+                                              "Mems_allowed:\t3\n", sets[i]);
+        put(root, "proc/self/status", st);
+        g_autoptr(cs_doctor_t) d = cs_doctor_new(root);
+        g_assert_true(cs_doctor_scan(d, &err));
+        cs_doctor_check(d, NULL, NULL);
+        if (codes[i] != NULL)
+            assert_finding(d, codes[i], i == 0 ? CS_DOCTOR_WARNING : CS_DOCTOR_INFO);
+        g_assert_true((cs_doctor_find(d, "cpu-binding") != NULL) == (i == 0));
+        g_assert_true((cs_doctor_find(d, "cpu-binding-note") != NULL) == (i == 1));
+        if (i == 0)
+            g_assert_nonnull(strstr(cs_doctor_find(d, "cpu-binding")->what,
+                                    "may run on 2 of the 224 online CPUs (0,112), no more than the 2 GPUs here"));
+    }
+    put(root, "proc/self/status", "Cpus_allowed_list:\t0,112\n");
+    g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
+    cs_nccl_env_set(env, "NCCL_IGNORE_CPU_AFFINITY", "1", "test");
+    g_autoptr(cs_doctor_t) d = cs_doctor_new(root);
+    g_assert_true(cs_doctor_scan(d, &err));
+    cs_doctor_check(d, env, NULL);
+    assert_finding(d, "cpu-binding-ignored", CS_DOCTOR_INFO);
+    g_assert_null(cs_doctor_find(d, "cpu-binding"));
+    rm_rf(root);
+}
+
 /* getifaddrs lists IPv4 addresses before IPv6 ones: an interface with only
  * IPv6 loses to a later one with IPv4, and wins when the family is forced. */
 static void test_if_order(void)
@@ -802,6 +841,7 @@ int main(int argc, char **argv)
     g_test_add_func("/doctor/odd-tree", test_odd_tree);
     g_test_add_func("/doctor/gdr-distance", test_gdr_distance);
     g_test_add_func("/doctor/if-order", test_if_order);
+    g_test_add_func("/doctor/cpu-binding", test_cpu_binding);
     g_test_add_func("/doctor/topology", test_topology);
     g_test_add_func("/doctor/deterministic", test_deterministic);
     return g_test_run();

@@ -32,7 +32,8 @@ done
 for f in /proc/net/route /proc/net/fib_trie /proc/net/if_inet6 /proc/modules /proc/cpuinfo \
          /proc/sys/kernel/osrelease /proc/driver/nvidia/version /sys/module/nvidia/version \
          /sys/module/nvidia_peermem/version /sys/kernel/mm/memory_peers/nv_mem/version \
-         /sys/kernel/mm/memory_peers/nv_mem_nc/version /etc/nccl.conf; do
+         /sys/kernel/mm/memory_peers/nv_mem_nc/version /etc/nccl.conf \
+         /proc/self/status /sys/devices/system/cpu/online; do
     [ -r "$f" ] && put "$f"
 done
 exit 0
