@@ -81,7 +81,8 @@ static const char summary[] =
     "Measures a sweep of sizes of one collective with real NCCL on GPUs, as nccl-tests does\n"
     "(warm-up, -n timed iterations with CUDA events, out-of-place and in-place, data checked),\n"
     "and prints the table, JSON and CSV of `collsim run`, marked as a measurement, with the\n"
-    "algorithm, protocol and channels NCCL reported. Takes the scenario and flags of `collsim run`.\n"
+    "algorithm, protocol and channels NCCL reported. Takes the scenario and flags of `collsim run`\n"
+    "that describe the run; a prediction's own (--model, --svg, --link-stats, ...) are refused.\n"
     "Ranks: one process per GPU of this node (-g N, default all), or started by mpirun or\n"
     "torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT or --bootstrap).";
 
@@ -157,7 +158,7 @@ int cs_cmd_real(int argc, char **argv)
     entries[3].arg_data = &f.verbs;
     cs_run_args_cmd_t cmd = {
         .command = "real", .parameter = "[SCENARIO] - measure a collective with NCCL as nccl-tests does",
-        .summary = summary, .description = description, .extra = entries, .extra_data = &f,
+        .summary = summary, .description = description, .extra = entries, .extra_data = &f, .measures = TRUE,
     };
     cs_run_args_t a;
     cs_run_args_init(&a);

@@ -122,6 +122,21 @@ static gboolean sweep_only(const cs_scenario_key_t *k)
            strcmp(k->key, "alternatives") == 0;
 }
 
+/* Keys only a prediction reads, which a measurement refuses
+ * (cs_run_args_check_measured): not in its --help. */
+static gboolean prediction_only(const cs_scenario_key_t *k)
+{
+    static const char *const keys[] = { "scenario.model", "scenario.exact", "scenario.calibration",
+                                        "collective.procs-per-node", "collective.nthreads", "output.svg",
+                                        "output.trace", "output.link-stats", "output.alternatives" };
+    for (guint i = 0; i < G_N_ELEMENTS(keys); i++) {
+        size_t g = strlen(k->group);
+        if (strncmp(keys[i], k->group, g) == 0 && keys[i][g] == '.' && strcmp(keys[i] + g + 1, k->key) == 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
 static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
 {
     g_autofree char *title = g_strdup_printf("collsim %s options", cmd->command);
@@ -139,6 +154,8 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
           "Refuse a simulation estimated to need more memory than SIZE (K/M/G as -b; default: the memory available)",
           "SIZE" },
     };
+    if (cmd->measures)
+        fixed[3].flags |= G_OPTION_FLAG_HIDDEN;   /* --max-memory: the engines' limit */
     for (guint i = 0; i < G_N_ELEMENTS(fixed); i++)
         g_array_append_val(entries, fixed[i]);
     for (const GOptionEntry *x = cmd->main_extra; x != NULL && x->long_name != NULL; x++)
@@ -147,7 +164,8 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
         if (cmd->workload && sweep_only(k))
             continue;
         GOptionEntry e = { k->long_flag, k->short_flag,
-                           G_OPTION_FLAG_FILENAME | (k->arg == NULL ? G_OPTION_FLAG_OPTIONAL_ARG : 0),
+                           G_OPTION_FLAG_FILENAME | (k->arg == NULL ? G_OPTION_FLAG_OPTIONAL_ARG : 0) |
+                               (cmd->measures && prediction_only(k) ? G_OPTION_FLAG_HIDDEN : 0),
                            G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag, k->doc, k->arg };
         g_array_append_val(entries, e);
         if (k->alias != NULL) {
@@ -165,13 +183,13 @@ static GOptionGroup *main_group(cs_run_args_t *a, const cs_run_args_cmd_t *cmd)
  * keys (they describe --model packet's network and would crowd the main
  * help) and the [workload] keys (collsim step). */
 static GOptionGroup *keys_group(cs_run_args_t *a, const char *name, const char *title, const char *help,
-                                const cs_scenario_key_t *keys)
+                                const cs_scenario_key_t *keys, gboolean hidden)
 {
     GOptionGroup *g = g_option_group_new(name, title, help, a, NULL);
     GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
     for (const cs_scenario_key_t *k = keys; k->key != NULL; k++) {
-        GOptionEntry e = { k->long_flag, 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag,
-                           k->doc, k->arg };
+        GOptionEntry e = { k->long_flag, 0, G_OPTION_FLAG_FILENAME | (hidden ? G_OPTION_FLAG_HIDDEN : 0),
+                           G_OPTION_ARG_CALLBACK, (gpointer)on_key_flag, k->doc, k->arg };
         g_array_append_val(entries, e);
     }
     g_option_group_add_entries(g, (const GOptionEntry *)(void *)entries->data);
@@ -199,11 +217,12 @@ gboolean cs_run_args_parse(cs_run_args_t *a, const cs_run_args_cmd_t *cmd, int a
         g_option_context_add_group(ctx, x);
     }
     g_option_context_add_group(ctx, cs_topo_spec_option_group(&a->topo));
+    /* a measurement's network is the machine's: its flags are parsed to be refused */
     g_option_context_add_group(ctx, keys_group(a, "fabric", "Fabric options ([fabric] keys; read by --model packet)",
-                                               "Show the fabric options", cs_fabric_keys));
+                                               "Show the fabric options", cs_fabric_keys, cmd->measures));
     if (cmd->workload)
         g_option_context_add_group(ctx, keys_group(a, "workload", "Workload options ([workload] keys)",
-                                                   "Show the workload options", cs_workload_keys));
+                                                   "Show the workload options", cs_workload_keys, FALSE));
     if (cmd->summary != NULL)
         g_option_context_set_summary(ctx, cmd->summary);
     if (cmd->description != NULL)
@@ -392,6 +411,16 @@ gboolean cs_run_args_check_measured(const cs_scenario_t *s, const char *command,
             g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: collsim %s measures, it prices nothing; expected it "
                         "with collsim run (a scenario file's %s, shared with run, is ignored here)", o, command,
                         predicting[k] + strlen("scenario."));
+            return FALSE;
+        }
+    }
+    for (const cs_scenario_key_t *k = cs_fabric_keys; k->key != NULL; k++) {
+        g_autofree char *key = g_strdup_printf("fabric.%s", k->key);
+        const char *o = g_hash_table_lookup(s->origins, key);
+        if (o != NULL && g_str_has_prefix(o, "collsim:")) {
+            g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: collsim %s measures the machine's own network; expected "
+                        "the [fabric] keys with collsim run --model packet, which simulates one (a scenario file's, "
+                        "shared with run, are ignored here)", o, command);
             return FALSE;
         }
     }

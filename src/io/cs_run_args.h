@@ -32,6 +32,8 @@ typedef struct {
     gboolean workload;          /* the [workload] keys as flags, a group of their own, and none of
                                  * the sweep's ([collective] keys, csv, extra-columns, link-stats),
                                  * which a step does not read (collsim step) */
+    gboolean measures;          /* collsim real: the flags only a prediction reads (cs_run_args_check_measured
+                                 * refuses them) are left out of --help, still parsed to be refused */
     const GOptionEntry *main_extra; /* options added to the scenario options' group
                                  * (NULL-terminated, or NULL); no callbacks: that
                                  * group's user_data is the parser's */

@@ -14,6 +14,13 @@ unset RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT OMPI_COMM_WORLD_RANK PM
 "$COLLSIM" real --help-all >h.txt && grep -q -- '--timeout' h.txt && grep -q -- '--bootstrap' h.txt &&
     grep -q -- '--minbytes' h.txt && grep -q -- '--topo' h.txt && ! grep -q -- '_test' h.txt \
     && ok help || bad help
+# a prediction's flags, which real refuses, are not offered (still refused)
+! grep -qE -- '--(model|exact|calibration|procs-per-node|nthreads|svg|trace|link-stats|alternatives|max-memory)[ =]' h.txt &&
+    ! grep -q -- '--help-fabric' h.txt &&
+    { "$COLLSIM" real --alternatives > /dev/null 2> halt.err; [ $? -eq 2 ]; } && grep -q -- '--alternatives' halt.err &&
+    { "$COLLSIM" real --pfc none > /dev/null 2> hpfc.err; [ $? -eq 2 ]; } &&
+    grep -q -- "^collsim: --pfc: collsim real measures the machine's own network" hpfc.err &&
+    ok help-no-prediction-flags || bad "help-no-prediction-flags ($(grep -E -- '--(model|svg|trace)' h.txt | head -2))"
 
 # ---- the command line is collsim run's ---------------------------------------
 for args in "-b x" "-e 1Q" "--op bcast" "-n 0" "--env FOO=1" "a.ini b.ini" "--bogus"; do
