@@ -295,6 +295,17 @@ static int run_rank(const cs_real_opts_t *o, const cs_boot_job_t *job, GError **
     cs_real_dev_t dev;
     fill_dev_basic(&dev);
 
+    /* a node without a usable GPU: one line for it (its first rank's), not
+     * one per rank */
+    g_autoptr(GError) nogpu = NULL;
+    if (cs_real_nccl_device_count(&nogpu) <= 0) {
+        const char *what = g_str_has_prefix(nogpu->message, "collsim: real: ")
+                               ? nogpu->message + strlen("collsim: real: ") : nogpu->message;
+        if (job->local_rank == 0)
+            fprintf(stderr, "collsim: real: %s, rank %d and this node's other ranks: %s\n", g_get_host_name(),
+                    job->rank, what);
+        goto out;
+    }
     if (job->rank == 0 && !cs_real_nccl_unique_id(id, sizeof id, &e))
         goto out;
     b = cs_boot_connect(job, id, sizeof id, o->timeout_s, &e);
@@ -375,11 +386,15 @@ int cs_real_main(const cs_real_opts_t *o, GError **err)
             return 2;
         }
 #ifdef HAVE_REAL_NCCL
-        if (n <= 0) {
-            /* (CUDA starts in this process: the ranks are new programs, exec'd) */
-            n = cs_real_nccl_device_count(err);
-            if (n <= 0)
+        if (n <= 0 || o->test_fail_rank == -2) {
+            /* (CUDA starts in this process: the ranks are new programs,
+             * exec'd); with -g N too, so that a machine without a GPU says
+             * so once, not once per rank */
+            int count = cs_real_nccl_device_count(err);
+            if (count <= 0)
                 return 1;
+            if (n <= 0)
+                n = count;
         }
 #endif
         if (!root_ok(o->s, n, err)) {

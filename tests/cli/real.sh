@@ -90,4 +90,23 @@ wait "$pid0"; s0=$?; wait "$pid1"; s1=$?; wait "$pid2"; s2=$?
     grep -q '^collsim: real: rank 2: stopping: rank 1 closed its control connection' e2 \
     && ok by-hand-propagation || bad "by-hand-propagation ($s0 $s1 $s2: $(cat e0 e2))"
 
+# A build with the real backend on a machine without a usable GPU: one line
+# for the machine, not one per rank, with -g N and with ranks by hand.
+"$COLLSIM" real -b 1K -e 1K >/dev/null 2>ng.err
+if grep -q 'no CUDA GPU is usable here' ng.err; then
+    "$COLLSIM" real -g 3 -b 1K -e 1K >/dev/null 2>ng3.err; r3=$?
+    port=$(( port + 1 ))
+    for r in 0 1; do
+        RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+            "$COLLSIM" real -b 1K -e 1K >/dev/null 2>"ng-e$r" &
+        eval "npid$r=\$!"
+    done
+    # shellcheck disable=SC2154
+    wait "$npid0"; n0=$?; wait "$npid1"; n1=$?
+    [ $r3 = 1 ] && [ "$(wc -l < ng3.err)" = 1 ] && grep -q '^collsim: real: no CUDA GPU is usable here' ng3.err &&
+        [ $n0 = 1 ] && [ $n1 = 1 ] && [ ! -s ng-e1 ] &&
+        grep -q "^collsim: real: .*, rank 0 and this node's other ranks: no CUDA GPU is usable here" ng-e0 \
+        && ok no-gpu-one-line || bad "no-gpu-one-line ($r3 $n0 $n1: $(cat ng3.err ng-e0 ng-e1))"
+fi
+
 exit $fail
