@@ -1380,6 +1380,9 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
             return g_strdup_printf("NIC rate (each GPU's sends to other nodes through its own NICs, %.1f GB/s)",
                                    hw->p2p_nic_bw / GBPS);
         int nch = MAX(1, d->nchannels), per_nic = (nch + hw->nics - 1) / hw->nics;
+        if (hw->nics == 1)
+            return g_strdup_printf("NIC rate (%d channel%s on the node's one NIC, %.1f GB/s)", per_nic,
+                                   per_nic == 1 ? "" : "s", hw->nic_bw / GBPS);
         return g_strdup_printf("NIC rate (%d channel%s on the busiest of %d NICs, %.1f GB/s each)", per_nic,
                                per_nic == 1 ? "" : "s", hw->nics, hw->nic_bw / GBPS);
     }
