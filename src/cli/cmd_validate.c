@@ -286,7 +286,9 @@ static void print_comparison(FILE *f, const char *log, const char *nccl_version,
     const cs_result_row_t *r0 = &g_array_index(m->rows, cs_result_row_t, 0);
     fprintf(f, "# collsim validate: %s, table %d (first row at line %d), against %s\n", log, c->number, c->line,
             c->predicted->producer);
-    fprintf(f, "# measured: %s: %s, %s%s%s, %d ranks", m->producer, cs_coll_name(m->coll), cs_dtype_name(r0->dtype),
+    /* "measured:nccl-tests" once: the line says measured already */
+    const char *by = g_str_has_prefix(m->producer, "measured:") ? m->producer + strlen("measured:") : m->producer;
+    fprintf(f, "# measured: %s: %s, %s%s%s, %d ranks", by, cs_coll_name(m->coll), cs_dtype_name(r0->dtype),
             cs_coll_has_redop(m->coll) ? " " : "", cs_coll_has_redop(m->coll) ? cs_redop_name(r0->redop) : "",
             m->nranks);
     if (m->nnodes > 0)
@@ -737,7 +739,8 @@ static void few_processes(const cs_validation_t *v, const cs_nccl_info_t *seen, 
 {
     int procs = ci->procs_per_node * ci->nnodes;
     int gpus = ci->threads_per_proc * ci->gpus_per_thread;
-    if ((seen != NULL && seen->cpu_bind.count > 0) || ci->nnodes < 2 || procs > 2 || gpus < 2)
+    cs_seen_cpu_bind_t cb;
+    if ((seen != NULL && cs_nccl_info_cpu_bind(seen, &cb)) || ci->nnodes < 2 || procs > 2 || gpus < 2)
         return;
     double med = large_median(v);
     if (!(med >= 0.25))
@@ -1043,6 +1046,14 @@ static int validate(validate_args_t *a, GError **err)
     }
     for (guint i = 0; i < log->notes->len; i++)
         printf("# log: %s\n", (const char *)g_ptr_array_index(log->notes, i));
+    {
+        /* the NCCL variables' warnings on stderr too, once (collsim(1)
+         * ENVIRONMENT), as run does; the report's header has them per table */
+        g_autoptr(GPtrArray) warned = cs_nccl_env_warnings_for(
+            s.env, a->nccl_version != NULL ? a->nccl_version : log->nccl_version, NULL);
+        for (guint i = 0; i < warned->len; i++)
+            fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warned, i));
+    }
     for (guint i = 0; i < cmp->len; i++) {
         if (i > 0 || log->notes->len > 0)
             printf("\n");

@@ -50,6 +50,7 @@ cs_nccl_info_t *cs_nccl_info_new(void)
     g_array_set_clear_func(s->gdr_reasons, reason_clear);
     s->rank_host = g_array_new(FALSE, FALSE, sizeof(int));
     s->cpu_procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, cpu_proc_free);
+    s->rank_procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return s;
 }
 
@@ -70,12 +71,13 @@ static void info_clear(gpointer p)
         fact_clear(&s->xport[k]);
     fact_clear(&s->network);
     fact_clear(&s->net_devices);
+    g_free(s->net_devices_names);
     fact_clear(&s->no_ib_device);
     fact_clear(&s->no_gdr);
     fact_clear(&s->coll_channels);
     fact_clear(&s->comm_nranks);
-    fact_clear(&s->cpu_bind);
     g_hash_table_unref(s->cpu_procs);
+    g_hash_table_unref(s->rank_procs);
     g_array_unref(s->conns);
     g_hash_table_unref(s->text_ids);
     g_ptr_array_unref(s->texts);
@@ -330,21 +332,40 @@ static void cpu_affinity(cs_nccl_info_t *s, const char *proc, long dev, int cpus
     }
     c->gpus++;
     c->outside += outside;
-    if (c->cpus <= 0)
+}
+
+void cs_nccl_info_rank_proc(cs_nccl_info_t *s, const char *name, long pid)
+{
+    if (g_hash_table_size(s->rank_procs) >= (1u << 16))
         return;
-    /* the process with the most GPUs a CPU (a * d > b * c: a/c > b/d) */
-    if (s->cpu_bind.count == 0 || (gint64)c->gpus * s->cpu_bind_cpus > (gint64)s->cpu_bind_gpus * c->cpus ||
-        s->cpu_bind.line == c->line) {
-        if (s->cpu_bind.line != c->line || g_strcmp0(s->cpu_bind.text, c->set) != 0) {
-            fact_clear(&s->cpu_bind);
-            s->cpu_bind.count = 0;
-            fact_add(&s->cpu_bind, c->set, strlen(c->set), c->line);
+    char *key = g_strdup_printf("%s:%ld", name, pid);
+    gpointer n = g_hash_table_lookup(s->rank_procs, key);
+    g_hash_table_replace(s->rank_procs, key, GINT_TO_POINTER(GPOINTER_TO_INT(n) + 1));
+}
+
+gboolean cs_nccl_info_cpu_bind(const cs_nccl_info_t *s, cs_seen_cpu_bind_t *out)
+{
+    GHashTableIter it;
+    gpointer k, v;
+    const cpu_proc_t *best = NULL;
+    int best_gpus = 0;
+    g_hash_table_iter_init(&it, s->cpu_procs);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        const cpu_proc_t *c = v;
+        int gpus = MAX(c->gpus, GPOINTER_TO_INT(g_hash_table_lookup(s->rank_procs, k)));
+        /* the most GPUs a CPU (a/c > b/d: a d > b c), then the first line */
+        gint64 lhs = (gint64)gpus * (best != NULL ? best->cpus : 1);
+        gint64 rhs = (gint64)best_gpus * c->cpus;
+        if (best == NULL || lhs > rhs || (lhs == rhs && c->line < best->line)) {
+            best = c;
+            best_gpus = gpus;
         }
-        s->cpu_bind_cpus = c->cpus;
-        s->cpu_bind_gpus = c->gpus;
-        s->cpu_bind_outside = c->outside;
-        s->cpu_bind_kept = c->kept;
     }
+    if (best == NULL)
+        return FALSE;
+    *out = (cs_seen_cpu_bind_t){ .line = best->line, .set = best->set, .cpus = best->cpus, .gpus = best_gpus,
+                                 .outside = best->outside, .kept = best->kept };
+    return TRUE;
 }
 
 /* topo.cc's affinity lines (cs_nccl_info.h); TRUE if 'body' is one. */
@@ -425,6 +446,25 @@ void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno)
         s->net_devices.count == 0) {
         size_t n = strcspn(body, ";\r\n");
         fact_add(&s->net_devices, body, n, lineno);
+        /* every "[N]name" up to the OOB part, whatever the quoted text keeps */
+        g_autoptr(GString) names = g_string_new(NULL);
+        for (const char *q = memchr(body, '[', n); q != NULL && q < body + n;
+             q = memchr(q + 1, '[', (size_t)(body + n - q - 1))) {
+            const char *name = memchr(q, ']', (size_t)(body + n - q));
+            if (name == NULL || !g_ascii_isdigit(q[1]))
+                continue;
+            name++;
+            size_t len = strcspn(name, ":/ ;\r\n");
+            if (len == 0 || name + len > body + n)
+                continue;
+            if (s->net_devices_n < 1024) {
+                g_autofree char *nm = quote_text(name, MIN(len, (size_t)64));
+                g_string_append_printf(names, "%s%s", s->net_devices_n > 0 ? "," : "", nm);
+                s->net_devices_n++;
+            }
+        }
+        g_free(s->net_devices_names);
+        s->net_devices_names = s->net_devices_n > 0 ? g_string_free(g_steal_pointer(&names), FALSE) : NULL;
         return;
     }
     if (g_str_has_prefix(body, "NET/IB : No device found")) {
@@ -483,7 +523,8 @@ gboolean cs_nccl_info_any(const cs_nccl_info_t *s)
         if (s->xport[k].count > 0)
             return TRUE;
     return s->network.count > 0 || s->net_devices.count > 0 || s->no_ib_device.count > 0 || s->no_gdr.count > 0 ||
-           s->gdr_reasons->len > 0 || s->coll_channels.count > 0 || s->rings->len > 0 || s->cpu_bind.count > 0;
+           s->gdr_reasons->len > 0 || s->coll_channels.count > 0 || s->rings->len > 0 ||
+           g_hash_table_size(s->cpu_procs) > 0;
 }
 
 void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host, int group)
@@ -549,9 +590,9 @@ char *cs_nccl_info_summary(const cs_nccl_info_t *s)
                                s->rings->len == 1 ? "" : "s", r->line);
         sep = "; ";
     }
-    if (s->cpu_bind.count > 0)
-        g_string_append_printf(g, "%s%d GPU%s of a process on %d CPU%s (line %d: %s)", sep, s->cpu_bind_gpus,
-                               s->cpu_bind_gpus == 1 ? "" : "s", s->cpu_bind_cpus, s->cpu_bind_cpus == 1 ? "" : "s",
-                               s->cpu_bind.line, s->cpu_bind.text);
+    cs_seen_cpu_bind_t cb;
+    if (cs_nccl_info_cpu_bind(s, &cb))
+        g_string_append_printf(g, "%s%d GPU%s of a process on %d CPU%s (line %d: %s)", sep, cb.gpus,
+                               cb.gpus == 1 ? "" : "s", cb.cpus, cb.cpus == 1 ? "" : "s", cb.line, cb.set);
     return g_string_free(g, FALSE);
 }

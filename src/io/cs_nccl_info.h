@@ -105,6 +105,8 @@ typedef struct {
     GArray *gdr_reasons;           /* cs_seen_reason_t, in the log's order */
     cs_seen_fact_t network;        /* "Using network X": X */
     cs_seen_fact_t net_devices;    /* "NET/IB : Using [0]mlx5_0:1/RoCE ...": up to the OOB */
+    int net_devices_n;             /* the devices that line lists ("[N]name"), read from the whole line */
+    char *net_devices_names;       /* their names, "mlx5_0,mlx5_1" (NULL: none) */
     cs_seen_fact_t no_ib_device;   /* "NET/IB : No device found." */
     cs_seen_fact_t no_gdr;         /* "Connected all rings ... GDR 0" */
     cs_seen_fact_t coll_channels;  /* "N coll channels, ...": N */
@@ -113,15 +115,8 @@ typedef struct {
     int max_group;                 /* the largest "# Rank ... Group G" (> 0: the ranks form several communicators) */
     cs_seen_fact_t comm_nranks;    /* init.cc "comm 0x... rank R nRanks N ...": a communicator's size */
     int comm_nranks_min, comm_nranks_max;
-    /* The affinity lines of the process with the most GPUs for each CPU it
-     * may run on (topo.cc ncclTopoGetCpuAffinity): its first such line and
-     * the CPU set it prints; 0 CPUs where no line said */
-    cs_seen_fact_t cpu_bind;
-    int cpu_bind_cpus;             /* logical CPUs in that set */
-    int cpu_bind_gpus;             /* that process's GPUs that printed a line */
-    int cpu_bind_outside;          /* of them, those whose near CPUs are all outside the set ("empty, ignoring") */
-    gboolean cpu_bind_kept;        /* the set is the one NCCL kept (up to 2.27), not the process's own */
-    GHashTable *cpu_procs;         /* "host:pid" -> its counts (private to the reader) */
+    GHashTable *cpu_procs;         /* "host:pid" -> its affinity lines' counts (private to the reader) */
+    GHashTable *rank_procs;        /* "host:pid" -> its ranks of the '# Rank' lines (private) */
 } cs_nccl_info_t;
 
 #define CS_SEEN_CONNS_MAX (1 << 23)   /* connection lines kept one by one */
@@ -141,6 +136,24 @@ void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno);
 /* Records that nccl-tests put rank 'rank' on host number 'host' (its
  * "# Rank" lines, read by the log's reader). */
 void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host, int group);
+/* Records that a "# Rank" line put a rank in process 'pid' on host 'name'
+ * (the affinity lines' "host:pid" names that process). */
+void cs_nccl_info_rank_proc(cs_nccl_info_t *s, const char *name, long pid);
+
+/* The process whose affinity lines (topo.cc ncclTopoGetCpuAffinity) give it
+ * the most GPUs for each CPU it may run on: its first such line, the CPU
+ * set printed there, the set's CPUs, its GPUs (those that printed a line,
+ * or its ranks of the '# Rank' lines, the more), how many printed "empty,
+ * ignoring" (no near CPU in the set), and whether the set is the one NCCL
+ * kept (up to 2.27's "Setting affinity") rather than the process's own. */
+typedef struct {
+    int line;
+    const char *set;               /* owned by the cs_nccl_info_t */
+    int cpus, gpus, outside;
+    gboolean kept;
+} cs_seen_cpu_bind_t;
+/* FALSE (out untouched) where no affinity line said. */
+gboolean cs_nccl_info_cpu_bind(const cs_nccl_info_t *s, cs_seen_cpu_bind_t *out);
 
 /* Whether any line said anything of NCCL's (the rank placement alone does
  * not count). */

@@ -879,6 +879,10 @@ static void comment_line(parser_t *p, const char *body, GPtrArray *tok)
             if (tok->len >= 4 && strcmp(TOK(tok, 2), "Group") == 0 && !parse_long(TOK(tok, 3), 0, G_MAXINT, &grp))
                 grp = 0;
             cs_nccl_info_rank_host(p->info, (int)v, (int)j, (int)grp);
+            /* "... Pid 1234 on hostB ...": the process, as NCCL's lines name it */
+            long pid;
+            if (i >= 2 && strcmp(TOK(tok, i - 2), "Pid") == 0 && parse_long(TOK(tok, i - 1), 0, G_MAXINT, &pid))
+                cs_nccl_info_rank_proc(p->info, host, pid);
             break;
         }
         return;

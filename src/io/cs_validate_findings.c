@@ -378,34 +378,27 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
      * rings use: the run's network had that many ports */
     if (s->net_devices.count > 0 && ci->nnodes > 1 && net == CS_XPORT_NET_IB &&
         g_str_has_prefix(s->net_devices.text, "NET/IB : Using")) {
-        g_autoptr(GString) hcas = g_string_new(NULL);
-        int ndev = 0;
-        for (const char *p = strchr(s->net_devices.text, '['); p != NULL; p = strchr(p + 1, '[')) {
-            const char *name = strchr(p, ']');
-            if (name == NULL || !g_ascii_isdigit(p[1]))
-                continue;
-            name++;
-            size_t n = strcspn(name, ":/ ");
-            if (n == 0)
-                continue;
-            g_string_append_printf(hcas, "%s%.*s", ndev > 0 ? "," : "", (int)n, name);
-            ndev++;
-        }
+        int ndev = s->net_devices_n;
+        const char *hcas = s->net_devices_names;
         if (ndev > 0 && ndev < ci->nics_used)
             g_ptr_array_add(out, g_strdup_printf(
                 "%s:%d: NCCL's IB transport opened %d RDMA device%s (%s), where the model's rings use %d NICs a "
                 "node: an NCCL_IB_HCA that names fewer, or ports that were down or not ACTIVE; --env "
                 "NCCL_IB_HCA=%s predicts the run as it ran", log, s->net_devices.line, ndev, ndev == 1 ? "" : "s",
-                hcas->str, ci->nics_used, hcas->str));
+                hcas, ci->nics_used, hcas));
     }
 
     /* the CPUs a process's threads may run on (topo.cc
-     * ncclTopoGetCpuAffinity), fewer than the threads its GPUs' network
-     * proxies and its caller need: a launcher's binding */
-    if (s->cpu_bind.count > 0 && has_net && s->cpu_bind_cpus <= s->cpu_bind_gpus) {
-        g_autofree char *outside = s->cpu_bind_outside > 0
-            ? g_strdup_printf(", and %d of its GPUs have no near CPU in it (NCCL: 'empty, ignoring')",
-                              s->cpu_bind_outside)
+     * ncclTopoGetCpuAffinity), no more than the threads its GPUs' network
+     * proxies and its caller need: a launcher's binding. The network is
+     * the log's where its connection lines say (SHM and P2P only: none),
+     * else the model's. */
+    cs_seen_cpu_bind_t cb;
+    gboolean seen_net = net_lines > 0 || (s->xport[CS_SEEN_P2P].count == 0 && s->xport[CS_SEEN_SHM].count == 0
+                                          ? has_net : FALSE);
+    if (cs_nccl_info_cpu_bind(s, &cb) && seen_net && cb.cpus <= cb.gpus) {
+        g_autofree char *outside = cb.outside > 0
+            ? g_strdup_printf(", and %d of its GPUs have no near CPU in it (NCCL: 'empty, ignoring')", cb.outside)
             : g_strdup("");
         g_ptr_array_add(out, g_strdup_printf(
             "%s:%d: a process of %d GPU%s may run only on %d logical CPU%s (%s %s)%s: each GPU's network proxy "
@@ -415,15 +408,14 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
             "several are busy (rings, trees, all-to-all across nodes) the run is slower than predicted, most at "
             "mid sizes; mpirun --bind-to none, a binding to each GPU's NUMA node, or NCCL_IGNORE_CPU_AFFINITY=1 "
             "(NCCL then binds each GPU's threads to its near CPUs) frees them",
-            log, s->cpu_bind.line, s->cpu_bind_gpus, s->cpu_bind_gpus == 1 ? "" : "s", s->cpu_bind_cpus,
-            s->cpu_bind_cpus == 1 ? "" : "s",
-            s->cpu_bind_kept ? "the set NCCL kept for its GPU:" : "CPU affinity =", s->cpu_bind.text, outside));
+            log, cb.line, cb.gpus, cb.gpus == 1 ? "" : "s", cb.cpus, cb.cpus == 1 ? "" : "s",
+            cb.kept ? "the set NCCL kept for its GPU:" : "CPU affinity =", cb.set, outside));
     }
 
     /* the channel count NCCL settled on (init.cc: comm->nChannels) */
     if (s->coll_channels.count > 0 && ci->comm_nch > 0 && s->coll_channels_value != ci->comm_nch)
         g_ptr_array_add(out, g_strdup_printf(
-            "%s:%d: NCCL ran %d coll channels, collsim's reproduction of its search %d: the predicted rings and "
+            "%s:%d: NCCL ran %d coll channels, collsim's reproduction of its search gives %d: the predicted rings and "
             "channels are not the run's (collsim topo graph prints collsim's for a diff with the log's "
             "'Channel' and 'Trees' lines); a different NCCL version, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS "
             "or NCCL_MIN_CTAS in the run, or a topology unlike the machine, does this",

@@ -52,7 +52,7 @@ grep -q '^# modelled: note: NCCL_TREE_THRESHOLD (--env): NCCL 2.4.7+cuda10.1 rea
 grep -q '^# modelled: warning: NCCL_TREE_THRESHOLD (--env): NCCL does not read this variable' tt-new.txt &&
     ! grep -q 'note: NCCL_TREE_THRESHOLD' tt-new.txt && ok tree-threshold-new-log || bad tree-threshold-new-log
 [ "$(rows a.txt)" -eq 5 ] && ok row-count || bad row-count
-grep -q '^# measured: measured:nccl-tests: allreduce, float sum, 4 ranks on 2 nodes, 3 sizes$' a.txt &&
+grep -q '^# measured: nccl-tests: allreduce, float sum, 4 ranks on 2 nodes, 3 sizes$' a.txt &&
     ok measured-line || bad measured-line
 grep -q '^# modelled: model:analytic' a.txt && ok modelled-line || bad modelled-line
 grep -q '^# compared: out-of-place columns' a.txt && ok placement-said || bad placement-said
@@ -197,7 +197,7 @@ grep -q "^# finding: .*info-transports.txt:19: NCCL connected rank 1 to rank 2 v
     ok info-socket-finding || bad info-socket-finding
 grep -q "^# finding: .*info-transports.txt:39: NCCL connected rank 0 to rank 1 via SHM/direct/direct, where the model has P2P: .*--env NCCL_P2P_DISABLE=1 (with NCCL_NET_DISABLE_INTRA=1 where the model then sends GPU pairs through a NIC)$" fi.txt &&
     grep -q "^# finding: .*info-transports.txt:40: NCCL connected rank 1 to rank 2 via NET/IB/0 (and 1 more such line), where the model has NET/IB with GPUDirect RDMA: .*--env NCCL_NET_GDR_LEVEL=LOC prices every network transfer through host memory (NCCL's reason, line 48: GPU Direct RDMA Disabled for GPU 1 / HCA 0 (distance 8 > 5))$" fi.txt &&
-    grep -q "^# finding: .*info-transports.txt:43: NCCL ran 3 coll channels, collsim's reproduction of its search [0-9]*:" fi.txt &&
+    grep -q "^# finding: .*info-transports.txt:43: NCCL ran 3 coll channels, collsim's reproduction of its search gives [0-9]*:" fi.txt &&
     grep -q "^# finding: .*info-transports.txt:45: NCCL's ring on channel 1 runs 0 1 2 3, collsim's 0 3 2 1 (1 of the 3 channels the log lists differs):" fi.txt &&
     [ "$(grep -c '^# finding: ' fi.txt)" -eq 5 ] && ok info-findings || bad "info-findings ($(grep -c '^# finding: ' fi.txt))"
 grep -q '"findings": \["[^"]*info-transports.txt:19: NCCL connected rank 1 to rank 2 via NET/Socket/0' fi.json &&

@@ -231,11 +231,14 @@ static void test_json(void)
 static void test_cpu_affinity(void)
 {
     g_autoptr(cs_nccl_info_t) s = cs_nccl_info_new();
+    cs_seen_cpu_bind_t cb;
+    g_assert_false(cs_nccl_info_cpu_bind(s, &cb));
     /* a process free to use its GPU's 56 near CPUs */
     cs_nccl_info_line(s, "a:7:8 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is 0-55. "
                          "(GPU affinity = 0-55 ; CPU affinity = 0-223).", 1);
-    g_assert_cmpint(s->cpu_bind_cpus, ==, 224);
-    g_assert_cmpint(s->cpu_bind_gpus, ==, 1);
+    g_assert_true(cs_nccl_info_cpu_bind(s, &cb));
+    g_assert_cmpint(cb.cpus, ==, 224);
+    g_assert_cmpint(cb.gpus, ==, 1);
     g_assert_true(cs_nccl_info_any(s));
     /* one bound to a core and its hyperthread, 3 GPUs (one twice, one outside) */
     const char *lines[] = {
@@ -250,35 +253,58 @@ static void test_cpu_affinity(void)
     };
     for (int i = 0; i < 4; i++)
         cs_nccl_info_line(s, lines[i], 2 + i);
-    g_assert_cmpint(s->cpu_bind.line, ==, 2);
-    g_assert_cmpstr(s->cpu_bind.text, ==, "0,112");
-    g_assert_cmpint(s->cpu_bind_cpus, ==, 2);
-    g_assert_cmpint(s->cpu_bind_gpus, ==, 3);
-    g_assert_cmpint(s->cpu_bind_outside, ==, 1);
-    g_assert_false(s->cpu_bind_kept);
+    g_assert_true(cs_nccl_info_cpu_bind(s, &cb));
+    g_assert_cmpint(cb.line, ==, 2);
+    g_assert_cmpstr(cb.set, ==, "0,112");
+    g_assert_cmpint(cb.cpus, ==, 2);
+    g_assert_cmpint(cb.gpus, ==, 3);
+    g_assert_cmpint(cb.outside, ==, 1);
+    g_assert_false(cb.kept);
     g_autofree char *sum = cs_nccl_info_summary(s);
     g_assert_nonnull(strstr(sum, "3 GPUs of a process on 2 CPUs (line 2: 0,112)"));
+    /* the '# Rank' lines count a process's GPUs where fewer printed a line */
+    for (int r = 0; r < 8; r++)
+        cs_nccl_info_rank_proc(s, "b", 9);
+    g_assert_true(cs_nccl_info_cpu_bind(s, &cb));
+    g_assert_cmpint(cb.gpus, ==, 8);
     /* NCCL_IGNORE_CPU_AFFINITY=1 prints no process set: not a binding */
     g_autoptr(cs_nccl_info_t) ig = cs_nccl_info_new();
     cs_nccl_info_line(ig, "c:1:2 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is 0-55. "
                           "(GPU affinity = 0-55).", 1);
-    g_assert_cmpint(ig->cpu_bind.count, ==, 0);
+    g_assert_false(cs_nccl_info_cpu_bind(ig, &cb));
     g_assert_false(cs_nccl_info_any(ig));
     /* up to 2.27: the kept set as a hex mask, 32-bit words high first */
     g_autoptr(cs_nccl_info_t) old = cs_nccl_info_new();
     cs_nccl_info_line(old, "d:3:4 [2] NCCL INFO Setting affinity for GPU 2 to 01,00000001", 7);
     cs_nccl_info_line(old, "d:3:5 [3] NCCL INFO Setting affinity for GPU 3 to 01,00000001", 8);
     cs_nccl_info_line(old, "d:3:6 [4] NCCL INFO Setting affinity for GPU 4 to zz", 9);
-    g_assert_cmpint(old->cpu_bind.line, ==, 7);
-    g_assert_cmpint(old->cpu_bind_cpus, ==, 2);
-    g_assert_cmpint(old->cpu_bind_gpus, ==, 2);
-    g_assert_true(old->cpu_bind_kept);
+    g_assert_true(cs_nccl_info_cpu_bind(old, &cb));
+    g_assert_cmpint(cb.line, ==, 7);
+    g_assert_cmpint(cb.cpus, ==, 2);
+    g_assert_cmpint(cb.gpus, ==, 2);
+    g_assert_true(cb.kept);
     /* malformed sets are not counted */
     g_autoptr(cs_nccl_info_t) bad = cs_nccl_info_new();
     cs_nccl_info_line(bad, "e:1:1 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is 0. (GPU affinity = 0 ; "
                            "CPU affinity = 9-3).", 1);
     cs_nccl_info_line(bad, "e:1:1 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU x", 2);
-    g_assert_cmpint(bad->cpu_bind.count, ==, 0);
+    g_assert_false(cs_nccl_info_cpu_bind(bad, &cb));
+}
+
+/* "NET/IB : Using" lists every device, beyond what the quoted text keeps
+ * (16 rails: the quote is cut at about 120 bytes). */
+static void test_net_devices(void)
+{
+    g_autoptr(cs_nccl_info_t) s = cs_nccl_info_new();
+    g_autoptr(GString) l = g_string_new("h:1:2 [0] NCCL INFO NET/IB : Using");
+    for (int i = 0; i < 16; i++)
+        g_string_append_printf(l, " [%d]mlx5_%d:1/IB", i, i);
+    g_string_append(l, " [RO]; OOB ib0:10.0.0.1<0>");
+    cs_nccl_info_line(s, l->str, 4);
+    g_assert_cmpint(s->net_devices_n, ==, 16);
+    g_assert_nonnull(strstr(s->net_devices_names, "mlx5_0,mlx5_1,"));
+    g_assert_true(g_str_has_suffix(s->net_devices_names, ",mlx5_15"));
+    g_assert_true(g_str_has_suffix(s->net_devices.text, " ..."));   /* the quote is cut */
 }
 
 static void test_hints(void)
@@ -576,6 +602,7 @@ int main(int argc, char **argv)
     g_test_add_func("/nccltests-log/json", test_json);
     g_test_add_func("/nccltests-log/nccl-info", test_nccl_info);
     g_test_add_func("/nccltests-log/cpu-affinity", test_cpu_affinity);
+    g_test_add_func("/nccltests-log/net-devices", test_net_devices);
     g_test_add_func("/nccltests-log/hints", test_hints);
     g_test_add_func("/nccltests-log/columns", test_columns);
     g_test_add_func("/nccltests-log/log-names", test_log_names);
