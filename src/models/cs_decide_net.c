@@ -232,6 +232,42 @@ void cs_netsel_warnings(const cs_topo_t *t, int host, const cs_nccl_settings_t *
             "over TCP sockets (NET/Socket over %s; IP interfaces: %s); expected [nccl] NCCL_IB_DISABLE = 0 "
             "(or unset) to use them", origin_of(env, "NCCL_IB_DISABLE"), host, hcas, via, ifs));
     }
+    if (sel->kind == CS_NET_IB && s->ib_hca != NULL && !s->ib_disable) {
+        /* entries of a list that keeps some devices but names others that
+         * are not here: NCCL uses what matches and says nothing, so a
+         * list written for another host (its mlx5_4, mlx5_7, ...) quietly
+         * leaves this host's NICs unused */
+        if_filter_t f;
+        if_filter_parse(s->ib_hca, &f);
+        g_autoptr(GString) none = g_string_new(NULL);
+        int nnone = 0;
+        for (int k = 0; k < f.n && !f.not; k++) {
+            gboolean hit = FALSE;
+            for (int i = 0; i < nnics && !hit; i++) {
+                const cs_device_t *d = &t->devs[nics[i]];
+                if (!nic_is_rdma(d))
+                    continue;
+                g_autofree char *fallback = g_strdup_printf("mlx5_%d", d->local);
+                const char *name = d->ifname != NULL ? d->ifname : fallback;
+                for (int p = 1; p <= MAX(d->nic_ports, 1) && !hit; p++)
+                    hit = match_if_list(name, p, &f.pat[k], 1, f.exact);
+            }
+            if (!hit) {
+                g_string_append_printf(none, "%s%s", nnone > 0 ? "," : "", f.pat[k].prefix);
+                nnone++;
+            }
+        }
+        g_autoptr(GString) kept = g_string_new(NULL);
+        for (int i = 0; i < sel->n; i++)
+            g_string_append_printf(kept, "%s%s", i > 0 ? ", " : "", sel->devs[i].name);
+        if (nnone > 0)
+            g_ptr_array_add(out, g_strdup_printf(
+                "NCCL_IB_HCA=%s (%s): %s match%s none of node %d's RDMA devices (%s): NCCL keeps the %d that the "
+                "list matches (%s) and the model does too, so the rest of the node's NICs stay unused; expected "
+                "the node's own device names (collsim topo show lists them), or NCCL_IB_HCA unset",
+                s->ib_hca, origin_of(env, "NCCL_IB_HCA"), none->str, nnone == 1 ? "es" : "", host, hcas, sel->n,
+                kept->str));
+    }
     if (s->ib_gid_index >= 0 && sel->kind == CS_NET_IB) {
         if (nroce == 0) {
             /* net_ib.cc ncclIbGetGidIndex: an InfiniBand port uses GID 0

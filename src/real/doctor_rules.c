@@ -458,10 +458,56 @@ static int n_active_ports(const dr_machine_t *m, GString *ev)
     return n;
 }
 
+/* An NCCL_IB_HCA that selects some devices but names others this machine
+ * lacks (a list written for another host): NCCL uses what matches and
+ * says nothing, so the other NICs stay unused. */
+static void rule_ib_hca_partial(dr_ctx_t *c, const char *hca)
+{
+    dr_machine_t *m = &c->d->m;
+    if (hca[0] == '^')
+        return;
+    gboolean exact = hca[0] == '=';
+    g_auto(GStrv) items = g_strsplit(exact ? hca + 1 : hca, ",", -1);
+    g_autoptr(GString) none = g_string_new(NULL);
+    int nnone = 0;
+    for (int k = 0; items[k] != NULL; k++) {
+        if (items[k][0] == '\0' || items[k][0] == ':')
+            continue;
+        g_autofree char *one = g_strconcat(exact ? "=" : "", items[k], NULL);
+        gboolean hit = FALSE;
+        for (guint i = 0; i < m->rdma->len && !hit; i++) {
+            dr_rdma_t *r = m->rdma->pdata[i];
+            for (int p = 0; p < r->nports && !hit; p++)
+                hit = dr_nccl_list_selects(one, r->name, r->ports[p].num);
+        }
+        if (!hit) {
+            g_autofree char *shown = dr_one_line(g_strdup(items[k]));
+            g_string_append_printf(none, "%s%s", nnone > 0 ? ", " : "", shown);
+            nnone++;
+        }
+    }
+    if (nnone == 0)
+        return;
+    g_autoptr(GString) used = g_string_new(NULL);
+    for (guint i = 0; i < c->d->ibdevs->len; i++)
+        g_string_append_printf(used, "%s%s", i > 0 ? ", " : "",
+                               g_array_index(c->d->ibdevs, dr_ibdev_t, i).label);
+    g_autofree char *ev = dr_env_evidence(c, "NCCL_IB_HCA");
+    g_autofree char *impact = g_strdup_printf("NCCL uses only the %u port(s) the list matches (%s); the "
+                                              "machine's other RDMA ports stay unused", c->d->ibdevs->len,
+                                              used->str);
+    dr_add(c->d, CS_DOCTOR_WARNING, "ib-hca-partial", ev, impact,
+           "name this machine's own devices (the RDMA ports listed above), or unset NCCL_IB_HCA",
+           "NCCL_IB_HCA=%s names %s, which match%s no RDMA device of this machine", hca, none->str,
+           nnone == 1 ? "es" : "");
+}
+
 static void rule_ib_hca(dr_ctx_t *c)
 {
     dr_machine_t *m = &c->d->m;
     const char *hca = dr_env(c, "NCCL_IB_HCA");
+    if (hca != NULL && c->d->ibdevs->len > 0)
+        rule_ib_hca_partial(c, hca);
     if (hca == NULL || c->d->ibdevs->len > 0)
         return;
     g_autofree char *ev0 = dr_env_evidence(c, "NCCL_IB_HCA");

@@ -662,6 +662,23 @@ static void test_gdr_distance(void)
     rm_rf(root);
 }
 
+/* An NCCL_IB_HCA written for another host: the entries this one lacks are
+ * named where others match; a list that matches in full, or excludes, is
+ * not a finding. */
+static void test_ib_hca_partial(void)
+{
+    const char *part[] = { "NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_12", NULL };
+    g_autoptr(cs_doctor_t) d = run_tree("dgx-h100", part, NULL);
+    assert_finding(d, "ib-hca-partial", CS_DOCTOR_WARNING);
+    g_assert_nonnull(strstr(cs_doctor_find(d, "ib-hca-partial")->what, "names mlx5_12, which matches no RDMA"));
+    const char *full[] = { "NCCL_IB_HCA=mlx5_0,mlx5_1", NULL };
+    g_autoptr(cs_doctor_t) d1 = run_tree("dgx-h100", full, NULL);
+    g_assert_null(cs_doctor_find(d1, "ib-hca-partial"));
+    const char *excl[] = { "NCCL_IB_HCA=^mlx5_12", NULL };
+    g_autoptr(cs_doctor_t) d2 = run_tree("dgx-h100", excl, NULL);
+    g_assert_null(cs_doctor_find(d2, "ib-hca-partial"));
+}
+
 /* The process's CPU set (a launcher's binding): a warning where it has no
  * more CPUs than the GPUs, a note where it has more, nothing when it is
  * every online CPU, and a note where NCCL_IGNORE_CPU_AFFINITY=1. */
@@ -842,6 +859,7 @@ int main(int argc, char **argv)
     g_test_add_func("/doctor/gdr-distance", test_gdr_distance);
     g_test_add_func("/doctor/if-order", test_if_order);
     g_test_add_func("/doctor/cpu-binding", test_cpu_binding);
+    g_test_add_func("/doctor/ib-hca-partial", test_ib_hca_partial);
     g_test_add_func("/doctor/topology", test_topology);
     g_test_add_func("/doctor/deterministic", test_deterministic);
     return g_test_run();
