@@ -50,6 +50,7 @@ typedef struct {
     const cs_result_t *measured;
     int number, line;
     const cs_nccl_info_t *seen;  /* what the run's NCCL INFO lines said, or NULL */
+    const char *command;         /* the command line above the table, or NULL */
     GPtrArray *findings;         /* where they contradict the model (char*) */
     cs_result_t *predicted;
     cs_validation_t *v;
@@ -733,15 +734,34 @@ static void far_below(const cs_validation_t *v, const cs_nccl_info_t *seen, GPtr
  * network proxy thread of a process on that core; collsim does not price
  * the proxies' CPU time. A hint, as far_below's: the median signed error
  * at >= 1 MiB is +25 % or more (the prediction is at least 1.25 times the
- * measured bandwidth). */
+ * measured bandwidth). Not where the log's command line binds otherwise
+ * or is not Open MPI's launcher, nor for SendRecv (one pair a node crosses
+ * the network: one busy proxy). */
 static void few_processes(const cs_validation_t *v, const cs_nccl_info_t *seen, const cs_comm_info_t *ci,
-                          const char *layout_from, GPtrArray *findings)
+                          const char *layout_from, const char *command, cs_coll_t coll, GPtrArray *findings)
 {
     int procs = ci->procs_per_node * ci->nnodes;
     int gpus = ci->threads_per_proc * ci->gpus_per_thread;
-    cs_seen_cpu_bind_t cb;
-    if ((seen != NULL && cs_nccl_info_cpu_bind(seen, &cb)) || ci->nnodes < 2 || procs > 2 || gpus < 2)
+    if ((seen != NULL && seen->cpu_lines > 0) || ci->nnodes < 2 || procs > 2 || gpus < 2 ||
+        coll == CS_COLL_SENDRECV)
         return;
+    if (command != NULL) {
+        static const char *const binds[] = { "bind-to", "--cpu-bind", "--cpu_bind", "-cpu-set", "--cpu-set", NULL };
+        for (int i = 0; binds[i] != NULL; i++)
+            if (strstr(command, binds[i]) != NULL)
+                return;
+        g_auto(GStrv) words = g_strsplit_set(command, " \t", -1);
+        const char *launcher = NULL;
+        for (int i = 0; words[i] != NULL && launcher == NULL; i++) {
+            const char *base = strrchr(words[i], '/') != NULL ? strrchr(words[i], '/') + 1 : words[i];
+            if (strcmp(base, "mpirun") == 0 || strcmp(base, "mpiexec") == 0 || strcmp(base, "orterun") == 0 ||
+                strcmp(base, "srun") == 0 || strcmp(base, "torchrun") == 0 || strcmp(base, "jsrun") == 0)
+                launcher = base;
+        }
+        if (launcher != NULL && strcmp(launcher, "mpirun") != 0 && strcmp(launcher, "mpiexec") != 0 &&
+            strcmp(launcher, "orterun") != 0)
+            return;
+    }
     double med = large_median(v);
     if (!(med >= 0.25))
         return;
@@ -752,7 +772,7 @@ static void few_processes(const cs_validation_t *v, const cs_nccl_info_t *seen, 
             "its %d GPUs' network proxy threads (one a GPU, posting and polling every network transfer) and the "
             "caller's share it, which collsim does not price; NCCL_DEBUG=INFO prints the set (its "
             "'ncclTopoGetCpuAffinity' or 'Setting affinity' lines, which validate reads), and mpirun --bind-to "
-            "none or NCCL_IGNORE_CPU_AFFINITY=1 frees them",
+            "none frees them",
             procs, gpus, ci->nnodes, layout_from != NULL ? layout_from : "the model's layout", med + 1, gpus));
 }
 
@@ -869,7 +889,8 @@ static int validate(validate_args_t *a, GError **err)
         if (a->table == 0 || a->table == number) {
             compared_t c = { .measured = g_ptr_array_index(log->results, i), .number = number,
                              .line = g_array_index(log->table_lines, int, i),
-                             .seen = g_ptr_array_index(log->nccl_info, i) };
+                             .seen = g_ptr_array_index(log->nccl_info, i),
+                             .command = g_ptr_array_index(log->commands, i) };
             g_array_append_val(cmp, c);
         }
     }
@@ -1025,7 +1046,7 @@ static int validate(validate_args_t *a, GError **err)
         c->findings = g_ptr_array_new_with_free_func(g_free);
         cs_validate_findings(c->seen, comm, a->log, c->findings);
         far_below(c->v, c->seen, c->findings);
-        few_processes(c->v, c->seen, ci, layout_from, c->findings);
+        few_processes(c->v, c->seen, ci, layout_from, c->command, c->measured->coll, c->findings);
         if (params.calibration_source != NULL) {
             cs_params_t builtin;
             cs_params_init_defaults(&builtin);

@@ -14,15 +14,18 @@ static void ring_free(gpointer p)
     g_free(r);
 }
 
+#define CPUS_MAX 4096         /* CPU numbers kept (cpu_set_t holds 1024) */
+#define DEVS_MAX 1024         /* GPU numbers kept */
+
 /* One process's affinity lines (cs_nccl_info_t.cpu_procs) */
 typedef struct {
-    int cpus;              /* the CPU set's size */
-    guint64 devs;          /* the GPUs (device numbers below 64) that printed a line */
+    guint64 cpus[CPUS_MAX / 64];   /* the process's set, or the union of the sets NCCL kept (up to 2.27) */
+    guint64 devs[DEVS_MAX / 64];   /* the GPUs that printed a line */
     int gpus;              /* how many did */
     int outside;           /* of them, "empty, ignoring" */
     int line;              /* the first line */
-    char *set;             /* the set as printed */
-    gboolean kept;         /* NCCL's kept set (up to 2.27), not the process's */
+    char *set;             /* the first line's set as printed */
+    gboolean kept;         /* the sets are NCCL's kept ones (up to 2.27), not the process's */
 } cpu_proc_t;
 
 static void cpu_proc_free(gpointer p)
@@ -262,22 +265,36 @@ static gboolean ring_line(cs_nccl_info_t *s, const char *body, int lineno)
     return TRUE;
 }
 
-int cs_cpu_list_count(const char *p, const char **end_p)
+/* A cpulist ("0-55,112-167", "0,112") into 'set' (NULL: only read it);
+ * its CPUs counted once each; -1 if it is not one. Numbers start with a
+ * digit (no sign, no space), ranges ascend, and stay below 2^20. */
+static gint64 cpu_list_read(const char *p, const char **end_p, guint64 *set)
 {
-    int n = 0;
+    gint64 n = 0;
     for (;;) {
+        if (!g_ascii_isdigit(*p))
+            return -1;
         char *e = NULL;
         long a = strtol(p, &e, 10);
-        if (e == p || a < 0 || a >= (1 << 20))
+        if (a < 0 || a >= (1 << 20))
             return -1;
         long b = a;
         if (*e == '-') {
             const char *q = e + 1;
+            if (!g_ascii_isdigit(*q))
+                return -1;
             b = strtol(q, &e, 10);
-            if (e == q || b < a || b >= (1 << 20))
+            if (b < a || b >= (1 << 20))
                 return -1;
         }
-        n += (int)(b - a + 1);
+        for (long c = a; c <= b; c++) {
+            gboolean seen = FALSE;
+            if (set != NULL && c < CPUS_MAX) {
+                seen = (set[c / 64] >> (c % 64)) & 1;
+                set[c / 64] |= G_GUINT64_CONSTANT(1) << (c % 64);
+            }
+            n += !seen;
+        }
         p = e;
         if (*p != ',' || !g_ascii_isdigit(p[1]))
             break;
@@ -288,48 +305,106 @@ int cs_cpu_list_count(const char *p, const char **end_p)
     return n;
 }
 
-/* The CPUs of a mask as NCCL's ncclCpusetToStr prints it up to 2.27 (hex,
- * 32-bit words high first, comma between: "ff,ffffffff"); -1 if none. */
-static int cpu_mask_count(const char *p)
+int cs_cpu_list_count(const char *p, const char **end_p)
 {
-    int n = 0, digits = 0;
-    for (; g_ascii_isxdigit(*p) || (*p == ',' && g_ascii_isxdigit(p[1])); p++) {
-        if (*p == ',')
-            continue;
-        int v = g_ascii_xdigit_value(*p);
-        n += (v & 1) + ((v >> 1) & 1) + ((v >> 2) & 1) + ((v >> 3) & 1);
-        digits++;
-    }
-    return digits > 0 ? n : -1;
+    g_autofree guint64 *set = g_new0(guint64, CPUS_MAX / 64);
+    gint64 n = cpu_list_read(p, end_p, set);
+    return n > G_MAXINT ? G_MAXINT : (int)n;
 }
 
-/* An affinity line of process 'proc' for GPU 'dev': its set of 'cpus'
- * (the text 'set', n bytes), or one with no CPU in common ('outside'). */
-static void cpu_affinity(cs_nccl_info_t *s, const char *proc, long dev, int cpus, const char *set, size_t n,
+/* Whether a set is NCCL's hex mask (ncclCpusetToStr, up to 2.26: bytes as
+ * two hex digits, high first, a comma each 4 bytes, "ff,ffffffff") and not
+ * a cpulist (ncclCpusetToRangeStr, 2.27's "Setting affinity" line too):
+ * hex letters, or the groups' shape (the first an even 2-8 digits, the
+ * others 8). A lone group of 2-8 decimal digits reads either way; such a
+ * mask ("11") is taken as one, as up to 2.26 prints. */
+static gboolean cpu_set_is_mask(const char *p, size_t n)
+{
+    if (memchr(p, '-', n) != NULL)
+        return FALSE;
+    size_t i = 0, group = 0;
+    for (int g = 0; i <= n; g++) {
+        size_t len = 0;
+        while (i + len < n && g_ascii_isxdigit(p[i + len]))
+            len++;
+        if (i + len < n && p[i + len] != ',')
+            return FALSE;
+        if (g == 0 ? (len == 0 || len > 8 || len % 2 != 0) : len != 8)
+            return FALSE;
+        group++;
+        i += len + 1;
+    }
+    return group > 0;
+}
+
+/* A hex mask into 'set': its CPUs, counted once each; -1 if none. */
+static gint64 cpu_mask_read(const char *p, size_t n, guint64 *set)
+{
+    gint64 bits = 0;
+    long cpu = 0;
+    for (size_t i = n; i-- > 0;) {   /* the lowest CPUs are the last digits */
+        if (p[i] == ',')
+            continue;
+        int v = g_ascii_xdigit_value(p[i]);
+        for (int b = 0; b < 4; b++, cpu++)
+            if ((v >> b) & 1) {
+                gboolean seen = cpu < CPUS_MAX && ((set[cpu / 64] >> (cpu % 64)) & 1);
+                if (cpu < CPUS_MAX)
+                    set[cpu / 64] |= G_GUINT64_CONSTANT(1) << (cpu % 64);
+                bits += !seen;
+            }
+    }
+    return bits > 0 ? bits : -1;
+}
+
+static int set_count(const guint64 *set)
+{
+    int n = 0;
+    for (int i = 0; i < CPUS_MAX / 64; i++)
+        n += __builtin_popcountll(set[i]);
+    return n;
+}
+
+/* An affinity line of process 'proc' for GPU 'dev': the set printed
+ * (n bytes at 'set'), read as 'mask' or a cpulist, the process's own or
+ * the one NCCL kept ('kept'), or none in common ('outside'). */
+static void cpu_affinity(cs_nccl_info_t *s, const char *proc, long dev, const char *set, size_t n, gboolean mask,
                          gboolean outside, gboolean kept, int lineno)
 {
+    guint64 cpus[CPUS_MAX / 64] = { 0 };
+    gint64 count;
+    if (mask) {
+        count = cpu_mask_read(set, n, cpus);
+    } else {
+        const char *end = NULL;
+        count = cpu_list_read(set, &end, cpus);
+        if (count > 0 && (size_t)(end - set) != n)
+            count = -1;
+    }
+    if (count <= 0 || dev < 0 || dev >= DEVS_MAX)
+        return;
     cpu_proc_t *c = g_hash_table_lookup(s->cpu_procs, proc);
     if (c == NULL) {
         if (g_hash_table_size(s->cpu_procs) >= (1u << 16))
             return;   /* a log of more processes than that: the first ones tell */
         c = g_new0(cpu_proc_t, 1);
-        c->cpus = cpus;
         c->line = lineno;
         c->set = quote_text(set, n);
         c->kept = kept;
         g_hash_table_insert(s->cpu_procs, g_strdup(proc), c);
     } else if (!kept && c->kept) {
-        /* the process's own set, where an earlier line gave a kept one */
+        /* the process's own set, where earlier lines gave kept ones */
+        memset(c->cpus, 0, sizeof c->cpus);
         g_free(c->set);
         c->set = quote_text(set, n);
-        c->cpus = cpus;
         c->kept = FALSE;
     }
-    if (dev >= 0 && dev < 64) {
-        if (c->devs & (G_GUINT64_CONSTANT(1) << dev))
-            return;   /* the same GPU again (another communicator of it) */
-        c->devs |= G_GUINT64_CONSTANT(1) << dev;
-    }
+    if (c->kept == kept)
+        for (int i = 0; i < CPUS_MAX / 64; i++)
+            c->cpus[i] |= cpus[i];
+    if ((c->devs[dev / 64] >> (dev % 64)) & 1)
+        return;   /* the same GPU again (another communicator of it) */
+    c->devs[dev / 64] |= G_GUINT64_CONSTANT(1) << (dev % 64);
     c->gpus++;
     c->outside += outside;
 }
@@ -348,27 +423,30 @@ gboolean cs_nccl_info_cpu_bind(const cs_nccl_info_t *s, cs_seen_cpu_bind_t *out)
     GHashTableIter it;
     gpointer k, v;
     const cpu_proc_t *best = NULL;
-    int best_gpus = 0;
+    int best_gpus = 0, best_cpus = 0;
     g_hash_table_iter_init(&it, s->cpu_procs);
     while (g_hash_table_iter_next(&it, &k, &v)) {
         const cpu_proc_t *c = v;
         int gpus = MAX(c->gpus, GPOINTER_TO_INT(g_hash_table_lookup(s->rank_procs, k)));
+        int cpus = set_count(c->cpus);
         /* the most GPUs a CPU (a/c > b/d: a d > b c), then the first line */
-        gint64 lhs = (gint64)gpus * (best != NULL ? best->cpus : 1);
-        gint64 rhs = (gint64)best_gpus * c->cpus;
+        gint64 lhs = (gint64)gpus * (best != NULL ? best_cpus : 1);
+        gint64 rhs = (gint64)best_gpus * cpus;
         if (best == NULL || lhs > rhs || (lhs == rhs && c->line < best->line)) {
             best = c;
             best_gpus = gpus;
+            best_cpus = cpus;
         }
     }
     if (best == NULL)
         return FALSE;
-    *out = (cs_seen_cpu_bind_t){ .line = best->line, .set = best->set, .cpus = best->cpus, .gpus = best_gpus,
+    *out = (cs_seen_cpu_bind_t){ .line = best->line, .set = best->set, .cpus = best_cpus, .gpus = best_gpus,
                                  .outside = best->outside, .kept = best->kept };
     return TRUE;
 }
 
-/* topo.cc's affinity lines (cs_nccl_info.h); TRUE if 'body' is one. */
+/* topo.cc's affinity lines (cs_nccl_info.h); TRUE if 'body' is one.
+ * 'proc' is "host:pid", or "" where the line does not say (not kept). */
 static gboolean affinity_line(cs_nccl_info_t *s, const char *proc, const char *body, int lineno)
 {
     static const char now[] = "ncclTopoGetCpuAffinity: Affinity for GPU ";
@@ -376,18 +454,20 @@ static gboolean affinity_line(cs_nccl_info_t *s, const char *proc, const char *b
     gboolean is_now = g_str_has_prefix(body, now);
     if (!is_now && !g_str_has_prefix(body, old))
         return FALSE;
+    s->cpu_lines++;
     const char *p = body + (is_now ? strlen(now) : strlen(old));
+    if (!g_ascii_isdigit(*p) || proc[0] == '\0')
+        return TRUE;
     char *e = NULL;
     long dev = strtol(p, &e, 10);
-    if (e == p || dev < 0)
-        return TRUE;
     if (!is_now) {
+        /* up to 2.27: the set NCCL kept for the GPU, printed only when not
+         * empty: a hex mask up to 2.26, a cpulist in 2.27 */
         if (!g_str_has_prefix(e, " to "))
             return TRUE;
         const char *set = e + strlen(" to ");
-        int n = cpu_mask_count(set);
-        if (n > 0)
-            cpu_affinity(s, proc, dev, n, set, strcspn(set, " \r\n"), FALSE, TRUE, lineno);
+        size_t n = strcspn(set, " \r\n");
+        cpu_affinity(s, proc, dev, set, n, cpu_set_is_mask(set, n), FALSE, TRUE, lineno);
         return TRUE;
     }
     if (!g_str_has_prefix(e, " is "))
@@ -396,13 +476,13 @@ static gboolean affinity_line(cs_nccl_info_t *s, const char *proc, const char *b
     /* the process's own set; absent under NCCL_IGNORE_CPU_AFFINITY=1,
      * where NCCL binds each GPU's threads to its near CPUs whatever it is */
     const char *set = strstr(e, " ; CPU affinity = ");
-    if (set == NULL)
+    if (set == NULL) {
+        s->cpu_ignored++;
         return TRUE;
+    }
     set += strlen(" ; CPU affinity = ");
-    const char *end = NULL;
-    int n = cs_cpu_list_count(set, &end);
-    if (n > 0)
-        cpu_affinity(s, proc, dev, n, set, (size_t)(end - set), outside, FALSE, lineno);
+    size_t n = strcspn(set, ")");
+    cpu_affinity(s, proc, dev, set, n, FALSE, outside, FALSE, lineno);
     return TRUE;
 }
 
@@ -427,12 +507,24 @@ void cs_nccl_info_line(cs_nccl_info_t *s, const char *line, int lineno)
     }
     if (ring_line(s, body, lineno))
         return;
-    /* the process: "host:pid" of debug.cc's "host:pid:tid [dev] " */
+    /* the process: "host:pid" of debug.cc's "host:pid:tid [dev] NCCL INFO",
+     * the word before the "[dev]" (a timestamp may come first) */
     char proc[128] = "";
-    const char *c1 = memchr(start, ':', (size_t)(m - start));
-    const char *c2 = c1 != NULL ? memchr(c1 + 1, ':', (size_t)(m - c1 - 1)) : NULL;
-    if (c2 != NULL && (size_t)(c2 - start) < sizeof proc)
-        memcpy(proc, start, (size_t)(c2 - start));
+    if (m != start) {
+        const char *br = m - 2;   /* the ']' */
+        while (br > start && *br != '[')
+            br--;
+        const char *w1 = br;
+        while (w1 > start && w1[-1] == ' ')
+            w1--;
+        const char *w0 = w1;
+        while (w0 > start && w0[-1] != ' ')
+            w0--;
+        const char *tid = w1 > w0 ? g_strrstr_len(w0, w1 - w0, ":") : NULL;
+        const char *pid = tid != NULL && tid > w0 ? g_strrstr_len(w0, tid - w0, ":") : NULL;
+        if (pid != NULL && pid > w0 && (size_t)(tid - w0) < sizeof proc)
+            memcpy(proc, w0, (size_t)(tid - w0));
+    }
     if (affinity_line(s, proc, body, lineno))
         return;
     if (g_str_has_prefix(body, "Using network ")) {
@@ -524,7 +616,7 @@ gboolean cs_nccl_info_any(const cs_nccl_info_t *s)
             return TRUE;
     return s->network.count > 0 || s->net_devices.count > 0 || s->no_ib_device.count > 0 || s->no_gdr.count > 0 ||
            s->gdr_reasons->len > 0 || s->coll_channels.count > 0 || s->rings->len > 0 ||
-           g_hash_table_size(s->cpu_procs) > 0;
+           s->cpu_lines > 0;
 }
 
 void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host, int group)

@@ -38,9 +38,10 @@
  *                      (GPU affinity = 0-55,112-167 ; CPU affinity = 0,112)."
  *                      (from 2.28.3; "is empty, ignoring" where the GPU's
  *                      near CPUs are outside the process's set), up to 2.27
- *                      "Setting affinity for GPU 3 to 01,00000001" (a hex
- *                      mask, the set NCCL keeps: the process's and the
- *                      GPU's near CPUs in common): the CPUs a process's
+ *                      "Setting affinity for GPU 3 to 01,00000001" (the set
+ *                      NCCL keeps, the process's and the GPU's near CPUs in
+ *                      common, printed when not empty: a hex mask up to
+ *                      2.26, a cpulist in 2.27): the CPUs a process's
  *                      threads, its GPUs' proxy threads among them, may run
  *                      on; the line's "host:pid" says which process
  *   nccl-tests         "#  Rank  3 Group  0 Pid 1234 on hostB device  3 ...":
@@ -115,6 +116,8 @@ typedef struct {
     int max_group;                 /* the largest "# Rank ... Group G" (> 0: the ranks form several communicators) */
     cs_seen_fact_t comm_nranks;    /* init.cc "comm 0x... rank R nRanks N ...": a communicator's size */
     int comm_nranks_min, comm_nranks_max;
+    int cpu_lines;                 /* topo.cc's affinity lines, of either form */
+    int cpu_ignored;               /* of them, without the process's set (NCCL_IGNORE_CPU_AFFINITY=1) */
     GHashTable *cpu_procs;         /* "host:pid" -> its affinity lines' counts (private to the reader) */
     GHashTable *rank_procs;        /* "host:pid" -> its ranks of the '# Rank' lines (private) */
 } cs_nccl_info_t;

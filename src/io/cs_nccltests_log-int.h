@@ -49,6 +49,7 @@ typedef struct {
     double avg_busbw;
     gboolean has_avg;
     char *title;             /* nearest prose line above, for notes */
+    char *command;           /* the last command line above it (an nccl-tests binary), or NULL */
     char *producer;          /* NULL: "measured:nccl-tests"; collsim's own tables say "model:X" */
     GPtrArray *notes;
     int row_notes;           /* row remarks so far (the first few are kept) */

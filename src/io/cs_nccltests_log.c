@@ -98,6 +98,7 @@ void cs_nt_table_free(cs_nt_table_t *t)
     g_free(t->kind_from);
     g_free(t->nranks_from);
     g_free(t->title);
+    g_free(t->command);
     g_free(t->producer);
     g_ptr_array_unref(t->notes);
     g_free(t);
@@ -113,6 +114,7 @@ cs_nccltests_log_t *cs_nt_log_new(void)
     l->unread = g_ptr_array_new_with_free_func(g_free);
     l->unread_tables = g_array_new(FALSE, TRUE, sizeof(int));
     l->nccl_info = g_ptr_array_new_with_free_func((GDestroyNotify)cs_nccl_info_free);
+    l->commands = g_ptr_array_new_with_free_func(g_free);
     return l;
 }
 
@@ -127,6 +129,7 @@ void cs_nccltests_log_free(cs_nccltests_log_t *l)
     g_ptr_array_unref(l->unread);
     g_array_unref(l->unread_tables);
     g_ptr_array_unref(l->nccl_info);
+    g_ptr_array_unref(l->commands);
     g_free(l->nccl_version);
     g_free(l->command);
     g_free(l);
@@ -413,6 +416,7 @@ gboolean cs_nt_table_finish(cs_nccltests_log_t *log, cs_nt_table_t *t, const cha
     g_array_append_val(log->table_lines, t->line);
     g_ptr_array_add(log->results, g_steal_pointer(&r));
     g_ptr_array_add(log->nccl_info, NULL);   /* the text reader fills it in (close_table) */
+    g_ptr_array_add(log->commands, g_strdup(t->command));
     return TRUE;
 }
 
@@ -510,6 +514,7 @@ typedef struct {
     int max_rank, rank_lines;
     GPtrArray *hosts;
     int cmd_nranks, cmd_line;
+    char *cmd_text;          /* the last command line (an nccl-tests binary), NULL: none yet */
     int hdr_threads, hdr_gpus;   /* the last "# nThread T nGpus G" line; 0: none */
     cs_nt_kind_t kind;
     char *kind_from;
@@ -609,6 +614,7 @@ static void open_table(parser_t *p, int line)
         t->nranks_from = g_strdup_printf("the command line at line %d", p->cmd_line);
     }
     t->title = g_strdup(p->title);
+    t->command = g_strdup(p->cmd_text);
     t->producer = g_strdup(p->producer);
     t->threads = p->hdr_threads;
     t->gpus = p->hdr_gpus;
@@ -1088,6 +1094,8 @@ static gboolean command_line(parser_t *p, const char *line)
     set_kind(p, kind, name);
     reset_ranks(p);
     p->cmd_line = p->line;
+    g_free(p->cmd_text);
+    p->cmd_text = g_strndup(line, 4096);
     p->cmd_nranks = (!bad && procs > 0 && procs * g * t <= G_MAXINT) ? (int)(procs * g * t) : 0;
     if (p->log->command == NULL)
         p->log->command = g_strdup(line);
@@ -1360,6 +1368,7 @@ static gboolean parse_text(cs_nccltests_log_t *log, const char *buf, size_t len,
     cs_nt_table_free(p.cur);
     cs_nccl_info_free(p.info);
     cs_nccl_info_free(p.run_info);
+    g_free(p.cmd_text);
     g_ptr_array_unref(p.hosts);
     g_ptr_array_unref(p.unread);
     g_free(p.kind_from);

@@ -23,6 +23,7 @@ typedef struct {
     int nccl_version_max_line;
     const char *nccl_version_max_why;
     char *command;
+    GPtrArray *commands;     /* per result: the command line above its table (char*, NULL: none) */
     /* Per result: the number of its table in the file (1-based, counting
      * tables that were skipped), and its first row's line. */
     GArray *table_numbers;   /* int */

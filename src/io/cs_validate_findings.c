@@ -396,20 +396,24 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
     cs_seen_cpu_bind_t cb;
     gboolean seen_net = net_lines > 0 || (s->xport[CS_SEEN_P2P].count == 0 && s->xport[CS_SEEN_SHM].count == 0
                                           ? has_net : FALSE);
-    if (cs_nccl_info_cpu_bind(s, &cb) && seen_net && cb.cpus <= cb.gpus) {
+    if (cs_nccl_info_cpu_bind(s, &cb) && seen_net && cb.gpus > cb.cpus) {
         g_autofree char *outside = cb.outside > 0
             ? g_strdup_printf(", and %d of its GPUs have no near CPU in it (NCCL: 'empty, ignoring')", cb.outside)
             : g_strdup("");
+        g_autofree char *what = cb.kept
+            ? g_strdup_printf("NCCL kept %d CPU%s near its GPUs for their threads (the first: %s)", cb.cpus,
+                              cb.cpus == 1 ? "" : "s", cb.set)
+            : g_strdup_printf("may run only on %d logical CPU%s (CPU affinity = %s)", cb.cpus,
+                              cb.cpus == 1 ? "" : "s", cb.set);
         g_ptr_array_add(out, g_strdup_printf(
-            "%s:%d: a process of %d GPU%s may run only on %d logical CPU%s (%s %s)%s: each GPU's network proxy "
-            "thread, which posts and polls every network transfer, and the caller's thread share them; a "
-            "launcher's binding does this (Open MPI's mpirun binds each process to one core when it starts two "
-            "or fewer, mpirun(1); srun --cpu-bind; taskset). collsim does not price the proxies' CPU time: where "
-            "several are busy (rings, trees, all-to-all across nodes) the run is slower than predicted, most at "
-            "mid sizes; mpirun --bind-to none, a binding to each GPU's NUMA node, or NCCL_IGNORE_CPU_AFFINITY=1 "
-            "(NCCL then binds each GPU's threads to its near CPUs) frees them",
-            log, cb.line, cb.gpus, cb.gpus == 1 ? "" : "s", cb.cpus, cb.cpus == 1 ? "" : "s",
-            cb.kept ? "the set NCCL kept for its GPU:" : "CPU affinity =", cb.set, outside));
+            "%s:%d: a process of %d GPUs %s%s: each GPU's network proxy thread, which posts and polls every "
+            "network transfer, and the caller's thread share them; a launcher's binding does this (Open MPI's "
+            "mpirun binds each process to one core when it starts two or fewer; srun --cpu-bind; taskset). "
+            "collsim does not price the proxies' CPU time: where several are busy (rings, trees, all-to-all "
+            "across nodes) the run is slower than predicted, most at mid sizes; mpirun --bind-to none or a "
+            "binding to each GPU's NUMA node frees them, as NCCL_IGNORE_CPU_AFFINITY=1 does for an affinity "
+            "binding (not a cgroup's cpuset), and from NCCL 2.28.3 NCCL_PROXY_CPUSET moves the proxy threads",
+            log, cb.line, cb.gpus, what, outside));
     }
 
     /* the channel count NCCL settled on (init.cc: comm->nChannels) */

@@ -856,7 +856,7 @@ static void rule_cpu_binding(dr_ctx_t *c)
 {
     dr_machine_t *m = &c->d->m;
     g_autofree char *st = dr_read(&m->fs, "/proc/self/status");
-    g_autofree char *online = dr_read_value(&m->fs, "/sys/devices/system/cpu/online");
+    g_autofree char *online = dr_read(&m->fs, "/sys/devices/system/cpu/online");
     const char *l = st != NULL ? strstr(st, "Cpus_allowed_list:") : NULL;
     if (l == NULL || online == NULL)
         return;
@@ -868,18 +868,38 @@ static void rule_cpu_binding(dr_ctx_t *c)
     if (allowed <= 0 || all <= 0 || allowed >= all)
         return;
     g_autofree char *set = dr_one_line(g_strndup(l, MIN((size_t)(end - l), (size_t)DR_MAX_VALUE)));
-    g_autofree char *ev = g_strdup_printf("/proc/self/status Cpus_allowed_list = %s; "
-                                          "/sys/devices/system/cpu/online = %s", set, online);
+    g_autofree char *on = dr_one_line(g_strndup(online, DR_MAX_VALUE));
+    /* the GPUs this process's ranks would drive: CUDA_VISIBLE_DEVICES's,
+     * where the launcher set it for the live process, else the machine's */
     int ngpu = (int)m->gpus->len;
+    const char *visible = m->fs.root[0] == '\0' ? g_getenv("CUDA_VISIBLE_DEVICES") : NULL;
+    g_autofree char *gpus_how = NULL;
+    if (visible != NULL) {
+        g_auto(GStrv) ids = g_strsplit(visible, ",", -1);
+        int n = 0;
+        for (int i = 0; ids[i] != NULL; i++)
+            n += ids[i][0] != '\0';
+        ngpu = MIN(ngpu, n);
+        gpus_how = g_strdup_printf("the %d GPU%s CUDA_VISIBLE_DEVICES leaves it", ngpu, ngpu == 1 ? "" : "s");
+    } else {
+        gpus_how = g_strdup_printf("the %d GPU%s here", ngpu, ngpu == 1 ? "" : "s");
+    }
+    g_autofree char *ev = g_strdup_printf("/proc/self/status Cpus_allowed_list = %s; "
+                                          "/sys/devices/system/cpu/online = %s%s%s", set, on,
+                                          visible != NULL ? "; CUDA_VISIBLE_DEVICES = " : "",
+                                          visible != NULL ? visible : "");
     if (dr_env_long(c, "NCCL_IGNORE_CPU_AFFINITY", 0) != 0) {
         g_autofree char *how = dr_env_evidence(c, "NCCL_IGNORE_CPU_AFFINITY");
         dr_add(c->d, CS_DOCTOR_INFO, "cpu-binding-ignored", ev,
-               "NCCL binds each GPU's threads to the GPU's near CPUs instead (topo.cc ncclTopoGetCpuAffinity)",
-               NULL, "this process may run on %d of the %d online CPUs (%s), which %s makes NCCL ignore", allowed,
+               "NCCL binds each GPU's threads to the GPU's near CPUs instead (topo.cc ncclTopoGetCpuAffinity), "
+               "where a cgroup's cpuset allows them", NULL,
+               "this process may run on %d of the %d online CPUs (%s), which %s makes NCCL ignore", allowed,
                all, set, how);
         return;
     }
-    if (ngpu > 0 && allowed <= ngpu) {
+    /* more GPUs than CPUs: their proxy threads and the caller's queue for
+     * them; a machine without RDMA devices has no network proxy work */
+    if (ngpu > allowed && m->rdma->len > 0) {
         g_autofree char *impact = g_strdup_printf(
             "ranks started the same way put the network proxy thread of each of their GPUs (it posts and polls "
             "every network transfer) and the caller's thread on %d CPU%s: collectives across nodes slow down, "
@@ -888,10 +908,11 @@ static void rule_cpu_binding(dr_ctx_t *c)
         dr_add(c->d, CS_DOCTOR_WARNING, "cpu-binding", ev, impact,
                "start the ranks with mpirun --bind-to none, --map-by ppr:N:node:pe=M (M cores a rank) or srun "
                "--cpus-per-task; Open MPI's mpirun binds each process to one core when it starts two or fewer "
-               "(mpirun(1)); NCCL_IGNORE_CPU_AFFINITY=1 makes NCCL bind each GPU's threads to its near CPUs "
-               "whatever the set",
-               "this process may run on %d of the %d online CPUs (%s), no more than the %d GPU%s here", allowed,
-               all, set, ngpu, ngpu == 1 ? "" : "s");
+               "(mpirun(1)); for an affinity binding (not a cgroup's cpuset) NCCL_IGNORE_CPU_AFFINITY=1 makes "
+               "NCCL bind each GPU's threads to its near CPUs, and from NCCL 2.28.3 NCCL_PROXY_CPUSET moves "
+               "the proxy threads",
+               "this process may run on %d of the %d online CPUs (%s), fewer than %s", allowed, all, set,
+               gpus_how);
         return;
     }
     dr_add(c->d, CS_DOCTOR_INFO, "cpu-binding-note", ev,

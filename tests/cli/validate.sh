@@ -420,6 +420,11 @@ grep -q '^# finding: the run is 2 processes of 8 GPUs each on 2 nodes (from the 
     grep -q "^# measured: NCCL's INFO lines: 8 GPUs of a process on 2 CPUs" cb1n.txt && ! grep -q 'logical CPU' cb1n.txt &&
     aff 0-223 < cb2.log > cb2w.log && "$COLLSIM" validate cb2w.log --topo dgx-h100 --nodes 2 > cb2w.txt 2>&1 &&
     ! grep -q '^# finding' cb2w.txt &&
+    { echo "mpirun -np 2 --bind-to none ./build/all_reduce_perf -b 1M -e 16M -f 4 -g 8"; cat cb2.log; } > cb2b.log &&
+    "$COLLSIM" validate cb2b.log --topo dgx-h100 --nodes 2 > cb2b.txt 2>&1 && ! grep -q 'the run is 2 processes' cb2b.txt &&
+    awk '{ print } /^#  *\(B\)/ && !d { d = 1; print "a:5:9 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is 0-55. (GPU affinity = 0-55)." }' \
+        cb2.log > cb2g.log && "$COLLSIM" validate cb2g.log --topo dgx-h100 --nodes 2 > cb2g.txt 2>&1 &&
+    ! grep -q 'the run is 2 processes' cb2g.txt && ! grep -q 'logical CPU' cb2g.txt &&
     ok cpu-binding-finding || bad "cpu-binding-finding ($(grep -h '^# finding' cb2.txt cb1.txt cb2i.txt cb2w.txt | cut -c1-160))"
 
 # The measured run's process layout from the log itself: collsim's own

@@ -679,8 +679,9 @@ static void test_ib_hca_partial(void)
     g_assert_null(cs_doctor_find(d2, "ib-hca-partial"));
 }
 
-/* The process's CPU set (a launcher's binding): a warning where it has no
- * more CPUs than the GPUs, a note where it has more, nothing when it is
+/* The process's CPU set (a launcher's binding): a warning where it has
+ * fewer CPUs than the GPUs and the machine has RDMA ports, a note where it
+ * has more (or no RDMA port: no network proxy work), nothing when it is
  * every online CPU, and a note where NCCL_IGNORE_CPU_AFFINITY=1. */
 static void test_cpu_binding(void)
 {
@@ -690,24 +691,34 @@ static void test_cpu_binding(void)
     put_pci(root, "/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0", "0x030200", "0x10de", "0x2330", "1");
     put_pci(root, "/sys/devices/pci0000:80/0000:80:02.0/0000:82:00.0", "0x030200", "0x10de", "0x2330", "1");
     put(root, "sys/devices/system/cpu/online", "0-223\n");
-    const char *sets[] = { "0,112", "0-55", "0-223" };
-    const char *codes[] = { "cpu-binding", "cpu-binding-note", NULL };
-    for (int i = 0; i < 3; i++) {
-        g_autofree char *st = g_strdup_printf("Name:\tcollsim\nCpus_allowed:\tff\nCpus_allowed_list:\t%s\n"
-                                              "Mems_allowed:\t3\n", sets[i]);
-        put(root, "proc/self/status", st);
-        g_autoptr(cs_doctor_t) d = cs_doctor_new(root);
-        g_assert_true(cs_doctor_scan(d, &err));
-        cs_doctor_check(d, NULL, NULL);
-        if (codes[i] != NULL)
-            assert_finding(d, codes[i], i == 0 ? CS_DOCTOR_WARNING : CS_DOCTOR_INFO);
-        g_assert_true((cs_doctor_find(d, "cpu-binding") != NULL) == (i == 0));
-        g_assert_true((cs_doctor_find(d, "cpu-binding-note") != NULL) == (i == 1));
-        if (i == 0)
-            g_assert_nonnull(strstr(cs_doctor_find(d, "cpu-binding")->what,
-                                    "may run on 2 of the 224 online CPUs (0,112), no more than the 2 GPUs here"));
+    for (int rdma = 0; rdma < 2; rdma++) {
+        if (rdma) {
+            put_pci(root, "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0", "0x020700", "0x15b3", "0x1021", "0");
+            put(root, "sys/class/infiniband/mlx5_0/device", "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+            put(root, "sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
+            put(root, "sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand");
+            put(root, "sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)");
+            put(root, "sys/class/infiniband/mlx5_0/ports/1/gids/0", "fe80:0000:0000:0000:a088:c203:0012:3456");
+        }
+        const char *sets[] = { "0", "0,112", "0-55", "0-223" };
+        for (int i = 0; i < 4; i++) {
+            g_autofree char *st = g_strdup_printf("Name:\tcollsim\nCpus_allowed:\tff\nCpus_allowed_list:\t%s\n"
+                                                  "Mems_allowed:\t3\n", sets[i]);
+            put(root, "proc/self/status", st);
+            g_autoptr(cs_doctor_t) d = cs_doctor_new(root);
+            g_assert_true(cs_doctor_scan(d, &err));
+            cs_doctor_check(d, NULL, NULL);
+            gboolean warn = rdma && i == 0;   /* 1 CPU for 2 GPUs; 2 for 2 is enough */
+            g_assert_true((cs_doctor_find(d, "cpu-binding") != NULL) == warn);
+            g_assert_true((cs_doctor_find(d, "cpu-binding-note") != NULL) == (!warn && i < 3));
+            if (warn) {
+                assert_finding(d, "cpu-binding", CS_DOCTOR_WARNING);
+                g_assert_nonnull(strstr(cs_doctor_find(d, "cpu-binding")->what,
+                                        "may run on 1 of the 224 online CPUs (0), fewer than the 2 GPUs here"));
+            }
+        }
     }
-    put(root, "proc/self/status", "Cpus_allowed_list:\t0,112\n");
+    put(root, "proc/self/status", "Cpus_allowed_list:\t0\n");
     g_autoptr(cs_nccl_env_t) env = cs_nccl_env_new();
     cs_nccl_env_set(env, "NCCL_IGNORE_CPU_AFFINITY", "1", "test");
     g_autoptr(cs_doctor_t) d = cs_doctor_new(root);

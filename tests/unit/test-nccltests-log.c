@@ -225,7 +225,6 @@ static void test_json(void)
     g_assert_cmpfloat_with_epsilon(r->avg_busbw, 17.146358, 1e-9);
 }
 
-/* Hints: the caller's collective wins when the rows agree, fails when not. */
 /* topo.cc's affinity lines: the process with the most GPUs a CPU, its
  * set as printed, the GPUs outside it; each form of NCCL's. */
 static void test_cpu_affinity(void)
@@ -272,7 +271,7 @@ static void test_cpu_affinity(void)
     cs_nccl_info_line(ig, "c:1:2 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is 0-55. "
                           "(GPU affinity = 0-55).", 1);
     g_assert_false(cs_nccl_info_cpu_bind(ig, &cb));
-    g_assert_false(cs_nccl_info_any(ig));
+    g_assert_true(cs_nccl_info_any(ig));   /* it says NCCL ignored the set */
     /* up to 2.27: the kept set as a hex mask, 32-bit words high first */
     g_autoptr(cs_nccl_info_t) old = cs_nccl_info_new();
     cs_nccl_info_line(old, "d:3:4 [2] NCCL INFO Setting affinity for GPU 2 to 01,00000001", 7);
@@ -283,11 +282,29 @@ static void test_cpu_affinity(void)
     g_assert_cmpint(cb.cpus, ==, 2);
     g_assert_cmpint(cb.gpus, ==, 2);
     g_assert_true(cb.kept);
+    /* 2.27: the kept set as a cpulist; a timestamp before host:pid:tid;
+     * a line naming no process is not kept; CPUs counted once */
+    g_autoptr(cs_nccl_info_t) l27 = cs_nccl_info_new();
+    cs_nccl_info_line(l27, "[2026-01-02 03:04:05] f:12:13 [0] NCCL INFO Setting affinity for GPU 0 to 0,112", 3);
+    cs_nccl_info_line(l27, "[2026-01-02 03:04:05] f:12:14 [1] NCCL INFO Setting affinity for GPU 1 to 0,0,112", 4);
+    cs_nccl_info_line(l27, "[2026-01-02 03:04:05] f:12:15 [4] NCCL INFO Setting affinity for GPU 4 to 56-111", 5);
+    cs_nccl_info_line(l27, "NCCL INFO Setting affinity for GPU 5 to 0", 6);
+    g_assert_true(cs_nccl_info_cpu_bind(l27, &cb));
+    g_assert_cmpint(cb.line, ==, 3);
+    g_assert_cmpint(cb.cpus, ==, 58);   /* the union of what NCCL kept near each GPU */
+    g_assert_cmpint(cb.gpus, ==, 3);
+    g_assert_cmpint(l27->cpu_lines, ==, 4);
+    g_assert_cmpint(ig->cpu_ignored, ==, 1);
     /* malformed sets are not counted */
     g_autoptr(cs_nccl_info_t) bad = cs_nccl_info_new();
     cs_nccl_info_line(bad, "e:1:1 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is 0. (GPU affinity = 0 ; "
                            "CPU affinity = 9-3).", 1);
     cs_nccl_info_line(bad, "e:1:1 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU x", 2);
+    cs_nccl_info_line(bad, "e:1:1 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is 0. (GPU affinity = 0 ; "
+                           "CPU affinity = +5).", 3);
+    cs_nccl_info_line(bad, "e:1:1 [0] NCCL INFO ncclTopoGetCpuAffinity: Affinity for GPU 0 is 0. (GPU affinity = 0 ; "
+                           "CPU affinity = 0-99999999999999999999).", 4);
+    cs_nccl_info_line(bad, "e:1:1 [0] NCCL INFO Setting affinity for GPU 99999999999999999999 to 1", 5);
     g_assert_false(cs_nccl_info_cpu_bind(bad, &cb));
 }
 
@@ -307,6 +324,7 @@ static void test_net_devices(void)
     g_assert_true(g_str_has_suffix(s->net_devices.text, " ..."));   /* the quote is cut */
 }
 
+/* Hints: the caller's collective wins when the rows agree, fails when not. */
 static void test_hints(void)
 {
     g_autofree char *path = data_path("srun-headerless.txt");
