@@ -776,6 +776,26 @@ static void few_processes(const cs_validation_t *v, const cs_nccl_info_t *seen, 
             procs, gpus, ci->nnodes, layout_from != NULL ? layout_from : "the model's layout", med + 1, gpus));
 }
 
+/* The log's GPUs (its '# Rank' lines' names) of another family than the
+ * topology's: the prediction is for other hardware. The finding's text,
+ * or NULL where they agree or either is not known. */
+static char *gpu_mismatch(const cs_nccl_info_t *seen, const cs_topo_t *topo, const char *log)
+{
+    if (seen == NULL || seen->rank_gpu.count == 0 || topo->ngpus == 0)
+        return NULL;
+    const cs_gpu_model_t *m = cs_topo_rank_dev(topo, 0)->gpu;
+    const char *ran = cs_gpu_family(seen->rank_gpu.text);
+    const char *model = m != NULL ? cs_gpu_family(m->marketing) : NULL;
+    if (ran == NULL || model == NULL || strcmp(ran, model) == 0)
+        return NULL;
+    const cs_gpu_model_t *want = cs_gpu_model_find(ran);
+    return g_strdup_printf("%s:%d: the run's GPUs are %s (its '# Rank' lines), the topology's %s (%s): the "
+                           "prediction is for other GPUs; expected a topology of the measured machine (--topo: "
+                           "a preset or file with %s GPUs%s%s)", log, seen->rank_gpu.line, seen->rank_gpu.text,
+                           m->marketing, m->name, ran, want != NULL ? ", catalogue model " : "",
+                           want != NULL ? want->name : "");
+}
+
 static int validate(validate_args_t *a, GError **err)
 {
     cs_scenario_t s;
@@ -788,6 +808,7 @@ static int validate(validate_args_t *a, GError **err)
     g_autoptr(cs_topo_t) topo = NULL;
     g_autoptr(cs_comm_t) comm = NULL;
     g_autofree char *layout_from = NULL;   /* where the measured run's process layout came from */
+    gboolean gpu_warned = FALSE;           /* a GPU mismatch said on stderr once */
     g_autofree char *bound_owned = NULL;   /* where the bound on its NCCL came from, when built here */
     int status = 2;
 
@@ -1047,6 +1068,13 @@ static int validate(validate_args_t *a, GError **err)
         cs_validate_findings(c->seen, comm, a->log, c->findings);
         far_below(c->v, c->seen, c->findings);
         few_processes(c->v, c->seen, ci, layout_from, c->command, c->measured->coll, c->findings);
+        char *other = gpu_mismatch(c->seen, topo, a->log);
+        if (other != NULL) {
+            if (!gpu_warned)
+                fprintf(stderr, "collsim: warning: %s\n", other);
+            gpu_warned = TRUE;
+            g_ptr_array_insert(c->findings, 0, other);
+        }
         if (params.calibration_source != NULL) {
             cs_params_t builtin;
             cs_params_init_defaults(&builtin);

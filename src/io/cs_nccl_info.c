@@ -81,6 +81,7 @@ static void info_clear(gpointer p)
     fact_clear(&s->comm_nranks);
     g_hash_table_unref(s->cpu_procs);
     g_hash_table_unref(s->rank_procs);
+    fact_clear(&s->rank_gpu);
     g_array_unref(s->conns);
     g_hash_table_unref(s->text_ids);
     g_ptr_array_unref(s->texts);
@@ -407,6 +408,12 @@ static void cpu_affinity(cs_nccl_info_t *s, const char *proc, long dev, const ch
     c->devs[dev / 64] |= G_GUINT64_CONSTANT(1) << (dev % 64);
     c->gpus++;
     c->outside += outside;
+}
+
+void cs_nccl_info_rank_gpu(cs_nccl_info_t *s, const char *name, size_t n, int lineno)
+{
+    if (n > 0)
+        fact_add(&s->rank_gpu, name, n, lineno);
 }
 
 void cs_nccl_info_rank_proc(cs_nccl_info_t *s, const char *name, long pid)

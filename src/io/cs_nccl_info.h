@@ -116,6 +116,7 @@ typedef struct {
     int max_group;                 /* the largest "# Rank ... Group G" (> 0: the ranks form several communicators) */
     cs_seen_fact_t comm_nranks;    /* init.cc "comm 0x... rank R nRanks N ...": a communicator's size */
     int comm_nranks_min, comm_nranks_max;
+    cs_seen_fact_t rank_gpu;       /* the first "# Rank" line's GPU name ("NVIDIA B200") */
     int cpu_lines;                 /* topo.cc's affinity lines, of either form */
     int cpu_ignored;               /* of them, without the process's set (NCCL_IGNORE_CPU_AFFINITY=1) */
     GHashTable *cpu_procs;         /* "host:pid" -> its affinity lines' counts (private to the reader) */
@@ -142,6 +143,9 @@ void cs_nccl_info_rank_host(cs_nccl_info_t *s, int rank, int host, int group);
 /* Records that a "# Rank" line put a rank in process 'pid' on host 'name'
  * (the affinity lines' "host:pid" names that process). */
 void cs_nccl_info_rank_proc(cs_nccl_info_t *s, const char *name, long pid);
+/* Records the GPU name a "# Rank" line prints after its device's bus id
+ * (n bytes at 'name', at line 'lineno'); the first one is kept. */
+void cs_nccl_info_rank_gpu(cs_nccl_info_t *s, const char *name, size_t n, int lineno);
 
 /* The process whose affinity lines (topo.cc ncclTopoGetCpuAffinity) give it
  * the most GPUs for each CPU it may run on: its first such line, the CPU

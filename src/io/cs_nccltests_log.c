@@ -578,7 +578,9 @@ static gboolean close_table(parser_t *p, GError **err)
      * later table that printed some has those alone; the run's first
      * lines stay the run's. A run is told from the next by its nccl-tests
      * header lines (run_restart); runs without them read as one. */
-    gboolean any = cs_nccl_info_any(p->info);
+    /* (the '# Rank' lines' GPU name alone keeps them too: validate holds it
+     * against the topology's) */
+    gboolean any = cs_nccl_info_any(p->info) || p->info->rank_gpu.count > 0;
     if (any && p->run_info == NULL)
         p->run_info = cs_nccl_info_ref(p->info);
     if (p->log->results->len > nresults) {
@@ -889,6 +891,25 @@ static void comment_line(parser_t *p, const char *body, GPtrArray *tok)
             long pid;
             if (i >= 2 && strcmp(TOK(tok, i - 2), "Pid") == 0 && parse_long(TOK(tok, i - 1), 0, G_MAXINT, &pid))
                 cs_nccl_info_rank_proc(p->info, host, pid);
+            /* "... device 3 [0x61] NVIDIA B200": the GPU's name, the rest
+             * of the line after the bus id */
+            const char *dv = strstr(body, " device ");
+            if (dv != NULL) {
+                const char *q = dv + strlen(" device ");
+                while (*q == ' ')
+                    q++;
+                size_t nd = strspn(q, "0123456789");
+                q += nd;
+                while (*q == ' ')
+                    q++;
+                const char *close = *q == '[' ? strchr(q, ']') : NULL;
+                if (nd > 0 && close != NULL) {
+                    const char *gname = close + 1;
+                    while (*gname == ' ')
+                        gname++;
+                    cs_nccl_info_rank_gpu(p->info, gname, strcspn(gname, "\r\n"), p->line);
+                }
+            }
             break;
         }
         return;

@@ -176,6 +176,34 @@ static const struct { int sm; const char *name; } gpu_by_sm[] = {
     { 100, "b200" }, { 120, "rtx-pro-6000" }, { 121, "gb10" },
 };
 
+const char *cs_gpu_family(const char *name)
+{
+    /* the most specific first: "GB200" before "B200", "PRO 6000" before "6000" */
+    static const struct {
+        const char *word, *family;
+    } words[] = {
+        { "GB300", "gb300" }, { "B300", "gb300" }, { "GB200", "gb200" }, { "B200", "b200" }, { "GB10", "gb10" },
+        { "H200", "h200" }, { "H800", "h800" }, { "H100", "h100" }, { "A100", "a100" }, { "V100", "v100" },
+        { "PRO 6000", "rtx-pro-6000" }, { "6000 Ada", "rtx6000-ada" }, { "A6000", "rtx-a6000" },
+        { "L40S", "l40s" }, { "A40", "a40" }, { "5090", "rtx5090" }, { "4090", "rtx4090" }, { "3090", "rtx3090" },
+        { "2080 Ti", "rtx2080ti" }, { "T4", "t4" },
+    };
+    if (name == NULL)
+        return NULL;
+    for (gsize i = 0; i < G_N_ELEMENTS(words); i++) {
+        size_t n = strlen(words[i].word);
+        for (const char *p = strstr(name, words[i].word); p != NULL; p = strstr(p + 1, words[i].word)) {
+            /* a word of its own: not "A40" inside "A400", nor "T4" inside "RTX4090" */
+            gboolean before = p == name || !g_ascii_isalnum(p[-1]);
+            gboolean after = !g_ascii_isalnum(p[n]) || (g_ascii_isdigit(words[i].word[n - 1]) &&
+                                                        !g_ascii_isdigit(p[n]));
+            if (before && after)
+                return words[i].family;
+        }
+    }
+    return NULL;
+}
+
 const cs_gpu_model_t *cs_gpu_model_find(const char *name)
 {
     if (name == NULL)

@@ -29,6 +29,13 @@ const cs_gpu_model_t *cs_gpu_model_by_pci(unsigned vendor, unsigned device); /* 
 const cs_gpu_model_t *cs_gpu_model_by_sm(int sm);           /* a representative model */
 /* Comma-separated list of known names, for error messages. */
 const char *cs_gpu_model_names(void);
+/* The product family a GPU's name says ("b200" for "NVIDIA B200" and the
+ * catalogue's b200; "a100" for "A100-SXM4-40GB" and "NVIDIA A100 80GB
+ * PCIe"): the words CUDA prints (cudaGetDeviceProperties, nccl-tests'
+ * "# Rank" lines) or a catalogue model's marketing name. NULL where none
+ * is known: two names of one family are the same chip in other memory or
+ * form factors. */
+const char *cs_gpu_family(const char *name);
 
 typedef enum { CS_CPU_INTEL = 0, CS_CPU_AMD, CS_CPU_ARM, CS_CPU_POWER, CS_CPU_OTHER } cs_cpu_vendor_t;
 

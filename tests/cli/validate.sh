@@ -427,6 +427,17 @@ grep -q '^# finding: the run is 2 processes of 8 GPUs each on 2 nodes (from the 
     ! grep -q 'the run is 2 processes' cb2g.txt && ! grep -q 'logical CPU' cb2g.txt &&
     ok cpu-binding-finding || bad "cpu-binding-finding ($(grep -h '^# finding' cb2.txt cb1.txt cb2i.txt cb2w.txt | cut -c1-160))"
 
+# The log's GPUs ('# Rank' lines) of another family than the topology's:
+# a finding and one warning on stderr; the same family (A100 40 GB against
+# the 80 GB preset) is none.
+"$COLLSIM" run --topo dgx-a100 -b 1M -e 4M -f 4 > ga.log 2>&1 || bad ga-run
+"$COLLSIM" validate ga.log --topo dgx-h100 > ga.txt 2> ga.err
+grep -q "^# finding: ga.log:[0-9]*: the run's GPUs are NVIDIA A100-SXM4-80GB (its '# Rank' lines), the topology's NVIDIA H100 80GB HBM3 (h100-sxm): .*catalogue model a100-sxm)" ga.txt &&
+    [ "$(grep -c "^collsim: warning: ga.log:.*the run's GPUs are" ga.err)" = 1 ] &&
+    sed 's/NVIDIA A100-SXM4-80GB/A100-SXM4-40GB/' ga.log > ga40.log &&
+    "$COLLSIM" validate ga40.log --topo dgx-a100 > ga40.txt 2>&1 && ! grep -q "GPUs are" ga40.txt \
+    && ok gpu-mismatch-finding || bad "gpu-mismatch-finding ($(grep -h 'GPUs are' ga.txt ga40.txt | cut -c1-150))"
+
 # The measured run's process layout from the log itself: collsim's own
 # table of one process driving 8 GPUs says "nThread 1 nGpus 8", and
 # validate prices it so (errors 0), saying where the layout came from;

@@ -93,6 +93,34 @@ static void test_gpu_by_pci_sm(void)
     g_assert_null(cs_gpu_model_by_sm(35));
 }
 
+/* A GPU's family from the names CUDA prints and the catalogue's */
+static void test_gpu_family(void)
+{
+    g_assert_cmpstr(cs_gpu_family("NVIDIA A100-SXM4-80GB"), ==, "a100");
+    g_assert_cmpstr(cs_gpu_family("A100-SXM4-40GB"), ==, "a100");
+    g_assert_cmpstr(cs_gpu_family("NVIDIA A100 80GB PCIe"), ==, "a100");
+    g_assert_cmpstr(cs_gpu_family("NVIDIA B200"), ==, "b200");
+    g_assert_cmpstr(cs_gpu_family("NVIDIA GB200"), ==, "gb200");
+    g_assert_cmpstr(cs_gpu_family("Tesla V100-SXM2-32GB"), ==, "v100");
+    g_assert_cmpstr(cs_gpu_family("NVIDIA GeForce RTX 2080 Ti"), ==, "rtx2080ti");
+    g_assert_cmpstr(cs_gpu_family("NVIDIA RTX PRO 6000 Blackwell Server Edition"), ==, "rtx-pro-6000");
+    g_assert_cmpstr(cs_gpu_family("NVIDIA RTX 6000 Ada Generation"), ==, "rtx6000-ada");
+    g_assert_cmpstr(cs_gpu_family("Tesla T4"), ==, "t4");
+    g_assert_null(cs_gpu_family("NVIDIA RTX A4000"));   /* not "A40" */
+    g_assert_null(cs_gpu_family("NVIDIA GeForce RTX 4080"));
+    g_assert_null(cs_gpu_family(NULL));
+    /* every catalogue model names its family in its marketing name */
+    const char *keys[] = { "v100-sxm", "a100-sxm", "a100-pcie", "h100-sxm", "h800-sxm", "h100-pcie", "h200-sxm",
+                           "b200", "gb200", "gb300", "a40", "rtx-a6000", "rtx2080ti", "t4", "rtx3090", "rtx4090",
+                           "rtx5090", "l40s", "rtx6000-ada", "rtx-pro-6000", "gb10" };
+    for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
+        const cs_gpu_model_t *m = cs_gpu_model_find(keys[i]);
+        g_assert_nonnull(m);
+        g_assert_nonnull(cs_gpu_family(m->marketing));
+    }
+    g_assert_cmpstr(cs_gpu_family(cs_gpu_model_find("h100-pcie")->marketing), ==, "h100");
+}
+
 static void test_nic(void)
 {
     const cs_nic_type_t *n = cs_nic_type_find("ib-ndr");
@@ -140,6 +168,7 @@ int main(int argc, char **argv)
     g_test_add_func("/hw/pcie-bw", test_pcie_bw);
     g_test_add_func("/hw/gpu-lookup", test_gpu_lookup);
     g_test_add_func("/hw/gpu-by-pci-sm", test_gpu_by_pci_sm);
+    g_test_add_func("/hw/gpu-family", test_gpu_family);
     g_test_add_func("/hw/nic", test_nic);
     return g_test_run();
 }
