@@ -789,7 +789,7 @@ static char *gpu_mismatch(const cs_nccl_info_t *seen, const cs_topo_t *topo, con
     if (ran == NULL || model == NULL || strcmp(ran, model) == 0)
         return NULL;
     const cs_gpu_model_t *want = cs_gpu_model_find(ran);
-    return g_strdup_printf("%s:%d: the run's GPUs are %s (its '# Rank' lines), the topology's %s (%s): the "
+    return g_strdup_printf("%s:%d: the run's GPUs are %s (the log's devices), the topology's %s (%s): the "
                            "prediction is for other GPUs; expected a topology of the measured machine (--topo: "
                            "a preset or file with %s GPUs%s%s)", log, seen->rank_gpu.line, seen->rank_gpu.text,
                            m->marketing, m->name, ran, want != NULL ? ", catalogue model " : "",
@@ -894,6 +894,15 @@ static int validate(validate_args_t *a, GError **err)
     log = cs_nccltests_log_load_hint(a->log, &hint, err);
     if (log == NULL)
         goto out;
+    /* the NCCL variables the log records for its run (nccl-tests -J's
+     * "env"), where neither a flag nor the scenario sets them */
+    for (guint i = 0; i < log->env->len; i++) {
+        const char *kv = g_ptr_array_index(log->env, i);
+        const char *eq = strchr(kv, '=');
+        g_autofree char *name = g_strndup(kv, eq - kv);
+        if (cs_scenario_is_nccl_name(name) && cs_nccl_env_get(s.env, name) == NULL)
+            cs_nccl_env_set(s.env, name, eq + 1, "the log's \"env\"");
+    }
     /* the outputs again, now that the log, scenario and topology are read:
      * one named as an input is refused here, with its flag */
     if (!check_outputs(a, err))

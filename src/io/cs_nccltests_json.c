@@ -6,6 +6,7 @@
  * for messages); the tree is then mapped onto tables. */
 #include "config.h"
 #include "io/cs_nccltests_log-int.h"
+#include "io/cs_nccl_info.h"
 #include "util/cs_error.h"
 
 #include <math.h>
@@ -470,8 +471,10 @@ gboolean cs_nt_parse_json(cs_nccltests_log_t *log, const char *buf, size_t len, 
     if (env != NULL && env->type == J_ARR)
         for (guint i = 0; i < env->items->len; i++) {
             const jnode_t *e = g_ptr_array_index(env->items, i);
-            if (e->type == J_STR && g_str_has_prefix(e->str, "NCCL_"))
+            if (e->type == J_STR && g_str_has_prefix(e->str, "NCCL_") && strchr(e->str, '=') != NULL) {
                 g_string_append_printf(envs, "%s%s", envs->len ? " " : "", e->str);
+                g_ptr_array_add(log->env, g_strdup(e->str));
+            }
         }
     double avg = 0;
     gboolean has_avg = jnum(jget(jget(root, "average_bus_bandwidth"), "bandwidth"), &avg);
@@ -490,10 +493,21 @@ gboolean cs_nt_parse_json(cs_nccltests_log_t *log, const char *buf, size_t len, 
                 t->has_avg = TRUE;
             }
             cs_nt_table_t *done = g_steal_pointer(&t);
+            guint nresults = log->results->len;
             gboolean ok = cs_nt_table_finish(log, done, name, hint, err);
             cs_nt_table_free(done);
             if (!ok)
                 return FALSE;
+            /* the first device's name, as a text log's '# Rank' lines give it */
+            const jnode_t *d0 = devices != NULL && devices->type == J_ARR && devices->items->len > 0
+                                    ? jget(g_ptr_array_index(devices->items, 0), "device_info") : NULL;
+            if (log->results->len > nresults && d0 != NULL && d0->type == J_STR && d0->str[0] != '\0') {
+                cs_nccl_info_t *info = cs_nccl_info_new();
+                cs_nccl_info_rank_gpu(info, d0->str, strlen(d0->str), d0->line);
+                cs_nccl_info_t **slot = (cs_nccl_info_t **)&g_ptr_array_index(log->nccl_info, log->nccl_info->len - 1);
+                cs_nccl_info_free(*slot);
+                *slot = info;
+            }
         }
         if (i == results->items->len)
             break;
@@ -505,6 +519,11 @@ gboolean cs_nt_parse_json(cs_nccltests_log_t *log, const char *buf, size_t len, 
             t->nranks = nranks;
             t->nranks_from = g_strdup("\"config\" (devices x nthreads x ngpus)");
             t->nnodes = nnodes;
+            /* the process layout, as a text log's "nThread T nGpus G" */
+            if (devices != NULL && devices->type == J_ARR && devices->items->len > 0) {
+                t->threads = (int)nthreads;
+                t->gpus = (int)ngpus;
+            }
             if (envs->len > 0)
                 g_ptr_array_add(t->notes, g_strdup_printf("the run's environment: %s", envs->str));
         }

@@ -115,6 +115,7 @@ cs_nccltests_log_t *cs_nt_log_new(void)
     l->unread_tables = g_array_new(FALSE, TRUE, sizeof(int));
     l->nccl_info = g_ptr_array_new_with_free_func((GDestroyNotify)cs_nccl_info_free);
     l->commands = g_ptr_array_new_with_free_func(g_free);
+    l->env = g_ptr_array_new_with_free_func(g_free);
     return l;
 }
 
@@ -130,6 +131,7 @@ void cs_nccltests_log_free(cs_nccltests_log_t *l)
     g_array_unref(l->unread_tables);
     g_ptr_array_unref(l->nccl_info);
     g_ptr_array_unref(l->commands);
+    g_ptr_array_unref(l->env);
     g_free(l->nccl_version);
     g_free(l->command);
     g_free(l);

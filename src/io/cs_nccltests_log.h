@@ -24,6 +24,7 @@ typedef struct {
     const char *nccl_version_max_why;
     char *command;
     GPtrArray *commands;     /* per result: the command line above its table (char*, NULL: none) */
+    GPtrArray *env;          /* the run's NCCL_* variables as its log records them ("NAME=VALUE"; -J's "env") */
     /* Per result: the number of its table in the file (1-based, counting
      * tables that were skipped), and its first row's line. */
     GArray *table_numbers;   /* int */

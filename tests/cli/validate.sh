@@ -116,6 +116,15 @@ fi
 "$COLLSIM" validate "$logs/run.json" --topo dgx-a100 --nodes 2 --gpus 2 > j.txt 2> j.err &&
     grep -q 'reducescatter, float sum, 4 ranks on 2 nodes, 2 sizes' j.txt && [ "$(rows j.txt)" -eq 2 ] &&
     ok json-log || bad "json-log ($(cat j.err))"
+# what the JSON records of its run is used: its NCCL_* "env" (a flag wins),
+# its layout ("config": nthreads x ngpus a process) and its GPUs' name
+grep -q '^# modelled: NCCL environment: NCCL_ALGO=Ring (the log.s "env")' j.txt &&
+    grep -q '^# modelled: process layout: 1 process per node, 1 thread x 2 GPUs each' j.txt &&
+    "$COLLSIM" validate "$logs/run.json" --topo dgx-a100 --nodes 2 --gpus 2 --env NCCL_ALGO=Ring,PAT > j2.txt 2>&1 &&
+    grep -q '^# modelled: NCCL environment: NCCL_ALGO=Ring,PAT (--env)' j2.txt &&
+    { "$COLLSIM" validate "$logs/run.json" --topo dgx-h100 --nodes 2 --gpus 2 > j3.txt 2>&1
+      grep -q "^# finding: .*run.json:[0-9]*: the run's GPUs are NVIDIA A100-SXM4-80GB" j3.txt; } &&
+    ok json-log-settings || bad "json-log-settings ($(grep -E 'environment|layout|GPUs are' j.txt j2.txt j3.txt | cut -c1-120))"
 
 # ---- collsim's own prediction read back: zero error -------------------------
 for args in "--topo dgx-h100 -b 1K -e 64M -f 2" "--topo dgx-h100 --nodes 2 --op allgather -b 64K -e 256M -f 4"; do
@@ -432,7 +441,7 @@ grep -q '^# finding: the run is 2 processes of 8 GPUs each on 2 nodes (from the 
 # the 80 GB preset) is none.
 "$COLLSIM" run --topo dgx-a100 -b 1M -e 4M -f 4 > ga.log 2>&1 || bad ga-run
 "$COLLSIM" validate ga.log --topo dgx-h100 > ga.txt 2> ga.err
-grep -q "^# finding: ga.log:[0-9]*: the run's GPUs are NVIDIA A100-SXM4-80GB (its '# Rank' lines), the topology's NVIDIA H100 80GB HBM3 (h100-sxm): .*catalogue model a100-sxm)" ga.txt &&
+grep -q "^# finding: ga.log:[0-9]*: the run's GPUs are NVIDIA A100-SXM4-80GB (the log's devices), the topology's NVIDIA H100 80GB HBM3 (h100-sxm): .*catalogue model a100-sxm)" ga.txt &&
     [ "$(grep -c "^collsim: warning: ga.log:.*the run's GPUs are" ga.err)" = 1 ] &&
     sed 's/NVIDIA A100-SXM4-80GB/A100-SXM4-40GB/' ga.log > ga40.log &&
     "$COLLSIM" validate ga40.log --topo dgx-a100 > ga40.txt 2>&1 && ! grep -q "GPUs are" ga40.txt \
