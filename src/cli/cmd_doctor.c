@@ -14,6 +14,7 @@
 #include "io/cs_scenario-int.h"
 #include "io/cs_topo_xml.h"
 #include "io/cs_output.h"
+#include "models/cs_hw.h"
 #include "real/cs_doctor.h"
 #include "util/cs_error.h"
 #include "util/cs_read_file.h"
@@ -195,6 +196,19 @@ int cs_cmd_doctor(int argc, char **argv)
     }
     if (args[1] != NULL) {
         fprintf(stderr, "collsim: doctor: unexpected argument '%s'; expected only options\n", args[1]);
+        goto out;
+    }
+    /* usage errors before anything runs: a model the catalogue lacks, an
+     * output file that cannot be written */
+    if (a.gpu_model != NULL && cs_gpu_model_find(a.gpu_model) == NULL) {
+        fprintf(stderr, "collsim: --gpu-model: '%s' is not a catalogue model; expected one of %s\n", a.gpu_model,
+                cs_gpu_model_names());
+        goto out;
+    }
+    if (a.topology != NULL && strcmp(a.topology, "-") != 0 &&
+        !cs_output_check(1, (const char *const *)&a.topology, (const char *const[]){ "--topology" }, &err)) {
+        rc = cs_cli_fail(err);
+        g_clear_error(&err);
         goto out;
     }
     if (a.root != NULL && !g_file_test(a.root, G_FILE_TEST_IS_DIR)) {

@@ -155,6 +155,9 @@ grep -F -q "collsim doctor:" err.txt || { echo "FAIL topo-stdout-report"; fail=1
 expect topo-unknown-gpu 1 "" -- --root "$trees/docker-roce" $I --topology a10.xml
 [ -e a10.xml ] && { echo "FAIL topo-unknown-gpu: file written"; fail=1; }
 grep -F -q -- "--gpu-model" err.txt || { echo "FAIL topo-unknown-gpu message"; fail=1; }
+bad gpu-model-unknown "collsim: --gpu-model: 'bogus' is not a catalogue model; expected one of " -- \
+    --root "$trees/dgx-h100" $I --gpu-model bogus
+bad topology-unwritable "/nonexistent-dir/x.xml: " -- --root "$trees/dgx-h100" $I --topology /nonexistent-dir/x.xml
 expect topo-assumed 0 "[note] gpu-model-assumed" -- --root "$trees/docker-roce" $I --topology a10.xml --gpu-model l40s
 [ -s a10.xml ] || { echo "FAIL topo-assumed: no file"; fail=1; }
 
