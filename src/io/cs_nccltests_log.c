@@ -701,12 +701,20 @@ static gboolean read_placement(parser_t *p, const layout_t *l, GPtrArray *tok, g
                                cs_result_row_t *r, int pl, GError **err)
 {
     static const char *what[] = { "time", "algbw", "busbw" };
+    /* beyond any run: a day per call (us), a petabyte per second (GB/s) */
+    static const double most[] = { 86400e6, 1e6, 1e6 };
+    static const char *most_s[] = { "86400000000 (a day, in us)", "1000000 GB/s", "1000000 GB/s" };
     double v[3];
     for (int j = 0; j < 3; j++) {
         if (!parse_num(TOK(tok, i + j), &v[j]) || v[j] < 0) {
             cs_set_error_at(err, p->name, p->line,
                             "bad %s %s '%s'; expected a number >= 0", pl == CS_OOP ? "out-of-place" : "in-place",
                             what[j], TOK(tok, i + j));
+            return FALSE;
+        }
+        if (v[j] > most[j]) {
+            cs_set_error_at(err, p->name, p->line, "%s %s '%s' is beyond any run; expected at most %s",
+                            pl == CS_OOP ? "out-of-place" : "in-place", what[j], TOK(tok, i + j), most_s[j]);
             return FALSE;
         }
     }
@@ -835,6 +843,12 @@ static row_status_t parse_row(parser_t *p, GPtrArray *tok, cs_nt_row_t *out, GEr
         row.r.time_us[CS_INP] = -2; /* marker: in-place cut short, noted by the caller */
         i += nnum;
         nnum = 0;
+    }
+    /* data moved in no time: nccl-tests prints at least a launch's */
+    if (r->size > 0 && r->time_us[CS_OOP] == 0) {
+        cs_set_error_at(err, p->name, p->line, "out-of-place time 0 us for %" G_GUINT64_FORMAT " bytes; expected "
+                        "a time above 0", (guint64)r->size);
+        return ROW_ERR;
     }
     /* extra columns: collsim's own (algo, proto, channels, transport) when named */
     if (l->known) {
