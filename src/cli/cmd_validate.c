@@ -964,9 +964,21 @@ static int validate(validate_args_t *a, GError **err)
     /* The measured run's process layout: the flags, the scenario, else the
      * log's own "# nThread T nGpus G" when every compared table says the
      * same and it divides the nodes' GPUs (else one process per GPU) */
-    if (a->procs_per_node != NULL || a->nthreads != NULL)
+    if (a->procs_per_node != NULL || a->nthreads != NULL) {
         layout_from = g_strdup("as --procs-per-node / -t say");
-    else if (s.procs_per_node > 0 || s.nthreads > 0)
+        /* said where the log's own line tells another layout */
+        const cs_result_t *m0 = cmp->len > 0 ? g_array_index(cmp, compared_t, 0).measured : NULL;
+        int gpn = topo->ngpus / MAX(1, topo->nnodes);
+        if (m0 != NULL && m0->proc_threads > 0 && m0->proc_gpus > 0 && gpn % (m0->proc_threads * m0->proc_gpus) == 0) {
+            int log_ppn = gpn / (m0->proc_threads * m0->proc_gpus);
+            int flag_ppn = s.procs_per_node > 0 ? s.procs_per_node : 1;   /* -t alone: one process a node */
+            int flag_t = s.nthreads > 0 ? s.nthreads : 1;
+            if (log_ppn != flag_ppn || m0->proc_threads != flag_t)
+                fprintf(stderr, "collsim: warning: --procs-per-node / -t over the log's \"nThread %d nGpus %d\" (%d "
+                        "process%s a node): the flags' layout is priced\n", m0->proc_threads, m0->proc_gpus, log_ppn,
+                        log_ppn == 1 ? "" : "es");
+        }
+    } else if (s.procs_per_node > 0 || s.nthreads > 0)
         layout_from = g_strdup("as the scenario says");
     else if (cmp->len > 0) {
         const cs_result_t *m0 = g_array_index(cmp, compared_t, 0).measured;

@@ -459,4 +459,9 @@ grep -q '^# modelled: process layout: 1 process per node, 1 thread x 8 GPUs each
 "$COLLSIM" validate g8.log --topo dgx-h100 --procs-per-node 8 >g1.txt 2>&1
 grep -q '(as --procs-per-node / -t say)' g1.txt && ! grep -q '^# summary time <=64KiB: n=[1-9][0-9]* median=0.0%' g1.txt \
     && ok layout-flag-wins || bad layout-flag-wins
+# the flag over the log's own layout is said on stderr; the same layout is not
+"$COLLSIM" validate g8.log --topo dgx-h100 --procs-per-node 8 >/dev/null 2>g1.err
+"$COLLSIM" validate g8.log --topo dgx-h100 --procs-per-node 1 >/dev/null 2>g1s.err
+grep -q '^collsim: warning: --procs-per-node / -t over the log.s "nThread 1 nGpus 8" (1 process a node): the flags. layout is priced' g1.err &&
+    ! grep -q 'over the log' g1s.err && ok layout-flag-over-log || bad "layout-flag-over-log ($(cat g1.err g1s.err))"
 exit $fail
