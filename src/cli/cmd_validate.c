@@ -809,6 +809,7 @@ static int validate(validate_args_t *a, GError **err)
     g_autoptr(cs_comm_t) comm = NULL;
     g_autofree char *layout_from = NULL;   /* where the measured run's process layout came from */
     gboolean gpu_warned = FALSE;           /* a GPU mismatch said on stderr once */
+    g_autofree char *own_note = NULL;      /* ": table N " of the notes about --table N */
     g_autofree char *bound_owned = NULL;   /* where the bound on its NCCL came from, when built here */
     int status = 2;
 
@@ -1114,8 +1115,17 @@ static int validate(validate_args_t *a, GError **err)
         status = cs_error_exit_status(*err);
         goto out;
     }
-    for (guint i = 0; i < log->notes->len; i++)
-        printf("# log: %s\n", (const char *)g_ptr_array_index(log->notes, i));
+    /* the notes are each about a table ("FILE:LINE: table N ..."): with
+     * --table, those of the one compared */
+    own_note = g_strdup_printf(": table %d ", a->table);
+    guint noted = 0;
+    for (guint i = 0; i < log->notes->len; i++) {
+        const char *n = g_ptr_array_index(log->notes, i);
+        if (a->table == 0 || strstr(n, own_note) != NULL) {
+            printf("# log: %s\n", n);
+            noted++;
+        }
+    }
     {
         /* the NCCL variables' warnings on stderr too, once (collsim(1)
          * ENVIRONMENT), as run does; the report's header has them per table */
@@ -1125,7 +1135,7 @@ static int validate(validate_args_t *a, GError **err)
             fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warned, i));
     }
     for (guint i = 0; i < cmp->len; i++) {
-        if (i > 0 || log->notes->len > 0)
+        if (i > 0 || noted > 0)
             printf("\n");
         /* the env notes judge variables by the run's NCCL: the flag's when given */
         print_comparison(stdout, a->log, a->nccl_version != NULL ? a->nccl_version : log->nccl_version,

@@ -181,6 +181,12 @@ if [ -d "$data" ]; then
     [ -f "$f" ] && "$COLLSIM" validate "$f" --topo dgx-h100 --nodes 8 --table 2 --env NCCL_MIN_CTAS=24 > s2.txt 2>&1 &&
         [ "$(rows s2.txt)" -eq 14 ] && grep -q '^# summary busbw >=1MiB: n=14 median=' s2.txt &&
         ok shared-h100-8nodes || bad shared-h100-8nodes
+    # the notes of the tables skipped (gather, scatter) with all, not with --table
+    f3="$data/b200x8-2nodes16gpu-ib-8xndr400-sendrecv-ar-ag-rs-reduce-bcast-alltoall-gather-scatter-mpirun-n2-g8-1M-16G-nccl2.29.2.txt"
+    [ -f "$f3" ] && "$COLLSIM" validate "$f3" --topo dgx-b200 --nodes 2 > s3.txt 2>&1 &&
+        [ "$(grep -c '^# log: .*: table [89] skipped: ' s3.txt)" = 2 ] &&
+        "$COLLSIM" validate "$f3" --topo dgx-b200 --nodes 2 --table 3 > s4.txt 2>&1 && ! grep -q '^# log:' s4.txt &&
+        ok shared-notes-of-the-table || bad shared-notes-of-the-table
     # the flow engine with the sizes it refuses left out: every measured
     # size is either compared or named as skipped
     [ -f "$f" ] && "$COLLSIM" validate "$f" --topo dgx-h100 --nodes 8 --table 2 --env NCCL_MIN_CTAS=24 --model flow \
