@@ -776,6 +776,13 @@ static void few_processes(const cs_validation_t *v, const cs_nccl_info_t *seen, 
             procs, gpus, ci->nnodes, layout_from != NULL ? layout_from : "the model's layout", med + 1, gpus));
 }
 
+static void env_notes_add(GPtrArray **notes_p, char *note)
+{
+    if (*notes_p == NULL)
+        *notes_p = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(*notes_p, note);
+}
+
 /* The log's GPUs (its '# Rank' lines' names) of another family than the
  * topology's: the prediction is for other hardware. The finding's text,
  * or NULL where they agree or either is not known. */
@@ -788,7 +795,17 @@ static char *gpu_mismatch(const cs_nccl_info_t *seen, const cs_topo_t *topo, con
     const char *model = m != NULL ? cs_gpu_family(m->marketing) : NULL;
     if (ran == NULL || model == NULL || strcmp(ran, model) == 0)
         return NULL;
-    const cs_gpu_model_t *want = cs_gpu_model_find(ran);
+    /* the catalogue's model of that family, of the log's form factor */
+    const cs_gpu_model_t *want = NULL;
+    gboolean pcie = strstr(seen->rank_gpu.text, "PCIe") != NULL;
+    g_auto(GStrv) names = g_strsplit(cs_gpu_model_names(), ", ", -1);
+    for (int i = 0; names[i] != NULL; i++) {
+        const cs_gpu_model_t *g = cs_gpu_model_find(names[i]);
+        if (g == NULL || g_strcmp0(cs_gpu_family(g->marketing), ran) != 0)
+            continue;
+        if (want == NULL || (strstr(g->marketing, "PCIe") != NULL) == pcie)
+            want = want != NULL && (strstr(want->marketing, "PCIe") != NULL) == pcie ? want : g;
+    }
     return g_strdup_printf("%s:%d: the run's GPUs are %s (the log's devices), the topology's %s (%s): the "
                            "prediction is for other GPUs; expected a topology of the measured machine (--topo: "
                            "a preset or file with %s GPUs%s%s)", log, seen->rank_gpu.line, seen->rank_gpu.text,
@@ -810,6 +827,7 @@ static int validate(validate_args_t *a, GError **err)
     g_autofree char *layout_from = NULL;   /* where the measured run's process layout came from */
     gboolean gpu_warned = FALSE;           /* a GPU mismatch said on stderr once */
     g_autofree char *own_note = NULL;      /* ": table N " of the notes about --table N */
+    g_autoptr(GPtrArray) env_notes = NULL; /* the log's "env" left out, for each table's notes */
     g_autofree char *bound_owned = NULL;   /* where the bound on its NCCL came from, when built here */
     int status = 2;
 
@@ -896,13 +914,42 @@ static int validate(validate_args_t *a, GError **err)
     if (log == NULL)
         goto out;
     /* the NCCL variables the log records for its run (nccl-tests -J's
-     * "env"), where neither a flag nor the scenario sets them */
-    for (guint i = 0; i < log->env->len; i++) {
-        const char *kv = g_ptr_array_index(log->env, i);
-        const char *eq = strchr(kv, '=');
-        g_autofree char *name = g_strndup(kv, eq - kv);
-        if (cs_scenario_is_nccl_name(name) && cs_nccl_env_get(s.env, name) == NULL)
-            cs_nccl_env_set(s.env, name, eq + 1, "the log's \"env\"");
+     * "env"), where neither a flag nor the scenario sets them: those NCCL
+     * reads, but not those naming the run's own devices or files (an
+     * NCCL_IB_HCA of its host's HCAs would match none of a preset's and
+     * turn the model to sockets): those, and the ones NCCL does not read
+     * (NCCL_VERSION, NCCL_HOME of a container), are named in a note */
+    {
+        static const char *const host_own[] = { "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_TOPO_FILE", "NCCL_GRAPH_FILE",
+                                                "NCCL_GRAPH_DUMP_FILE", "NCCL_TOPO_DUMP_FILE", "NCCL_DEBUG_FILE",
+                                                "NCCL_CONF_FILE", "NCCL_HOSTID", "NCCL_COMM_ID", "NCCL_NET_PLUGIN",
+                                                "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_TUNER_CONFIG_FILE" };
+        g_autoptr(GString) not_own = g_string_new(NULL), not_read = g_string_new(NULL);
+        for (guint i = 0; i < log->env->len; i++) {
+            const char *kv = g_ptr_array_index(log->env, i);
+            const char *eq = strchr(kv, '=');
+            g_autofree char *name = g_strndup(kv, eq - kv);
+            gboolean own = FALSE;
+            for (guint k = 0; k < G_N_ELEMENTS(host_own); k++)
+                own |= strcmp(name, host_own[k]) == 0;
+            if (!cs_scenario_is_nccl_name(name) || !cs_nccl_env_is_known(name)) {
+                g_string_append_printf(not_read, "%s%s", not_read->len ? ", " : "", name);
+            } else if (own) {
+                g_string_append_printf(not_own, "%s%s", not_own->len ? ", " : "", kv);
+            } else if (cs_nccl_env_get(s.env, name) == NULL) {
+                g_autofree char *origin = g_strdup_printf("%s:%d: \"env\"", a->log,
+                                                          g_array_index(log->env_lines, int, i));
+                cs_nccl_env_set(s.env, name, eq + 1, origin);
+            }
+        }
+        if (not_own->len > 0)
+            env_notes_add(&env_notes, g_strdup_printf("the log's \"env\" %s not applied: %s this host's own devices or "
+                                                      "files, which the topology's need not be (--env, with the "
+                                                      "topology's names, predicts it)", not_own->str,
+                                                      strchr(not_own->str, ',') != NULL ? "they name" : "it names"));
+        if (not_read->len > 0)
+            env_notes_add(&env_notes, g_strdup_printf("the log's \"env\" %s not applied: NCCL v2.28.9 reads no such "
+                                                      "variable", not_read->str));
     }
     /* the outputs again, now that the log, scenario and topology are read:
      * one named as an input is refused here, with its flag */
@@ -968,16 +1015,18 @@ static int validate(validate_args_t *a, GError **err)
     if (a->procs_per_node != NULL || a->nthreads != NULL) {
         layout_from = g_strdup("as --procs-per-node / -t say");
         /* said where the log's own line tells another layout */
-        const cs_result_t *m0 = cmp->len > 0 ? g_array_index(cmp, compared_t, 0).measured : NULL;
-        int gpn = topo->ngpus / MAX(1, topo->nnodes);
-        if (m0 != NULL && m0->proc_threads > 0 && m0->proc_gpus > 0 && gpn % (m0->proc_threads * m0->proc_gpus) == 0) {
-            int log_ppn = gpn / (m0->proc_threads * m0->proc_gpus);
-            int flag_ppn = s.procs_per_node > 0 ? s.procs_per_node : 1;   /* -t alone: one process a node */
-            int flag_t = s.nthreads > 0 ? s.nthreads : 1;
-            if (log_ppn != flag_ppn || m0->proc_threads != flag_t)
-                fprintf(stderr, "collsim: warning: --procs-per-node / -t over the log's \"nThread %d nGpus %d\" (%d "
-                        "process%s a node): the flags' layout is priced\n", m0->proc_threads, m0->proc_gpus, log_ppn,
-                        log_ppn == 1 ? "" : "es");
+        int gpn = topo->ngpus / MAX(1, topo->nnodes), fp = 0, ft = 0, fg = 0;
+        cs_run_args_layout(&s, gpn, &fp, &ft, &fg);
+        for (guint i = 0; i < cmp->len; i++) {
+            const cs_result_t *m = g_array_index(cmp, compared_t, i).measured;
+            if (m->proc_threads <= 0 || m->proc_gpus <= 0 || (m->proc_threads == ft && m->proc_gpus == fg))
+                continue;
+            fprintf(stderr, "collsim: warning: --procs-per-node / -t (%d process%s a node, %d thread%s x %d GPU%s) "
+                    "over the log's layout (table %d: %d thread%s x %d GPU%s a process): the flags' is priced\n", fp,
+                    fp == 1 ? "" : "es", ft, ft == 1 ? "" : "s", fg, fg == 1 ? "" : "s",
+                    g_array_index(cmp, compared_t, i).number, m->proc_threads, m->proc_threads == 1 ? "" : "s",
+                    m->proc_gpus, m->proc_gpus == 1 ? "" : "s");
+            break;
         }
     } else if (s.procs_per_node > 0 || s.nthreads > 0)
         layout_from = g_strdup("as the scenario says");
@@ -995,7 +1044,8 @@ static int validate(validate_args_t *a, GError **err)
                 (th > 1 && !cs_scenario_set(&s, "collective", "nthreads", nt, "the log's nThread/nGpus line", NULL,
                                             err)))
                 goto out;
-            layout_from = g_strdup_printf("from the log's \"nThread %d nGpus %d\"", th, g);
+            layout_from = log->json ? g_strdup_printf("from the log's \"config\": nthreads %d, ngpus %d", th, g)
+                                    : g_strdup_printf("from the log's \"nThread %d nGpus %d\"", th, g);
         }
     }
     comm = cs_comm_new(topo, s.env, err);
@@ -1041,6 +1091,8 @@ static int validate(validate_args_t *a, GError **err)
                                      err);
         if (c->predicted == NULL)
             goto out;
+        for (guint k = 0; env_notes != NULL && k < env_notes->len; k++)
+            cs_result_add_note(c->predicted, "%s", (const char *)g_ptr_array_index(env_notes, k));
         /* the layout the model runs (cs_run_args_apply_layout set it) */
         const cs_comm_info_t *ci = cs_comm_info(comm);
         cs_result_add_note(c->predicted, "process layout: %d process%s per node, %d thread%s x %d GPU%s each (%s)",
@@ -1088,14 +1140,16 @@ static int validate(validate_args_t *a, GError **err)
         /* what the run's NCCL said it did, against the model's decisions */
         c->findings = g_ptr_array_new_with_free_func(g_free);
         cs_validate_findings(c->seen, comm, a->log, c->findings);
-        far_below(c->v, c->seen, c->findings);
-        few_processes(c->v, c->seen, ci, layout_from, c->command, c->measured->coll, c->findings);
+        /* other GPUs than the topology's explain a gap before any hint */
         char *other = gpu_mismatch(c->seen, topo, a->log);
         if (other != NULL) {
             if (!gpu_warned)
                 fprintf(stderr, "collsim: warning: %s\n", other);
             gpu_warned = TRUE;
             g_ptr_array_insert(c->findings, 0, other);
+        } else {
+            far_below(c->v, c->seen, c->findings);
+            few_processes(c->v, c->seen, ci, layout_from, c->command, c->measured->coll, c->findings);
         }
         if (params.calibration_source != NULL) {
             cs_params_t builtin;

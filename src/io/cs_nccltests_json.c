@@ -324,6 +324,11 @@ static gboolean read_placement(const jnode_t *pl, const char *name, int idx, con
                             names[j]);
             return FALSE;
         }
+        if (v[j] > (j == 0 ? CS_NT_TIME_MAX_US : CS_NT_BW_MAX)) {
+            cs_set_error_at(err, name, f[j]->line, "result %d: %s '%s' %g is beyond any run; expected at most %s",
+                            idx, which, names[j], v[j], j == 0 ? "86400000000 (a day, in us)" : "1000000 GB/s");
+            return FALSE;
+        }
     }
     r->time_us[k] = v[0];
     r->algbw[k] = v[1];
@@ -388,6 +393,12 @@ static gboolean read_row(const jnode_t *o, const char *name, int idx, cs_nt_row_
     if (!read_placement(jget(o, "out_of_place"), name, idx, "out_of_place", r, CS_OOP, err) ||
         !read_placement(jget(o, "in_place"), name, idx, "in_place", r, CS_INP, err))
         return FALSE;
+    /* data moved in no time: nccl-tests prints at least a launch's */
+    if (r->size > 0 && r->time_us[CS_OOP] == 0) {
+        cs_set_error_at(err, name, o->line, "result %d: out_of_place time 0 us for %" G_GUINT64_FORMAT
+                        " bytes; expected a time above 0", idx, (guint64)r->size);
+        return FALSE;
+    }
     *row_p = row;
     return TRUE;
 }
@@ -439,14 +450,18 @@ gboolean cs_nt_parse_json(cs_nccltests_log_t *log, const char *buf, size_t len, 
     }
     if (prog != NULL)
         log->command = g_strdup(prog);
+    log->json = TRUE;
 
     /* ranks = processes (one "devices" entry each) x nthreads x ngpus */
     const jnode_t *config = jget(root, "config");
     const jnode_t *devices = jget(config, "devices");
     guint64 nthreads = 1, ngpus = 1;
     int nranks = 0, nnodes = 0;
-    jcount(jget(config, "nthreads"), 1, 1e6, &nthreads);
-    jcount(jget(config, "ngpus"), 1, 1e6, &ngpus);
+    /* as a text log's "nThread T nGpus G" (up to 1024 each) */
+    if (!jcount(jget(config, "nthreads"), 1, 1024, &nthreads))
+        nthreads = 1;
+    if (!jcount(jget(config, "ngpus"), 1, 1024, &ngpus))
+        ngpus = 1;
     if (devices != NULL && devices->type == J_ARR && devices->items->len > 0) {
         guint64 n = (guint64)devices->items->len * nthreads * ngpus;
         nranks = n <= G_MAXINT ? (int)n : 0;
@@ -474,6 +489,7 @@ gboolean cs_nt_parse_json(cs_nccltests_log_t *log, const char *buf, size_t len, 
             if (e->type == J_STR && g_str_has_prefix(e->str, "NCCL_") && strchr(e->str, '=') != NULL) {
                 g_string_append_printf(envs, "%s%s", envs->len ? " " : "", e->str);
                 g_ptr_array_add(log->env, g_strdup(e->str));
+                g_array_append_val(log->env_lines, e->line);
             }
         }
     double avg = 0;

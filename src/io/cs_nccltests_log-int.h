@@ -28,6 +28,11 @@ cs_nt_kind_t cs_nt_kind_from_name(const char *s);
 const char *cs_nt_kind_test_name(cs_nt_kind_t k);    /* "alltoall_perf" */
 
 /* One row as read, with what the columns said beyond cs_result_row_t. */
+/* Beyond any run, in either reader: a day per call (us), a petabyte per
+ * second (GB/s). */
+#define CS_NT_TIME_MAX_US 86400e6
+#define CS_NT_BW_MAX 1e6
+
 typedef struct {
     cs_result_row_t r;
     int line;

@@ -116,6 +116,7 @@ cs_nccltests_log_t *cs_nt_log_new(void)
     l->nccl_info = g_ptr_array_new_with_free_func((GDestroyNotify)cs_nccl_info_free);
     l->commands = g_ptr_array_new_with_free_func(g_free);
     l->env = g_ptr_array_new_with_free_func(g_free);
+    l->env_lines = g_array_new(FALSE, TRUE, sizeof(int));
     return l;
 }
 
@@ -132,6 +133,7 @@ void cs_nccltests_log_free(cs_nccltests_log_t *l)
     g_ptr_array_unref(l->nccl_info);
     g_ptr_array_unref(l->commands);
     g_ptr_array_unref(l->env);
+    g_array_unref(l->env_lines);
     g_free(l->nccl_version);
     g_free(l->command);
     g_free(l);
@@ -702,7 +704,7 @@ static gboolean read_placement(parser_t *p, const layout_t *l, GPtrArray *tok, g
 {
     static const char *what[] = { "time", "algbw", "busbw" };
     /* beyond any run: a day per call (us), a petabyte per second (GB/s) */
-    static const double most[] = { 86400e6, 1e6, 1e6 };
+    static const double most[] = { CS_NT_TIME_MAX_US, CS_NT_BW_MAX, CS_NT_BW_MAX };
     static const char *most_s[] = { "86400000000 (a day, in us)", "1000000 GB/s", "1000000 GB/s" };
     double v[3];
     for (int j = 0; j < 3; j++) {

@@ -25,6 +25,8 @@ typedef struct {
     char *command;
     GPtrArray *commands;     /* per result: the command line above its table (char*, NULL: none) */
     GPtrArray *env;          /* the run's NCCL_* variables as its log records them ("NAME=VALUE"; -J's "env") */
+    GArray *env_lines;       /* int: the line of each */
+    gboolean json;           /* read from nccl-tests -J JSON */
     /* Per result: the number of its table in the file (1-based, counting
      * tables that were skipped), and its first row's line. */
     GArray *table_numbers;   /* int */

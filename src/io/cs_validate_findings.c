@@ -384,7 +384,8 @@ void cs_validate_findings(const cs_nccl_info_t *s, const cs_comm_t *comm, const 
             g_ptr_array_add(out, g_strdup_printf(
                 "%s:%d: NCCL's IB transport opened %d RDMA device%s (%s), where the model's rings use %d NICs a "
                 "node: an NCCL_IB_HCA that names fewer, or ports that were down or not ACTIVE; --env "
-                "NCCL_IB_HCA=%s predicts the run as it ran", log, s->net_devices.line, ndev, ndev == 1 ? "" : "s",
+                "NCCL_IB_HCA==%s (the leading '=' matches the names exactly, not as prefixes) predicts the run "
+                "as it ran", log, s->net_devices.line, ndev, ndev == 1 ? "" : "s",
                 hcas, ci->nics_used, hcas));
     }
 

@@ -239,9 +239,14 @@ void cs_netsel_warnings(const cs_topo_t *t, int host, const cs_nccl_settings_t *
          * leaves this host's NICs unused */
         if_filter_t f;
         if_filter_parse(s->ib_hca, &f);
+        const char *list = s->ib_hca + (s->ib_hca[0] == '^') + (s->ib_hca[(s->ib_hca[0] == '^')] == '=');
+        g_auto(GStrv) items = g_strsplit(list, ",", -1);
         g_autoptr(GString) none = g_string_new(NULL);
         int nnone = 0;
-        for (int k = 0; k < f.n && !f.not; k++) {
+        for (int k = 0; items[k] != NULL && !f.not; k++) {
+            if_pattern_t one;
+            if (parse_if_list(items[k], &one, 1) != 1)
+                continue;
             gboolean hit = FALSE;
             for (int i = 0; i < nnics && !hit; i++) {
                 const cs_device_t *d = &t->devs[nics[i]];
@@ -250,17 +255,19 @@ void cs_netsel_warnings(const cs_topo_t *t, int host, const cs_nccl_settings_t *
                 g_autofree char *fallback = g_strdup_printf("mlx5_%d", d->local);
                 const char *name = d->ifname != NULL ? d->ifname : fallback;
                 for (int p = 1; p <= MAX(d->nic_ports, 1) && !hit; p++)
-                    hit = match_if_list(name, p, &f.pat[k], 1, f.exact);
+                    hit = match_if_list(name, p, &one, 1, f.exact);
             }
             if (!hit) {
-                g_string_append_printf(none, "%s%s", nnone > 0 ? "," : "", f.pat[k].prefix);
+                g_string_append_printf(none, "%s%s", nnone > 0 ? "," : "", items[k]);
                 nnone++;
             }
         }
         g_autoptr(GString) kept = g_string_new(NULL);
         for (int i = 0; i < sel->n; i++)
             g_string_append_printf(kept, "%s%s", i > 0 ? ", " : "", sel->devs[i].name);
-        if (nnone > 0)
+        /* a list naming more than the host has (a cluster-wide superset)
+         * loses nothing: said only where NICs stay unused */
+        if (nnone > 0 && sel->n < nrdma)
             g_ptr_array_add(out, g_strdup_printf(
                 "NCCL_IB_HCA=%s (%s): %s match%s none of node %d's RDMA devices (%s): NCCL keeps the %d that the "
                 "list matches (%s) and the model does too, so the rest of the node's NICs stay unused; expected "

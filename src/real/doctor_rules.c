@@ -486,7 +486,15 @@ static void rule_ib_hca_partial(dr_ctx_t *c, const char *hca)
             nnone++;
         }
     }
-    if (nnone == 0)
+    /* a list naming more than the host has (a cluster-wide superset)
+     * loses nothing: said only where ACTIVE ports stay unused */
+    guint active = 0;
+    for (guint i = 0; i < m->rdma->len; i++) {
+        dr_rdma_t *r = m->rdma->pdata[i];
+        for (int p = 0; p < r->nports; p++)
+            active += r->ports[p].state == 4 && (r->ports[p].ll == DR_LL_IB || r->ports[p].ll == DR_LL_ETH);
+    }
+    if (nnone == 0 || c->d->ibdevs->len >= active)
         return;
     g_autoptr(GString) used = g_string_new(NULL);
     for (guint i = 0; i < c->d->ibdevs->len; i++)

@@ -219,7 +219,10 @@ grep -q '^# warning: NCCL_IB_HCA=mlx5_9 (--env) matches none of node 0.s RDMA de
 grep -q '^# warning: NCCL_IB_HCA=mlx5_4,mlx5_7,mlx5_13 (--env): mlx5_13 matches none of node 0.s RDMA devices (mlx5_0, .*NCCL keeps the 2 that the list matches (mlx5_4, mlx5_7)' hcap.txt &&
     grep -q '^# transports: .*NET/IB GDR inter (2 of 8 NICs' hcap.txt && grep -q '^collsim: warning: NCCL_IB_HCA=' hcap.err &&
     "$COLLSIM" run --topo dgx-h100 --nodes 2 --env NCCL_IB_HCA=mlx5_0,mlx5_7 -b 1G -e 1G >hcaq.txt 2>&1 &&
-    ! grep -q 'match none' hcaq.txt && ok hca-partial-warns || bad "hca-partial-warns: $(grep warning hcap.txt hcaq.txt)"
+    ! grep -q 'match none' hcaq.txt &&
+    "$COLLSIM" run --topo dgx-h100 --nodes 2 --env NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7,mlx5_12:1 \
+        -b 1G -e 1G >hcas.txt 2>&1 && ! grep -q 'match' hcas.txt &&
+    ok hca-partial-warns || bad "hca-partial-warns: $(grep warning hcap.txt hcaq.txt hcas.txt)"
 "$COLLSIM" run --topo dgx-h100 --nodes 2 --nic roce-400g --env NCCL_IB_GID_INDEX=99 -b 1G -e 1G >gid.txt 2>/dev/null
 grep -q '^# warning: NCCL_IB_GID_INDEX=99 (--env) is beyond the GIDs of a RoCE port' gid.txt \
     && ok gid-index-warns || bad "gid-index-warns: $(grep warning gid.txt)"

@@ -118,13 +118,38 @@ fi
     ok json-log || bad "json-log ($(cat j.err))"
 # what the JSON records of its run is used: its NCCL_* "env" (a flag wins),
 # its layout ("config": nthreads x ngpus a process) and its GPUs' name
-grep -q '^# modelled: NCCL environment: NCCL_ALGO=Ring (the log.s "env")' j.txt &&
+grep -q '^# modelled: NCCL environment: NCCL_ALGO=Ring (.*run.json:2: "env")' j.txt &&
     grep -q '^# modelled: process layout: 1 process per node, 1 thread x 2 GPUs each' j.txt &&
     "$COLLSIM" validate "$logs/run.json" --topo dgx-a100 --nodes 2 --gpus 2 --env NCCL_ALGO=Ring,PAT > j2.txt 2>&1 &&
     grep -q '^# modelled: NCCL environment: NCCL_ALGO=Ring,PAT (--env)' j2.txt &&
     { "$COLLSIM" validate "$logs/run.json" --topo dgx-h100 --nodes 2 --gpus 2 > j3.txt 2>&1
-      grep -q "^# finding: .*run.json:[0-9]*: the run's GPUs are NVIDIA A100-SXM4-80GB" j3.txt; } &&
+      grep -q "^# finding: .*run.json:[0-9]*: the run's GPUs are NVIDIA A100-SXM4-80GB" j3.txt &&
+      ! grep -q 'the run is 2 processes' j3.txt; } &&
     ok json-log-settings || bad "json-log-settings ($(grep -E 'environment|layout|GPUs are' j.txt j2.txt j3.txt | cut -c1-120))"
+# the env's variables naming the run's own devices, and those NCCL does not
+# read, are not applied (a note names them); the others carry their line
+sed 's/"NCCL_ALGO=Ring"/"NCCL_ALGO=Ring","NCCL_IB_HCA=ibp","NCCL_SOCKET_IFNAME=bond0","NCCL_VERSION=2.28.9"/' \
+    "$logs/run.json" > jh.json
+"$COLLSIM" validate jh.json --topo dgx-a100 --nodes 2 --gpus 2 > jh.txt 2> jh.err &&
+    grep -q '^# modelled: NCCL environment: NCCL_ALGO=Ring (jh.json:2: "env")$' jh.txt &&
+    grep -q '^# modelled: the log.s "env" NCCL_IB_HCA=ibp, NCCL_SOCKET_IFNAME=bond0 not applied: they name this host.s own devices' jh.txt &&
+    grep -q '^# modelled: the log.s "env" NCCL_VERSION not applied: NCCL v2.28.9 reads no such variable' jh.txt &&
+    grep -q '^# modelled: transports: .*NET/IB' jh.txt \
+    && ok json-env-own-names-kept-out || bad "json-env-own-names-kept-out ($(grep -E 'environment|applied|transports' jh.txt) $(cat jh.err))"
+# values beyond any run, and no time for data, are bad input at their line,
+# in the text log and in the JSON alike
+"$COLLSIM" run --topo dgx-h100 -b 1M -e 4M -f 4 > vb.log 2>&1 || bad vb-run
+awk '$1 == "1048576" && !d { $6 = "1e300"; d = 1 } { print }' vb.log > big.log
+awk '$1 == "1048576" && !d { $6 = "0.00"; d = 1 } { print }' vb.log > zero.log
+sed 's/"time":50.000000/"time":1e300/' "$logs/run.json" > big.json
+for f in big.log zero.log; do
+    "$COLLSIM" validate "$f" --topo dgx-h100 > /dev/null 2> "$f.err"; echo $? > "$f.rc"
+done
+"$COLLSIM" validate big.json --topo dgx-a100 --nodes 2 --gpus 2 > /dev/null 2> big.json.err; echo $? > big.json.rc
+[ "$(cat big.log.rc)" = 2 ] && grep -q "^big.log:[0-9]*: out-of-place time '1e300' is beyond any run; expected at most" big.log.err &&
+    [ "$(cat zero.log.rc)" = 2 ] && grep -q "^zero.log:[0-9]*: out-of-place time 0 us for 1048576 bytes; expected a time above 0" zero.log.err &&
+    [ "$(cat big.json.rc)" = 2 ] && grep -q "^big.json:[0-9]*: result 1: out_of_place 'time' .* is beyond any run" big.json.err \
+    && ok values-beyond-any-run || bad "values-beyond-any-run ($(cat big.log.err zero.log.err big.json.err))"
 
 # ---- collsim's own prediction read back: zero error -------------------------
 for args in "--topo dgx-h100 -b 1K -e 64M -f 2" "--topo dgx-h100 --nodes 2 --op allgather -b 64K -e 256M -f 4"; do
@@ -234,8 +259,8 @@ grep -q '"findings": \["[^"]*info-transports.txt:19: NCCL connected rank 1 to ra
 # NCCL's IB transport opened one HCA where the model's rings use eight:
 # said with the flag that predicts the run as it ran, which then agrees
 "$COLLSIM" validate "$logs/info-one-hca.txt" --topo dgx-h100 --nodes 2 > f1.txt 2>&1
-grep -q "^# finding: .*info-one-hca.txt:22: NCCL's IB transport opened 1 RDMA device (mlx5_0), where the model's rings use 8 NICs a node: .*--env NCCL_IB_HCA=mlx5_0 predicts the run as it ran" f1.txt &&
-    "$COLLSIM" validate "$logs/info-one-hca.txt" --topo dgx-h100 --nodes 2 --env NCCL_IB_HCA=mlx5_0 > f2.txt 2>&1 &&
+grep -q "^# finding: .*info-one-hca.txt:22: NCCL's IB transport opened 1 RDMA device (mlx5_0), where the model's rings use 8 NICs a node: .*--env NCCL_IB_HCA==mlx5_0 (the leading '=' matches the names exactly, not as prefixes) predicts the run as it ran" f1.txt &&
+    "$COLLSIM" validate "$logs/info-one-hca.txt" --topo dgx-h100 --nodes 2 --env NCCL_IB_HCA==mlx5_0 > f2.txt 2>&1 &&
     ! grep -q '^# finding' f2.txt && ok info-one-hca || bad "info-one-hca ($(grep '^# finding' f1.txt f2.txt | cut -c1-200))"
 rcv="$logs/info-receive.txt"
 "$COLLSIM" validate "$rcv" --topo pcie --gpu l40s --gpus 4 --sockets 2 --nodes 2 --nic ib-ndr --nics-per-node 1 \
@@ -468,6 +493,8 @@ grep -q '(as --procs-per-node / -t say)' g1.txt && ! grep -q '^# summary time <=
 # the flag over the log's own layout is said on stderr; the same layout is not
 "$COLLSIM" validate g8.log --topo dgx-h100 --procs-per-node 8 >/dev/null 2>g1.err
 "$COLLSIM" validate g8.log --topo dgx-h100 --procs-per-node 1 >/dev/null 2>g1s.err
-grep -q '^collsim: warning: --procs-per-node / -t over the log.s "nThread 1 nGpus 8" (1 process a node): the flags. layout is priced' g1.err &&
-    ! grep -q 'over the log' g1s.err && ok layout-flag-over-log || bad "layout-flag-over-log ($(cat g1.err g1s.err))"
+grep -q '^collsim: warning: --procs-per-node / -t (8 processes a node, 1 thread x 1 GPU) over the log.s layout (table 1: 1 thread x 8 GPUs a process): the flags. is priced' g1.err &&
+    ! grep -q 'over the log' g1s.err &&
+    "$COLLSIM" run --topo dgx-h100 -b 8 -e 64K -f 8 > p8.log 2>&1 && "$COLLSIM" validate p8.log --topo dgx-h100 -t 1 >/dev/null 2>p8.err &&
+    ! grep -q 'over the log' p8.err && ok layout-flag-over-log || bad "layout-flag-over-log ($(cat g1.err g1s.err p8.err))"
 exit $fail

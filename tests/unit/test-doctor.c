@@ -674,6 +674,9 @@ static void test_ib_hca_partial(void)
     const char *full[] = { "NCCL_IB_HCA=mlx5_0,mlx5_1", NULL };
     g_autoptr(cs_doctor_t) d1 = run_tree("dgx-h100", full, NULL);
     g_assert_null(cs_doctor_find(d1, "ib-hca-partial"));
+    const char *super[] = { "NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7,mlx5_12", NULL };
+    g_autoptr(cs_doctor_t) d3 = run_tree("dgx-h100", super, NULL);   /* a superset loses no port */
+    g_assert_null(cs_doctor_find(d3, "ib-hca-partial"));
     const char *excl[] = { "NCCL_IB_HCA=^mlx5_12", NULL };
     g_autoptr(cs_doctor_t) d2 = run_tree("dgx-h100", excl, NULL);
     g_assert_null(cs_doctor_find(d2, "ib-hca-partial"));
