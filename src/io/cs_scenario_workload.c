@@ -374,6 +374,17 @@ static gboolean check_unused(const cs_scenario_t *s, const cs_wl_spec_t *spec, c
     if (spec->tp <= 1 && !unused_key(s, "target-allreduce", "tp = 1 makes no tensor-parallel all-reduce to hold to "
                                      "the target (set tp above 1)", err))
         return FALSE;
+    /* Megatron-LM's sequence parallelism splits a training sequence's
+     * activations over the tensor-parallel group */
+    if (spec->sequence_parallel && (spec->tp <= 1 || infer)) {
+        g_set_error(err, CS_ERROR, CS_ERROR_INPUT, "%s: sequence-parallel = on %s; expected sequence-parallel = off%s",
+                    cs_scenario_workload_origin(s, "sequence-parallel"),
+                    infer ? "splits a training sequence's activations over the tensor-parallel group, and a decode "
+                            "step has one new token a sequence"
+                          : "splits the activations over the tensor-parallel group, and tp = 1 has none",
+                    infer ? "" : " (or tp above 1)");
+        return FALSE;
+    }
     if (spec->shard == CS_WL_SHARD_NONE &&
         (!unused_key(s, "fsdp-units", "DDP has no FSDP units (data-parallel = fsdp does)", err) ||
          !unused_key(s, "prefetch", "DDP prefetches nothing (data-parallel = fsdp does)", err)))

@@ -1571,6 +1571,22 @@ char *cs_analytic_bottleneck(void *state)
     return cs_analytic_describe(&s->hw, s->topo, s->fabric, &s->d, &s->fab, &s->lim);
 }
 
+/* The sizes where this model is least sure of itself, said with them
+ * (cs_engine_run_sweep: "approximate for 16 MiB to 64 MiB: ..."): NVLSTree
+ * across nodes at 2-128 MiB, priced 13-60 % slower than the measured 2-
+ * and 8-node DGX H100 runs, where the flow engine's max-min sharing comes
+ * out faster than both (docs/model-analytic.md, Known limits). */
+static char *analytic_approximation(void *state)
+{
+    const analytic_state_t *s = state;
+    if (!s->have || s->d.algo != CS_ALGO_NVLS_TREE || s->hw.nnodes < 2 || s->S < (2 << 20) ||
+        s->S > (128 << 20))
+        return NULL;
+    return g_strdup("NVLSTree across nodes at mid sizes is this model's least certain range: it priced the "
+                    "measured 2- and 8-node DGX H100 runs 13-60 % slow there, and --model flow prices it faster "
+                    "than both (docs/model-analytic.md, Known limits)");
+}
+
 /* What a point-to-point job's header should say the engine leaves out. */
 static char **analytic_notes(void *state)
 {
@@ -1601,6 +1617,7 @@ const cs_engine_ops_t cs_engine_analytic = {
     .predict = analytic_predict,
     .close = analytic_close,
     .notes = analytic_notes,
+    .approximation = analytic_approximation,
     .bottleneck = analytic_bottleneck_note,
     .link_stats = analytic_link_stats,
     .timeline = FALSE,   /* no timeline: no --trace, no several jobs */

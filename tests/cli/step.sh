@@ -205,4 +205,14 @@ printf '[topology]\npreset = dgx-h100\n[workload]\narch = llama3-8b\nlayers = 2\
 "$COLLSIM" step --topo dgx-h100 --nodes 3 --arch llama3-8b --pp 4 >o.txt 2>e.txt
 [ "$(grep -c '^  PP    sendrecv ' o.txt)" -eq 2 ] && grep '^  PP    sendrecv ' o.txt | awk '{ if ($6 != $7) exit 1 }' \
     && ok pp-shapes-per-instance || bad "pp-shapes-per-instance: $(grep '^  PP' o.txt)"
+# sequence parallelism needs a tensor-parallel group and a training sequence
+"$COLLSIM" step --topo dgx-h100 --arch llama2-70b --mode infer --tp 8 --batch 8 --sequence-parallel on >sp1.txt 2>sp1.err
+r1=$?
+"$COLLSIM" step --topo dgx-h100 --nodes 2 --arch llama3-8b --sequence-parallel on >sp2.txt 2>sp2.err
+r2=$?
+[ $r1 = 2 ] && [ $r2 = 2 ] && [ ! -s sp1.txt ] && [ ! -s sp2.txt ] &&
+    grep -q '^collsim: --sequence-parallel: sequence-parallel = on splits a training sequence.s activations .*decode step' sp1.err &&
+    grep -q '^collsim: --sequence-parallel: .*tp = 1 has none; expected sequence-parallel = off (or tp above 1)' sp2.err \
+    && ok sequence-parallel-refused || bad "sequence-parallel-refused ($r1 $r2: $(cat sp1.err sp2.err))"
+
 exit $fail
