@@ -488,6 +488,7 @@ void cs_nccl_env_log(const cs_nccl_env_t *e, const char *line)
 static const char *const unmodelled[] = {
     "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
     "NCCL_CGA_CLUSTER_SIZE",
+    "NCCL_CREATE_THREAD_CONTEXT",
     "NCCL_CTA_POLICY",
     "NCCL_GDRCOPY_ENABLE",
     "NCCL_GDRCOPY_FIFO_ENABLE",
@@ -521,6 +522,7 @@ static const char *const unmodelled[] = {
     "NCCL_NET_PLUGIN",
     "NCCL_NET_SHARED_BUFFERS",
     "NCCL_NET_SHARED_COMMS",
+    "NCCL_NSOCKS_PERTHREAD",
     "NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE",
     "NCCL_NVLSTREE_MAX_CHUNKSIZE",
     "NCCL_P2P_PXN_LEVEL",
@@ -532,6 +534,7 @@ static const char *const unmodelled[] = {
     "NCCL_SINGLE_PROC_MEM_REG_ENABLE",
     "NCCL_SOCKET_INLINE",
     "NCCL_SOCKET_MIN_TASKSIZE",
+    "NCCL_SOCKET_NTHREADS",
     "NCCL_SOCKET_RCVBUF",
     "NCCL_SOCKET_SNDBUF",
     "NCCL_SYM_CTAS",
@@ -549,6 +552,15 @@ static gboolean is_unmodelled(const char *name, const char *value)
     /* NCCL_MNNVL_ENABLE: on (1) or auto (2) is what the NVLink-domain
      * presets build; off (0) would make each tray a node over its NICs */
     if (strcmp(name, "NCCL_MNNVL_ENABLE") == 0)
+        return value != NULL && g_ascii_strtoll(value, NULL, 0) == 0 && value[0] != '\0';
+    /* NCCL_CUMEM_ENABLE: on is NCCL's default (2.19+) and what collsim
+     * prices; off changes its buffers' registration, not modelled */
+    if (strcmp(name, "NCCL_CUMEM_ENABLE") == 0)
+        return value != NULL && g_ascii_strtoll(value, NULL, 0) == 0 && value[0] != '\0';
+    /* NCCL_NET_GDR_READ: the NIC reading a sender's GPU memory is what a
+     * GPUDirect RDMA send is priced as (NCCL's default from sm80, net.cc);
+     * off stages sends through host memory, not modelled */
+    if (strcmp(name, "NCCL_NET_GDR_READ") == 0)
         return value != NULL && g_ascii_strtoll(value, NULL, 0) == 0 && value[0] != '\0';
     return bsearch(name, unmodelled, G_N_ELEMENTS(unmodelled), sizeof unmodelled[0], cmp_name) != NULL;
 }

@@ -381,6 +381,13 @@ grep -q '^# warning: ' ex-lab-socket-fallback.txt && bad "lab example warns" || 
 "$COLLSIM" run --topo gb200-nvl72 -b 1M -e 1M --env NCCL_MNNVL_ENABLE=1 >um1.txt 2>&1 && ! grep -q 'MNNVL_ENABLE=1 .*not model' um1.txt &&
     "$COLLSIM" run --topo gb200-nvl72 -b 1M -e 1M --env NCCL_MNNVL_ENABLE=0 >um0.txt 2>&1 &&
     grep -q '^# warning: NCCL_MNNVL_ENABLE=0 (--env): .*does not model it' um0.txt && ok mnnvl-off-said || bad mnnvl-off-said
+# the socket transport's threads and sockets, a sender's GDR read off, cuMem
+# off: said; the values the model is (GDR read on, cuMem on) are not
+"$COLLSIM" run --topo dgx-a100 --nodes 2 --nic eth-100g --nics-per-node 1 -b 1G -e 1G --env NCCL_NSOCKS_PERTHREAD=8 \
+    --env NCCL_SOCKET_NTHREADS=4 --env NCCL_NET_GDR_READ=0 --env NCCL_CUMEM_ENABLE=0 >us.txt 2>&1 &&
+    [ "$(grep -c '^# warning: NCCL_\(NSOCKS_PERTHREAD\|SOCKET_NTHREADS\|NET_GDR_READ\|CUMEM_ENABLE\)=[0-9]* (--env): .*does not model it' us.txt)" = 4 ] &&
+    "$COLLSIM" run --topo dgx-h100 --nodes 2 -b 1G -e 1G --env NCCL_NET_GDR_READ=1 --env NCCL_CUMEM_ENABLE=1 >us1.txt 2>&1 &&
+    ! grep -q 'warning: NCCL_\(NET_GDR_READ\|CUMEM_ENABLE\)' us1.txt && ok unmodelled-socket-gdr-cumem || bad "unmodelled-socket-gdr-cumem ($(grep warning us.txt us1.txt))"
 # buffers nccl-tests could not allocate: send, receive and (-c 1, its
 # default) expected, 3 x 32 GiB on an 80 GB H100 warns, 2 x 32 GiB with
 # -c 0 and 3 x 16 GiB do not
