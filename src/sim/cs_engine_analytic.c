@@ -199,6 +199,9 @@ typedef struct {
     double *port_out;   /* per rank */
     double *port_in;
     double *mem_load;   /* per device */
+    double *nvl_out, *nvl_in;   /* per device: gpu_nvlink_bw, < 0 until first asked (a large
+                                 * cluster's channels ask it of every rank again) */
+    const cs_topo_t *t;
 } edge_count_t;
 
 static void edge_count_init(edge_count_t *c, const cs_topo_t *t, int nranks)
@@ -207,6 +210,20 @@ static void edge_count_init(edge_count_t *c, const cs_topo_t *t, int nranks)
     c->port_out = g_new0(double, MAX(1, nranks));
     c->port_in = g_new0(double, MAX(1, nranks));
     c->mem_load = g_new0(double, MAX(1, t->ndevs));
+    c->nvl_out = g_new(double, MAX(1, t->ndevs));
+    c->nvl_in = g_new(double, MAX(1, t->ndevs));
+    for (int i = 0; i < t->ndevs; i++)
+        c->nvl_out[i] = c->nvl_in[i] = -1;
+    c->t = t;
+}
+
+/* gpu_nvlink_bw, once per device and direction */
+static double nvl_bw(edge_count_t *c, int dev, int dir)
+{
+    double *v = dir == 0 ? c->nvl_out : c->nvl_in;
+    if (v[dev] < 0)
+        v[dev] = gpu_nvlink_bw(c->t, dev, dir);
+    return v[dev];
 }
 
 static void edge_count_clear(edge_count_t *c)
@@ -215,6 +232,8 @@ static void edge_count_clear(edge_count_t *c)
     g_free(c->port_out);
     g_free(c->port_in);
     g_free(c->mem_load);
+    g_free(c->nvl_out);
+    g_free(c->nvl_in);
 }
 
 /* Rate of the slowest of 'nedges' edges that all carry the same traffic:
@@ -246,8 +265,8 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
         const ring_edge_t *e = &edges[k];
         double ebw = INFINITY;
         if (e->switched) {
-            double out = gpu_nvlink_bw(t, t->rank_dev[e->a], 0) / (port_out[e->a] * port_share);
-            double in = gpu_nvlink_bw(t, t->rank_dev[e->b], 1) / (port_in[e->b] * port_share);
+            double out = nvl_bw(cnt, t->rank_dev[e->a], 0) / (port_out[e->a] * port_share);
+            double in = nvl_bw(cnt, t->rank_dev[e->b], 1) / (port_in[e->b] * port_share);
             ebw = MIN(out, in) * cs_params_nvlink_eff(p, t->devs[t->rank_dev[e->a]].gpu->sm) * switched_share;
         }
         for (int h = 0; h < e->nlinks; h++) {
