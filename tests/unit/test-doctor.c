@@ -94,6 +94,17 @@ static void put_pci(const char *root, const char *path, const char *cls, const c
     put(root, p5, numa);
 }
 
+/* An ACTIVE 400G InfiniBand port, mlx5_0, on socket 0 (bus 01). */
+static void put_ib_nic(const char *root)
+{
+    put_pci(root, "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0", "0x020700", "0x15b3", "0x1021", "0");
+    put(root, "sys/class/infiniband/mlx5_0/device", "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+    put(root, "sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
+    put(root, "sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand");
+    put(root, "sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)");
+    put(root, "sys/class/infiniband/mlx5_0/ports/1/gids/0", "fe80:0000:0000:0000:a088:c203:0012:3456");
+}
+
 /* ---- NCCL's rules ----------------------------------------------------------------- */
 
 static void test_ib_speed(void)
@@ -627,12 +638,7 @@ static void test_gdr_distance(void)
     g_autofree char *root = g_dir_make_tmp("doctor-XXXXXX", &err);
     g_assert_no_error(err);
     put_pci(root, "/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0", "0x030200", "0x10de", "0x2330", "1");
-    put_pci(root, "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0", "0x020700", "0x15b3", "0x1021", "0");
-    put(root, "sys/class/infiniband/mlx5_0/device", "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
-    put(root, "sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
-    put(root, "sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand");
-    put(root, "sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)");
-    put(root, "sys/class/infiniband/mlx5_0/ports/1/gids/0", "fe80:0000:0000:0000:a088:c203:0012:3456");
+    put_ib_nic(root);
     put(root, "sys/class/net/ib0/operstate", "up");
     put(root, "sys/class/net/ib0/flags", "0x1003");
     put(root, "sys/class/net/ib0/ifindex", "3");
@@ -696,12 +702,7 @@ static void test_cpu_binding(void)
     put(root, "sys/devices/system/cpu/online", "0-223\n");
     for (int rdma = 0; rdma < 2; rdma++) {
         if (rdma) {
-            put_pci(root, "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0", "0x020700", "0x15b3", "0x1021", "0");
-            put(root, "sys/class/infiniband/mlx5_0/device", "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
-            put(root, "sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
-            put(root, "sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand");
-            put(root, "sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)");
-            put(root, "sys/class/infiniband/mlx5_0/ports/1/gids/0", "fe80:0000:0000:0000:a088:c203:0012:3456");
+            put_ib_nic(root);
         }
         const char *sets[] = { "0", "0,112", "0-55", "0-223" };
         for (int i = 0; i < 4; i++) {
