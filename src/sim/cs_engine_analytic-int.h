@@ -42,6 +42,7 @@ typedef struct {
 
     cs_transport_t inter_xport;
     double nic_bw;            /* one used NIC: port x efficiency, GPU-NIC path bound */
+    double nic_port_bw;      /* the NICs' port payload rate, before the GPU-NIC path bounds it */
     int nics;                 /* NICs per node the channels spread over */
     double net_lat_near;      /* wire + switches between neighbouring nodes */
     double net_lat_far;       /* ... between the first and the last node */

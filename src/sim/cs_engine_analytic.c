@@ -505,6 +505,7 @@ static gboolean net_summary(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_c
         node_min = MIN(node_min, proxies / hw->nics);
     }
     hw->nic_bw = node_min;
+    hw->nic_port_bw = port;
     if (!(hw->nic_bw > 0)) {
         g_set_error(err, CS_ERROR, CS_ERROR_TOPOLOGY,
                     "no GPU reaches a NIC: the network transport has no bandwidth");
@@ -1402,6 +1403,10 @@ static char *limit_what(const cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
         if (hw->nics == 1)
             return g_strdup_printf("NIC rate (%d channel%s on the node's one NIC, %.1f GB/s)", per_nic,
                                    per_nic == 1 ? "" : "s", hw->nic_bw / GBPS);
+        if (hw->nic_port_bw > 0 && hw->nic_bw < 0.99 * hw->nic_port_bw)
+            return g_strdup_printf("NIC rate (%d channel%s on the busiest of %d NICs, %.1f GB/s each: the GPU-NIC "
+                                   "path's PCIe, below the port's %.1f)", per_nic, per_nic == 1 ? "" : "s", hw->nics,
+                                   hw->nic_bw / GBPS, hw->nic_port_bw / GBPS);
         return g_strdup_printf("NIC rate (%d channel%s on the busiest of %d NICs, %.1f GB/s each)", per_nic,
                                per_nic == 1 ? "" : "s", hw->nics, hw->nic_bw / GBPS);
     }
