@@ -750,14 +750,7 @@ static void few_processes(const cs_validation_t *v, const cs_nccl_info_t *seen, 
         for (int i = 0; binds[i] != NULL; i++)
             if (strstr(command, binds[i]) != NULL)
                 return;
-        g_auto(GStrv) words = g_strsplit_set(command, " \t", -1);
-        const char *launcher = NULL;
-        for (int i = 0; words[i] != NULL && launcher == NULL; i++) {
-            const char *base = strrchr(words[i], '/') != NULL ? strrchr(words[i], '/') + 1 : words[i];
-            if (strcmp(base, "mpirun") == 0 || strcmp(base, "mpiexec") == 0 || strcmp(base, "orterun") == 0 ||
-                strcmp(base, "srun") == 0 || strcmp(base, "torchrun") == 0 || strcmp(base, "jsrun") == 0)
-                launcher = base;
-        }
+        const char *launcher = cs_nccltests_launcher(command);
         if (launcher != NULL && strcmp(launcher, "mpirun") != 0 && strcmp(launcher, "mpiexec") != 0 &&
             strcmp(launcher, "orterun") != 0)
             return;
@@ -783,6 +776,45 @@ static void env_notes_add(GPtrArray **notes_p, char *note)
     g_ptr_array_add(*notes_p, note);
 }
 
+/* The NCCL variables the log records for its run (nccl-tests -J's "env")
+ * into env, where neither a flag nor the scenario sets them: those NCCL
+ * reads, but not those naming the run's own devices or files (an
+ * NCCL_IB_HCA of its host's HCAs would match none of a preset's and turn
+ * the model to sockets); those, and the ones NCCL does not read
+ * (NCCL_VERSION, NCCL_HOME of a container), are named in *notes_p. */
+static void log_env(const char *path, const cs_nccltests_log_t *log, cs_nccl_env_t *env, GPtrArray **notes_p)
+{
+    static const char *const host_own[] = { "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_TOPO_FILE", "NCCL_GRAPH_FILE",
+                                            "NCCL_GRAPH_DUMP_FILE", "NCCL_TOPO_DUMP_FILE", "NCCL_DEBUG_FILE",
+                                            "NCCL_CONF_FILE", "NCCL_HOSTID", "NCCL_COMM_ID", "NCCL_NET_PLUGIN",
+                                            "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_TUNER_CONFIG_FILE" };
+    g_autoptr(GString) not_own = g_string_new(NULL), not_read = g_string_new(NULL);
+    for (guint i = 0; i < log->env->len; i++) {
+        const char *kv = g_ptr_array_index(log->env, i);
+        const char *eq = strchr(kv, '=');
+        g_autofree char *name = g_strndup(kv, eq - kv);
+        gboolean own = FALSE;
+        for (guint k = 0; k < G_N_ELEMENTS(host_own); k++)
+            own |= strcmp(name, host_own[k]) == 0;
+        if (!cs_scenario_is_nccl_name(name) || !cs_nccl_env_is_known(name)) {
+            g_string_append_printf(not_read, "%s%s", not_read->len ? ", " : "", name);
+        } else if (own) {
+            g_string_append_printf(not_own, "%s%s", not_own->len ? ", " : "", kv);
+        } else if (cs_nccl_env_get(env, name) == NULL) {
+            g_autofree char *origin = g_strdup_printf("%s:%d: \"env\"", path, g_array_index(log->env_lines, int, i));
+            cs_nccl_env_set(env, name, eq + 1, origin);
+        }
+    }
+    if (not_own->len > 0)
+        env_notes_add(notes_p, g_strdup_printf("the log's \"env\" %s not applied: %s this host's own devices or "
+                                               "files, which the topology's need not be (--env, with the "
+                                               "topology's names, predicts it)", not_own->str,
+                                               strchr(not_own->str, ',') != NULL ? "they name" : "it names"));
+    if (not_read->len > 0)
+        env_notes_add(notes_p, g_strdup_printf("the log's \"env\" %s not applied: NCCL v2.28.9 reads no such "
+                                               "variable", not_read->str));
+}
+
 /* The log's GPUs (its '# Rank' lines' names) of another family than the
  * topology's: the prediction is for other hardware. The finding's text,
  * or NULL where they agree or either is not known. */
@@ -795,17 +827,22 @@ static char *gpu_mismatch(const cs_nccl_info_t *seen, const cs_topo_t *topo, con
     const char *model = m != NULL ? cs_gpu_family(m->marketing) : NULL;
     if (ran == NULL || model == NULL || strcmp(ran, model) == 0)
         return NULL;
-    /* the catalogue's model of that family, of the log's form factor */
-    const cs_gpu_model_t *want = NULL;
+    /* the catalogue's model of that family: the first of the log's form
+     * factor (PCIe or not), else the first */
+    const cs_gpu_model_t *want = NULL, *first = NULL;
     gboolean pcie = strstr(seen->rank_gpu.text, "PCIe") != NULL;
     g_auto(GStrv) names = g_strsplit(cs_gpu_model_names(), ", ", -1);
-    for (int i = 0; names[i] != NULL; i++) {
+    for (int i = 0; names[i] != NULL && want == NULL; i++) {
         const cs_gpu_model_t *g = cs_gpu_model_find(names[i]);
         if (g == NULL || g_strcmp0(cs_gpu_family(g->marketing), ran) != 0)
             continue;
-        if (want == NULL || (strstr(g->marketing, "PCIe") != NULL) == pcie)
-            want = want != NULL && (strstr(want->marketing, "PCIe") != NULL) == pcie ? want : g;
+        if (first == NULL)
+            first = g;
+        if ((strstr(g->marketing, "PCIe") != NULL) == pcie)
+            want = g;
     }
+    if (want == NULL)
+        want = first;
     return g_strdup_printf("%s:%d: the run's GPUs are %s (the log's devices), the topology's %s (%s): the "
                            "prediction is for other GPUs; expected a topology of the measured machine (--topo: "
                            "a preset or file with %s GPUs%s%s)", log, seen->rank_gpu.line, seen->rank_gpu.text,
@@ -913,44 +950,7 @@ static int validate(validate_args_t *a, GError **err)
     log = cs_nccltests_log_load_hint(a->log, &hint, err);
     if (log == NULL)
         goto out;
-    /* the NCCL variables the log records for its run (nccl-tests -J's
-     * "env"), where neither a flag nor the scenario sets them: those NCCL
-     * reads, but not those naming the run's own devices or files (an
-     * NCCL_IB_HCA of its host's HCAs would match none of a preset's and
-     * turn the model to sockets): those, and the ones NCCL does not read
-     * (NCCL_VERSION, NCCL_HOME of a container), are named in a note */
-    {
-        static const char *const host_own[] = { "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_TOPO_FILE", "NCCL_GRAPH_FILE",
-                                                "NCCL_GRAPH_DUMP_FILE", "NCCL_TOPO_DUMP_FILE", "NCCL_DEBUG_FILE",
-                                                "NCCL_CONF_FILE", "NCCL_HOSTID", "NCCL_COMM_ID", "NCCL_NET_PLUGIN",
-                                                "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_TUNER_CONFIG_FILE" };
-        g_autoptr(GString) not_own = g_string_new(NULL), not_read = g_string_new(NULL);
-        for (guint i = 0; i < log->env->len; i++) {
-            const char *kv = g_ptr_array_index(log->env, i);
-            const char *eq = strchr(kv, '=');
-            g_autofree char *name = g_strndup(kv, eq - kv);
-            gboolean own = FALSE;
-            for (guint k = 0; k < G_N_ELEMENTS(host_own); k++)
-                own |= strcmp(name, host_own[k]) == 0;
-            if (!cs_scenario_is_nccl_name(name) || !cs_nccl_env_is_known(name)) {
-                g_string_append_printf(not_read, "%s%s", not_read->len ? ", " : "", name);
-            } else if (own) {
-                g_string_append_printf(not_own, "%s%s", not_own->len ? ", " : "", kv);
-            } else if (cs_nccl_env_get(s.env, name) == NULL) {
-                g_autofree char *origin = g_strdup_printf("%s:%d: \"env\"", a->log,
-                                                          g_array_index(log->env_lines, int, i));
-                cs_nccl_env_set(s.env, name, eq + 1, origin);
-            }
-        }
-        if (not_own->len > 0)
-            env_notes_add(&env_notes, g_strdup_printf("the log's \"env\" %s not applied: %s this host's own devices or "
-                                                      "files, which the topology's need not be (--env, with the "
-                                                      "topology's names, predicts it)", not_own->str,
-                                                      strchr(not_own->str, ',') != NULL ? "they name" : "it names"));
-        if (not_read->len > 0)
-            env_notes_add(&env_notes, g_strdup_printf("the log's \"env\" %s not applied: NCCL v2.28.9 reads no such "
-                                                      "variable", not_read->str));
-    }
+    log_env(a->log, log, s.env, &env_notes);
     /* the outputs again, now that the log, scenario and topology are read:
      * one named as an input is refused here, with its flag */
     if (!check_outputs(a, err))

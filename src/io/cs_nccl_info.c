@@ -266,7 +266,18 @@ static gboolean ring_line(cs_nccl_info_t *s, const char *body, int lineno)
     return TRUE;
 }
 
-/* A cpulist ("0-55,112-167", "0,112") into 'set' (NULL: only read it);
+/* Adds CPU c to 'set': 1 where it was not in it (CPUs beyond CPUS_MAX are
+ * counted, not kept). */
+static int set_add(guint64 *set, long c)
+{
+    if (c >= CPUS_MAX)
+        return 1;
+    int was = (int)((set[c / 64] >> (c % 64)) & 1);
+    set[c / 64] |= G_GUINT64_CONSTANT(1) << (c % 64);
+    return !was;
+}
+
+/* A cpulist ("0-55,112-167", "0,112") into 'set';
  * its CPUs counted once each; -1 if it is not one. Numbers start with a
  * digit (no sign, no space), ranges ascend, and stay below 2^20. */
 static gint64 cpu_list_read(const char *p, const char **end_p, guint64 *set)
@@ -288,14 +299,11 @@ static gint64 cpu_list_read(const char *p, const char **end_p, guint64 *set)
             if (b < a || b >= (1 << 20))
                 return -1;
         }
-        for (long c = a; c <= b; c++) {
-            gboolean seen = FALSE;
-            if (set != NULL && c < CPUS_MAX) {
-                seen = (set[c / 64] >> (c % 64)) & 1;
-                set[c / 64] |= G_GUINT64_CONSTANT(1) << (c % 64);
-            }
-            n += !seen;
-        }
+        /* kept up to CPUS_MAX, the rest of a range counted at once */
+        for (long c = a; c <= MIN(b, (long)CPUS_MAX - 1); c++)
+            n += set_add(set, c);
+        if (b >= CPUS_MAX)
+            n += b - MAX(a, (long)CPUS_MAX) + 1;
         p = e;
         if (*p != ',' || !g_ascii_isdigit(p[1]))
             break;
@@ -348,12 +356,8 @@ static gint64 cpu_mask_read(const char *p, size_t n, guint64 *set)
             continue;
         int v = g_ascii_xdigit_value(p[i]);
         for (int b = 0; b < 4; b++, cpu++)
-            if ((v >> b) & 1) {
-                gboolean seen = cpu < CPUS_MAX && ((set[cpu / 64] >> (cpu % 64)) & 1);
-                if (cpu < CPUS_MAX)
-                    set[cpu / 64] |= G_GUINT64_CONSTANT(1) << (cpu % 64);
-                bits += !seen;
-            }
+            if ((v >> b) & 1)
+                bits += set_add(set, cpu);
     }
     return bits > 0 ? bits : -1;
 }
@@ -483,10 +487,8 @@ static gboolean affinity_line(cs_nccl_info_t *s, const char *proc, const char *b
     /* the process's own set; absent under NCCL_IGNORE_CPU_AFFINITY=1,
      * where NCCL binds each GPU's threads to its near CPUs whatever it is */
     const char *set = strstr(e, " ; CPU affinity = ");
-    if (set == NULL) {
-        s->cpu_ignored++;
+    if (set == NULL)
         return TRUE;
-    }
     set += strlen(" ; CPU affinity = ");
     size_t n = strcspn(set, ")");
     cpu_affinity(s, proc, dev, set, n, FALSE, outside, FALSE, lineno);

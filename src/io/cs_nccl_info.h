@@ -118,7 +118,6 @@ typedef struct {
     int comm_nranks_min, comm_nranks_max;
     cs_seen_fact_t rank_gpu;       /* the first "# Rank" line's GPU name ("NVIDIA B200") */
     int cpu_lines;                 /* topo.cc's affinity lines, of either form */
-    int cpu_ignored;               /* of them, without the process's set (NCCL_IGNORE_CPU_AFFINITY=1) */
     GHashTable *cpu_procs;         /* "host:pid" -> its affinity lines' counts (private to the reader) */
     GHashTable *rank_procs;        /* "host:pid" -> its ranks of the '# Rank' lines (private) */
 } cs_nccl_info_t;

@@ -1059,6 +1059,23 @@ static gboolean flag_value(GPtrArray *tok, guint *i_p, guint end, const char *co
     return FALSE;
 }
 
+const char *const cs_nccltests_launchers[] = { "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "srun",
+                                                "prun", "jsrun", "aprun", NULL };
+
+const char *cs_nccltests_launcher(const char *command)
+{
+    if (command == NULL)
+        return NULL;
+    g_auto(GStrv) words = g_strsplit_set(command, " \t", -1);
+    for (int i = 0; words[i] != NULL; i++) {
+        const char *base = strrchr(words[i], '/') != NULL ? strrchr(words[i], '/') + 1 : words[i];
+        for (int j = 0; cs_nccltests_launchers[j] != NULL; j++)
+            if (strcmp(base, cs_nccltests_launchers[j]) == 0)
+                return cs_nccltests_launchers[j];
+    }
+    return NULL;
+}
+
 /* A command line running an nccl-tests binary: remembers its collective and
  * its rank count, processes (mpirun -np / srun -n; 1 without a launcher)
  * times -t threads times -g GPUs (nccl-tests common.cu). */
@@ -1067,8 +1084,6 @@ static gboolean command_line(parser_t *p, const char *line)
     static const char *const np_flags[] = { "-np", "--np", "-n", "--n", "--ntasks", NULL };
     static const char *const g_flags[] = { "-g", "--ngpus", NULL };
     static const char *const t_flags[] = { "-t", "--nthreads", NULL };
-    static const char *const launchers[] = { "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "srun",
-                                             "prun", "jsrun", "aprun", NULL };
     g_autoptr(GPtrArray) tok = tokenize(line);
     /* quoted in markdown: `./build/all_reduce_perf -g 2` */
     for (guint i = 0; i < tok->len; i++) {
@@ -1108,8 +1123,8 @@ static gboolean command_line(parser_t *p, const char *line)
         const char *base = strrchr(TOK(tok, i), '/');
         base = base ? base + 1 : TOK(tok, i);
         if (!launcher) {
-            for (int j = 0; launchers[j] != NULL; j++)
-                if (strcmp(base, launchers[j]) == 0) {
+            for (int j = 0; cs_nccltests_launchers[j] != NULL; j++)
+                if (strcmp(base, cs_nccltests_launchers[j]) == 0) {
                     launcher = TRUE;
                     procs = 0;
                 }

@@ -54,6 +54,12 @@ typedef struct {
     int nranks;              /* 0 = unknown; used only when the file does not say */
 } cs_nccltests_hint_t;
 
+/* The launchers a command line may start nccl-tests with (mpirun, srun,
+ * ...; NULL-terminated), and the first one a command line names (its
+ * entry of that list), or NULL. */
+extern const char *const cs_nccltests_launchers[];
+const char *cs_nccltests_launcher(const char *command);
+
 cs_nccltests_log_t *cs_nccltests_log_load(const char *path, GError **err);
 cs_nccltests_log_t *cs_nccltests_log_parse(const char *buf, size_t len, const char *name, GError **err);
 /* The same with a hint (NULL = none). */

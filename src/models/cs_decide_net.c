@@ -90,6 +90,13 @@ static gboolean nic_is_rdma(const cs_device_t *d)
     return d->nic_kind == CS_NIC_IB || d->nic_kind == CS_NIC_ROCE;
 }
 
+/* An RDMA NIC's device name as NCCL_IB_HCA matches it: the topology's
+ * ifname, else "mlx5_<local index>" (docs/model-decisions.md). g_free it. */
+static char *rdma_name(const cs_device_t *d)
+{
+    return d->ifname != NULL ? g_strdup(d->ifname) : g_strdup_printf("mlx5_%d", d->local);
+}
+
 void cs_netsel_clear(cs_netsel_t *sel)
 {
     for (int i = 0; i < sel->n; i++)
@@ -117,8 +124,7 @@ static void ib_devices(const cs_topo_t *t, const int *nics, int nnics, const cs_
         const cs_device_t *d = &t->devs[nics[i]];
         if (!nic_is_rdma(d))
             continue;
-        g_autofree char *fallback = g_strdup_printf("mlx5_%d", d->local);
-        const char *name = d->ifname != NULL ? d->ifname : fallback;
+        g_autofree char *name = rdma_name(d);
         int ports = MAX(d->nic_ports, 1), kept = 0;
         for (int p = 1; p <= ports; p++)
             if (if_filter_match(&f, name, p))
@@ -186,7 +192,7 @@ static char *host_names(const cs_topo_t *t, const int *nics, int nnics, gboolean
             continue;
         g_autofree char *name = NULL;
         if (rdma)
-            name = d->ifname != NULL ? g_strdup(d->ifname) : g_strdup_printf("mlx5_%d", d->local);
+            name = rdma_name(d);
         else
             name = netdev_name(d, d->nic_kind == CS_NIC_IB ? nib++ : -1);
         g_string_append_printf(s, "%s%s", s->len ? ", " : "", name);
@@ -252,8 +258,7 @@ void cs_netsel_warnings(const cs_topo_t *t, int host, const cs_nccl_settings_t *
                 const cs_device_t *d = &t->devs[nics[i]];
                 if (!nic_is_rdma(d))
                     continue;
-                g_autofree char *fallback = g_strdup_printf("mlx5_%d", d->local);
-                const char *name = d->ifname != NULL ? d->ifname : fallback;
+                g_autofree char *name = rdma_name(d);
                 for (int p = 1; p <= MAX(d->nic_ports, 1) && !hit; p++)
                     hit = match_if_list(name, p, &one, 1, f.exact);
             }
