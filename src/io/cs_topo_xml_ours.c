@@ -397,16 +397,6 @@ static gboolean parse_nic(cs_xml_ctx_t *c, tnode_t *n, xmlNodePtr el, int *nnic)
         g_free(td.d.ifname);
         goto err_id;
     }
-    /* a host names each RDMA device once (NCCL_IB_HCA, NET/IB's lines) */
-    for (guint i = 0; td.d.ifname != NULL && i < n->devs->len; i++) {
-        const tdev_t *o = tdev(n, (int)i);
-        if (o->d.kind == CS_DEV_NIC && g_strcmp0(o->d.ifname, td.d.ifname) == 0) {
-            cs_xml_fail(c, el, "NIC '%s' has ifname \"%s\", as NIC '%s' at line %d does; expected device names "
-                        "unique within a <node>", id, td.d.ifname, o->d.name, cs_xml_line(o->el));
-            g_free(td.d.ifname);
-            goto err_id;
-        }
-    }
     td.d.local = (*nnic)++;
     return tdev_add(c, n, el, &td, id);
 

@@ -273,8 +273,23 @@ static int gpu_order_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
 
 static gboolean topo_check_devices(cs_topo_t *t, GHashTable *names, GError **err)
 {
+    /* a host names each NIC once (NCCL_IB_HCA, NET/IB's lines), whichever
+     * reader built it (collsim XML, an NCCL dump, a preset) */
+    g_autoptr(GHashTable) ifnames = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (int i = 0; i < t->ndevs; i++) {
         const cs_device_t *d = &t->devs[i];
+        if (d->kind == CS_DEV_NIC && d->ifname != NULL) {
+            char *key = g_strdup_printf("%d\t%s", d->node, d->ifname);
+            gpointer prev = g_hash_table_lookup(ifnames, key);
+            if (prev != NULL) {
+                const cs_device_t *o = &t->devs[GPOINTER_TO_INT(prev) - 1];
+                topo_error(err, t, CS_ERROR_INPUT, d->line, "NIC '%s' has ifname \"%s\", as NIC '%s' at line %d "
+                           "does; expected device names unique within a node", d->name, d->ifname, o->name, o->line);
+                g_free(key);
+                return FALSE;
+            }
+            g_hash_table_insert(ifnames, key, GINT_TO_POINTER(i + 1));
+        }
         if (d->name[0] == '\0') {
             topo_error(err, t, CS_ERROR_INPUT, d->line,
                        "a %s device has no id; every device needs a unique id",

@@ -522,7 +522,7 @@ static const struct {
     { "bad-gpu-model.xml", NULL /* built below: lists the catalogue */ },
     { "bad-dup-id.xml", "bad-dup-id.xml:6: duplicate id 'gpu0' (first at line 4); expected ids unique within a <node>" },
     { "bad-dup-ifname.xml", "bad-dup-ifname.xml:7: NIC 'nic1' has ifname \"mlx5_1\", as NIC 'nic0' at line 6 does; "
-                            "expected device names unique within a <node>" },
+                            "expected device names unique within a node" },
     { "bad-busid.xml", "bad-busid.xml:4: bad busid '0000:1b:00.0.1' on <gpu>; expected a PCI bus id such as \"0000:03:00.0\"" },
     { "bad-dup-busid.xml", "bad-dup-busid.xml:5: GPU 'gpu1' has busid '0000:1B:00', as GPU 'gpu0' at line 4 has; "
                            "expected each GPU's own bus id" },
