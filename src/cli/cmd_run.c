@@ -191,7 +191,7 @@ static int run_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, const cs
         gboolean ok = cs_engine_run_jobs(ops, &m, out, want ? &stats : NULL, err);
         cs_progress_end(progress);
         if (cs_engine_interrupted())
-            return CS_EXIT_INTERRUPTED;
+            return cs_progress_exit_status();
         if (!ok)
             return cs_error_exit_status(*err);   /* 3: a refusal for memory */
     }
@@ -415,7 +415,7 @@ static char *header_text(const cs_result_t *r, const cs_table_opts_t *o)
  * held_header_t), each row when its size is priced, then what only the
  * end knows. *r_p: the finished result; *header_notes_p: how many of its
  * notes the header printed. Returns the exit status (0, 2 with *err set,
- * 3 with *err set for a failed write, CS_EXIT_INTERRUPTED). */
+ * 3 with *err set for a failed write, cs_progress_exit_status() when stopped by a signal). */
 static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_ops_t *ops,
                      const cs_engine_job_t *job, const guint64 *sizes, int nsizes, const cs_table_opts_t *o,
                      const GPtrArray *warnings, cs_result_t **r_p, guint *header_notes_p, GError **err)
@@ -423,7 +423,7 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
     g_autoptr(cs_progress_t) progress = cs_progress_new(stderr, nsizes, sizes);
     g_autoptr(cs_engine_sweep_t) sw = cs_engine_sweep_new(ops, job, sizes, nsizes, err);
     if (sw == NULL)
-        return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : cs_error_exit_status(*err);
+        return cs_engine_interrupted() ? cs_progress_exit_status() : cs_error_exit_status(*err);
     cs_result_t *r = cs_engine_sweep_result(sw);
     cs_predict_header_notes(r, s, warnings);
     guint header_notes = r->notes->len;
@@ -457,11 +457,11 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
     g_mutex_clear(&header.lock);
     free(header.text);
     if (more < 0)
-        return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : cs_error_exit_status(*err);
+        return cs_engine_interrupted() ? cs_progress_exit_status() : cs_error_exit_status(*err);
     r = cs_engine_sweep_finish(g_steal_pointer(&sw));
     *r_p = r;
     *header_notes_p = header_notes;
-    return cs_engine_interrupted() ? CS_EXIT_INTERRUPTED : 0;
+    return cs_engine_interrupted() ? cs_progress_exit_status() : 0;
 }
 
 /* What the model cannot give, refused before the topology is built. */

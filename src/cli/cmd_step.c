@@ -224,7 +224,7 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
         cs_progress_end(progress);
     }
     if (cs_engine_interrupted())
-        return CS_EXIT_INTERRUPTED;
+        return cs_progress_exit_status();
     if (r == NULL)
         return cs_error_exit_status(*err);
 

@@ -19,7 +19,7 @@ int cs_cmd_step(int argc, char **argv);      /* cmd_step.c: one step of a parall
 int cs_cli_fail(GError *err);
 /* How a command that predicts ends: prints err for a failure (exit 2, 3,
  * or 1 with an error: a simulated collective that fails) or "collsim:
- * interrupted" (Ctrl-C), and returns 'status'. */
+ * interrupted" (Ctrl-C; SIGTERM and SIGHUP their own line), and returns 'status'. */
 int cs_cli_report(int status, GError *err);
 /* The body of a command that reads a scenario (run, step): its flags,
  * then 'body' on a fresh scenario with -v as 'verbose', then the report

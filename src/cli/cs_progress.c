@@ -67,24 +67,49 @@ static void atfork_release(void)
     g_mutex_unlock(&active_lock);
 }
 
-static void on_sigint(int sig)
+static void on_stop_signal(int sig)
 {
-    (void)sig;
-    cs_engine_interrupt();
+    cs_engine_interrupt(sig);
 }
 
-static void catch_sigint(void)
+/* SIGINT (Ctrl-C), SIGTERM (kill, a batch scheduler's time limit: Slurm
+ * sends it before SIGKILL) and SIGHUP (the terminal closed) all stop the
+ * run the same way: the SimGrid child killed and its files removed,
+ * rather than the default action leaving them in $TMPDIR. A signal that
+ * the process started with ignored (a background job of a shell script,
+ * nohup) is not meant for us, as for any Unix program, and stays so. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void catch_stop_signals(void)
 {
-    struct sigaction sa, old;
-    /* started with SIGINT ignored (a background job of a shell script):
-     * Ctrl-C is not meant for us, as for any Unix program */
-    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-        return;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;   /* stdio on stdout goes on undisturbed */
-    sigaction(SIGINT, &sa, NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(stop_signals); i++) {
+        struct sigaction sa, old;
+        if (sigaction(stop_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;   /* stdio on stdout goes on undisturbed */
+        sigaction(stop_signals[i], &sa, NULL);
+    }
+}
+
+int cs_progress_exit_status(void)
+{
+    int sig = cs_engine_interrupt_signal();
+    return 128 + (sig > 0 ? sig : SIGINT);
+}
+
+const char *cs_progress_stop_message(void)
+{
+    switch (cs_engine_interrupt_signal()) {
+    case SIGTERM:
+        return "collsim: terminated (SIGTERM)\n";
+    case SIGHUP:
+        return "collsim: hung up (SIGHUP)\n";
+    default:
+        return "collsim: interrupted\n";
+    }
 }
 
 static void write_all(int fd, const char *s, size_t len)
@@ -196,9 +221,9 @@ static gpointer progress_thread(gpointer data)
                 /* The engine did not stop: nothing is being written to a
                  * file (cs_progress.h), so ending here leaves none. */
                 clear_line(p);
-                static const char msg[] = "collsim: interrupted\n";
-                write_all(STDERR_FILENO, msg, sizeof msg - 1);
-                _exit(CS_EXIT_INTERRUPTED);
+                const char *msg = cs_progress_stop_message();
+                write_all(STDERR_FILENO, msg, strlen(msg));
+                _exit(cs_progress_exit_status());
             }
             continue;
         }
@@ -233,7 +258,7 @@ cs_progress_t *cs_progress_new(FILE *stream, int n, const guint64 *weights)
     p->cur = -1;
     p->s_per_w = -1;
     p->t0 = g_get_monotonic_time();
-    catch_sigint();
+    catch_stop_signals();
     static gsize atfork_once = 0;
     if (g_once_init_enter(&atfork_once)) {
         pthread_atfork(atfork_prepare, atfork_release, atfork_release);

@@ -7,7 +7,7 @@
  * extrapolated from the last size priced. Nothing at all when stderr is not
  * a terminal.
  *
- * Ctrl-C: while a cs_progress_t exists, SIGINT only sets the engines' flag
+ * Ctrl-C: while a cs_progress_t exists, SIGINT (and SIGTERM, SIGHUP) only sets the engines' flag
  * (cs_engine_interrupt); the sweep stops between sizes and engines poll it
  * inside long ones. An engine that does not poll is stopped by a watchdog:
  * a second after Ctrl-C the process prints "collsim: interrupted" and
@@ -19,13 +19,16 @@
 #include <stdio.h>
 #include <glib.h>
 
-/* The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells). */
-#define CS_EXIT_INTERRUPTED 130
+/* A stopped run's exit status, 128 + the signal that stopped it (130 for
+ * Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), and its one line on stderr
+ * ("collsim: interrupted\n", "collsim: terminated (SIGTERM)\n", ...). */
+int cs_progress_exit_status(void);
+const char *cs_progress_stop_message(void);
 
 typedef struct cs_progress cs_progress_t;
 
 /* n items weighing weights[i] bytes each (a size of 0 counts as 1 byte);
- * the line goes to 'stream' if it is a terminal. Catches SIGINT (the
+ * the line goes to 'stream' if it is a terminal. Catches SIGINT, SIGTERM and SIGHUP (the
  * handler stays after cs_progress_free: a late Ctrl-C cannot cut a file
  * being written). weights NULL: steps of unknown cost (calibrate's fit),
  * the line their label and the time elapsed only. */

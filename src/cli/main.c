@@ -9,6 +9,7 @@
 #include "cli/cs_cmd_calibrate.h"
 #include "cli/cs_progress.h"
 #include "io/cs_output.h"
+#include "sim/cs_engine.h"
 #include "util/cs_error.h"
 
 #include <errno.h>
@@ -64,8 +65,8 @@ int cs_cli_report(int status, GError *err)
 {
     if (status == CS_EXIT_INPUT || status == CS_EXIT_RESOURCE || (status == CS_EXIT_FINDINGS && err != NULL))
         cs_cli_fail(err);   /* 1 with an error: the simulated collective failed (CS_ERROR_SIM_FAILED) */
-    else if (status == CS_EXIT_INTERRUPTED)
-        fprintf(stderr, "collsim: interrupted\n");
+    else if (cs_engine_interrupted() && status == cs_progress_exit_status())
+        fputs(cs_progress_stop_message(), stderr);
     return status;
 }
 

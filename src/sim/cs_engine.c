@@ -231,12 +231,18 @@ struct cs_engine_sweep {
     char *counters;             /* step.counters' storage */
 };
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted;   /* the signal, 0: none */
 
-void cs_engine_interrupt(void)
+void cs_engine_interrupt(int sig)
 {
-    interrupted = 1;
+    if (interrupted == 0)
+        interrupted = sig > 0 ? sig : SIGINT;
     cs_engine_kill_children();
+}
+
+int cs_engine_interrupt_signal(void)
+{
+    return interrupted;
 }
 
 /* ---- child processes ------------------------------------------------------ */

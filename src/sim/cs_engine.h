@@ -332,15 +332,17 @@ void cs_engine_child_remove(pid_t pid);
 void cs_engine_kill_children(void);
 gboolean cs_engine_child_bind(pid_t parent);
 
-/* Ctrl-C. The command's SIGINT handler calls cs_engine_interrupt() (it only
- * sets a volatile sig_atomic_t, so it is async-signal-safe). The sweep
- * checks the flag between sizes; an engine whose single predict (or
+/* Ctrl-C, or a SIGTERM or SIGHUP (a batch scheduler's time limit, a
+ * closed terminal). The command's handler calls cs_engine_interrupt(sig)
+ * (it only sets a volatile sig_atomic_t, so it is async-signal-safe). The
+ * sweep checks the flag between sizes; an engine whose single predict (or
  * run_jobs) can run for more than about a second polls
  * cs_engine_interrupted() in its event loop, every few thousand events,
  * and returns FALSE with any error when it is set: the caller reports the
  * interruption, not that error. The analytic engine needs no polling. */
-void cs_engine_interrupt(void);   /* also kills the registered children */
+void cs_engine_interrupt(int sig);   /* also kills the registered children; the first signal is kept */
 gboolean cs_engine_interrupted(void);
+int cs_engine_interrupt_signal(void);   /* that signal, 0: none */
 /* The share of a channel's ceiling a call's CTA keeps with 'nthreads'
  * threads: NCCL gives small calls fewer threads (enqueue.cc: nt halves
  * while nBytes < nc * nt * threshold), and a CTA's throughput is bound by

@@ -789,8 +789,26 @@ static void sim_shape(const sim_t *s, sg_shape_t *sh)
     }
 }
 
-/* In the child: builds the platform file 'platform_path' and runs. */
-static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const char *platform_path, gboolean own_file,
+static gboolean write_all(int fd, const void *buf, gsize len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return FALSE;
+        p += w;
+        len -= (gsize)w;
+    }
+    return TRUE;
+}
+
+/* In the child: builds the platform file 'platform_path' and runs.
+ * own_fd >= 0: the file is the parent's temporary one, open as own_fd,
+ * written through it (g_file_set_contents would make a second temporary
+ * file beside it, which a kill in the middle would leave behind). */
+static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const char *platform_path, int own_fd,
                           reply_t *rep, GError **err)
 {
     /* The child exits when done: nothing below is freed. */
@@ -799,15 +817,21 @@ static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const ch
         return FALSE;
     const cs_program_t *prog = s->prog;
     g_autofree char *xml = platform_xml(s);
-    /* (the parent made the file, and removes it whatever becomes of us) */
-    if (!g_file_set_contents(platform_path, xml, -1, err))
+    if (own_fd >= 0) {
+        /* (the parent made the file, and removes it whatever becomes of us) */
+        if (!write_all(own_fd, xml, strlen(xml)) || close(own_fd) != 0) {
+            g_set_error(err, CS_ERROR, CS_ERROR_IO, "simgrid engine: %s: cannot write the platform (%s)",
+                        platform_path, g_strerror(errno));
+            return FALSE;
+        }
+    } else if (!g_file_set_contents(platform_path, xml, -1, err))
         return FALSE;
 
     int argc;
     char **argv = simgrid_argv(&argc);
     simgrid_init(&argc, argv);
     simgrid_load_platform(platform_path);
-    if (own_file)
+    if (own_fd >= 0)
         unlink(platform_path);   /* loaded: no longer needed, should we be killed */
     s->sink = sg_host_by_name("sink");
     sim_g = s;
@@ -833,21 +857,6 @@ static gboolean child_run(const ctx_t *c, const cs_engine_call_t *call, const ch
     rep->lanes = s->nowners;
     rep->links = s->nlinks;
     rep->quant_err = s->quant_err;
-    return TRUE;
-}
-
-static gboolean write_all(int fd, const void *buf, gsize len)
-{
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return FALSE;
-        p += w;
-        len -= (gsize)w;
-    }
     return TRUE;
 }
 
@@ -931,7 +940,7 @@ static gboolean simulate_ctx(const ctx_t *c, const cs_engine_call_t *call, const
         reply_t rep;
         memset(&rep, 0, sizeof rep);
         GError *e = NULL;
-        rep.ok = child_run(c, call, platform_path, tmp_platform != NULL, &rep, &e);
+        rep.ok = child_run(c, call, platform_path, tmp_platform != NULL ? plat_fd : -1, &rep, &e);
         if (!rep.ok)
             g_strlcpy(rep.msg, e != NULL ? e->message : "simgrid engine: failed", sizeof rep.msg);
         /* _exit: no atexit handlers of the parent's (or SimGrid's) run
