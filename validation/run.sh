@@ -272,8 +272,11 @@ the published runs in `shared/data/real`; do not edit by hand.
   over size on log axes, shaded where a prediction meets the target at that size
   (busbw within ±10 % of the measurement at >= 1 MiB, time within ±25 % at <= 64 KiB).
 - **Counted**: configurations whose file has no status label. Files labelled
-  MISCONFIG, UNDERPERFORMING, PATHOLOGICAL, DEGRADED or PARTIAL, or whose header
-  leaves the hardware open, are shown for the "why is it slow" story but not
+  MISCONFIG, UNDERPERFORMING, PATHOLOGICAL, DEGRADED or PARTIAL, whose header
+  leaves the hardware open, or whose run did what collsim does not price and
+  the evidence shows it (each says why in the manifest's `exclude`: processes
+  bound to one core, an old nccl-tests's misaligned chunks; `collsim validate`
+  names both in a finding), are shown for the "why is it slow" story but not
   counted.
 
 ## Results

@@ -726,6 +726,56 @@ static void far_below(const cs_validation_t *v, const cs_nccl_info_t *seen, GPtr
                 "with the model", med + 1));
 }
 
+/* A table whose per-rank chunks (all-gather, reduce-scatter: size / ranks;
+ * all-to-all: the chunk each peer gets) are not whole 16-byte units at
+ * sizes >= 1 MiB, far slower than predicted: the rank's chunk of the
+ * output (or input) buffer then starts off a 16-byte boundary where its
+ * peers' buffers do not, and NCCL's copy kernels use 16-byte loads and
+ * stores only where every pointer is 16-byte aligned (common_kernel.h:
+ * v2.5 ReduceOrCopyMulti copies element by element when the alignments
+ * differ, 2.6-2.16 by type, 2.17+ reduceCopy in packs of one element).
+ * nccl-tests trims the chunks "so that non-pow2 ranks have buffer
+ * addresses aligned suitably for performance" since 2.13.12 (commit
+ * 29f4114, 2024-12; 2.13.4, 2022, trimmed them to 4 elements: 16 bytes
+ * of a float, 8 of a half); collsim prices the aligned
+ * buffers it and collsim run use, not the narrow copy. A hint, as
+ * few_processes's: the median signed error at >= 1 MiB is +25 % or more. */
+static void misaligned_chunks(const cs_validation_t *v, const cs_result_t *measured, GPtrArray *findings)
+{
+    cs_coll_t coll = measured->coll;
+    if ((coll != CS_COLL_ALLGATHER && coll != CS_COLL_REDUCESCATTER && coll != CS_COLL_ALLTOALL) ||
+        measured->nranks < 2)
+        return;
+    int large = 0, off = 0;
+    guint64 example = 0, chunk = 0;
+    for (guint i = 0; i < v->rows->len; i++) {
+        const cs_validate_row_t *r = &g_array_index(v->rows, cs_validate_row_t, i);
+        if (r->size < CS_VALIDATE_LARGE_MIN)
+            continue;
+        large++;
+        if (r->size % (guint64)measured->nranks != 0 || r->size / (guint64)measured->nranks % 16 != 0) {
+            if (off++ == 0) {
+                example = r->size;
+                chunk = r->size / (guint64)measured->nranks;
+            }
+        }
+    }
+    if (off == 0 || !(large_median(v) >= 0.25))
+        return;
+    int ranks_off = 0;   /* ranks whose chunk starts off a boundary at that size */
+    for (int k = 1; k < measured->nranks; k++)
+        ranks_off += (guint64)k * chunk % 16 != 0;
+    g_ptr_array_add(findings, g_strdup_printf(
+            "at %d of the %d sizes >= 1 MiB a rank's chunk is not a multiple of 16 bytes (%" G_GUINT64_FORMAT
+            " B over %d ranks: %" G_GUINT64_FORMAT " B a chunk, %d of the ranks' chunks start off a 16-byte "
+            "boundary), and NCCL copies with 16-byte loads and stores only where every pointer is aligned "
+            "(common_kernel.h; otherwise an element at a time), slower wherever the GPUs' copies bound the "
+            "collective; nccl-tests trims chunks to 16 bytes since 2.13.12 (2.13.4: to 4 elements), as "
+            "collsim run does, and collsim prices those aligned buffers: the prediction is %.1fx the measured "
+            "bus bandwidth (the median at sizes >= 1 MiB), not a prediction of this misaligned run",
+            off, large, example, measured->nranks, chunk, ranks_off, large_median(v) + 1));
+}
+
 /* A run of at most two processes over several nodes, each driving several
  * GPUs, far slower than predicted, where no NCCL line said on which CPUs
  * its threads ran: Open MPI's mpirun binds each of at most two processes
@@ -1148,6 +1198,7 @@ static int validate(validate_args_t *a, GError **err)
             gpu_warned = TRUE;
             g_ptr_array_insert(c->findings, 0, other);
         } else {
+            misaligned_chunks(c->v, c->measured, c->findings);
             far_below(c->v, c->seen, c->findings);
             few_processes(c->v, c->seen, ci, layout_from, c->command, c->measured->coll, c->findings);
         }

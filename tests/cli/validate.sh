@@ -435,6 +435,21 @@ grep -q '^# finding: the measured bus bandwidth is 10x below the prediction .*NC
       grep -q "^# measured: NCCL's INFO lines: network IB" fa10i.txt && ! grep -q '^# finding' fa10i.txt; } &&
     ok far-below-finding || bad "far-below-finding ($(grep -h '^# finding' fa10.txt fa3.txt | cut -c1-120))"
 
+# An all-gather whose chunks are 4 bytes past a 16-byte multiple (an
+# nccl-tests before 2.13.4 did not trim them), half as fast as predicted:
+# a finding naming NCCL's narrow copy; at the predicted speed, or aligned
+# and half as fast, none.
+"$COLLSIM" run --topo dgx-h100 --op allgather -b 1M -e 16M -f 4 > ag.log 2>&1 || bad ag-run
+awk -v sz=32 -v k=2 '$1 ~ /^[0-9]+$/ && NF >= 13 { $1 += sz; $2 += sz / 32; $6 *= k; $7 /= k; $8 /= k; $10 *= k; $11 /= k; $12 /= k } { print }' \
+    ag.log > agm.log
+awk -v sz=32 -v k=1 '$1 ~ /^[0-9]+$/ && NF >= 13 { $1 += sz; $2 += sz / 32 } { print }' ag.log > agm1.log
+awk -v k=2 '$1 ~ /^[0-9]+$/ && NF >= 13 { $6 *= k; $7 /= k; $8 /= k; $10 *= k; $11 /= k; $12 /= k } { print }' ag.log > ag2.log
+"$COLLSIM" validate agm.log --topo dgx-h100 > agm.txt 2>&1
+grep -q "^# finding: at 3 of the 3 sizes >= 1 MiB a rank's chunk is not a multiple of 16 bytes (1048608 B over 8 ranks: 131076 B a chunk, 6 of the ranks' chunks start off a 16-byte boundary).* the prediction is 2.0x" agm.txt &&
+    "$COLLSIM" validate agm1.log --topo dgx-h100 > agm1.txt 2>&1 && ! grep -q '^# finding' agm1.txt &&
+    "$COLLSIM" validate ag2.log --topo dgx-h100 > ag2.txt 2>&1 && ! grep -q '^# finding' ag2.txt &&
+    ok misaligned-finding || bad "misaligned-finding ($(grep -h '^# finding' agm.txt agm1.txt ag2.txt | cut -c1-160))"
+
 # Two processes of 8 GPUs over 2 nodes, half as fast as predicted: a hint
 # at mpirun's default binding to one core; not at the predicted speed,
 # and not where NCCL's INFO lines say on which CPUs the threads ran:
