@@ -402,6 +402,11 @@ typedef struct {
     int *sw_of;          /* device -> switch index, -1 */
     int *sw_dev;         /* switch index -> device */
     guint16 **rows;      /* rows[s][x] = hops from switch x to switch s */
+    int *home;           /* device -> the one switch (index) its NET links reach, -1: none or several */
+    int *nbr_off;        /* switch index -> its first entry in nbr and nbr_sw */
+    int *nbr;            /* per switch, its NET links to switches as positions in t->adj, sorted by
+                          * the far switch, then by position (adjacency order) */
+    int *nbr_sw;         /* the far switch of each: what the searches read, without the links */
 } route_t;
 
 static void route_free(gpointer data)
@@ -412,8 +417,14 @@ static void route_free(gpointer data)
     g_free(r->rows);
     g_free(r->sw_of);
     g_free(r->sw_dev);
+    g_free(r->home);
+    g_free(r->nbr_off);
+    g_free(r->nbr);
+    g_free(r->nbr_sw);
     g_free(r);
 }
+
+static void route_index(const cs_topo_t *t, route_t *r);
 
 static route_t *route_get(const cs_topo_t *t)
 {
@@ -429,6 +440,7 @@ static route_t *route_get(const cs_topo_t *t)
         if (r->sw_of[i] >= 0)
             r->sw_dev[r->sw_of[i]] = i;
     r->rows = g_new0(guint16 *, MAX(r->nsw, 1));
+    route_index(t, r);
     p->route = r;
     p->route_free = route_free;
     return r;
@@ -446,11 +458,10 @@ static const guint16 *route_row(const cs_topo_t *t, route_t *r, int sw)
     row[sw] = 0;
     queue[tail++] = sw;
     while (head < tail) {
-        int x = queue[head++], d = r->sw_dev[x];
-        for (int k = t->adj_off[d]; k < t->adj_off[d + 1]; k++) {
-            const cs_link_t *l = &t->links[t->adj[k]];
-            int y = r->sw_of[l->dst];
-            if (l->kind != CS_LINK_NET || y < 0 || row[y] != ROUTE_INF)
+        int x = queue[head++];
+        for (int i = r->nbr_off[x]; i < r->nbr_off[x + 1]; i++) {
+            int y = r->nbr_sw[i];
+            if (row[y] != ROUTE_INF)
                 continue;
             row[y] = MIN(row[x] + 1, ROUTE_INF - 1);
             queue[tail++] = y;
@@ -492,9 +503,20 @@ static guint32 hop_hash(guint32 h, int hop)
 /* The links from 'cur' on a shortest route to b (parallel cables
  * included, in adjacency order), at most 'max'; *best_p their hops to b.
  * 0 when none. */
-static int hop_candidates(const cs_topo_t *t, route_t *r, int cur, int b, int *cand, int max, guint *best_p)
+static int hop_candidates_scan(const cs_topo_t *t, route_t *r, int cur, int b, int *cand, int max, guint *best_p)
 {
     int ncand = 0;
+    /* a link to b is 1 hop, any other at least 2: those are the candidates
+     * (and b's switch's row, a search of the whole fabric, is not needed) */
+    for (int k = t->adj_off[cur]; k < t->adj_off[cur + 1]; k++) {
+        const cs_link_t *l = &t->links[t->adj[k]];
+        if (l->kind == CS_LINK_NET && l->dst == b && ncand < max)
+            cand[ncand++] = t->adj[k];
+    }
+    if (ncand > 0) {
+        *best_p = 1;
+        return ncand;
+    }
     guint best = ROUTE_INF;
     for (int k = t->adj_off[cur]; k < t->adj_off[cur + 1]; k++) {
         const cs_link_t *l = &t->links[t->adj[k]];
@@ -520,6 +542,92 @@ static int hop_candidates(const cs_topo_t *t, route_t *r, int cur, int b, int *c
     }
     *best_p = best;
     return ncand;
+}
+
+/* A switch's link to another: the far switch, then its place in t->adj. */
+typedef struct {
+    int sw, k;
+} nbr_key_t;
+
+static int nbr_cmp(const void *x, const void *y)
+{
+    const nbr_key_t *a = x, *b = y;
+    if (a->sw != b->sw)
+        return a->sw < b->sw ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* r->home, r->nbr_off, r->nbr and r->nbr_sw (route_t). */
+static void route_index(const cs_topo_t *t, route_t *r)
+{
+    r->home = g_new(int, MAX(t->ndevs, 1));
+    r->nbr_off = g_new(int, r->nsw + 1);
+    int total = 0;
+    for (int d = 0; d < t->ndevs; d++) {
+        int h = -1;
+        for (int k = t->adj_off[d]; k < t->adj_off[d + 1]; k++) {
+            const cs_link_t *l = &t->links[t->adj[k]];
+            int s = r->sw_of[l->dst];
+            if (l->kind != CS_LINK_NET || s < 0)
+                continue;
+            if (r->sw_of[d] >= 0)
+                total++;
+            if (s != h)
+                h = h == -1 ? s : -2;
+        }
+        r->home[d] = h >= 0 ? h : -1;
+    }
+    g_autofree nbr_key_t *keys = g_new(nbr_key_t, MAX(total, 1));
+    int n = 0;
+    for (int x = 0; x < r->nsw; x++) {
+        int d = r->sw_dev[x];
+        r->nbr_off[x] = n;
+        for (int k = t->adj_off[d]; k < t->adj_off[d + 1]; k++) {
+            const cs_link_t *l = &t->links[t->adj[k]];
+            if (l->kind == CS_LINK_NET && r->sw_of[l->dst] >= 0)
+                keys[n++] = (nbr_key_t){ .sw = r->sw_of[l->dst], .k = k };
+        }
+        qsort(keys + r->nbr_off[x], (size_t)(n - r->nbr_off[x]), sizeof *keys, nbr_cmp);
+    }
+    r->nbr_off[r->nsw] = n;
+    r->nbr = g_new(int, MAX(n, 1));
+    r->nbr_sw = g_new(int, MAX(n, 1));
+    for (int i = 0; i < n; i++) {
+        r->nbr[i] = keys[i].k;
+        r->nbr_sw[i] = keys[i].sw;
+    }
+}
+
+/* hop_candidates_scan, without the scan where cur is a switch one hop
+ * from the one switch b hangs from (a spine towards a leaf's NIC): the
+ * links are then cur's to that switch, 2 hops from b, every other
+ * neighbour being at least 3 (links come in pairs, so cur has none to b
+ * itself). A planner's cluster of 8192 nodes has spines of thousands of
+ * links, which the scan read for every route across them. */
+static int hop_candidates(const cs_topo_t *t, route_t *r, int cur, int b, int *cand, int max, guint *best_p)
+{
+    int x = r->sw_of[cur];
+    if (x < 0)
+        return hop_candidates_scan(t, r, cur, b, cand, max, best_p);
+    int home = r->home[b];
+    if (home < 0 || home == x)
+        return hop_candidates_scan(t, r, cur, b, cand, max, best_p);
+    /* the first of cur's links to 'home', if any */
+    int lo = r->nbr_off[x], hi = r->nbr_off[x + 1];
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->nbr_sw[mid] < home)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int n = 0;
+    for (int i = lo; i < r->nbr_off[x + 1] && n < max && r->nbr_sw[i] == home; i++)
+        cand[n++] = t->adj[r->nbr[i]];
+    if (n == 0)
+        return hop_candidates_scan(t, r, cur, b, cand, max, best_p);
+    *best_p = 2;
+    return n;
 }
 
 /* Bandwidth, latency and type of a path whose links are set. */

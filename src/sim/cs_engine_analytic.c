@@ -131,7 +131,8 @@ typedef struct {
     cs_transport_t xport;
     gboolean switched;        /* NVLink through NVSwitch(es) */
     int nlinks;
-    int links[2 * CS_PATH_MAX_HOPS];
+    const int *links;         /* nlinks: the path cache's (a path inside a node) or 'owned' (SHM's route
+                               * through the host, edge_path): a ring of 100k GPUs holds 1.6M edges */
     double lat;
     /* SHM (cs_shm.h): how NCCL copies (zeroed: direct, buffer at the
      * receiver), the first 'shm_nup' links lead to the buffer's socket
@@ -140,11 +141,12 @@ typedef struct {
     int shm_nup, shm_mem;
 } ring_edge_t;
 
-static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean nvb_disable,
+static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean nvb_disable, GPtrArray *owned,
                           ring_edge_t *e, GError **err)
 {
     int da = t->rank_dev[e->a], db = t->rank_dev[e->b];
     e->nlinks = 0;
+    e->links = NULL;
     e->lat = 0;
     e->switched = FALSE;
     e->shm_mem = -1;
@@ -157,7 +159,9 @@ static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean n
                         "%s -> %s: no path through host memory for SHM", t->devs[da].name, t->devs[db].name);
             return FALSE;
         }
-        memcpy(e->links, r.links, sizeof(int) * (r.nup + r.ndown));
+        int *links = g_memdup2(r.links, sizeof(int) * (gsize)(r.nup + r.ndown));
+        g_ptr_array_add(owned, links);
+        e->links = links;
         e->nlinks = r.nup + r.ndown;
         e->shm_nup = r.nup;
         e->shm_mem = r.mem_cpu;
@@ -184,7 +188,7 @@ static gboolean edge_path(const cs_topo_t *t, cs_path_cache_t *cache, gboolean n
             return TRUE;
         }
     }
-    memcpy(e->links, path->links, sizeof(int) * path->nhops);
+    e->links = path->links;   /* (the cache outlives the edges) */
     e->nlinks = path->nhops;
     return TRUE;
 }
@@ -321,6 +325,7 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
     int nch = comm != NULL ? CLAMP(info->comm_nch, 1, CS_ANALYTIC_MAXCH) : 1;
     g_autofree ring_edge_t *edges = g_new0(ring_edge_t, (gsize)MAX(1, n) * nch);
     g_autofree ring_edge_t *chain = g_new0(ring_edge_t, (gsize)MAX(1, n) * nch);
+    g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func(g_free);   /* edges' SHM routes */
     g_autofree int *order = g_new0(int, MAX(1, n));
     edge_count_t cnt;
     edge_count_init(&cnt, t, n);
@@ -359,7 +364,7 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
                 cs_shm_mode(cs_comm_settings(comm), CS_PROTO_SIMPLE, &e->shm);
             if (x == CS_XPORT_SHM)
                 hw->shm_mode = e->shm;
-            if (!edge_path(t, cache, nvb_disable, e, err)) {
+            if (!edge_path(t, cache, nvb_disable, owned, e, err)) {
                 edge_count_clear(&cnt);
                 return FALSE;
             }
@@ -644,6 +649,7 @@ gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
     gboolean nvb_disable = comm != NULL ? cs_comm_settings(comm)->nvb_disable > 0 : FALSE;
     g_autoptr(cs_path_cache_t) cache = cs_path_cache_new(t, nvb_disable);
     GArray *edges = g_array_new(FALSE, TRUE, sizeof(ring_edge_t));
+    g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func(g_free);   /* edges' SHM routes */
     gboolean ok = TRUE, any_net = FALSE;
     for (int node = 0; node < t->nnodes && ok; node++) {
         int r0 = t->node_first_rank[node], r1 = t->node_first_rank[node + 1];
@@ -660,7 +666,7 @@ gboolean cs_analytic_p2p_init(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs
                     any_net = TRUE;   /* a loopback through a NIC: priced with the network */
                     continue;
                 }
-                ok = edge_path(t, cache, nvb_disable, &e, err);
+                ok = edge_path(t, cache, nvb_disable, owned, &e, err);
                 if (ok) {
                     if (edges->len == 0 || k_max_xport(e.xport) > k_max_xport(hw->p2p_xport))
                         hw->p2p_xport = e.xport;
