@@ -250,32 +250,61 @@ static void edge_count_clear(edge_count_t *c)
  * holds (cs_shm_host_mem_bw). Edges through NVSwitch keep 'switched_share'
  * of their ports' rate (cs_engine_nvswitch_share). Also returns the slowest
  * edge's topology latency. 'cnt' comes in zeroed and is left zeroed. */
-static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const ring_edge_t *edges, int nedges,
-                       edge_count_t *cnt, double port_share, double switched_share, gboolean simple,
-                       double *lat_p)
+static void edges_count(edge_count_t *cnt, const ring_edge_t *edges, int nedges)
 {
-    double *load = cnt->load, *port_out = cnt->port_out, *port_in = cnt->port_in, *mem_load = cnt->mem_load;
     for (int k = 0; k < nedges; k++) {
         const ring_edge_t *e = &edges[k];
-        port_out[e->a] += 1;
-        port_in[e->b] += 1;
+        cnt->port_out[e->a] += 1;
+        cnt->port_in[e->b] += 1;
         for (int h = 0; h < e->nlinks; h++)
-            load[e->links[h]] += 1;
+            cnt->load[e->links[h]] += 1;
         if (e->xport == CS_XPORT_SHM && e->shm_mem >= 0)
-            mem_load[e->shm_mem] += CS_SHM_MEM_TOUCHES;
+            cnt->mem_load[e->shm_mem] += CS_SHM_MEM_TOUCHES;
     }
+}
+
+static void edges_uncount(edge_count_t *cnt, const ring_edge_t *edges, int nedges)
+{
+    for (int k = 0; k < nedges; k++) {
+        const ring_edge_t *e = &edges[k];
+        cnt->port_out[e->a] = cnt->port_in[e->b] = 0;
+        for (int h = 0; h < e->nlinks; h++)
+            cnt->load[e->links[h]] = 0;
+        if (e->shm_mem >= 0)
+            cnt->mem_load[e->shm_mem] = 0;
+    }
+}
+
+/* A switched edge's rate at its ports, before the GPU's NVLink efficiency. */
+static double switched_port_bw(edge_count_t *cnt, const cs_topo_t *t, int a, int b, double port_share)
+{
+    double out = nvl_bw(cnt, t->rank_dev[a], 0) / (cnt->port_out[a] * port_share);
+    double in = nvl_bw(cnt, t->rank_dev[b], 1) / (cnt->port_in[b] * port_share);
+    return MIN(out, in);
+}
+
+/* A link's rate at its load, the same on every edge that crosses it
+ * (but SHM's, whose sides scale it). */
+static double link_rate(const cs_topo_t *t, const cs_params_t *p, const edge_count_t *cnt, int link)
+{
+    return t->links[link].bw * link_eff(p, t, link) / cnt->load[link];
+}
+
+/* edges_bw with the counts already in 'cnt'. */
+static double edges_rate(const cs_topo_t *t, const cs_params_t *p, int arch, const ring_edge_t *edges, int nedges,
+                         edge_count_t *cnt, double port_share, double switched_share, gboolean simple,
+                         double *lat_p)
+{
+    double *port_out = cnt->port_out, *port_in = cnt->port_in, *mem_load = cnt->mem_load;
     double bw = INFINITY, lat = 0;
     for (int k = 0; k < nedges; k++) {
         const ring_edge_t *e = &edges[k];
         double ebw = INFINITY;
-        if (e->switched) {
-            double out = nvl_bw(cnt, t->rank_dev[e->a], 0) / (port_out[e->a] * port_share);
-            double in = nvl_bw(cnt, t->rank_dev[e->b], 1) / (port_in[e->b] * port_share);
-            ebw = MIN(out, in) * cs_params_nvlink_eff(p, t->devs[t->rank_dev[e->a]].gpu->sm) * switched_share;
-        }
+        if (e->switched)
+            ebw = switched_port_bw(cnt, t, e->a, e->b, port_share) *
+                  cs_params_nvlink_eff(p, t->devs[t->rank_dev[e->a]].gpu->sm) * switched_share;
         for (int h = 0; h < e->nlinks; h++) {
-            const cs_link_t *l = &t->links[e->links[h]];
-            double r = l->bw * link_eff(p, t, e->links[h]) / load[e->links[h]];
+            double r = link_rate(t, p, cnt, e->links[h]);
             if (e->xport == CS_XPORT_SHM)
                 /* the proxy's copy engine serves Simple only (transport/shm.cc) */
                 r *= h < e->shm_nup ? cs_shm_side_eff(p, simple && e->shm.ce_send, port_in[e->a] > 0)
@@ -293,15 +322,116 @@ static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const
         bw = MIN(bw, ebw);
         lat = MAX(lat, e->lat);
     }
-    for (int k = 0; k < nedges; k++) {   /* zeroed again for the next call */
-        const ring_edge_t *e = &edges[k];
-        port_out[e->a] = port_in[e->b] = 0;
-        for (int h = 0; h < e->nlinks; h++)
-            load[e->links[h]] = 0;
-        if (e->shm_mem >= 0)
-            mem_load[e->shm_mem] = 0;
-    }
     *lat_p = lat;
+    return bw;
+}
+
+static double edges_bw(const cs_topo_t *t, const cs_params_t *p, int arch, const ring_edge_t *edges, int nedges,
+                       edge_count_t *cnt, double port_share, double switched_share, gboolean simple,
+                       double *lat_p)
+{
+    edges_count(cnt, edges, nedges);
+    double bw = edges_rate(t, p, arch, edges, nedges, cnt, port_share, switched_share, simple, lat_p);
+    edges_uncount(cnt, edges, nedges);   /* zeroed again for the next call */
+    return bw;
+}
+
+/* The edges of channels 0..c of intra_ring, counted as each channel is
+ * added, and edges_bw's rate of them all. edges_bw again for every c
+ * reads all of them: 16 channels of a ring of 100k GPUs are 136 passes
+ * over 100k edges. Here a channel adds its edges' counts, and the rate is
+ * the least of the terms the edges share: every link's (link_rate, the
+ * same on each edge crossing it) and each switched edge's ports
+ * (switched_port_bw, the MIN of its sender's and receiver's), whose least
+ * is that of the least sender's and the least receiver's; a product by
+ * the same positive factors keeps the order, so the rate is edges_bw's to
+ * the bit. Where the terms are an edge's own (SHM: each side's copy
+ * efficiency; GPUs of different NVLink efficiency in one ring) the edges
+ * are read one by one, as edges_bw does. */
+typedef struct {
+    edge_count_t cnt;
+    GArray *links;               /* links with a load */
+    GArray *senders, *receivers; /* ranks at either end of a switched edge */
+    guint8 *is_sender, *is_receiver;
+    int sm;                      /* the switched senders' GPUs' SM, -1: none yet */
+    gboolean per_edge;           /* SHM edges, or switched senders of different SMs */
+    double lat;
+} edge_acc_t;
+
+static void edge_acc_init(edge_acc_t *a, const cs_topo_t *t, int nranks)
+{
+    edge_count_init(&a->cnt, t, nranks);
+    a->links = g_array_new(FALSE, FALSE, sizeof(int));
+    a->senders = g_array_new(FALSE, FALSE, sizeof(int));
+    a->receivers = g_array_new(FALSE, FALSE, sizeof(int));
+    a->is_sender = g_new0(guint8, MAX(1, nranks));
+    a->is_receiver = g_new0(guint8, MAX(1, nranks));
+    a->sm = -1;
+    a->per_edge = FALSE;
+    a->lat = 0;
+}
+
+static void edge_acc_clear(edge_acc_t *a)
+{
+    edge_count_clear(&a->cnt);
+    g_array_free(a->links, TRUE);
+    g_array_free(a->senders, TRUE);
+    g_array_free(a->receivers, TRUE);
+    g_free(a->is_sender);
+    g_free(a->is_receiver);
+}
+
+static void edge_acc_add(edge_acc_t *a, const cs_topo_t *t, const ring_edge_t *edges, int nedges)
+{
+    for (int k = 0; k < nedges; k++) {
+        const ring_edge_t *e = &edges[k];
+        for (int h = 0; h < e->nlinks; h++)
+            if (a->cnt.load[e->links[h]] == 0)
+                g_array_append_val(a->links, e->links[h]);
+        edges_count(&a->cnt, e, 1);
+        if (e->xport == CS_XPORT_SHM)
+            a->per_edge = TRUE;
+        if (e->switched) {
+            int sm = t->devs[t->rank_dev[e->a]].gpu->sm;
+            if (a->sm >= 0 && sm != a->sm)
+                a->per_edge = TRUE;
+            a->sm = sm;
+            if (!a->is_sender[e->a]) {
+                a->is_sender[e->a] = 1;
+                g_array_append_val(a->senders, e->a);
+            }
+            if (!a->is_receiver[e->b]) {
+                a->is_receiver[e->b] = 1;
+                g_array_append_val(a->receivers, e->b);
+            }
+        }
+        a->lat = MAX(a->lat, e->lat);
+    }
+}
+
+/* edges_bw of the edges added ('edges', 'nedges': all of them, for the
+ * edge-by-edge reading). */
+static double edge_acc_bw(edge_acc_t *a, const cs_topo_t *t, const cs_params_t *p, int arch,
+                          const ring_edge_t *edges, int nedges, double port_share, gboolean simple, double *lat_p)
+{
+    if (a->per_edge)
+        return edges_rate(t, p, arch, edges, nedges, &a->cnt, port_share, 1.0, simple, lat_p);
+    double bw = INFINITY;
+    if (a->senders->len > 0) {
+        double out = INFINITY, in = INFINITY;
+        for (guint i = 0; i < a->senders->len; i++) {
+            int r = g_array_index(a->senders, int, i);
+            out = MIN(out, nvl_bw(&a->cnt, t->rank_dev[r], 0) / (a->cnt.port_out[r] * port_share));
+        }
+        for (guint i = 0; i < a->receivers->len; i++) {
+            int r = g_array_index(a->receivers, int, i);
+            in = MIN(in, nvl_bw(&a->cnt, t->rank_dev[r], 1) / (a->cnt.port_in[r] * port_share));
+        }
+        bw = MIN(out, in) * cs_params_nvlink_eff(p, a->sm);   /* (edges_bw's switched_share: 1) */
+    }
+    for (guint i = 0; i < a->links->len; i++)
+        bw = MIN(bw, link_rate(t, p, &a->cnt, g_array_index(a->links, int, i)));
+    *lat_p = a->lat;
     return bw;
 }
 
@@ -327,8 +457,9 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
     g_autofree ring_edge_t *chain = g_new0(ring_edge_t, (gsize)MAX(1, n) * nch);
     g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func(g_free);   /* edges' SHM routes */
     g_autofree int *order = g_new0(int, MAX(1, n));
-    edge_count_t cnt;
-    edge_count_init(&cnt, t, n);
+    edge_acc_t acc, acc_chain;   /* channels 0..c's edges and chain, counted */
+    edge_acc_init(&acc, t, n);
+    edge_acc_init(&acc_chain, t, n);
     int nedges = 0, nchain = 0;
     gboolean any_cross_nvl = FALSE, any_cross_net = FALSE;
 
@@ -340,6 +471,7 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
     memset(hw->intra_bw_ch_ll, 0, sizeof hw->intra_bw_ch_ll);
     memset(hw->chain_bw_ch_ll, 0, sizeof hw->chain_bw_ch_ll);
     for (int c = 0; c < nch && n > 1; c++) {
+        int edges_from = nedges, chain_from = nchain;
         if (comm != NULL)
             cs_comm_chan_order(comm, CS_ALGO_RING, c, order);
         else
@@ -365,7 +497,8 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
             if (x == CS_XPORT_SHM)
                 hw->shm_mode = e->shm;
             if (!edge_path(t, cache, nvb_disable, owned, e, err)) {
-                edge_count_clear(&cnt);
+                edge_acc_clear(&acc);
+                edge_acc_clear(&acc_chain);
                 return FALSE;
             }
             if (k_max_xport(e->xport) > k_max_xport(hw->intra_xport) || nedges == 0)
@@ -384,22 +517,26 @@ static gboolean intra_ring(cs_analytic_hw_t *hw, const cs_topo_t *t, const cs_co
         double share = 1.0;
         if (comm == NULL && any_cross_net && info->ppn > 1)
             share = (info->ppn - 1) / (double)info->ppn;
+        edge_acc_add(&acc, t, edges + edges_from, nedges - edges_from);
+        edge_acc_add(&acc_chain, t, chain + chain_from, nchain - chain_from);
         if (nedges > 0) {
             double lat, k = c + 1;
-            hw->intra_bw_ch[c] = k * edges_bw(t, p, hw->arch, edges, nedges, &cnt, share, 1.0, TRUE, &hw->intra_lat);
-            hw->chain_bw_ch[c] = nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, &cnt, share, 1.0, TRUE, &lat)
+            hw->intra_bw_ch[c] = k * edge_acc_bw(&acc, t, p, hw->arch, edges, nedges, share, TRUE, &hw->intra_lat);
+            hw->chain_bw_ch[c] = nchain > 0 ? k * edge_acc_bw(&acc_chain, t, p, hw->arch, chain, nchain, share, TRUE, &lat)
                                             : hw->intra_bw_ch[c];
             gboolean ce = hw->shm_mode.ce_send || hw->shm_mode.ce_recv;
-            hw->intra_bw_ch_ll[c] = ce ? k * edges_bw(t, p, hw->arch, edges, nedges, &cnt, share, 1.0, FALSE, &lat)
+            hw->intra_bw_ch_ll[c] = ce ? k * edge_acc_bw(&acc, t, p, hw->arch, edges, nedges, share, FALSE, &lat)
                                        : hw->intra_bw_ch[c];
-            hw->chain_bw_ch_ll[c] = ce && nchain > 0 ? k * edges_bw(t, p, hw->arch, chain, nchain, &cnt, share, 1.0, FALSE, &lat)
-                                    : ce ? hw->intra_bw_ch_ll[c] : hw->chain_bw_ch[c];
+            hw->chain_bw_ch_ll[c] = ce && nchain > 0
+                                        ? k * edge_acc_bw(&acc_chain, t, p, hw->arch, chain, nchain, share, FALSE, &lat)
+                                        : ce ? hw->intra_bw_ch_ll[c] : hw->chain_bw_ch[c];
         }
     }
     hw->mnnvl = any_cross_nvl && !any_cross_net;
     hw->intra_bw = hw->intra_bw_ch[nch - 1];
     hw->chain_bw = hw->chain_bw_ch[nch - 1];
-    edge_count_clear(&cnt);
+    edge_acc_clear(&acc);
+    edge_acc_clear(&acc_chain);
     return TRUE;
 }
 
