@@ -254,6 +254,18 @@ static int predict_jobs(const cs_scenario_t *s, const cs_engine_ops_t *ops, cons
     {
         g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
         cs_engine_ignored_settings(ops, &s->fabric, s->env, ignored);
+        cs_engine_ignored_exact(ops, s->exact, ignored);
+        /* the sweep's keys: each [job NAME] gives its own size and calls */
+        static const char *const sweep[] = { "collective.minbytes", "collective.maxbytes", "collective.stepbytes",
+                                             "collective.stepfactor", "collective.iters", "collective.warmup",
+                                             "collective.agg-iters" };
+        for (gsize i = 0; i < G_N_ELEMENTS(sweep); i++) {
+            const char *o = g_hash_table_lookup(s->origins, sweep[i]);
+            if (o != NULL)
+                g_ptr_array_add(ignored, g_strdup_printf("%s is not used by a run of several jobs: each [job NAME] "
+                                                         "gives its own size and iters",
+                                                         g_str_has_prefix(o, "collsim: ") ? o + 9 : o));
+        }
         for (guint i = 0; i < ignored->len; i++)
             fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(ignored, i));
     }
@@ -543,6 +555,7 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     job.alternatives = s->alternatives;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
     cs_engine_ignored_settings(d.ops, &s->fabric, s->env, warnings);
+    cs_engine_ignored_exact(d.ops, s->exact, warnings);
     cs_predict_sweep_warnings(s, topo, sizes, nsizes, warnings);
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "collsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));

@@ -178,6 +178,7 @@ static int step(const cs_run_args_t *a, gboolean ops_table, cs_scenario_t *s, GE
     }
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
     cs_engine_ignored_settings(d.ops, &s->fabric, s->env, warnings);
+    cs_engine_ignored_exact(d.ops, s->exact, warnings);
     /* what a GPU holds against what it has: a plan that cannot fit is
      * priced still (its communication is what it is), and said */
     double cap = dev != NULL && dev->gpu != NULL ? dev->gpu->mem_bytes : 0;

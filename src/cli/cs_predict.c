@@ -160,6 +160,7 @@ static cs_prediction_t *price(const cs_scenario_t *s, const cs_design_t *d, gboo
         return NULL;
     g_autoptr(GPtrArray) warnings = cs_nccl_env_warnings(s->env);
     cs_engine_ignored_settings(d->ops, &s->fabric, s->env, warnings);
+    cs_engine_ignored_exact(d->ops, s->exact, warnings);
     cs_predict_sweep_warnings(s, d->topo, p->sizes, p->nsizes, warnings);
     cs_predict_header_notes(p->result, s, warnings);
     if (ran != NULL)

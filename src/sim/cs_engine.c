@@ -110,6 +110,14 @@ void cs_engine_ignored_settings(const cs_engine_ops_t *ops, const cs_fabric_cfg_
             g_ptr_array_add(out, w[k]);
 }
 
+void cs_engine_ignored_exact(const cs_engine_ops_t *ops, gboolean exact, GPtrArray *out)
+{
+    if (exact && !ops->exact_option)
+        g_ptr_array_add(out, g_strdup_printf("--exact (exact = true) changes nothing for the %s model: it makes no "
+                                             "approximation only to save time (--model flow's fold of a long ring "
+                                             "is the one it turns off)", ops->name));
+}
+
 /* Copies at most the buffer's size minus one, always terminated. */
 static void set_str(char *dst, size_t len, const char *src)
 {

@@ -176,6 +176,11 @@ typedef struct cs_engine_ops {
     /* Engines that price a call in closed form, in microseconds: cheap
      * enough to price the algorithms NCCL passed over (job->alternatives). */
     gboolean closed_form;
+    /* Engines that make an approximation only to save time, which
+     * job->exact turns off (the flow engine's fold of a long ring); for
+     * the others --exact changes nothing and the output says so
+     * (cs_engine_ignored_exact). */
+    gboolean exact_option;
     gboolean (*run_jobs)(const cs_engine_multi_t *m, double *end_s, cs_link_stats_t **stats_p, GError **err);
     /* Optional: what the engine assumes for a run of several jobs, as
      * notes for the output's header (as 'notes'); NULL on an error it
@@ -261,6 +266,9 @@ const char *cs_engine_names(void);
  * strings), none for the packet engine. */
 void cs_engine_ignored_settings(const cs_engine_ops_t *ops, const cs_fabric_cfg_t *cfg, const cs_nccl_env_t *env,
                                 GPtrArray *out);
+/* The same for --exact (scenario key exact) given to an engine without
+ * ops->exact_option: one warning appended to 'out', none otherwise. */
+void cs_engine_ignored_exact(const cs_engine_ops_t *ops, gboolean exact, GPtrArray *out);
 
 /* Runs a whole sweep: decides each size, prices it with the engine, fills a
  * result whose producer is "model:<engine>". sizes has nsizes entries.

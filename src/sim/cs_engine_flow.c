@@ -2765,6 +2765,7 @@ const cs_engine_ops_t cs_engine_flow = {
     .approximation = flow_approximation,
     .counters = flow_counters,
     .timeline = TRUE,
+    .exact_option = TRUE,
     .link_stats = flow_link_stats,
     .run_jobs = flow_run_jobs,
 };

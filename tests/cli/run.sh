@@ -413,4 +413,16 @@ printf '[topology]\npreset = dgx-h100\n[collective]\nminbytes = 1M\nmaxbytes = 1
 "$COLLSIM" run --topo dgx-h100 -b 1M -e 1M --csv fo.csv >fo.txt 2>fo.err && [ -s fo.csv ] && ! grep -q wrote fo.err &&
     ok output-flag-quiet || bad "output-flag-quiet ($(cat fo.err))"
 
+# --exact to an engine with no approximation to turn off: said, not silent
+"$COLLSIM" run --topo dgx-h100 --nodes 2 --exact -b 1M -e 1M >ex.txt 2>ex.err &&
+    grep -q '^# warning: --exact (exact = true) changes nothing for the analytic model' ex.txt &&
+    grep -q '^collsim: warning: --exact' ex.err &&
+    "$COLLSIM" run --topo dgx-h100 --nodes 2 --exact --model flow -b 1M -e 1M >exf.txt 2>&1 && ! grep -q 'changes nothing' exf.txt &&
+    ok exact-said || bad "exact-said ($(cat ex.err))"
+
+# the sweep's flags over a run of several jobs: said, not silent
+"$COLLSIM" run "$top_srcdir/scenarios/two-jobs-spine.ini" -b 1M -n 5 >jb.txt 2>jb.err &&
+    grep -qx 'collsim: warning: -b is not used by a run of several jobs: each \[job NAME\] gives its own size and iters' jb.err &&
+    grep -q '^collsim: warning: -n is not used' jb.err && ok jobs-sweep-flags-said || bad "jobs-sweep-flags-said ($(cat jb.err))"
+
 exit $fail
