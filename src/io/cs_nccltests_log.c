@@ -520,6 +520,8 @@ typedef struct {
     int cmd_nranks, cmd_line;
     char *cmd_text;          /* the last command line (an nccl-tests binary), NULL: none yet */
     int hdr_threads, hdr_gpus;   /* the last "# nThread T nGpus G" line; 0: none */
+    long hdr_agg, hdr_graph;     /* its "agg iters: N" and "graph: N"; 0: not said */
+    int hdr_line;
     cs_nt_kind_t kind;
     char *kind_from;
     char *title;
@@ -624,6 +626,17 @@ static void open_table(parser_t *p, int line)
     t->producer = g_strdup(p->producer);
     t->threads = p->hdr_threads;
     t->gpus = p->hdr_gpus;
+    /* what a call's host side is not, in such a run: collsim prices each
+     * call launched on its own (lat.launch.cpu*, docs/model-analytic.md) */
+    if (p->hdr_graph > 0)
+        table_note(t, "line %d: the run launched its calls as CUDA graphs (graph: %ld, nccl-tests -G), "
+                   "which replay the kernels without the host's per-call work collsim prices; not modelled: "
+                   "predicted times where the host bounds a call (small sizes) are for calls launched one by one",
+                   p->hdr_line, p->hdr_graph);
+    if (p->hdr_agg > 1)
+        table_note(t, "line %d: the run grouped %ld calls an iteration (agg iters: %ld, nccl-tests -m), which "
+                   "NCCL launches together; not modelled: predicted times where the host bounds a call (small "
+                   "sizes) are for calls launched one by one", p->hdr_line, p->hdr_agg, p->hdr_agg);
     p->cur = t;
 }
 
@@ -941,6 +954,17 @@ static void comment_line(parser_t *p, const char *body, GPtrArray *tok)
                           parse_long(TOK(tok, 1), 1, 1024, &th) && parse_long(TOK(tok, 3), 1, 1024, &g);
             p->hdr_threads = ok ? (int)th : 0;
             p->hdr_gpus = ok ? (int)g : 0;
+            /* "... agg iters: 1 validation: 1 graph: 0 unalign: 0" */
+            p->hdr_agg = p->hdr_graph = 0;
+            p->hdr_line = p->line;
+            for (guint i = 0; i + 1 < tok->len; i++) {
+                long num;
+                if (strcmp(TOK(tok, i), "graph:") == 0 && parse_long(TOK(tok, i + 1), 0, 1 << 30, &num))
+                    p->hdr_graph = num;
+                else if (i + 2 < tok->len && strcmp(TOK(tok, i), "agg") == 0 && strcmp(TOK(tok, i + 1), "iters:") == 0 &&
+                         parse_long(TOK(tok, i + 2), 0, 1 << 30, &num))
+                    p->hdr_agg = num;
+            }
         }
         return;
     }

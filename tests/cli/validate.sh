@@ -450,6 +450,14 @@ grep -q "^# finding: at 3 of the 3 sizes >= 1 MiB a rank's chunk is not a multip
     "$COLLSIM" validate ag2.log --topo dgx-h100 > ag2.txt 2>&1 && ! grep -q '^# finding' ag2.txt &&
     ok misaligned-finding || bad "misaligned-finding ($(grep -h '^# finding' agm.txt agm1.txt ag2.txt | cut -c1-160))"
 
+# A run with CUDA graphs or aggregated calls: said, as not modelled
+sed 's/graph: 0/graph: 2/; s/agg iters: 1/agg iters: 4/' ag.log > gr.log
+"$COLLSIM" validate gr.log --topo dgx-h100 > gr.txt 2>&1 &&
+    grep -q "^# measured: line [0-9]*: the run launched its calls as CUDA graphs (graph: 2, nccl-tests -G)" gr.txt &&
+    grep -q "^# measured: line [0-9]*: the run grouped 4 calls an iteration (agg iters: 4, nccl-tests -m)" gr.txt &&
+    "$COLLSIM" validate ag.log --topo dgx-h100 > gr0.txt 2>&1 && ! grep -q 'CUDA graphs\|grouped' gr0.txt &&
+    ok graph-agg-said || bad "graph-agg-said ($(grep -c measured gr.txt))"
+
 # Two processes of 8 GPUs over 2 nodes, half as fast as predicted: a hint
 # at mpirun's default binding to one core; not at the predicted speed,
 # and not where NCCL's INFO lines say on which CPUs the threads ran:
