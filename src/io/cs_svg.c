@@ -39,9 +39,18 @@ static void num(GString *g, double v)
     g_string_append(g, g_ascii_formatd(buf, sizeof buf, "%.2f", v));
 }
 
+char *cs_svg_escape(const char *s)
+{
+    g_autofree char *v = g_utf8_make_valid(s != NULL ? s : "", -1);
+    for (char *c = v; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 && *c != '\t' && *c != '\n' && *c != '\r')
+            *c = '?';
+    return g_markup_escape_text(v, -1);
+}
+
 static void text_escaped(GString *g, const char *s)
 {
-    g_autofree char *e = g_markup_escape_text(s != NULL ? s : "", -1);
+    g_autofree char *e = cs_svg_escape(s);
     g_string_append(g, e);
 }
 

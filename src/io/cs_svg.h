@@ -39,5 +39,9 @@ char *cs_svg_plot(const cs_svg_series_t *series, int n, const cs_svg_opts_t *o);
 /* A size on the axis, binary units as nccl-tests's flags write them: "512",
  * "1K", "64K", "1M", "1G", "2T". Returns buf; 16 bytes are enough. */
 char *cs_svg_size_label(double bytes, char *buf, gsize len);
+/* 's' as XML character data or an attribute value (g_free it): escaped,
+ * bytes that are not UTF-8 (a file name's) as U+FFFD, and the control
+ * characters XML 1.0 does not allow as '?'. NULL: "". */
+char *cs_svg_escape(const char *s);
 
 #endif

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "io/cs_svg.h"
 #include "io/cs_write_step.h"
 #include "io/cs_writers-int.h"
 #include "util/cs_units.h"
@@ -373,7 +374,7 @@ static const char *group_colour(cs_wl_group_t g)
 
 static void svg_text(GString *g, double x, double y, const char *anchor, const char *size, const char *text)
 {
-    g_autofree char *e = g_markup_escape_text(text != NULL ? text : "", -1);
+    g_autofree char *e = cs_svg_escape(text);
     g_string_append_printf(g, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%s\">%s</text>\n", x, y,
                            anchor, size, e);
 }
@@ -423,7 +424,7 @@ char *cs_write_step_svg(const cs_step_report_t *rep)
         double x0 = SVG_LEFT + plot_w * o->start_s / span, x1 = SVG_LEFT + plot_w * o->end_s / span;
         double y = SVG_TOP + pos[op_row(op)] * SVG_ROW + 3;
         const char *fill = op->kind == CS_WL_COMPUTE ? phase_colour(op->phase) : group_colour(op->group);
-        g_autofree char *tip = g_markup_escape_text(op->label != NULL ? op->label : "", -1);
+        g_autofree char *tip = cs_svg_escape(op->label);
         g_string_append_printf(g, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
                                   "fill-opacity=\"0.8\" stroke=\"white\" stroke-width=\"0.3\"><title>%s: %.2f to %.2f us"
                                   "</title></rect>\n", x0, y, MAX(0.3, x1 - x0), SVG_ROW - 6, fill, tip,

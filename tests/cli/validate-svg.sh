@@ -173,4 +173,11 @@ printf '[topology]\npreset = dgx-a100\n[collective]\nminbytes = 1M\nmaxbytes = 6
 [ $? -eq 2 ] && [ "$(cat empty.err)" = "collsim: --svg: an empty file name; expected a path to write" ] && ok empty-name \
     || bad "empty-name: $(cat empty.err)"
 
+# a log whose name is not UTF-8 (and holds a control character): the plot
+# is still well-formed XML
+odd=$(printf 'n\377\001u.txt')
+cp "$logs/two-tables.txt" "$odd"
+"$COLLSIM" validate "$odd" --topo dgx-h100 --nodes 2 --gpus 2 --svg odd.svg >/dev/null 2>odd.err &&
+    xmllint --noout odd.svg && ok odd-name-well-formed || bad "odd-name-well-formed ($(cat odd.err))"
+
 exit $fail
