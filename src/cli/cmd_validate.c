@@ -1050,11 +1050,24 @@ static int validate(validate_args_t *a, GError **err)
                 g_snprintf(nodes, sizeof nodes, " on %d %s%s", m->nnodes, unit, m->nnodes == 1 ? "" : "s");
             if (nhosts != topo->nnodes)
                 g_snprintf(hosts, sizeof hosts, " (%d hosts)", nhosts);
+            /* a log of several tables over different rank counts: --table picks one */
+            g_autoptr(GString) others = g_string_new(NULL);
+            gboolean differ = FALSE;
+            for (guint k = 0; k < cmp->len; k++)
+                differ |= g_array_index(cmp, compared_t, k).measured->nranks != m->nranks;
+            if (a->table == 0 && differ) {
+                g_string_append(others, "; or --table N for one of its tables (their ranks:");
+                for (guint k = 0; k < cmp->len && k < 12; k++) {
+                    const compared_t *o = &g_array_index(cmp, compared_t, k);
+                    g_string_append_printf(others, "%s table %d: %d", k > 0 ? "," : "", o->number, o->measured->nranks);
+                }
+                g_string_append_printf(others, "%s)", cmp->len > 12 ? ", ..." : "");
+            }
             cs_set_error_at(err, a->log, c->line,
                             "table %d was measured over %d ranks%s but the topology has %d GPUs on %d "
-                            "node%s%s; expected topology flags that match the run (--nodes, --gpus)",
+                            "node%s%s; expected topology flags that match the run (--nodes, --gpus)%s",
                             c->number, m->nranks, nodes, topo->ngpus, topo->nnodes, topo->nnodes == 1 ? "" : "s",
-                            hosts);
+                            hosts, others->str);
             goto out;
         }
     }

@@ -450,6 +450,15 @@ grep -q "^# finding: at 3 of the 3 sizes >= 1 MiB a rank's chunk is not a multip
     "$COLLSIM" validate ag2.log --topo dgx-h100 > ag2.txt 2>&1 && ! grep -q '^# finding' ag2.txt &&
     ok misaligned-finding || bad "misaligned-finding ($(grep -h '^# finding' agm.txt agm1.txt ag2.txt | cut -c1-160))"
 
+# tables over other ranks than the topology's: the refusal names --table
+# and each table's ranks
+{ "$COLLSIM" run --topo dgx-h100 --gpus 2 -b 1M -e 4M -f 4; "$COLLSIM" run --topo dgx-h100 --gpus 4 -b 1M -e 4M -f 4; } > tr.log 2>/dev/null
+"$COLLSIM" validate tr.log --topo dgx-h100 > tr.txt 2> tr.err
+[ $? -eq 2 ] && grep -q 'expected topology flags that match the run (--nodes, --gpus); or --table N for one of its tables (their ranks: table 1: 2, table 2: 4)$' tr.err &&
+    { "$COLLSIM" validate "$logs/two-tables.txt" --topo dgx-h100 --nodes 2 > tr2.txt 2> tr2.err; [ $? -eq 2 ]; } &&
+    ! grep -q -- '--table N' tr2.err &&
+    ok rank-mismatch-names-table || bad "rank-mismatch-names-table ($(cat tr.err tr2.err))"
+
 # A run with CUDA graphs or aggregated calls: said, as not modelled
 sed 's/graph: 0/graph: 2/; s/agg iters: 1/agg iters: 4/' ag.log > gr.log
 "$COLLSIM" validate gr.log --topo dgx-h100 > gr.txt 2>&1 &&
