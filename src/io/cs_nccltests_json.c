@@ -543,6 +543,11 @@ gboolean cs_nt_parse_json(cs_nccltests_log_t *log, const char *buf, size_t len, 
             if (envs->len > 0)
                 g_ptr_array_add(t->notes, g_strdup_printf("the run's environment: %s", envs->str));
         }
+        /* as a text log's #wrong columns (cs_nccltests_log.c) */
+        if ((row.r.wrong[CS_OOP] > 0 || row.r.wrong[CS_INP] > 0) && t->row_notes++ < CS_NT_MAX_ROW_NOTES)
+            g_ptr_array_add(t->notes, g_strdup_printf("line %d: nccl-tests reports wrong results (%ld out-of-place, "
+                                                      "%ld in-place)", row.line, MAX(0, row.r.wrong[CS_OOP]),
+                                                      MAX(0, row.r.wrong[CS_INP])));
         g_array_append_val(t->rows, row);
         last = row.r.size;
     }

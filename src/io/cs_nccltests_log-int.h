@@ -41,6 +41,8 @@ typedef struct {
     gboolean root_missing;   /* old format without a root column */
 } cs_nt_row_t;
 
+#define CS_NT_MAX_ROW_NOTES 5
+
 /* A table being read; finished into a cs_result_t (or skipped). */
 typedef struct {
     GArray *rows;            /* cs_nt_row_t */
@@ -57,7 +59,7 @@ typedef struct {
     char *command;           /* the last command line above it (an nccl-tests binary), or NULL */
     char *producer;          /* NULL: "measured:nccl-tests"; collsim's own tables say "model:X" */
     GPtrArray *notes;
-    int row_notes;           /* row remarks so far (the first few are kept) */
+    int row_notes;           /* row remarks so far (the first CS_NT_MAX_ROW_NOTES are kept) */
 } cs_nt_table_t;
 
 cs_nt_table_t *cs_nt_table_new(int line);

@@ -21,7 +21,6 @@
 #define EXPECTED_COLUMNS \
     "expected size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]"
 /* Row anomalies noted per table before summarising the rest. */
-#define MAX_ROW_NOTES 5
 
 /* ------------------------------------------------------------------ */
 /* Collective kinds                                                     */
@@ -291,7 +290,7 @@ static void table_note(cs_nt_table_t *t, const char *fmt, ...)
 static void row_note(cs_nt_table_t *t, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static void row_note(cs_nt_table_t *t, const char *fmt, ...)
 {
-    if (t->row_notes++ >= MAX_ROW_NOTES)
+    if (t->row_notes++ >= CS_NT_MAX_ROW_NOTES)
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -401,8 +400,8 @@ gboolean cs_nt_table_finish(cs_nccltests_log_t *log, cs_nt_table_t *t, const cha
         }
         g_array_append_val(r->rows, row->r);
     }
-    if (t->row_notes > MAX_ROW_NOTES)
-        table_note(t, "%d more remarks about single rows", t->row_notes - MAX_ROW_NOTES);
+    if (t->row_notes > CS_NT_MAX_ROW_NOTES)
+        table_note(t, "%d more remarks about single rows", t->row_notes - CS_NT_MAX_ROW_NOTES);
     for (guint i = 0; i < t->notes->len; i++)
         cs_result_add_note(r, "%s", (const char *)g_ptr_array_index(t->notes, i));
 

@@ -116,6 +116,11 @@ fi
 "$COLLSIM" validate "$logs/run.json" --topo dgx-a100 --nodes 2 --gpus 2 > j.txt 2> j.err &&
     grep -q 'reducescatter, float sum, 4 ranks on 2 nodes, 2 sizes' j.txt && [ "$(rows j.txt)" -eq 2 ] &&
     ok json-log || bad "json-log ($(cat j.err))"
+# a JSON row's nwrong is said, as a text row's #wrong
+sed '0,/"nwrong":0.000000/s//"nwrong":12.000000/' "$logs/run.json" > jw.json
+"$COLLSIM" validate jw.json --topo dgx-a100 --nodes 2 --gpus 2 > jw.txt 2>&1 &&
+    grep -q '^# measured: line [0-9]*: nccl-tests reports wrong results (12 out-of-place, 0 in-place)' jw.txt &&
+    ! grep -q 'wrong results' j.txt && ok json-nwrong-said || bad "json-nwrong-said ($(grep -c wrong jw.txt))"
 # what the JSON records of its run is used: its NCCL_* "env" (a flag wins),
 # its layout ("config": nthreads x ngpus a process) and its GPUs' name
 grep -q '^# modelled: NCCL environment: NCCL_ALGO=Ring (.*run.json:2: "env")' j.txt &&
