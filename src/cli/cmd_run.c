@@ -476,6 +476,38 @@ static int run_sweep(gboolean verbose, const cs_scenario_t *s, const cs_engine_o
     return cs_engine_interrupted() ? cs_progress_exit_status() : 0;
 }
 
+/* DCQCN cuts a sender's rate on the CNPs that ECN marks bring back; where
+ * PFC pauses the links first (the queues PFC allows never reach the ECN
+ * threshold), no packet is marked and DCQCN does nothing: with ConnectX's
+ * values and the default thresholds for 400G that is a 2:1 spine's usual
+ * case, and the counters only show under -v. Said with the sizes. */
+static void dcqcn_idle_note(cs_result_t *r, const cs_scenario_t *s)
+{
+    if (s->fabric.dcqcn == CS_FABRIC_DCQCN_OFF || r->net == NULL)
+        return;
+    int idle = 0;
+    guint64 first = 0, last = 0, pauses = 0;
+    for (guint i = 0; i < r->net->len && i < r->rows->len; i++) {
+        const cs_net_counters_t *c = g_ptr_array_index(r->net, i);
+        if (c == NULL || c->credit || c->pause_frames == 0 || c->ecn_marks > 0)
+            continue;
+        guint64 size = g_array_index(r->rows, cs_result_row_t, i).size;
+        if (idle++ == 0)
+            first = size;
+        last = size;
+        pauses += c->pause_frames;
+    }
+    if (idle == 0)
+        return;
+    g_autofree char *a = cs_format_size(first), *b = cs_format_size(last);
+    g_autofree char *range = idle > 1 ? g_strdup_printf("%s to %s", a, b) : g_strdup(a);
+    cs_result_add_note(r, "DCQCN did nothing at %d of %u sizes (%s): PFC paused links (%" G_GUINT64_FORMAT
+                       " pause frames) and no packet was ECN-marked, the queues PFC allows staying below the ECN "
+                       "threshold (--ecn-kmin, by default the link rate's); DCQCN reacts only to marks: an ECN "
+                       "threshold below PFC's XOFF point lets it act before PFC does (-v shows the counters)",
+                       idle, r->rows->len, range, pauses);
+}
+
 /* What the model cannot give, refused before the topology is built. */
 static gboolean check_model_outputs(const cs_scenario_t *s, const cs_engine_ops_t *ops, GError **err)
 {
@@ -586,6 +618,7 @@ static int predict(const cs_run_args_t *a, gboolean verbose, cs_scenario_t *s, G
     int status = run_sweep(verbose, s, d.ops, &job, sizes, nsizes, &o, warnings, &r, &header_notes, err);
     if (status != 0)
         return status;
+    dcqcn_idle_note(r, s);
 
     /* Files at the end and atomically: all or none. */
     g_autofree char *json = s->json_out != NULL ? cs_write_json(r) : NULL;

@@ -151,4 +151,13 @@ sed -e 's|^file = .*|file = slow-nic.xml|' -e '/^switch = /d' "$top_srcdir/scena
 "$COLLSIM" run slow-nic.ini --link-stats >slow-nic.txt 2>&1 || bad "run-slow-nic ($(tail -1 slow-nic.txt))"
 awk '/^#  prio  *packets/ { h = 1; next } h && / leaf1 -> n0\.nic0$/ { exit !($3 > 0 && $4 > 0) }' slow-nic.txt \
     && ok slow-receiver-pauses-its-port || bad slow-receiver-pauses-its-port
+
+# DCQCN with ECN thresholds above what PFC lets a queue hold: pauses, no
+# mark, and the output says DCQCN did nothing; with ConnectX's thresholds
+# for 400G lowered (marks come), it does not
+dq="--topo dgx-h100 --nodes 8 --nic roce-400g --nics-per-node 8 --fabric fat-tree --oversubscription 2 -b 16M -e 16M --model packet --switch trident-2 --dcqcn connectx"
+"$COLLSIM" run $dq --ecn-kmin 16M --ecn-kmax 32M >dq.txt 2>&1 &&
+    grep -q '^# DCQCN did nothing at 1 of 1 sizes (16 MiB): PFC paused links ([0-9]* pause frames) and no packet was ECN-marked' dq.txt &&
+    "$COLLSIM" run $dq --ecn-kmin 20K --ecn-kmax 60K >dq2.txt 2>&1 && ! grep -q 'DCQCN did nothing' dq2.txt &&
+    ok dcqcn-idle-said || bad "dcqcn-idle-said ($(grep -c DCQCN dq.txt))"
 exit $fail
