@@ -81,6 +81,8 @@ typedef struct {
     GArray *insts;               /* inst_t */
     int *dep_off;                /* instance k waits for insts dep_list[dep_off[k] .. dep_off[k + 1]) */
     GArray *dep_list;            /* int */
+    GPtrArray *approx;           /* what the engine calls approximate (char*), once each */
+    GPtrArray *approx_at;        /* ... and where: "allreduce of 32 MiB, 48 MiB" (GString*) */
 } build_t;
 
 static void slot_free(gpointer p)
@@ -94,8 +96,17 @@ static void slot_free(gpointer p)
     g_free(s);
 }
 
+static void gstring_free(gpointer g)
+{
+    g_string_free(g, TRUE);
+}
+
 static void build_clear(build_t *b)
 {
+    if (b->approx != NULL)
+        g_ptr_array_unref(b->approx);
+    if (b->approx_at != NULL)
+        g_ptr_array_unref(b->approx_at);
     if (b->slots != NULL)
         g_ptr_array_unref(b->slots);
     for (int i = 0; b->groups != NULL && i < CS_WL_NGROUPS * b->p->pp; i++)
@@ -426,6 +437,26 @@ static gboolean price_one(const cs_engine_ops_t *ops, build_t *b, const slot_t *
     if (ops->open != NULL && !ops->open(job, &state, err))
         return FALSE;
     gboolean ok = ops->predict(state, job, call, tm, err);
+    /* the caveat a sweep notes with its sizes (cs_engine_run_sweep) */
+    g_autofree char *approx = ok && ops->approximation != NULL ? ops->approximation(state) : NULL;
+    if (approx != NULL) {
+        g_autofree char *sz = cs_format_size(call->size);
+        g_autofree char *what = g_strdup_printf("%s of", cs_coll_name(job->coll));
+        if (b->approx == NULL) {
+            b->approx = g_ptr_array_new_with_free_func(g_free);
+            b->approx_at = g_ptr_array_new_with_free_func(gstring_free);
+        }
+        guint k;
+        if (!g_ptr_array_find_with_equal_func(b->approx, approx, g_str_equal, &k)) {
+            k = b->approx->len;
+            g_ptr_array_add(b->approx, g_steal_pointer(&approx));
+            g_ptr_array_add(b->approx_at, g_string_new(NULL));
+        }
+        GString *at = g_ptr_array_index(b->approx_at, k);
+        g_autofree char *item = g_strdup_printf("%s %s", what, sz);
+        if (strstr(at->str, item) == NULL)   /* (the same call of several groups) */
+            g_string_append_printf(at, "%s%s", at->len > 0 ? ", " : "", item);
+    }
     if (ops->close != NULL)
         ops->close(state);
     return ok;
@@ -746,6 +777,10 @@ cs_step_result_t *cs_step_run(const cs_engine_ops_t *ops, const cs_step_in_t *in
             "calls that overlap in time do not slow each other (--model flow or packet runs them together)",
             ops->name));
     g_ptr_array_add(notes, g_strdup("one process per GPU (as torchrun launches them)"));
+    for (guint i = 0; b.approx != NULL && i < b.approx->len; i++)
+        g_ptr_array_add(notes, g_strdup_printf("approximate for %s: %s",
+                                               ((GString *)g_ptr_array_index(b.approx_at, i))->str,
+                                               (const char *)g_ptr_array_index(b.approx, i)));
     g_ptr_array_add(notes, NULL);
     r->notes = (char **)g_ptr_array_free(notes, FALSE);
 out_build:

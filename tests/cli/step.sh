@@ -215,4 +215,9 @@ r2=$?
     grep -q '^collsim: --sequence-parallel: .*tp = 1 has none; expected sequence-parallel = off (or tp above 1)' sp2.err \
     && ok sequence-parallel-refused || bad "sequence-parallel-refused ($r1 $r2: $(cat sp1.err sp2.err))"
 
+# the caveat a sweep notes with its sizes comes with the step's calls too
+# (NVLSTree across nodes at mid sizes: DDP buckets of an 8-node H100 step)
+"$COLLSIM" step --topo dgx-h100 --nodes 8 --arch llama3-8b > ap.txt 2>&1 &&
+    grep -q '^# note: approximate for allreduce of [0-9]* [KM]iB.*: NVLSTree across nodes at mid sizes' ap.txt &&
+    [ "$(grep -c 'approximate for' ap.txt)" -eq 1 ] && ok step-approximate-said || bad "step-approximate-said ($(grep -c approximate ap.txt))"
 exit $fail
