@@ -1108,7 +1108,9 @@ static int validate(validate_args_t *a, GError **err)
                                             err)))
                 goto out;
             layout_from = log->json ? g_strdup_printf("from the log's \"config\": nthreads %d, ngpus %d", th, g)
-                                    : g_strdup_printf("from the log's \"nThread %d nGpus %d\"", th, g);
+                          : m0->proc_from_line > 0
+                              ? g_strdup_printf("from the log's command line at line %d: -t %d -g %d", m0->proc_from_line, th, g)
+                              : g_strdup_printf("from the log's \"nThread %d nGpus %d\"", th, g);
         }
     }
     comm = cs_comm_new(topo, s.env, err);

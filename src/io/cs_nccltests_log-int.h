@@ -53,6 +53,7 @@ typedef struct {
     char *nranks_from;
     int nnodes;              /* 0 = unknown */
     int threads, gpus;       /* the header's "nThread T nGpus G" (per process); 0 = unknown */
+    int threads_from_line;   /* > 0: threads and gpus are the command line's at that line (-t, -g) */
     double avg_busbw;
     gboolean has_avg;
     char *title;             /* nearest prose line above, for notes */

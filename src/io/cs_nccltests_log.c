@@ -413,6 +413,7 @@ gboolean cs_nt_table_finish(cs_nccltests_log_t *log, cs_nt_table_t *t, const cha
     }
     r->proc_threads = t->threads;
     r->proc_gpus = t->gpus;
+    r->proc_from_line = t->threads_from_line;
     if (log->nranks == 0 && t->nranks > 0)
         log->nranks = t->nranks;
     g_array_append_val(log->table_numbers, number);
@@ -517,6 +518,7 @@ typedef struct {
     int max_rank, rank_lines;
     GPtrArray *hosts;
     int cmd_nranks, cmd_line;
+    int cmd_threads, cmd_gpus;   /* its -t and -g; 0: not read */
     char *cmd_text;          /* the last command line (an nccl-tests binary), NULL: none yet */
     int hdr_threads, hdr_gpus;   /* the last "# nThread T nGpus G" line; 0: none */
     long hdr_agg, hdr_graph;     /* its "agg iters: N" and "graph: N"; 0: not said */
@@ -625,6 +627,13 @@ static void open_table(parser_t *p, int line)
     t->producer = g_strdup(p->producer);
     t->threads = p->hdr_threads;
     t->gpus = p->hdr_gpus;
+    /* no "nThread" line (a log pasted without its header): the command's
+     * -t and -g say the same */
+    if (t->threads == 0 && p->cmd_text != NULL && p->cmd_threads > 0 && p->cmd_gpus > 0) {
+        t->threads = p->cmd_threads;
+        t->gpus = p->cmd_gpus;
+        t->threads_from_line = p->cmd_line;
+    }
     /* what a call's host side is not, in such a run: collsim prices each
      * call launched on its own (lat.launch.cpu*, docs/model-analytic.md) */
     if (p->hdr_graph > 0)
@@ -1174,6 +1183,8 @@ static gboolean command_line(parser_t *p, const char *line)
     g_free(p->cmd_text);
     p->cmd_text = g_strndup(line, 4096);
     p->cmd_nranks = (!bad && procs > 0 && procs * g * t <= G_MAXINT) ? (int)(procs * g * t) : 0;
+    p->cmd_threads = !bad && t <= 1024 ? (int)t : 0;
+    p->cmd_gpus = !bad && g <= 1024 ? (int)g : 0;
     if (p->log->command == NULL)
         p->log->command = g_strdup(line);
     return TRUE;

@@ -95,6 +95,8 @@ typedef struct {
     int nranks, nnodes;
     int proc_threads, proc_gpus;   /* a measured run's nccl-tests "nThread T nGpus G" (threads per
                                     * process, GPUs per thread); 0: unknown */
+    int proc_from_line;    /* > 0: they come from the log's command line at that line (-t, -g), the log
+                            * having no "nThread" line */
     double avg_busbw;      /* nccl-tests's "# Avg bus bandwidth" (over out-of-place and in-place rows) */
     GArray *rows;          /* cs_result_row_t */
     GPtrArray *notes;      /* lines printed as "# ..." in the header (warnings, assumptions) */

@@ -464,6 +464,14 @@ grep -q "^# finding: at 3 of the 3 sizes >= 1 MiB a rank's chunk is not a multip
     ! grep -q -- '--table N' tr2.err &&
     ok rank-mismatch-names-table || bad "rank-mismatch-names-table ($(cat tr.err tr2.err))"
 
+# a log pasted without its '#' lines: the command line's -g gives the
+# process layout (one process of 8 GPUs), as it gives the rank count
+"$COLLSIM" run --topo dgx-h100 --procs-per-node 1 -b 1M -e 16M -f 4 --no-extra-columns 2>&1 | grep -v "^#" > nh0.log
+{ echo "./build/all_reduce_perf -b 1M -e 16M -f 4 -g 8"; cat nh0.log; } > nh.log
+"$COLLSIM" validate nh.log --topo dgx-h100 > nh.txt 2>&1 &&
+    grep -q '^# modelled: process layout: 1 process per node, 1 thread x 8 GPUs each (from the log.s command line at line 1: -t 1 -g 8)' nh.txt &&
+    ok layout-from-command || bad "layout-from-command ($(grep 'layout' nh.txt))"
+
 # A run with CUDA graphs or aggregated calls: said, as not modelled
 sed 's/graph: 0/graph: 2/; s/agg iters: 1/agg iters: 4/' ag.log > gr.log
 "$COLLSIM" validate gr.log --topo dgx-h100 > gr.txt 2>&1 &&
